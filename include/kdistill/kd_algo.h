@@ -1,0 +1,101 @@
+/* kd_algo.h - results and the algorithm descriptor every algorithm file exports. */
+#ifndef KDISTILL_KD_ALGO_H
+#define KDISTILL_KD_ALGO_H
+
+#include "kd_kernel.h"
+#include "kd_pointset.h"
+#include "kd_target.h"
+#include "kd_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------- results ---------------- */
+/** Extra output dataset (copied in). path like "/test/p_value"; rank 0 writes it. */
+typedef struct {
+  char *path;
+  int is_int; /* 0: float64 data, 1: int64 data */
+  int rank;   /* 0 (scalar) .. 2 */
+  int64_t dims[2];
+  double *f64;
+  int64_t *i64;
+} kd_result_dataset;
+
+/** Named scalar written as an attribute of /metrics (e.g. "lmo_calls", "mmd_before_reweight"). */
+typedef struct {
+  char *name;
+  double value;
+} kd_result_metric;
+
+/** What an algorithm returns. Every field is replicated (identical) on all ranks; arrays are owned.
+ *  Zero-initialise with KD_RESULT_INIT, free with kd_result_free. */
+typedef struct {
+  kd_gidx n;          /* number of output points */
+  int d;
+  double *points;     /* [n*d] */
+  double *weights;    /* [n], >= 0, sum 1 */
+  int64_t *indices;   /* [n], 0-based source row, -1 if not a row */
+  double mmd;         /* exact MMD against the target (filled by the task layer if NaN) */
+  double seconds;     /* wall time of run() */
+  uint64_t kernel_evals; /* summed over ranks */
+  /* trace for iterative algorithms */
+  int64_t n_trace, cap_trace;
+  int64_t *trace_iter, *trace_atoms;
+  double *trace_mmd, *trace_seconds;
+  /* extras */
+  int n_metrics;
+  kd_result_metric *metrics;
+  int n_datasets;
+  kd_result_dataset *datasets;
+} kd_result;
+
+#define KD_RESULT_INIT {0}
+
+/** Allocate points/weights/indices for n rows of dimension d (weights uniform, indices -1). */
+kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d);
+/** Append one trace row. Local. */
+kd_err kd_result_trace_push(kd_result *r, int64_t iter, int64_t atoms, double mmd, double seconds);
+/** Set (or overwrite) a /metrics attribute. Local. */
+kd_err kd_result_set_metric(kd_result *r, const char *name, double value);
+/** Look up a metric; returns 1 and sets *value if present. */
+int kd_result_get_metric(const kd_result *r, const char *name, double *value);
+/** Add an extra dataset (data copied). rank 0..2, dims[rank]. Local. */
+kd_err kd_result_add_f64(kd_result *r, const char *path, int rank, const int64_t *dims,
+                         const double *data);
+kd_err kd_result_add_i64(kd_result *r, const char *path, int rank, const int64_t *dims,
+                         const int64_t *data);
+/** Find an extra dataset by path (NULL if absent). */
+const kd_result_dataset *kd_result_find(const kd_result *r, const char *path);
+void kd_result_free(kd_result *r);
+
+/* ---------------- algorithms ---------------- */
+/** Inputs of run(). All pointers borrowed. Fields a task does not use are NULL. */
+typedef struct {
+  MPI_Comm comm;          /* pass only to dist/ helpers */
+  kd_kernel *kernel;
+  kd_pointset *points;    /* candidates (herd), input (thin), sample pool (quad) */
+  kd_target *target;      /* mu: closed form or empirical */
+  const kd_params *params;/* this algorithm's keys, resolved */
+  uint64_t seed;
+  const void *task_in;    /* task-specific extra inputs (e.g. CTT's second sample) */
+} kd_algo_in;
+
+typedef struct {
+  const char *name;       /* algorithm.name */
+  const char *task;       /* "herd", "thin", "quad", ... */
+  const char *summary;    /* one line for --help / README */
+  const kd_param_spec *params;
+  int n_params;
+  kd_err (*run)(const kd_algo_in *in, kd_result *out); /* Collective over in->comm */
+} kd_algo_desc;
+
+/** Registry lookup by (task, name); NULL if unknown. Local. */
+const kd_algo_desc *kd_algo_find(const char *task, const char *name);
+/** Iterate the registry: returns NULL past the end. */
+const kd_algo_desc *kd_algo_at(int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

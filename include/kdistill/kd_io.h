@@ -1,0 +1,86 @@
+/* kd_io.h - configuration (YAML via libyaml) and HDF5 output.
+ *
+ * Config model: the YAML file is parsed into a tree; modules read their keys with typed getters
+ * that also validate (type, range, choices) and record the resolved value. Afterwards
+ * kd_config_check_unused() rejects any key nobody read (typo / unknown key), naming file, line and
+ * key. Keys are dotted paths ("kernel.ls"); sequence elements use their index ("a.b.0.mean").
+ * Every rank parses the same bytes (rank 0 reads, broadcasts), so config errors need no agreement. */
+#ifndef KDISTILL_KD_IO_H
+#define KDISTILL_KD_IO_H
+
+#include "kd_algo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kd_config kd_config;
+
+/** Read `path` on rank 0, broadcast, parse on every rank. Collective. */
+kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out);
+/** Parse YAML text; `name` is used in messages in place of a file name. Local. */
+kd_err kd_config_load_string(const char *yaml, const char *name, kd_config **out);
+void kd_config_destroy(kd_config **cfg);
+/** Apply "--set a.b=value" (value parsed as a YAML scalar or flow sequence). Local. */
+kd_err kd_config_set(kd_config *cfg, const char *assignment);
+/** Name used in messages (the file path). */
+const char *kd_config_name(const kd_config *cfg);
+
+/** 1 if the key is present. Does not mark it read. */
+int kd_config_has(const kd_config *cfg, const char *key);
+/** Typed getters. Missing key -> default (recorded as resolved). required != 0 -> missing is an
+ *  error. Wrong type / out of range / not in choices ('|'-separated) -> KD_ERR_CONFIG naming
+ *  "file:line: key". Local. */
+kd_err kd_config_get_f64(kd_config *cfg, const char *key, double def, double lo, double hi,
+                         double *out);
+kd_err kd_config_get_int(kd_config *cfg, const char *key, int64_t def, int64_t lo, int64_t hi,
+                         int64_t *out);
+kd_err kd_config_get_bool(kd_config *cfg, const char *key, int def, int *out);
+/** *out points into the config (valid until destroy). def NULL + required = 1 -> required. */
+kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const char *choices,
+                         int required, const char **out);
+/** Sequence of numbers (a YAML flow or block sequence, or a single number = length 1).
+ *  *out malloc'ed (caller frees), *n its length. Missing and not required -> *n = 0, *out NULL. */
+kd_err kd_config_get_f64_list(kd_config *cfg, const char *key, int required, int *n, double **out);
+/** Number of elements of a sequence (0 if absent), or of entries of a mapping. */
+int kd_config_count(const kd_config *cfg, const char *key);
+/** Key name of the i-th entry of a mapping (NULL if out of range); marks nothing. */
+const char *kd_config_key_at(const kd_config *cfg, const char *key, int i);
+/** "file:line" of a key (or of the file when absent) for messages; static buffer per call site
+ *  is not used: writes into buf[len]. */
+const char *kd_config_where(const kd_config *cfg, const char *key, char *buf, int len);
+/** Fill an algorithm's kd_params from the keys under `section` (e.g. "algorithm"), validating
+ *  each; the key `name` is skipped. Local. */
+kd_err kd_config_get_params(kd_config *cfg, const char *section, const kd_param_spec *spec, int n,
+                            kd_params *out);
+/** Error (KD_ERR_CONFIG) naming file:line: key of the first key never read. Local. */
+kd_err kd_config_check_unused(const kd_config *cfg);
+/** The resolved configuration (every key read, with defaults filled in) as YAML text; caller
+ *  frees *yaml. Local. */
+kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml);
+
+/* ---------------- HDF5 output (the contract users read from Python/Julia/C) ---------------- */
+typedef struct {
+  const char *task, *algorithm, *kernel; /* kernel: kd_kernel_describe text */
+  int n_ranks;
+  uint64_t seed;
+  const char *config_yaml; /* resolved config */
+} kd_output_meta;
+
+/** Write res to `path` atomically: rank 0 writes "<path>.tmp.<pid>" in the same directory, closes
+ *  it, the ranks agree, then rank 0 renames it into place. On any error no file is left at path
+ *  and the temporary is removed. Layout: root attributes kdistill_version, task, algorithm,
+ *  kernel, n_ranks, seed, created_utc, config_yaml; /coreset/{points,weights,indices};
+ *  /metrics attributes mmd, seconds, kernel_evals (+ res->metrics); /metrics/trace/{iteration,
+ *  n_atoms, mmd, seconds} when a trace exists; extra datasets at their paths. Collective. */
+kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                       const kd_result *res);
+/** Read an output file back (coreset, metrics, trace; extras not read). meta strings are
+ *  malloc'ed into *yaml_out / *algo_out etc. when non-NULL (caller frees). Local. */
+kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
+                      char **algorithm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+/* kd_target.h - the measure mu being compressed, through its kernel mean embedding
+ * z(x) = int k(x,y) dmu(y) and its double integral zz = int int k dmu dmu, and the exact MMD
+ *   MMD^2(w, X) = zz - 2 w^T z(X) + w^T K(X,X) w.
+ * A target is closed form (kernel x measure pair with a formula) or empirical (a weighted point set
+ * distributed over ranks). All calls are Collective over the target's communicator. */
+#ifndef KDISTILL_KD_TARGET_H
+#define KDISTILL_KD_TARGET_H
+
+#include "kd_kernel.h"
+#include "kd_pointset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kd_target kd_target;
+
+/** Closed-form target for (kernel, measure). KD_ERR_UNSUPPORTED (message names both) if the pair
+ *  has no closed form. Supported: gaussian x {gaussian, uniform_box, gaussian_mixture,
+ *  trunc_gaussian}; sobolev x torus; energy x sphere (d = 3). kernel and measure are borrowed /
+ *  copied respectively; comm is borrowed. Collective (no traffic). */
+kd_err kd_target_create_closed(MPI_Comm comm, kd_kernel *k, const kd_measure *m, kd_target **out);
+/** Empirical target: the (weighted) point set pts (borrowed, must outlive the target). If
+ *  skip_self != 0 the double sum zz is not computed; kd_target_self then reports unavailable.
+ *  Collective (no traffic). */
+kd_err kd_target_create_empirical(kd_kernel *k, const kd_pointset *pts, int skip_self,
+                                  kd_target **out);
+void kd_target_destroy(kd_target **t);
+
+int kd_target_is_closed(const kd_target *t);
+/** The generator measure, or NULL (empirical targets). */
+const kd_measure *kd_target_measure(const kd_target *t);
+/** The empirical point set, or NULL (closed-form targets). */
+const kd_pointset *kd_target_points(const kd_target *t);
+kd_kernel *kd_target_kernel(const kd_target *t);
+MPI_Comm kd_target_comm(const kd_target *t);
+int kd_target_dim(const kd_target *t);
+
+/** z at the local rows of a distributed point set X (same communicator): z_local[n_local(X)].
+ *  Empirical targets pass target blocks around a ring: O(N m / p) work, O(N d / p) memory. */
+kd_err kd_target_embed(kd_target *t, const kd_pointset *X, double *z_local);
+/** z at n rows X[n*d] that every rank holds identically; z[n] returned on every rank. */
+kd_err kd_target_embed_rows(kd_target *t, const double *X, kd_lidx n, double *z);
+/** zz = int int k dmu dmu (cached after the first call). *available = 0 when skipped. */
+kd_err kd_target_self(kd_target *t, double *zz, int *available);
+
+/** Exact MMD of the rule (X[n*d], w[n]), replicated on every rank, against the target.
+ *  Returns sqrt(max(MMD^2, 0)) in *mmd; *mmd2 (optional) gets the raw MMD^2. If zz is unavailable,
+ *  *mmd is NaN and *mmd2 holds MMD^2 - zz. Collective. */
+kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd,
+              double *mmd2);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

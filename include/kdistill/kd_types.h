@@ -1,0 +1,131 @@
+/* kd_types.h - index types, the counter-based RNG, logging and typed parameter tables. */
+#ifndef KDISTILL_KD_TYPES_H
+#define KDISTILL_KD_TYPES_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "kd_err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KD_VERSION_STRING "0.1.0"
+
+/** Global row index (over all ranks). Its MPI datatype is KD_MPI_GIDX. */
+typedef int64_t kd_gidx;
+/** Local row index (within one rank's block). Its MPI datatype is KD_MPI_LIDX. */
+typedef int64_t kd_lidx;
+#define KD_MPI_GIDX MPI_INT64_T
+#define KD_MPI_LIDX MPI_INT64_T
+
+/* ---------------- counter-based random numbers ----------------
+ * Every draw is a pure function of (seed, stream, counter): no hidden state, so a value keyed by a
+ * global row index is the same whatever the rank count. Streams separate independent uses
+ * (e.g. stream = bin id * 64 + level). */
+
+/** 64 random bits for (seed, stream, counter). Local, pure. */
+uint64_t kd_rng_u64(uint64_t seed, uint64_t stream, uint64_t counter);
+/** Uniform double in [0,1) (53 bits). Local, pure. */
+double kd_rng_uniform(uint64_t seed, uint64_t stream, uint64_t counter);
+/** Uniform double in (0,1) (never 0 or 1). Local, pure. */
+double kd_rng_uniform_open(uint64_t seed, uint64_t stream, uint64_t counter);
+/** Standard normal draw (Box-Muller on counters 2*counter, 2*counter+1). Local, pure. */
+double kd_rng_normal(uint64_t seed, uint64_t stream, uint64_t counter);
+
+/** A sequential stream for code that draws one value after another. Plain value type. */
+typedef struct {
+  uint64_t seed, stream, counter;
+} kd_rng;
+/** Initialise a stream (counter 0). Local. */
+kd_rng kd_rng_make(uint64_t seed, uint64_t stream);
+uint64_t kd_rng_next_u64(kd_rng *r);
+double kd_rng_next_uniform(kd_rng *r);
+double kd_rng_next_normal(kd_rng *r);
+/** Uniform integer in [0, n) without modulo bias. Local. */
+uint64_t kd_rng_next_below(kd_rng *r, uint64_t n);
+
+/* ---------------- logging (rank 0 only, to stderr) ---------------- */
+typedef enum { KD_LOG_QUIET = 0, KD_LOG_NORMAL = 1, KD_LOG_VERBOSE = 2 } kd_log_level;
+
+/** Set up logging for comm (records rank, level and the start time). Collective (no traffic). */
+void kd_log_init(MPI_Comm comm, kd_log_level level);
+kd_log_level kd_log_get_level(void);
+/** Seconds since kd_log_init (MPI_Wtime based). Local. */
+double kd_log_elapsed(void);
+/** One informational line on rank 0 (suppressed by --quiet). Local. */
+void kd_log_info(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/** One line on rank 0 only with --verbose. Local. */
+void kd_log_verbose(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/** A warning on rank 0 (printed unless --quiet). Local. */
+void kd_log_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/** Progress line: "[phase] iter I  mmd M  atoms A  elapsed S s", rate-limited to the configured
+ *  interval (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
+void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
+void kd_log_set_interval(double seconds);
+
+/* ---------------- interruption (signals -> checkpoint) ---------------- */
+/** Non-zero once SIGTERM/SIGUSR1 was received (set by the handler main installs). Local. */
+int kd_interrupt_pending(void);
+/** Install the SIGTERM/SIGUSR1 handlers that set the flag. Local. */
+void kd_interrupt_install(void);
+/** Set or clear the flag by hand (tests). Local. */
+void kd_interrupt_set(int on);
+
+/* ---------------- typed parameter tables ----------------
+ * An algorithm declares its keys (under the config's `algorithm:` section) with defaults and
+ * ranges; the config layer fills a kd_params from them, so run() never sees YAML. */
+typedef enum { KD_PARAM_INT, KD_PARAM_F64, KD_PARAM_STR, KD_PARAM_BOOL } kd_param_type;
+
+typedef struct {
+  const char *key;      /* key under `algorithm:` */
+  kd_param_type type;
+  double def;           /* default for INT / F64 / BOOL */
+  const char *def_str;  /* default for STR (NULL: required) */
+  double min, max;      /* inclusive range for INT / F64 */
+  const char *choices;  /* STR: '|'-separated allowed values, or NULL for any */
+  const char *doc;      /* one-line description (README table, --print-defaults) */
+} kd_param_spec;
+
+typedef struct {
+  int64_t i;
+  double f;
+  const char *s; /* owned by the kd_params */
+  int b;
+} kd_param_val;
+
+typedef struct {
+  const kd_param_spec *spec;
+  int n;
+  kd_param_val *v; /* n values, in spec order */
+} kd_params;
+
+/** Fill p with the defaults of spec[0..n). Local. Free with kd_params_free. */
+kd_err kd_params_defaults(const kd_param_spec *spec, int n, kd_params *p);
+void kd_params_free(kd_params *p);
+/** Typed lookups; aborting KD_ASSERT if the key is not declared (a programming error). Local. */
+int64_t kd_params_int(const kd_params *p, const char *key);
+double kd_params_f64(const kd_params *p, const char *key);
+const char *kd_params_str(const kd_params *p, const char *key);
+int kd_params_bool(const kd_params *p, const char *key);
+/** Set a value from text with type/range/choice checks; on error the message names `ctx`
+ *  (e.g. "run.yaml:12: algorithm.J"). Local. */
+kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+/* herding_list.h - KD_ALGO(symbol) lines of the herding family. */

@@ -1,0 +1,1 @@
+/* quadrature_list.h - KD_ALGO(symbol) lines of the quadrature family. */

@@ -1,0 +1,1 @@
+/* quadrature_tasks.h - KD_TASK(symbol) lines of the quadrature family's tasks. */

@@ -1,0 +1,1 @@
+/* thinning_list.h - KD_ALGO(symbol) lines of the thinning family. */

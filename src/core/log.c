@@ -1,0 +1,63 @@
+/* log.c - rank-0 logging to stderr, one line per progress step. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "kdistill/kd_types.h"
+
+static int kd_log_rank_ = 0;
+static kd_log_level kd_log_level_ = KD_LOG_NORMAL;
+static double kd_log_t0_ = 0.0;
+static double kd_log_interval_ = 1.0;
+static double kd_log_last_ = -1e300;
+
+void kd_log_init(MPI_Comm comm, kd_log_level level) {
+  if (MPI_Comm_rank(comm, &kd_log_rank_) != MPI_SUCCESS) kd_log_rank_ = 0;
+  kd_log_level_ = level;
+  kd_log_t0_ = MPI_Wtime();
+  kd_log_last_ = -1e300;
+}
+
+kd_log_level kd_log_get_level(void) { return kd_log_level_; }
+
+double kd_log_elapsed(void) { return MPI_Wtime() - kd_log_t0_; }
+
+void kd_log_set_interval(double seconds) { kd_log_interval_ = seconds; }
+
+static void kd_log_v_(kd_log_level min, const char *prefix, const char *fmt, va_list ap) {
+  if (kd_log_rank_ != 0 || kd_log_level_ < min) return;
+  fputs(prefix, stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
+void kd_log_info(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kd_log_v_(KD_LOG_NORMAL, "kdistill: ", fmt, ap);
+  va_end(ap);
+}
+
+void kd_log_verbose(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kd_log_v_(KD_LOG_VERBOSE, "kdistill: ", fmt, ap);
+  va_end(ap);
+}
+
+void kd_log_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kd_log_v_(KD_LOG_NORMAL, "kdistill: warning: ", fmt, ap);
+  va_end(ap);
+}
+
+void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force) {
+  if (kd_log_rank_ != 0 || kd_log_level_ < KD_LOG_NORMAL) return;
+  double now = kd_log_elapsed();
+  if (!force && now - kd_log_last_ < kd_log_interval_) return;
+  kd_log_last_ = now;
+  fprintf(stderr, "kdistill: [%s] iter %lld  mmd %.6e  atoms %lld  elapsed %.2f s\n", phase,
+          (long long)iter, mmd, (long long)atoms, now);
+  fflush(stderr);
+}

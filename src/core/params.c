@@ -1,0 +1,142 @@
+/* params.c - typed parameter tables declared by algorithms and filled from the config. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kdistill/kd_types.h"
+
+static char *kd_strdup_(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
+kd_err kd_params_defaults(const kd_param_spec *spec, int n, kd_params *p) {
+  kd_err err = KD_OK;
+  p->spec = spec;
+  p->n = n;
+  p->v = NULL;
+  KD_ALLOC(p->v, n);
+  for (int i = 0; i < n; i++) {
+    kd_param_val *v = &p->v[i];
+    v->i = (int64_t)spec[i].def;
+    v->f = spec[i].def;
+    v->b = spec[i].def != 0.0;
+    v->s = NULL;
+    if (spec[i].type == KD_PARAM_STR && spec[i].def_str) {
+      v->s = kd_strdup_(spec[i].def_str);
+      KD_CHECK(v->s, KD_ERR_MEM, "out of memory");
+    }
+  }
+cleanup:
+  if (err) kd_params_free(p);
+  return err;
+}
+
+void kd_params_free(kd_params *p) {
+  if (!p || !p->v) return;
+  for (int i = 0; i < p->n; i++) free((void *)p->v[i].s);
+  free(p->v);
+  p->v = NULL;
+  p->n = 0;
+}
+
+static int kd_params_index_(const kd_params *p, const char *key) {
+  for (int i = 0; i < p->n; i++)
+    if (strcmp(p->spec[i].key, key) == 0) return i;
+  return -1;
+}
+
+static const kd_param_val *kd_params_get_(const kd_params *p, const char *key, kd_param_type t) {
+  int i = kd_params_index_(p, key);
+  KD_ASSERT(i >= 0);
+  KD_ASSERT(p->spec[i].type == t);
+  return &p->v[i];
+}
+
+int64_t kd_params_int(const kd_params *p, const char *key) {
+  return kd_params_get_(p, key, KD_PARAM_INT)->i;
+}
+double kd_params_f64(const kd_params *p, const char *key) {
+  return kd_params_get_(p, key, KD_PARAM_F64)->f;
+}
+const char *kd_params_str(const kd_params *p, const char *key) {
+  return kd_params_get_(p, key, KD_PARAM_STR)->s;
+}
+int kd_params_bool(const kd_params *p, const char *key) {
+  return kd_params_get_(p, key, KD_PARAM_BOOL)->b;
+}
+
+static int kd_choice_ok_(const char *choices, const char *s) {
+  size_t n = strlen(s);
+  const char *c = choices;
+  while (*c) {
+    const char *bar = strchr(c, '|');
+    size_t len = bar ? (size_t)(bar - c) : strlen(c);
+    if (len == n && strncmp(c, s, n) == 0) return 1;
+    if (!bar) break;
+    c = bar + 1;
+  }
+  return 0;
+}
+
+kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx) {
+  kd_err err = KD_OK;
+  int i = kd_params_index_(p, key);
+  KD_CHECK(i >= 0, KD_ERR_CONFIG, "%s: unknown key", ctx);
+  const kd_param_spec *s = &p->spec[i];
+  kd_param_val *v = &p->v[i];
+  char *end = NULL;
+  switch (s->type) {
+    case KD_PARAM_INT: {
+      errno = 0;
+      long long x = strtoll(text, &end, 10);
+      if (end && *end == '\0' && errno == 0) {
+        /* also accept integral floats such as 1e3 */
+      } else {
+        double f = strtod(text, &end);
+        KD_CHECK(end != text && *end == '\0' && f == floor(f) && fabs(f) < 9.0e18, KD_ERR_CONFIG,
+                 "%s: expected an integer, got '%s'", ctx, text);
+        x = (long long)f;
+      }
+      KD_CHECK((double)x >= s->min && (double)x <= s->max, KD_ERR_CONFIG,
+               "%s: %lld is out of range [%.17g, %.17g]", ctx, x, s->min, s->max);
+      v->i = x;
+      v->f = (double)x;
+      break;
+    }
+    case KD_PARAM_F64: {
+      double f = strtod(text, &end);
+      KD_CHECK(end != text && *end == '\0' && isfinite(f), KD_ERR_CONFIG,
+               "%s: expected a finite number, got '%s'", ctx, text);
+      KD_CHECK(f >= s->min && f <= s->max, KD_ERR_CONFIG, "%s: %.17g is out of range [%.17g, %.17g]",
+               ctx, f, s->min, s->max);
+      v->f = f;
+      break;
+    }
+    case KD_PARAM_BOOL: {
+      if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") || !strcmp(text, "1"))
+        v->b = 1;
+      else if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "off") ||
+               !strcmp(text, "0"))
+        v->b = 0;
+      else
+        KD_FAIL(KD_ERR_CONFIG, "%s: expected true or false, got '%s'", ctx, text);
+      v->i = v->b;
+      break;
+    }
+    case KD_PARAM_STR: {
+      KD_CHECK(!s->choices || kd_choice_ok_(s->choices, text), KD_ERR_CONFIG,
+               "%s: '%s' is not one of %s", ctx, text, s->choices);
+      char *c = kd_strdup_(text);
+      KD_CHECK(c, KD_ERR_MEM, "out of memory");
+      free((void *)v->s);
+      v->s = c;
+      break;
+    }
+  }
+cleanup:
+  return err;
+}

@@ -1,0 +1,287 @@
+/* dist.c - reductions, broadcasts, ring shifts and error agreement: the only raw MPI in kdistill
+ * besides cli/main.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist_impl.h"
+
+int kd_dist_rank(MPI_Comm comm) {
+  int r = 0;
+  if (MPI_Comm_rank(comm, &r) != MPI_SUCCESS) r = 0;
+  return r;
+}
+
+int kd_dist_size(MPI_Comm comm) {
+  int s = 1;
+  if (MPI_Comm_size(comm, &s) != MPI_SUCCESS) s = 1;
+  return s;
+}
+
+double kd_dist_wtime(void) { return MPI_Wtime(); }
+
+/* Error agreement: lowest failing rank becomes the root of a broadcast of (code, message). */
+kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
+  kd_err err = KD_OK;
+  int size = kd_dist_size(comm), rank = kd_dist_rank(comm);
+  int mine = (*e != KD_OK) ? rank : size, root = size;
+  KD_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
+  if (root == size) return KD_OK;
+  struct {
+    int code;
+    char msg[1024];
+  } pkt;
+  memset(&pkt, 0, sizeof pkt);
+  if (rank == root) {
+    pkt.code = (int)*e;
+    strncpy(pkt.msg, kd_err_message(), sizeof pkt.msg - 1);
+  }
+  KD_MPI(MPI_Bcast(&pkt, (int)sizeof pkt, MPI_BYTE, root, comm));
+  *e = (kd_err)pkt.code;
+  kd_err_set_message(pkt.msg);
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_agreed(MPI_Comm comm, kd_err e) {
+  kd_err a = kd_dist_agree(comm, &e);
+  return a != KD_OK ? a : e;
+}
+
+/* (value, index, error) triple reduced in one Allreduce with a user-defined operation. */
+typedef struct {
+  double v;
+  int64_t idx;
+  int64_t err_rank; /* lowest failing rank, or INT64_MAX */
+  int64_t code;
+} kd_arg_pkt;
+
+static void kd_arg_merge_(kd_arg_pkt *acc, const kd_arg_pkt *x, int want_max) {
+  if (x->err_rank < acc->err_rank) {
+    acc->err_rank = x->err_rank;
+    acc->code = x->code;
+  }
+  if (x->idx < 0) return;
+  if (acc->idx < 0) {
+    acc->v = x->v;
+    acc->idx = x->idx;
+    return;
+  }
+  int better = want_max ? (x->v > acc->v) : (x->v < acc->v);
+  if (better || (x->v == acc->v && x->idx < acc->idx)) {
+    acc->v = x->v;
+    acc->idx = x->idx;
+  }
+}
+
+static void kd_argmin_op_(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  kd_arg_pkt *a = in, *b = inout;
+  for (int i = 0; i < *len; i++) kd_arg_merge_(&b[i], &a[i], 0);
+}
+
+static void kd_argmax_op_(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  kd_arg_pkt *a = in, *b = inout;
+  for (int i = 0; i < *len; i++) kd_arg_merge_(&b[i], &a[i], 1);
+}
+
+static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout,
+                           kd_gidx *iout, int want_max) {
+  kd_err err = KD_OK;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  kd_arg_pkt in, out;
+  int rank = kd_dist_rank(comm);
+  in.v = v;
+  in.idx = idx;
+  in.err_rank = (e != KD_OK) ? rank : INT64_MAX;
+  in.code = (int64_t)e;
+  KD_MPI(MPI_Type_contiguous((int)sizeof(kd_arg_pkt), MPI_BYTE, &dt));
+  KD_MPI(MPI_Type_commit(&dt));
+  KD_MPI(MPI_Op_create(want_max ? kd_argmax_op_ : kd_argmin_op_, 1, &op));
+  KD_MPI(MPI_Allreduce(&in, &out, 1, dt, op, comm));
+  if (out.err_rank != INT64_MAX) {
+    /* fetch the message of the failing rank so rank 0 can print it */
+    kd_err agreed = (kd_err)out.code;
+    kd_err local = e;
+    KD_TRY(kd_dist_agree(comm, &local));
+    err = agreed;
+    goto cleanup;
+  }
+  *vout = out.v;
+  *iout = out.idx;
+cleanup:
+  if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  if (dt != MPI_DATATYPE_NULL) MPI_Type_free(&dt);
+  return err;
+}
+
+kd_err kd_dist_argmin(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout, kd_gidx *iout) {
+  return kd_dist_arg_(comm, v, idx, e, vout, iout, 0);
+}
+
+kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout, kd_gidx *iout) {
+  return kd_dist_arg_(comm, v, idx, e, vout, iout, 1);
+}
+
+static kd_err kd_dist_reduce_(MPI_Comm comm, void *buf, int n, MPI_Datatype t, MPI_Op op) {
+  kd_err err = KD_OK;
+  if (n > 0) KD_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, comm));
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_sum(MPI_Comm comm, double *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_DOUBLE, MPI_SUM);
+}
+kd_err kd_dist_sum_i64(MPI_Comm comm, int64_t *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_INT64_T, MPI_SUM);
+}
+kd_err kd_dist_sum_u64(MPI_Comm comm, uint64_t *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_UINT64_T, MPI_SUM);
+}
+kd_err kd_dist_max(MPI_Comm comm, double *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_DOUBLE, MPI_MAX);
+}
+kd_err kd_dist_min(MPI_Comm comm, double *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_DOUBLE, MPI_MIN);
+}
+kd_err kd_dist_max_i64(MPI_Comm comm, int64_t *buf, int n) {
+  return kd_dist_reduce_(comm, buf, n, MPI_INT64_T, MPI_MAX);
+}
+
+#define KD_CHUNK_ ((int64_t)1 << 30)
+
+kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root) {
+  kd_err err = KD_OK;
+  char *p = buf;
+  for (int64_t off = 0; off < nbytes; off += KD_CHUNK_) {
+    int64_t len = nbytes - off < KD_CHUNK_ ? nbytes - off : KD_CHUNK_;
+    KD_MPI(MPI_Bcast(p + off, (int)len, MPI_BYTE, root, comm));
+  }
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double *recv, int64_t cap,
+                          int64_t *nr) {
+  kd_err err = KD_OK;
+  int size = kd_dist_size(comm), rank = kd_dist_rank(comm);
+  int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+  int64_t sn = ns, rn = 0;
+  MPI_Status st;
+  KD_CHECK(ns < KD_CHUNK_ && cap < KD_CHUNK_ * 2, KD_ERR_INTERNAL, "ring shift block too large");
+  KD_MPI(MPI_Sendrecv(&sn, 1, MPI_INT64_T, right, 901, &rn, 1, MPI_INT64_T, left, 901, comm, &st));
+  KD_CHECK(rn <= cap, KD_ERR_INTERNAL, "ring shift: %lld values do not fit %lld", (long long)rn,
+           (long long)cap);
+  KD_MPI(MPI_Sendrecv(send, (int)ns, MPI_DOUBLE, right, 902, recv, (int)rn, MPI_DOUBLE, left, 902,
+                      comm, &st));
+  *nr = rn;
+cleanup:
+  return err;
+}
+
+static kd_err kd_dist_counts_(MPI_Comm comm, int64_t n_local, int **counts, int **displs) {
+  kd_err err = KD_OK;
+  int size = kd_dist_size(comm);
+  int64_t *all = NULL;
+  KD_ALLOC(all, size);
+  KD_ALLOC(*counts, size);
+  KD_ALLOC(*displs, size);
+  KD_MPI(MPI_Allgather(&n_local, 1, MPI_INT64_T, all, 1, MPI_INT64_T, comm));
+  int64_t off = 0;
+  for (int r = 0; r < size; r++) {
+    KD_CHECK(off + all[r] < ((int64_t)1 << 31), KD_ERR_INTERNAL, "gather of %lld values too large",
+             (long long)(off + all[r]));
+    (*counts)[r] = (int)all[r];
+    (*displs)[r] = (int)off;
+    off += all[r];
+  }
+cleanup:
+  free(all);
+  return err;
+}
+
+kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out) {
+  kd_err err = KD_OK;
+  int *counts = NULL, *displs = NULL;
+  KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
+  KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, comm));
+cleanup:
+  free(counts);
+  free(displs);
+  return err;
+}
+
+kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local, int64_t *out) {
+  kd_err err = KD_OK;
+  int *counts = NULL, *displs = NULL;
+  KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
+  KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_INT64_T, out, counts, displs, MPI_INT64_T, comm));
+cleanup:
+  free(counts);
+  free(displs);
+  return err;
+}
+
+kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out, int root) {
+  kd_err err = KD_OK;
+  int *counts = NULL, *displs = NULL;
+  KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
+  KD_MPI(MPI_Gatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, root, comm));
+cleanup:
+  free(counts);
+  free(displs);
+  return err;
+}
+
+kd_err kd_dist_barrier(MPI_Comm comm) {
+  kd_err err = KD_OK;
+  KD_MPI(MPI_Barrier(comm));
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_split(MPI_Comm comm, int color, MPI_Comm *out) {
+  kd_err err = KD_OK;
+  *out = MPI_COMM_NULL;
+  KD_MPI(MPI_Comm_split(comm, color, kd_dist_rank(comm), out));
+  KD_MPI(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_dup(MPI_Comm comm, MPI_Comm *out) {
+  kd_err err = KD_OK;
+  *out = MPI_COMM_NULL;
+  KD_MPI(MPI_Comm_dup(comm, out));
+  KD_MPI(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
+cleanup:
+  return err;
+}
+
+void kd_dist_comm_free(MPI_Comm *c) {
+  if (c && *c != MPI_COMM_NULL && *c != MPI_COMM_WORLD && *c != MPI_COMM_SELF) MPI_Comm_free(c);
+  if (c) *c = MPI_COMM_NULL;
+}
+
+kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int tag) {
+  kd_err err = KD_OK;
+  KD_CHECK(n < KD_CHUNK_, KD_ERR_INTERNAL, "send of %lld values too large", (long long)n);
+  KD_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
+  KD_MPI(MPI_Send(buf, (int)n, MPI_DOUBLE, dest, tag, comm));
+cleanup:
+  return err;
+}
+
+kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag) {
+  kd_err err = KD_OK;
+  int64_t n = 0;
+  KD_MPI(MPI_Recv(&n, 1, MPI_INT64_T, src, tag, comm, MPI_STATUS_IGNORE));
+  KD_CHECK(n <= cap, KD_ERR_INTERNAL, "recv: %lld values do not fit %lld", (long long)n,
+           (long long)cap);
+  KD_MPI(MPI_Recv(buf, (int)n, MPI_DOUBLE, src, tag, comm, MPI_STATUS_IGNORE));
+  *nr = n;
+cleanup:
+  return err;
+}

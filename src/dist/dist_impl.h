@@ -1,0 +1,65 @@
+/* dist_impl.h - the only home of raw MPI. Algorithms communicate through these helpers.
+ * Every helper is Collective over comm unless marked Local, checks every MPI return code and
+ * returns kd_err. */
+#ifndef KDISTILL_DIST_IMPL_H
+#define KDISTILL_DIST_IMPL_H
+
+#include <mpi.h>
+
+#include "kdistill/kd_types.h"
+
+int kd_dist_rank(MPI_Comm comm);  /* Local; 0 on failure */
+int kd_dist_size(MPI_Comm comm);  /* Local; 1 on failure */
+
+/** Agree on an error at a phase boundary: if any rank has *err != KD_OK, every rank returns with
+ *  *err set to the code of the lowest failing rank and that rank's message installed locally
+ *  (so rank 0 can print it). Returns KD_OK if the agreement itself worked (then check *err). */
+kd_err kd_dist_agree(MPI_Comm comm, kd_err *err);
+/** Convenience: agree on err and return the agreed code (KD_ERR_MPI if agreement failed). */
+kd_err kd_dist_agreed(MPI_Comm comm, kd_err err);
+
+/** A (value, global index) pair reduced with ties to the smallest index. A rank with no candidate
+ *  passes idx = -1 (and any value). A rank with a local error passes err != KD_OK: the error is
+ *  folded into the same reduction and returned on every rank (message of the lowest failing rank).
+ *  On return: *vout, *iout (idx -1 if nobody had a candidate). */
+kd_err kd_dist_argmin(MPI_Comm comm, double v, kd_gidx idx, kd_err err, double *vout,
+                      kd_gidx *iout);
+kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err err, double *vout,
+                      kd_gidx *iout);
+
+/** In-place element-wise sums / maxima / minima over ranks. */
+kd_err kd_dist_sum(MPI_Comm comm, double *buf, int n);
+kd_err kd_dist_sum_i64(MPI_Comm comm, int64_t *buf, int n);
+kd_err kd_dist_sum_u64(MPI_Comm comm, uint64_t *buf, int n);
+kd_err kd_dist_max(MPI_Comm comm, double *buf, int n);
+kd_err kd_dist_min(MPI_Comm comm, double *buf, int n);
+kd_err kd_dist_max_i64(MPI_Comm comm, int64_t *buf, int n);
+
+/** Broadcast nbytes from root. */
+kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root);
+/** Ring shift: send send[0..ns) doubles to rank+1, receive up to cap doubles from rank-1 into
+ *  recv; *nr gets the count received. */
+kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double *recv,
+                          int64_t cap, int64_t *nr);
+/** All-gather variable-length double blocks: every rank contributes n_local values; out gets the
+ *  concatenation in rank order (length = sum). counts/displs computed internally. */
+kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out);
+kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local, int64_t *out);
+/** Gather variable-length blocks to root only (out significant on root). */
+kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out, int root);
+/** Barrier. */
+kd_err kd_dist_barrier(MPI_Comm comm);
+/** Split comm into groups (MPI_Comm_split with color, key = rank); *out owned by caller
+ *  (kd_dist_comm_free). Installs MPI_ERRORS_RETURN. */
+kd_err kd_dist_split(MPI_Comm comm, int color, MPI_Comm *out);
+/** Duplicate a communicator (for private traffic), with MPI_ERRORS_RETURN installed. */
+kd_err kd_dist_dup(MPI_Comm comm, MPI_Comm *out);
+void kd_dist_comm_free(MPI_Comm *c);
+/** Point-to-point helpers for tree merges: blocking send / receive of doubles with tag. recv: up
+ *  to cap values, *nr gets the count. */
+kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int tag);
+kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag);
+/** Wall clock (MPI_Wtime). Local. */
+double kd_dist_wtime(void);
+
+#endif

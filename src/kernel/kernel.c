@@ -1,0 +1,226 @@
+/* kernel.c - kernel objects: parameters, creation, per-pair evaluation and the generic block
+ * routines (tile, fused mat-vec, diagonal) built on the per-pair formula. Families with a faster
+ * blocked path override the block routines in their own file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/kernel_impl.h"
+
+static const char *const kd_kernel_names_[] = {
+#define KD_KERNEL_NAME_(e, n, s) n,
+    KD_KERNEL_LIST(KD_KERNEL_NAME_)
+#undef KD_KERNEL_NAME_
+};
+
+const char *kd_kernel_name(kd_kernel_type t) {
+  return (t >= 0 && t < KD_KERNEL_COUNT_) ? kd_kernel_names_[t] : "?";
+}
+
+kd_kernel_type kd_kernel_from_name(const char *name) {
+  for (int i = 0; i < KD_KERNEL_COUNT_; i++)
+    if (strcmp(kd_kernel_names_[i], name) == 0) return (kd_kernel_type)i;
+  return KD_KERNEL_COUNT_;
+}
+
+kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
+  kd_kernel_params p;
+  memset(&p, 0, sizeof p);
+  p.type = t;
+  p.ls = 1.0;
+  p.beta = 0.5;
+  p.c = 1.0;
+  p.degree = 2;
+  p.order = 1;
+  p.dk = 0;
+  return p;
+}
+
+/* Bernoulli polynomials B_2, B_4, B_6 on [0,1]. */
+static double kd_bernoulli_(int r, double x) {
+  switch (r) {
+    case 1:
+      return x * x - x + 1.0 / 6.0;
+    case 2:
+      return x * x * x * x - 2 * x * x * x + x * x - 1.0 / 30.0;
+    default:
+      return x * x * x * x * x * x - 3 * x * x * x * x * x + 2.5 * x * x * x * x - 0.5 * x * x +
+             1.0 / 42.0;
+  }
+}
+
+double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
+  const kd_kernel_params *p = &k->p;
+  const int d = k->d;
+  double s2 = 0.0, dot = 0.0;
+  switch (p->type) {
+    case KD_KERNEL_LINEAR:
+    case KD_KERNEL_POLYNOMIAL:
+      for (int j = 0; j < d; j++) dot += x[j] * y[j];
+      if (p->type == KD_KERNEL_LINEAR) return dot + p->c;
+      return pow(dot / (p->ls * p->ls) + p->c, p->degree);
+    case KD_KERNEL_SOBOLEV: {
+      double prod = 1.0;
+      for (int j = 0; j < d; j++) {
+        double t = x[j] - y[j];
+        t -= floor(t);
+        prod *= 1.0 + k->sob_coef * kd_bernoulli_(p->order, t);
+      }
+      return prod;
+    }
+    case KD_KERNEL_ATTENTION: {
+      double v = 0.0;
+      for (int j = 0; j < p->dk; j++) dot += x[j] * y[j];
+      for (int j = p->dk; j < d; j++) v += x[j] * y[j];
+      return exp(dot / (p->ls * p->ls)) * v;
+    }
+    default:
+      break;
+  }
+  for (int j = 0; j < d; j++) {
+    double t = x[j] - y[j];
+    s2 += t * t;
+  }
+  double r = sqrt(s2), l = p->ls;
+  switch (p->type) {
+    case KD_KERNEL_GAUSSIAN:
+      return exp(-s2 / (2 * l * l));
+    case KD_KERNEL_LAPLACE:
+    case KD_KERNEL_MATERN12:
+      return exp(-r / l);
+    case KD_KERNEL_IMQ:
+      return pow(1.0 + s2 / (l * l), -p->beta);
+    case KD_KERNEL_MATERN32: {
+      double a = sqrt(3.0) * r / l;
+      return (1 + a) * exp(-a);
+    }
+    case KD_KERNEL_MATERN52: {
+      double a = sqrt(5.0) * r / l;
+      return (1 + a + a * a / 3.0) * exp(-a);
+    }
+    case KD_KERNEL_ENERGY:
+      return 8.0 / 3.0 - r;
+    default:
+      return NAN;
+  }
+}
+
+static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
+  kd_err err = KD_OK;
+  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG, "kernel.type: unknown kernel");
+  KD_CHECK(d >= 1, KD_ERR_CONFIG, "kernel: dimension must be >= 1");
+  KD_CHECK(p->ls_median || (p->ls > 0 && isfinite(p->ls)), KD_ERR_CONFIG,
+           "kernel.ls: must be > 0 or 'median' (got %g)", p->ls);
+  if (p->type == KD_KERNEL_IMQ)
+    KD_CHECK(p->beta > 0 && isfinite(p->beta), KD_ERR_CONFIG, "kernel.beta: must be > 0 (got %g)",
+             p->beta);
+  if (p->type == KD_KERNEL_POLYNOMIAL) {
+    KD_CHECK(p->degree >= 1, KD_ERR_CONFIG, "kernel.degree: must be >= 1 (got %d)", p->degree);
+    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+  }
+  if (p->type == KD_KERNEL_LINEAR)
+    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+  if (p->type == KD_KERNEL_SOBOLEV)
+    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG, "kernel.order: must be 1, 2 or 3 (got %d)",
+             p->order);
+  if (p->type == KD_KERNEL_ATTENTION)
+    KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
+             "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
+cleanup:
+  return err;
+}
+
+kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
+  kd_err err = KD_OK;
+  kd_kernel *k = NULL;
+  *out = NULL;
+  KD_TRY(kd_kernel_check_(p, d));
+  KD_ALLOC(k, 1);
+  k->p = *p;
+  k->d = d;
+  if (p->type == KD_KERNEL_SOBOLEV) {
+    /* (-1)^{r-1} (2 pi)^{2r} / (2r)! */
+    const double twopi = 2.0 * 3.14159265358979323846;
+    double f = 1.0;
+    for (int i = 2; i <= 2 * p->order; i++) f *= i;
+    k->sob_coef = ((p->order % 2) ? 1.0 : -1.0) * pow(twopi, 2 * p->order) / f;
+  }
+  kd_kernel_update_desc_(k);
+  *out = k;
+  k = NULL;
+cleanup:
+  free(k);
+  return err;
+}
+
+void kd_kernel_update_desc_(kd_kernel *k) {
+  const kd_kernel_params *p = &k->p;
+  const char *nm = kd_kernel_name(p->type);
+  switch (p->type) {
+    case KD_KERNEL_SOBOLEV:
+      snprintf(k->desc, sizeof k->desc, "%s(order=%d)", nm, p->order);
+      break;
+    case KD_KERNEL_ENERGY:
+      snprintf(k->desc, sizeof k->desc, "%s", nm);
+      break;
+    case KD_KERNEL_LINEAR:
+      snprintf(k->desc, sizeof k->desc, "%s(c=%.17g)", nm, p->c);
+      break;
+    case KD_KERNEL_POLYNOMIAL:
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c, p->degree);
+      break;
+    case KD_KERNEL_IMQ:
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,beta=%.17g)", nm, p->ls, p->beta);
+      break;
+    case KD_KERNEL_ATTENTION:
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,dk=%d)", nm, p->ls, p->dk);
+      break;
+    default:
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g)", nm, p->ls);
+  }
+}
+
+void kd_kernel_destroy(kd_kernel **k) {
+  if (!k || !*k) return;
+  free(*k);
+  *k = NULL;
+}
+
+const kd_kernel_params *kd_kernel_get_params(const kd_kernel *k) { return &k->p; }
+int kd_kernel_dim(const kd_kernel *k) { return k->d; }
+const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
+uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
+void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
+
+double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
+  k->evals++;
+  return kd_kernel_pair_(k, x, y);
+}
+
+kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                            double *K, kd_lidx ldk) {
+  const int d = k->d;
+  for (kd_lidx i = 0; i < na; i++)
+    for (kd_lidx j = 0; j < nb; j++) K[i * ldk + j] = kd_kernel_pair_(k, A + i * d, B + j * d);
+  k->evals += (uint64_t)na * (uint64_t)nb;
+  return KD_OK;
+}
+
+kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                        const double *w, double beta, double *y) {
+  const int d = k->d;
+  for (kd_lidx i = 0; i < na; i++) {
+    double s = 0.0;
+    for (kd_lidx j = 0; j < nb; j++) s += kd_kernel_pair_(k, A + i * d, B + j * d) * (w ? w[j] : 1.0);
+    y[i] = (beta == 0.0 ? 0.0 : beta * y[i]) + s;
+  }
+  k->evals += (uint64_t)na * (uint64_t)nb;
+  return KD_OK;
+}
+
+kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag) {
+  for (kd_lidx i = 0; i < na; i++) diag[i] = kd_kernel_pair_(k, A + i * k->d, A + i * k->d);
+  k->evals += (uint64_t)na;
+  return KD_OK;
+}

@@ -1,0 +1,18 @@
+/* pointset_impl.h - the point-set struct, shared by the files of src/pointset/ only. */
+#ifndef KDISTILL_POINTSET_IMPL_H
+#define KDISTILL_POINTSET_IMPL_H
+
+#include "kdistill/kd_pointset.h"
+
+struct kd_pointset {
+  MPI_Comm comm; /* borrowed */
+  int rank, size;
+  kd_gidx n;     /* global rows */
+  int d;
+  kd_gidx offset;
+  kd_lidx n_local;
+  double *rows;  /* [n_local*d] owned */
+  double *w;     /* [n_local] owned, NULL = uniform */
+};
+
+#endif

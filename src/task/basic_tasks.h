@@ -1,0 +1,1 @@
+/* basic_tasks.h - herd / thin / quad (task/task_generic.c). */

@@ -1,0 +1,41 @@
+/* kd_test.c - see kd_test.h. */
+#include "kd_test.h"
+
+#include <stdarg.h>
+
+static long kd_test_pass_ = 0, kd_test_fail_ = 0;
+static int kd_test_rank_ = 0, kd_test_size_ = 1;
+
+void kd_test_init(int *argc, char ***argv) {
+  MPI_Init(argc, argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &kd_test_rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &kd_test_size_);
+  kd_log_init(MPI_COMM_WORLD, KD_LOG_QUIET);
+}
+
+int kd_test_rank(void) { return kd_test_rank_; }
+int kd_test_size(void) { return kd_test_size_; }
+
+int kd_test_check_(int cond, const char *expr, const char *file, int line, const char *fmt, ...) {
+  if (cond) {
+    kd_test_pass_++;
+    return 1;
+  }
+  kd_test_fail_++;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "FAIL [rank %d] %s:%d: %s: ", kd_test_rank_, file, line, expr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 0;
+}
+
+int kd_test_finish(void) {
+  long c[2] = {kd_test_pass_, kd_test_fail_};
+  MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (kd_test_rank_ == 0) printf("%ld passed, %ld failed\n", c[0], c[1]);
+  MPI_Finalize();
+  return c[1] == 0 && c[0] > 0 ? 0 : 1;
+}

@@ -1,0 +1,36 @@
+/* kd_test.h - a tiny test harness for MPI tests: checks are counted on every rank, the totals are
+ * summed at the end and rank 0 prints "N passed, N failed". */
+#ifndef KDISTILL_KD_TEST_H
+#define KDISTILL_KD_TEST_H
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+
+#include "kdistill/kdistill.h"
+
+/** MPI_Init + MPI_ERRORS_RETURN on MPI_COMM_WORLD + quiet logging. */
+void kd_test_init(int *argc, char ***argv);
+/** Reduce pass/fail counts, print the summary on rank 0, MPI_Finalize; returns the exit status. */
+int kd_test_finish(void);
+/** Record one check; prints a FAIL line (with rank) when cond is false. Returns cond. */
+int kd_test_check_(int cond, const char *expr, const char *file, int line, const char *fmt, ...);
+int kd_test_rank(void);
+int kd_test_size(void);
+
+#define KD_TEST(cond, ...) kd_test_check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__, __VA_ARGS__)
+/** |a - b| <= tol (absolute). */
+#define KD_TEST_NEAR(a, b, tol, what)                                                          \
+  kd_test_check_(fabs((double)(a) - (double)(b)) <= (tol), #a " ~ " #b, __FILE__, __LINE__,     \
+                 "%s: %.17g vs %.17g (tol %.3g)", (what), (double)(a), (double)(b), (double)(tol))
+/** relative closeness |a-b| <= rtol*max(|a|,|b|) + tiny. */
+#define KD_TEST_REL(a, b, rtol, what)                                                          \
+  kd_test_check_(fabs((double)(a) - (double)(b)) <=                                            \
+                     (rtol) * fmax(fabs((double)(a)), fabs((double)(b))) + 1e-300,             \
+                 #a " ~rel " #b, __FILE__, __LINE__, "%s: %.17g vs %.17g (rtol %.3g)", (what), \
+                 (double)(a), (double)(b), (double)(rtol))
+/** A kd_err call that must succeed. */
+#define KD_TEST_OK(call) \
+  kd_test_check_((call) == KD_OK, #call, __FILE__, __LINE__, "failed: %s", kd_err_message())
+
+#endif

@@ -1,0 +1,72 @@
+/* test_core.c - error table, RNG statistics and determinism, parameter tables. */
+#include <string.h>
+
+#include "kd_test.h"
+
+static const kd_param_spec spec[] = {
+    {"J", KD_PARAM_F64, 2.0, NULL, 1.0, 1e9, NULL, "accuracy"},
+    {"max_iter", KD_PARAM_INT, 100, NULL, 1, 1e6, NULL, "iterations"},
+    {"mode", KD_PARAM_STR, 0, "a", 0, 0, "a|b", "mode"},
+    {"flag", KD_PARAM_BOOL, 1, NULL, 0, 1, NULL, "flag"},
+};
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  KD_TEST(kd_err_exit_status(KD_ERR_CONFIG) == 1, "config errors exit 1");
+  KD_TEST(kd_err_exit_status(KD_ERR_MPI) == 2, "MPI errors exit 2");
+  KD_TEST(strcmp(kd_err_string(KD_OK), "success") == 0, "OK message");
+  /* first message wins until cleared */
+  kd_err_clear();
+  kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "first %d", 1);
+  kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "second");
+  KD_TEST(strcmp(kd_err_message(), "first 1") == 0, "message '%s'", kd_err_message());
+  kd_err_clear();
+
+  /* RNG: pure function of the key; uniform mean/variance and normal moments */
+  KD_TEST(kd_rng_u64(1, 2, 3) == kd_rng_u64(1, 2, 3), "deterministic");
+  KD_TEST(kd_rng_u64(1, 2, 3) != kd_rng_u64(1, 2, 4), "counter matters");
+  KD_TEST(kd_rng_u64(1, 2, 3) != kd_rng_u64(2, 2, 3), "seed matters");
+  KD_TEST(kd_rng_u64(1, 2, 3) != kd_rng_u64(1, 3, 3), "stream matters");
+  const int N = 200000;
+  double s = 0, s2 = 0, n1 = 0, n2 = 0, n4 = 0;
+  for (int i = 0; i < N; i++) {
+    double u = kd_rng_uniform(42, 0, (uint64_t)i);
+    s += u;
+    s2 += u * u;
+    double z = kd_rng_normal(42, 1, (uint64_t)i);
+    n1 += z;
+    n2 += z * z;
+    n4 += z * z * z * z;
+  }
+  /* tolerances: 5 standard errors of each sample moment */
+  KD_TEST_NEAR(s / N, 0.5, 5 * sqrt(1.0 / 12 / N), "uniform mean");
+  KD_TEST_NEAR(s2 / N - (s / N) * (s / N), 1.0 / 12, 5 * sqrt(1.0 / 180 / N), "uniform var");
+  KD_TEST_NEAR(n1 / N, 0.0, 5 / sqrt((double)N), "normal mean");
+  KD_TEST_NEAR(n2 / N, 1.0, 5 * sqrt(2.0 / N), "normal var");
+  KD_TEST_NEAR(n4 / N, 3.0, 5 * sqrt(96.0 / N), "normal 4th moment");
+  kd_rng r = kd_rng_make(5, 9);
+  int hist[7] = {0};
+  for (int i = 0; i < 70000; i++) hist[kd_rng_next_below(&r, 7)]++;
+  for (int k = 0; k < 7; k++) KD_TEST_NEAR(hist[k], 10000, 5 * sqrt(10000.0), "below(7) bin");
+
+  /* parameter tables */
+  kd_params p;
+  KD_TEST_OK(kd_params_defaults(spec, 4, &p));
+  KD_TEST(kd_params_f64(&p, "J") == 2.0, "default J");
+  KD_TEST(kd_params_int(&p, "max_iter") == 100, "default max_iter");
+  KD_TEST(strcmp(kd_params_str(&p, "mode"), "a") == 0, "default mode");
+  KD_TEST(kd_params_bool(&p, "flag") == 1, "default flag");
+  KD_TEST_OK(kd_params_set_text(&p, "max_iter", "1e3", "t"));
+  KD_TEST(kd_params_int(&p, "max_iter") == 1000, "1e3 as integer");
+  KD_TEST(kd_params_set_text(&p, "J", "0.5", "cfg:3: algorithm.J") == KD_ERR_CONFIG, "J < 1");
+  KD_TEST(strstr(kd_err_message(), "algorithm.J") != NULL, "message names key: %s", kd_err_message());
+  kd_err_clear();
+  KD_TEST(kd_params_set_text(&p, "mode", "c", "m") == KD_ERR_CONFIG, "bad choice");
+  kd_err_clear();
+  KD_TEST(kd_params_set_text(&p, "max_iter", "2.5", "m") == KD_ERR_CONFIG, "non-integer");
+  kd_err_clear();
+  KD_TEST(kd_params_set_text(&p, "flag", "maybe", "m") == KD_ERR_CONFIG, "bad bool");
+  kd_err_clear();
+  kd_params_free(&p);
+  return kd_test_finish();
+}

@@ -1,0 +1,57 @@
+/* test_dist.c - reductions with ties, error agreement, ring shift, gathers at 1/2/4 ranks. */
+#include <string.h>
+
+#include "dist/dist_impl.h"
+#include "kd_test.h"
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  MPI_Comm c = MPI_COMM_WORLD;
+  int rank = kd_test_rank(), size = kd_test_size();
+  double v;
+  kd_gidx i;
+  /* every rank offers value 1.0: ties go to the smallest global index */
+  KD_TEST_OK(kd_dist_argmin(c, 1.0, 100 + 10 * (size - rank), KD_OK, &v, &i));
+  KD_TEST(i == 110 && v == 1.0, "argmin tie -> smallest index, got %lld", (long long)i);
+  KD_TEST_OK(kd_dist_argmax(c, (double)rank, rank, KD_OK, &v, &i));
+  KD_TEST(i == size - 1 && v == size - 1, "argmax");
+  /* ranks with no candidate */
+  KD_TEST_OK(kd_dist_argmin(c, -5.0, rank == size - 1 ? 7 : -1, KD_OK, &v, &i));
+  KD_TEST(i == 7 && v == -5.0, "argmin with empty ranks");
+  /* an error on the last rank is folded into the reduction and seen everywhere */
+  kd_err e = KD_OK;
+  if (rank == size - 1) e = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "planted on rank %d", rank);
+  kd_err r = kd_dist_argmin(c, 0.0, rank, e, &v, &i);
+  KD_TEST(r == KD_ERR_INPUT, "error folded into argmin: %d", (int)r);
+  KD_TEST(strstr(kd_err_message(), "planted") != NULL, "message travels: '%s'", kd_err_message());
+  kd_err_clear();
+  /* agreement */
+  e = (rank == size - 1) ? kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "missing file x") : KD_OK;
+  KD_TEST_OK(kd_dist_agree(c, &e));
+  KD_TEST(e == KD_ERR_FILE, "agreed code");
+  KD_TEST(strcmp(kd_err_message(), "missing file x") == 0, "agreed message");
+  kd_err_clear();
+  e = KD_OK;
+  KD_TEST_OK(kd_dist_agree(c, &e));
+  KD_TEST(e == KD_OK, "no error stays no error");
+  /* sums */
+  double s[2] = {1.0, (double)rank};
+  KD_TEST_OK(kd_dist_sum(c, s, 2));
+  KD_TEST(s[0] == size && s[1] == size * (size - 1) / 2.0, "sum");
+  /* ring: each rank sends rank+1 copies of its rank */
+  double send[8], recv[8];
+  int64_t nr = 0;
+  for (int k = 0; k <= rank; k++) send[k] = rank;
+  KD_TEST_OK(kd_dist_ring_shift(c, send, rank + 1, recv, 8, &nr));
+  int left = (rank - 1 + size) % size;
+  KD_TEST(nr == left + 1 && recv[0] == left, "ring from left");
+  /* allgatherv */
+  double mine[4], all[16];
+  for (int k = 0; k <= rank; k++) mine[k] = 10 * rank + k;
+  KD_TEST_OK(kd_dist_allgatherv(c, mine, rank + 1, all));
+  int pos = 0, ok = 1;
+  for (int q = 0; q < size; q++)
+    for (int k = 0; k <= q; k++) ok &= all[pos++] == 10 * q + k;
+  KD_TEST(ok, "allgatherv order");
+  return kd_test_finish();
+}
