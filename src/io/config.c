@@ -14,7 +14,7 @@
 #include <yaml.h>
 
 #include "dist/dist_impl.h"
-#include "kdistill/kd_io.h"
+#include "io/io_impl.h"
 
 enum { KD_CN_SCALAR = 0, KD_CN_SEQ = 1, KD_CN_MAP = 2 };
 enum { KD_ORIGIN_FILE = 0, KD_ORIGIN_SET = 1, KD_ORIGIN_DEFAULT = 2 };
@@ -774,6 +774,30 @@ kd_err kd_config_get_params(kd_config *cfg, const char *section, const kd_param_
   }
 cleanup:
   if (err) kd_params_free(out);
+  return err;
+}
+
+kd_err kd_config_default_f64_list(kd_config *cfg, const char *key, int n, const double *v) {
+  kd_err err = KD_OK;
+  kd_cnode *node = NULL, *e = NULL;
+  char text[40];
+  if (kd_config_has(cfg, key)) return KD_OK;
+  KD_TRY(kd_cfg_walk_(cfg, key, 1, KD_ORIGIN_DEFAULT, &node, NULL));
+  node->kind = KD_CN_SEQ;
+  node->is_null = 0;
+  free(node->val);
+  node->val = NULL;
+  for (int i = 0; i < n; i++) {
+    KD_TRY(kd_cnode_new_(KD_CN_SCALAR, 0, KD_ORIGIN_DEFAULT, &e));
+    kd_cfg_fmt_f64_(v[i], text, sizeof text);
+    KD_TRY(kd_cnode_set_scalar_(e, text, 0, KD_ORIGIN_DEFAULT));
+    e->used = 1;
+    KD_TRY(kd_cnode_add_(node, e));
+    e = NULL;
+  }
+  node->used = 1;
+cleanup:
+  kd_cnode_free_(e);
   return err;
 }
 
