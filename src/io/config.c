@@ -938,6 +938,7 @@ static int kd_cfg_write_(void *data, unsigned char *buffer, size_t size) {
 
 static int kd_cfg_emit_scalar_(yaml_emitter_t *em, const char *text, int quoted) {
   yaml_event_t ev;
+  if (!text[0]) quoted = 1; /* an empty string must not read back as null */
   if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
                                     !quoted, 1,
                                     quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
@@ -948,7 +949,8 @@ static int kd_cfg_emit_scalar_(yaml_emitter_t *em, const char *text, int quoted)
 
 static int kd_cfg_emit_node_(yaml_emitter_t *em, const kd_cnode *n) {
   yaml_event_t ev;
-  if (n->kind == KD_CN_SCALAR) return kd_cfg_emit_scalar_(em, n->is_null ? "null" : n->val, n->quoted);
+  if (n->kind == KD_CN_SCALAR)
+    return kd_cfg_emit_scalar_(em, n->is_null ? "null" : n->val, n->quoted);
   if (n->kind == KD_CN_SEQ) {
     int flat = 1;
     for (int i = 0; i < n->n; i++)
