@@ -85,7 +85,8 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
       break;
     case KD_KERNEL_ATTENTION:
       kd_key_(key, sizeof key, section, "dk");
-      KD_CHECK(d >= 2, KD_ERR_CONFIG, "%s: %s: the attention kernel needs points (k, v) of "
+      KD_CHECK(d >= 2, KD_ERR_CONFIG,
+               "%s: %s: the attention kernel needs points (k, v) of "
                "dimension >= 2, the data has d = %d",
                kd_config_where(cfg, key, where, sizeof where), key, d);
       KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
@@ -395,15 +396,14 @@ kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_ke
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
-  KD_TRY(kd_config_get_str(cfg, key, has_data ? "data" : NULL,
-                           has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES
-                                    : "hdf5|csv|" KD_MEASURE_CHOICES,
-                           !has_data, &type));
+  KD_TRY(kd_config_get_str(
+      cfg, key, has_data ? "data" : NULL,
+      has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES : "hdf5|csv|" KD_MEASURE_CHOICES, !has_data,
+      &type));
   if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
-      if (!*owned_points)
-        KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
+      if (!*owned_points) KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
       pts = *owned_points;
     }
     kd_key_(key, sizeof key, section, "self");
@@ -470,8 +470,10 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
     res->mmd = mmd;
     if (isnan(mmd)) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
-      kd_log_warn("the target's double integral was skipped (target.self: false): mmd is NaN; "
-                  "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g", mmd2);
+      kd_log_warn(
+          "the target's double integral was skipped (target.self: false): mmd is NaN; "
+          "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g",
+          mmd2);
     }
   }
   kd_kernel_reset_evals(k);

@@ -55,8 +55,8 @@ static int attr_exists(hid_t loc, const char *name) { return H5Aexists(loc, name
 
 static void test_roundtrip(const char *path) {
   kd_result r = KD_RESULT_INIT, b = KD_RESULT_INIT;
-  kd_output_meta meta = {"thin", "uniform", "gaussian(ls=1)", kd_test_size(), 99,
-                         "task: thin\nrun:\n  seed: 99\n"};
+  kd_output_meta meta = {"thin",         "uniform", "gaussian(ls=1)",
+                         kd_test_size(), 99,        "task: thin\nrun:\n  seed: 99\n"};
   char *yaml = NULL, *task = NULL, *algo = NULL;
   make_result(&r);
   KD_TEST_OK(kd_output_write(MPI_COMM_WORLD, path, &meta, &r));
@@ -86,9 +86,8 @@ static void test_roundtrip(const char *path) {
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   KD_TEST(f >= 0, "H5Fopen");
   if (f >= 0) {
-    static const char *const roots[] = {"kdistill_version", "task",       "algorithm",
-                                        "kernel",           "n_ranks",    "seed",
-                                        "created_utc",      "config_yaml"};
+    static const char *const roots[] = {"kdistill_version", "task", "algorithm",   "kernel",
+                                        "n_ranks",          "seed", "created_utc", "config_yaml"};
     for (int i = 0; i < 8; i++) KD_TEST(attr_exists(f, roots[i]), "root attribute %s", roots[i]);
     int32_t nr = 0;
     uint64_t seed = 0;
@@ -103,11 +102,16 @@ static void test_roundtrip(const char *path) {
                 attr_exists(m, "kernel_evals") && attr_exists(m, "lmo_calls"),
             "/metrics attributes");
     if (m >= 0) H5Gclose(m);
-    static const char *const ds[] = {"/coreset/points",    "/coreset/weights",
-                                     "/coreset/indices",   "/metrics/trace/iteration",
-                                     "/metrics/trace/n_atoms", "/metrics/trace/mmd",
-                                     "/metrics/trace/seconds", "/test/deep/matrix",
-                                     "/test/ints",         "/test/p_value"};
+    static const char *const ds[] = {"/coreset/points",
+                                     "/coreset/weights",
+                                     "/coreset/indices",
+                                     "/metrics/trace/iteration",
+                                     "/metrics/trace/n_atoms",
+                                     "/metrics/trace/mmd",
+                                     "/metrics/trace/seconds",
+                                     "/test/deep/matrix",
+                                     "/test/ints",
+                                     "/test/p_value"};
     for (int i = 0; i < 10; i++) {
       hid_t d = H5Dopen2(f, ds[i], H5P_DEFAULT);
       KD_TEST(d >= 0, "dataset %s", ds[i]);

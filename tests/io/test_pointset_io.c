@@ -153,8 +153,7 @@ int main(int argc, char **argv) {
   /* errors */
   expect_err(kd_pointset_read_h5(MPI_COMM_WORLD, p, "nope", &ps), KD_ERR_FILE, "in.h5",
              "'nope' not found");
-  expect_err(kd_pointset_read_h5(MPI_COMM_WORLD, p, "cube", &ps), KD_ERR_INPUT, "in.h5",
-             "rank 3");
+  expect_err(kd_pointset_read_h5(MPI_COMM_WORLD, p, "cube", &ps), KD_ERR_INPUT, "in.h5", "rank 3");
   expect_err(kd_pointset_read_h5(MPI_COMM_WORLD, p, "text", &ps), KD_ERR_INPUT, "in.h5",
              "'text' must hold numbers");
   snprintf(q, sizeof q, "%s/missing.h5", dir);
@@ -172,8 +171,8 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_pointset_read_csv(MPI_COMM_WORLD, q, 1, &ps));
   check_rows(ps, D, val, "csv header forced");
   kd_pointset_destroy(&ps);
-  expect_err(kd_pointset_read_csv(MPI_COMM_WORLD, q, 0, &ps), KD_ERR_INPUT, "h.csv:2:",
-             "column 1 is not a number");
+  expect_err(kd_pointset_read_csv(MPI_COMM_WORLD, q, 0, &ps), KD_ERR_INPUT,
+             "h.csv:2:", "column 1 is not a number");
   snprintf(q, sizeof q, "%s/noh.csv", dir);
   KD_TEST_OK(kd_pointset_read_csv(MPI_COMM_WORLD, q, -1, &ps));
   check_rows(ps, D, val, "csv no header");
@@ -187,8 +186,8 @@ int main(int argc, char **argv) {
   kd_pointset_destroy(&ps);
   snprintf(q, sizeof q, "%s/ragged.csv", dir);
   /* line: 2 comment/header lines + 50 rows + 1 blank line after row 10, then row 50 */
-  expect_err(kd_pointset_read_csv(MPI_COMM_WORLD, q, -1, &ps), KD_ERR_INPUT, "ragged.csv:54:",
-             "expected 3 values");
+  expect_err(kd_pointset_read_csv(MPI_COMM_WORLD, q, -1, &ps), KD_ERR_INPUT,
+             "ragged.csv:54:", "expected 3 values");
   snprintf(q, sizeof q, "%s/missing.csv", dir);
   expect_err(kd_pointset_read_csv(MPI_COMM_WORLD, q, -1, &ps), KD_ERR_FILE, "missing.csv",
              "cannot open");
