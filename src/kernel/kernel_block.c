@@ -109,6 +109,103 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
   }
 }
 
+/* Squared distances of 4 rows (a0..a3, row stride d) against n packed columns (n a multiple of
+ * 16): register-blocked versions of the SQDIST case for larger d, whose 4 x 16 accumulators stay
+ * in registers across all coordinates. Per pair they perform exactly the operations of
+ * kd_kernel_acc_ (t = a - b; s = fma(t, t, s) for coordinates in increasing order, s from 0), so
+ * every path gives the same bits. The intrinsics versions are picked at run time. */
+#define KD_KB_MR 4
+#define KD_KB_MIND 4 /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#include <immintrin.h>
+#define KD_KB_X86 1
+__attribute__((target("avx512f"))) static void kd_kernel_sqdist4_avx512_(
+    int d, const double *restrict a, const double *restrict Bp, kd_lidx ldb, kd_lidx n,
+    double *restrict s) {
+  for (kd_lidx j0 = 0; j0 < n; j0 += 16) {
+    __m512d c00 = _mm512_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+            c30 = c00, c31 = c00;
+    for (int kk = 0; kk < d; kk++) {
+      const double *b = Bp + kk * ldb + j0;
+      const __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8);
+      __m512d x = _mm512_set1_pd(a[kk]), t0 = _mm512_sub_pd(x, b0), t1 = _mm512_sub_pd(x, b1);
+      c00 = _mm512_fmadd_pd(t0, t0, c00);
+      c01 = _mm512_fmadd_pd(t1, t1, c01);
+      x = _mm512_set1_pd(a[d + kk]);
+      t0 = _mm512_sub_pd(x, b0);
+      t1 = _mm512_sub_pd(x, b1);
+      c10 = _mm512_fmadd_pd(t0, t0, c10);
+      c11 = _mm512_fmadd_pd(t1, t1, c11);
+      x = _mm512_set1_pd(a[2 * d + kk]);
+      t0 = _mm512_sub_pd(x, b0);
+      t1 = _mm512_sub_pd(x, b1);
+      c20 = _mm512_fmadd_pd(t0, t0, c20);
+      c21 = _mm512_fmadd_pd(t1, t1, c21);
+      x = _mm512_set1_pd(a[3 * d + kk]);
+      t0 = _mm512_sub_pd(x, b0);
+      t1 = _mm512_sub_pd(x, b1);
+      c30 = _mm512_fmadd_pd(t0, t0, c30);
+      c31 = _mm512_fmadd_pd(t1, t1, c31);
+    }
+    _mm512_storeu_pd(s + j0, c00);
+    _mm512_storeu_pd(s + j0 + 8, c01);
+    _mm512_storeu_pd(s + ldb + j0, c10);
+    _mm512_storeu_pd(s + ldb + j0 + 8, c11);
+    _mm512_storeu_pd(s + 2 * ldb + j0, c20);
+    _mm512_storeu_pd(s + 2 * ldb + j0 + 8, c21);
+    _mm512_storeu_pd(s + 3 * ldb + j0, c30);
+    _mm512_storeu_pd(s + 3 * ldb + j0 + 8, c31);
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void kd_kernel_sqdist4_avx2_(
+    int d, const double *restrict a, const double *restrict Bp, kd_lidx ldb, kd_lidx n,
+    double *restrict s) {
+  for (kd_lidx j0 = 0; j0 < n; j0 += 8) {
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+            c30 = c00, c31 = c00;
+    for (int kk = 0; kk < d; kk++) {
+      const double *b = Bp + kk * ldb + j0;
+      const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
+      __m256d x = _mm256_set1_pd(a[kk]), t0 = _mm256_sub_pd(x, b0), t1 = _mm256_sub_pd(x, b1);
+      c00 = _mm256_fmadd_pd(t0, t0, c00);
+      c01 = _mm256_fmadd_pd(t1, t1, c01);
+      x = _mm256_set1_pd(a[d + kk]);
+      t0 = _mm256_sub_pd(x, b0);
+      t1 = _mm256_sub_pd(x, b1);
+      c10 = _mm256_fmadd_pd(t0, t0, c10);
+      c11 = _mm256_fmadd_pd(t1, t1, c11);
+      x = _mm256_set1_pd(a[2 * d + kk]);
+      t0 = _mm256_sub_pd(x, b0);
+      t1 = _mm256_sub_pd(x, b1);
+      c20 = _mm256_fmadd_pd(t0, t0, c20);
+      c21 = _mm256_fmadd_pd(t1, t1, c21);
+      x = _mm256_set1_pd(a[3 * d + kk]);
+      t0 = _mm256_sub_pd(x, b0);
+      t1 = _mm256_sub_pd(x, b1);
+      c30 = _mm256_fmadd_pd(t0, t0, c30);
+      c31 = _mm256_fmadd_pd(t1, t1, c31);
+    }
+    _mm256_storeu_pd(s + j0, c00);
+    _mm256_storeu_pd(s + j0 + 4, c01);
+    _mm256_storeu_pd(s + ldb + j0, c10);
+    _mm256_storeu_pd(s + ldb + j0 + 4, c11);
+    _mm256_storeu_pd(s + 2 * ldb + j0, c20);
+    _mm256_storeu_pd(s + 2 * ldb + j0 + 4, c21);
+    _mm256_storeu_pd(s + 3 * ldb + j0, c30);
+    _mm256_storeu_pd(s + 3 * ldb + j0 + 4, c31);
+  }
+}
+
+/* 0: portable loops only, 1: AVX2+FMA, 2: AVX-512F (the best this CPU has). */
+static int kd_kernel_isa_(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+  return 0;
+}
+#endif
+
 /* p[l] += sum over j = l mod 8 of v[j] w[j], j < n (n a multiple of 8), in increasing j. */
 KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
                                         const double *restrict w, double *restrict p) {
@@ -119,7 +216,7 @@ KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
   for (int l = 0; l < 8; l++) p[l] = q[l];
 }
 
-void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y) {
+KD_KCLONES void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y) {
   for (kd_lidx j = 0; j < n; j++) y[j] = kd_kexp_neg_(x[j]);
 }
 
@@ -145,6 +242,27 @@ static void kd_kernel_pack_(int d, const double *B, kd_lidx j0, kd_lidx nc, kd_l
   }
 }
 
+/* Accumulators of row i (or rows i..i+3 with the register-blocked path) of A against the packed
+ * panel; returns the number of rows done. s holds row r at s + r*npad. */
+static int kd_kernel_rows_(const kd_kernel *k, const double *A, kd_lidx na, kd_lidx i,
+                           const double *Bp, kd_lidx npad, double *s, double *s2) {
+  const int d = k->d;
+  (void)na;
+#ifdef KD_KB_X86
+  static int isa = -1; /* a benign race: every thread stores the same value */
+  if (isa < 0) isa = kd_kernel_isa_();
+  if (isa > 0 && k->fam->acc == KD_KACC_SQDIST && d >= KD_KB_MIND && i + KD_KB_MR <= na) {
+    if (isa == 2)
+      kd_kernel_sqdist4_avx512_(d, A + i * d, Bp, npad, npad, s);
+    else
+      kd_kernel_sqdist4_avx2_(d, A + i * d, Bp, npad, npad, s);
+    return KD_KB_MR;
+  }
+#endif
+  kd_kernel_acc_(k, A + i * d, Bp, npad, npad, s, s2);
+  return 1;
+}
+
 static kd_err kd_kernel_check_args_(const kd_kernel *k, const double *A, kd_lidx na, const double *B,
                                     kd_lidx nb) {
   kd_err err = KD_OK;
@@ -167,16 +285,19 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
   KD_ALLOC(Bp, (size_t)d * P);
-  KD_ALLOC(s, P);
+  KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
   for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
-    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 7) / 8 * 8;
+    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     kd_kernel_pack_(d, B, j0, nc, npad, Bp);
-    for (kd_lidx i = 0; i < na; i++) {
-      kd_kernel_acc_(k, A + i * d, Bp, npad, npad, s, s2);
-      k->fam->finish(k, npad, s, s2, out);
-      memcpy(K + i * ldk + j0, out, sizeof(double) * (size_t)nc);
+    for (kd_lidx i = 0; i < na;) {
+      const int rows = kd_kernel_rows_(k, A, na, i, Bp, npad, s, s2);
+      for (int r = 0; r < rows; r++) {
+        k->fam->finish(k, npad, s + r * npad, s2, out);
+        memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
+      }
+      i += rows;
     }
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
@@ -198,20 +319,23 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
   KD_ALLOC(Bp, (size_t)d * P);
-  KD_ALLOC(s, P);
+  KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
   KD_ALLOC(wp, P);
   KD_ALLOC(lanes, (size_t)na * 8);
   for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
-    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 7) / 8 * 8;
+    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     kd_kernel_pack_(d, B, j0, nc, npad, Bp);
     for (kd_lidx j = 0; j < nc; j++) wp[j] = w ? w[j0 + j] : 1.0;
     for (kd_lidx j = nc; j < npad; j++) wp[j] = 0.0;
-    for (kd_lidx i = 0; i < na; i++) {
-      kd_kernel_acc_(k, A + i * d, Bp, npad, npad, s, s2);
-      k->fam->finish(k, npad, s, s2, out);
-      kd_kernel_lanes_(npad, out, wp, lanes + i * 8);
+    for (kd_lidx i = 0; i < na;) {
+      const int rows = kd_kernel_rows_(k, A, na, i, Bp, npad, s, s2);
+      for (int r = 0; r < rows; r++) {
+        k->fam->finish(k, npad, s + r * npad, s2, out);
+        kd_kernel_lanes_(npad, out, wp, lanes + (i + r) * 8);
+      }
+      i += rows;
     }
   }
   for (kd_lidx i = 0; i < na; i++) {
