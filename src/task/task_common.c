@@ -287,6 +287,7 @@ kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_
   kd_pointset *ps = NULL;
   int64_t n = 0, seed = 0;
   int d = 0;
+  const double t0 = kd_dist_wtime();
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
@@ -336,7 +337,8 @@ kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_
     n = kd_pointset_n_global(ps);
     d = kd_pointset_dim(ps);
     KD_TRY(kd_pointset_validate(ps, what));
-    kd_log_verbose("%s: %lld points in %d dimensions", what, (long long)n, d);
+    kd_log_info("%s: %lld points in %d dimensions, loaded in %.2f s", what, (long long)n, d,
+                kd_dist_wtime() - t0);
   } else if (ctx->validate_only) {
     KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
   }
@@ -465,9 +467,14 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   res->kernel_evals = evals;
   KD_CHECK(res->n >= 1 && res->points && res->weights && res->indices, KD_ERR_INTERNAL,
            "algorithm %s returned no points", desc->name);
+  kd_log_info("%s finished in %.3f s (%llu kernel evaluations)", desc->name, t,
+              (unsigned long long)evals);
   if (isnan(res->mmd)) {
+    double tm = kd_dist_wtime();
     KD_TRY(kd_mmd(target, res->points, res->weights, (kd_lidx)res->n, &mmd, &mmd2));
     res->mmd = mmd;
+    kd_log_info("exact MMD of the %lld-point rule against the target: %.6e (%.3f s)",
+                (long long)res->n, mmd, kd_dist_wtime() - tm);
     if (isnan(mmd)) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
       kd_log_warn(

@@ -55,8 +55,8 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
                                 &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
   if (!ctx->validate_only)
-    kd_log_info("task %s: %s of %lld points in %d dimension%s, kernel %s", task, section,
-                (long long)n, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
+    kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
+                d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
   *state = s;
   s = NULL;
 cleanup:
