@@ -856,6 +856,9 @@ kd_err kd_config_check_unused(const kd_config *cfg) {
     }
   for (int i = 0; i < r->n; i++) {
     const kd_cnode *s = r->kids[i];
+    if (s->kind == KD_CN_SCALAR && !s->used && !(s->is_null && s->origin != 0))
+      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (sections read: %s)",
+              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     if (!kd_cfg_any_used_(s) && !(s->kind == KD_CN_SCALAR && s->is_null && s->origin != 0))
       KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown or unused section (sections read: %s)",
               kd_cfg_where_node_(cfg, s, where, 512), s->key, known);

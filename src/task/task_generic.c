@@ -51,6 +51,14 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   KD_TRY(kd_task_read_pointset_ex(ctx, section, &s->points, &n, &d));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
+  if (!strcmp(task, "herd")) {
+    /* herding needs an explicit target (type: data = the candidates' empirical measure) */
+    const char *t = NULL;
+    KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
+                             "data|hdf5|csv|uniform_box|gaussian|gaussian_mixture|sphere|torus|"
+                             "grid|trunc_gaussian",
+                             1, &t));
+  }
   KD_TRY(kd_task_read_target_ex(ctx, "target", ctx->validate_only ? NULL : s->kernel, s->points, 1,
                                 &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
