@@ -122,8 +122,9 @@ static kd_err kd_cli_set_output_(kd_config *cfg, const char *path) {
   size_t n = strlen(path);
   char *a = NULL;
   KD_ALLOC(a, 2 * n + 32);
-  strcpy(a, "output.path=\"");
-  char *p = a + strlen(a);
+  static const char head[] = "output.path=\"";
+  memcpy(a, head, sizeof head - 1);
+  char *p = a + sizeof head - 1;
   for (size_t i = 0; i < n; i++) {
     if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
     *p++ = path[i];
