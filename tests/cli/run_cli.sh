@@ -7,7 +7,7 @@
 set -u
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_cli_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-cd "$dir"
+cd "$dir" || exit 1
 fails=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -65,7 +65,7 @@ mpi validate quad.yaml --set candidates.type=uniform_box --set candidates.n=1000
 mpi run thin.yaml --output res/thin.h5 >run.txt 2>run.err || bad "run thin: $(cat run.err)"
 grep -q "^points:     300 -> 25 (d = 2)" run.txt && grep -q "^output:     res/thin.h5" run.txt &&
   ok "run summary" || bad "run summary: $(cat run.txt)"
-[ -f res/thin.h5 ] && [ -z "$(ls res | grep tmp)" ] && ok "output written, no temporary" ||
+[ -f res/thin.h5 ] && ! compgen -G "res/*.tmp.*" >/dev/null && ok "output written, no temporary" ||
   bad "output files: $(ls res)"
 "$KD_OUTCHECK" valid res/thin.h5 25 2 && ok "output valid" || bad "output invalid"
 mpi info res/thin.h5 >info.txt 2>&1 || bad "info: $(cat info.txt)"
