@@ -89,4 +89,11 @@ mpi info nope.h5 >ni.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c '^kdistill: error: nope.h5: cannot open file' ni.txt)" = 1 ] &&
   ok "info on a missing file" || bad "info missing: $(cat ni.txt)"
 
+# every shipped config without external input files validates
+for cfg in "$KD_ROOT"/configs/*.yaml; do
+  grep -qE 'type: *(hdf5|csv)' "$cfg" && continue
+  mpi validate "$cfg" >v.txt 2>&1 && ok "validate $(basename "$cfg")" ||
+    bad "shipped config $(basename "$cfg") does not validate: $(cat v.txt)"
+done
+
 [ $fails = 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
