@@ -506,6 +506,14 @@ cleanup:
   return err;
 }
 
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_config_get_int(ctx->cfg, "run.checkpoint_every", 0, 0, INT64_MAX, every));
+  KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, path));
+cleanup:
+  return err;
+}
+
 void kd_task_choices(char *buf, int len) {
   buf[0] = '\0';
   for (int i = 0; kd_task_at(i); i++) {
