@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench/kernel.sh - kernel evaluation throughput (evaluations/s), Gaussian kernel, 4096 x 4096.
+# Usage: bench/kernel.sh [build-dir] [runs]   (default build, 3 runs; each run = best of 3 reps)
+# Prints one markdown table row per (mode, d, ranks) with the median over the runs.
+# Modes: tile (materialised K), matvec (fused y = K w), dgemm (|a|^2+|b|^2-2AB^T through
+# OpenBLAS dgemm + the same exp: a comparison only, the library does not use it).
+# With 2 ranks each rank evaluates its half of the rows against all columns.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+runs=${2:-3}
+n=${KD_BENCH_N:-4096}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+if [ ! -x "$build/tests/unit/kernel/bench_kernel" ]; then
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j2 --target bench_kernel >/dev/null
+fi
+exe=$build/tests/unit/kernel/bench_kernel
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" \
+     " $(nproc) cores"
+echo "# uptime before: $(uptime)"
+echo "| mode | d | ranks | evals/s (median of $runs) | all runs |"
+echo "|---|---|---|---|---|"
+for mode in matvec tile dgemm; do
+  for d in 2 10 100; do
+    for np in 1 2; do
+      vals=()
+      for ((r = 0; r < runs; r++)); do
+        v=$(mpirun -np "$np" -x OPENBLAS_NUM_THREADS "$exe" "$mode" "$d" "$n" 3 |
+            sed -n 's/.*evals\/s \([^ ]*\).*/\1/p')
+        vals+=("$v")
+      done
+      med=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+      echo "| $mode | $d | $np | $med | ${vals[*]} |"
+    done
+  done
+done
+echo "# uptime after: $(uptime)"
