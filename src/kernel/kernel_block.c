@@ -115,6 +115,7 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
  * kd_kernel_acc_ (t = a - b; s = fma(t, t, s) for coordinates in increasing order, s from 0), so
  * every path gives the same bits. The intrinsics versions are picked at run time. */
 #define KD_KB_MR 4
+#define KD_KB_ROWS 64 /* rows of A per block (their accumulators stay in L1) */
 #define KD_KB_MIND 4 /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #include <immintrin.h>
@@ -232,13 +233,24 @@ double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
   return kd_kernel_pair_(k, x, y);
 }
 
-/* Pack columns j0 .. j0+nc-1 of B (row-major, d columns) into Bp[kk*npad + j], zero-padded. */
-static void kd_kernel_pack_(int d, const double *B, kd_lidx j0, kd_lidx nc, kd_lidx npad,
-                            double *Bp) {
-  for (int kk = 0; kk < d; kk++) {
-    double *dst = Bp + (size_t)kk * (size_t)npad;
-    for (kd_lidx j = 0; j < nc; j++) dst[j] = B[(j0 + j) * d + kk];
-    for (kd_lidx j = nc; j < npad; j++) dst[j] = 0.0;
+/* B (nb x d, row-major) packed panel by panel: panel p holds columns [p P, p P + nc) transposed
+ * (coordinate kk of column j at Bp[d p P + kk npad + j - p P]) with npad = nc rounded up to 16,
+ * zero-padded. Total size d * kd_kernel_packed_size_(nb). */
+static kd_lidx kd_kernel_packed_size_(kd_lidx nb) {
+  const kd_lidx P = KD_KERNEL_PANEL, full = nb / P * P, rest = nb - full;
+  return full + (rest + 15) / 16 * 16;
+}
+
+static void kd_kernel_pack_all_(int d, const double *B, kd_lidx nb, double *Bp) {
+  const kd_lidx P = KD_KERNEL_PANEL;
+  for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
+    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
+    double *pan = Bp + (size_t)d * (size_t)j0;
+    for (int kk = 0; kk < d; kk++) {
+      double *dst = pan + (size_t)kk * (size_t)npad;
+      for (kd_lidx j = 0; j < nc; j++) dst[j] = B[(j0 + j) * d + kk];
+      for (kd_lidx j = nc; j < npad; j++) dst[j] = 0.0;
+    }
   }
 }
 
@@ -284,20 +296,25 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   if (na == 0 || nb == 0) goto cleanup;
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
-  KD_ALLOC(Bp, (size_t)d * P);
+  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb);
+  KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
-    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
-    kd_kernel_pack_(d, B, j0, nc, npad, Bp);
-    for (kd_lidx i = 0; i < na;) {
-      const int rows = kd_kernel_rows_(k, A, na, i, Bp, npad, s, s2);
-      for (int r = 0; r < rows; r++) {
-        k->fam->finish(k, npad, s + r * npad, s2, out);
-        memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
+  kd_kernel_pack_all_(d, B, nb, Bp);
+  for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
+    const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
+    for (kd_lidx pj = 0; pj < npan; pj++) {
+      const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
+      const double *Bpj = Bp + (size_t)d * (size_t)j0;
+      for (kd_lidx i = i0; i < i1;) {
+        const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
+        for (int r = 0; r < rows; r++) {
+          k->fam->finish(k, npad, s + r * npad, s2, out);
+          memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
+        }
+        i += rows;
       }
-      i += rows;
     }
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
@@ -318,24 +335,28 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   if (na == 0) goto cleanup;
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
-  KD_ALLOC(Bp, (size_t)d * P);
+  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb);
+  KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  KD_ALLOC(wp, P);
+  KD_ALLOC(wp, nbp);
   KD_ALLOC(lanes, (size_t)na * 8);
-  for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
-    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
-    kd_kernel_pack_(d, B, j0, nc, npad, Bp);
-    for (kd_lidx j = 0; j < nc; j++) wp[j] = w ? w[j0 + j] : 1.0;
-    for (kd_lidx j = nc; j < npad; j++) wp[j] = 0.0;
-    for (kd_lidx i = 0; i < na;) {
-      const int rows = kd_kernel_rows_(k, A, na, i, Bp, npad, s, s2);
-      for (int r = 0; r < rows; r++) {
-        k->fam->finish(k, npad, s + r * npad, s2, out);
-        kd_kernel_lanes_(npad, out, wp, lanes + (i + r) * 8);
+  kd_kernel_pack_all_(d, B, nb, Bp);
+  for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
+  for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
+    const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
+    for (kd_lidx pj = 0; pj < npan; pj++) {
+      const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
+      const double *Bpj = Bp + (size_t)d * (size_t)j0;
+      for (kd_lidx i = i0; i < i1;) {
+        const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
+        for (int r = 0; r < rows; r++) {
+          k->fam->finish(k, npad, s + r * npad, s2, out);
+          kd_kernel_lanes_(npad, out, wp + j0, lanes + (i + r) * 8);
+        }
+        i += rows;
       }
-      i += rows;
     }
   }
   for (kd_lidx i = 0; i < na; i++) {
