@@ -19,7 +19,7 @@ const char *kd_kernel_name(kd_kernel_type t) {
 }
 
 kd_kernel_type kd_kernel_from_name(const char *name) {
-  for (int i = 0; i < KD_KERNEL_COUNT_; i++)
+  for (int i = 0; name && i < KD_KERNEL_COUNT_; i++)
     if (strcmp(kd_kernel_names_[i], name) == 0) return (kd_kernel_type)i;
   return KD_KERNEL_COUNT_;
 }
@@ -129,10 +129,11 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
              p->beta);
   if (p->type == KD_KERNEL_POLYNOMIAL) {
     KD_CHECK(p->degree >= 1, KD_ERR_CONFIG, "kernel.degree: must be >= 1 (got %d)", p->degree);
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   }
   if (p->type == KD_KERNEL_LINEAR)
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   if (p->type == KD_KERNEL_SOBOLEV)
     KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG, "kernel.order: must be 1, 2 or 3 (got %d)",
              p->order);

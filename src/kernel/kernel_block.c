@@ -310,8 +310,12 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
       for (kd_lidx i = i0; i < i1;) {
         const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
         for (int r = 0; r < rows; r++) {
-          k->fam->finish(k, npad, s + r * npad, s2, out);
-          memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
+          if (npad == nc) { /* no padding: straight into K */
+            k->fam->finish(k, nc, s + r * npad, s2, K + (i + r) * ldk + j0);
+          } else {
+            k->fam->finish(k, npad, s + r * npad, s2, out);
+            memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
+          }
         }
         i += rows;
       }

@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
   /* ---- names and defaults ---- */
   for (int t = 0; t < KD_KERNEL_COUNT_; t++)
     KD_TEST((int)kd_kernel_from_name(kd_kernel_name((kd_kernel_type)t)) == t, "name round trip %d", t);
-  KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_, "unknown name");
+  KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_ && kd_kernel_from_name(NULL) == KD_KERNEL_COUNT_,
+          "unknown name");
   kd_kernel_params def = kd_kernel_params_default(KD_KERNEL_IMQ);
   KD_TEST(def.ls == 1.0 && def.beta == 0.5 && def.c == 1.0 && def.degree == 2 && def.order == 1,
           "defaults");
