@@ -120,7 +120,8 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
 
 static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   kd_err err = KD_OK;
-  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG, "kernel.type: unknown kernel");
+  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG,
+           "kernel.type: unknown kernel");
   KD_CHECK(d >= 1, KD_ERR_CONFIG, "kernel: dimension must be >= 1");
   KD_CHECK(p->ls_median || (p->ls > 0 && isfinite(p->ls)), KD_ERR_CONFIG,
            "kernel.ls: must be > 0 or 'median' (got %g)", p->ls);
@@ -133,10 +134,11 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
              "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   }
   if (p->type == KD_KERNEL_LINEAR)
-    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   if (p->type == KD_KERNEL_SOBOLEV)
-    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG, "kernel.order: must be 1, 2 or 3 (got %d)",
-             p->order);
+    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG,
+             "kernel.order: must be 1, 2 or 3 (got %d)", p->order);
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
@@ -153,7 +155,8 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   k->p = *p;
   k->d = d;
   k->fam = kd_kernel_family_(p->type);
-  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered", kd_kernel_name(p->type));
+  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
+           kd_kernel_name(p->type));
   kd_kernel_refresh_(k);
   kd_kernel_update_desc_(k);
   *out = k;
@@ -184,7 +187,8 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       snprintf(k->desc, sizeof k->desc, "%s(c=%.17g)", nm, p->c);
       break;
     case KD_KERNEL_POLYNOMIAL:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c, p->degree);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c,
+               p->degree);
       break;
     case KD_KERNEL_IMQ:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,beta=%.17g)", nm, p->ls, p->beta);
@@ -208,4 +212,3 @@ int kd_kernel_dim(const kd_kernel *k) { return k->d; }
 const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
-

@@ -116,13 +116,15 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
  * every path gives the same bits. The intrinsics versions are picked at run time. */
 #define KD_KB_MR 4
 #define KD_KB_ROWS 64 /* rows of A per block (their accumulators stay in L1) */
-#define KD_KB_MIND 4 /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
+#define KD_KB_MIND 4  /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #include <immintrin.h>
 #define KD_KB_X86 1
-__attribute__((target("avx512f"))) static void kd_kernel_sqdist4_avx512_(
-    int d, const double *restrict a, const double *restrict Bp, kd_lidx ldb, kd_lidx n,
-    double *restrict s) {
+__attribute__((target("avx512f"))) static void kd_kernel_sqdist4_avx512_(int d,
+                                                                         const double *restrict a,
+                                                                         const double *restrict Bp,
+                                                                         kd_lidx ldb, kd_lidx n,
+                                                                         double *restrict s) {
   for (kd_lidx j0 = 0; j0 < n; j0 += 16) {
     __m512d c00 = _mm512_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
             c30 = c00, c31 = c00;
@@ -159,9 +161,11 @@ __attribute__((target("avx512f"))) static void kd_kernel_sqdist4_avx512_(
   }
 }
 
-__attribute__((target("avx2,fma"))) static void kd_kernel_sqdist4_avx2_(
-    int d, const double *restrict a, const double *restrict Bp, kd_lidx ldb, kd_lidx n,
-    double *restrict s) {
+__attribute__((target("avx2,fma"))) static void kd_kernel_sqdist4_avx2_(int d,
+                                                                        const double *restrict a,
+                                                                        const double *restrict Bp,
+                                                                        kd_lidx ldb, kd_lidx n,
+                                                                        double *restrict s) {
   for (kd_lidx j0 = 0; j0 < n; j0 += 8) {
     __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
             c30 = c00, c31 = c00;
@@ -275,8 +279,8 @@ static int kd_kernel_rows_(const kd_kernel *k, const double *A, kd_lidx na, kd_l
   return 1;
 }
 
-static kd_err kd_kernel_check_args_(const kd_kernel *k, const double *A, kd_lidx na, const double *B,
-                                    kd_lidx nb) {
+static kd_err kd_kernel_check_args_(const kd_kernel *k, const double *A, kd_lidx na,
+                                    const double *B, kd_lidx nb) {
   kd_err err = KD_OK;
   KD_CHECK(k != NULL, KD_ERR_ARG, "kernel: NULL kernel");
   KD_CHECK(na >= 0 && nb >= 0, KD_ERR_ARG, "kernel: negative block size (%lld x %lld)",

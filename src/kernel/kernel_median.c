@@ -50,10 +50,12 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   const int d = kd_pointset_dim(ps);
   /* checks every rank makes identically: no agreement needed */
   KD_CHECK(k != NULL, KD_ERR_ARG, "kernel: NULL kernel");
-  KD_CHECK(d == k->d, KD_ERR_INPUT, "kernel.ls: median heuristic on points of dimension %d, kernel "
-           "dimension %d", d, k->d);
-  KD_CHECK(max_sample >= 2, KD_ERR_CONFIG,
-           "kernel.median_sample: must be >= 2 (got %lld)", (long long)max_sample);
+  KD_CHECK(d == k->d, KD_ERR_INPUT,
+           "kernel.ls: median heuristic on points of dimension %d, kernel "
+           "dimension %d",
+           d, k->d);
+  KD_CHECK(max_sample >= 2, KD_ERR_CONFIG, "kernel.median_sample: must be >= 2 (got %lld)",
+           (long long)max_sample);
   KD_CHECK(n >= 2, KD_ERR_INPUT, "kernel.ls: median heuristic needs at least 2 points (got %lld)",
            (long long)n);
   const kd_lidx m = n < max_sample ? (kd_lidx)n : max_sample;

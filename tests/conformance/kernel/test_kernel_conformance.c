@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
       /* Sobolev of order 3 has factors near 0.03 (t = 1/2) where the expanded textbook B6 loses
        * digits to cancellation: a looser bound there. */
       const double rtol = t == KD_KERNEL_SOBOLEV ? 2e-12 : 1e-13;
-      KD_TEST(maxrel <= rtol, "%s d=%d: matches the textbook formula (max rel %.3g)", nm, d, maxrel);
+      KD_TEST(maxrel <= rtol, "%s d=%d: matches the textbook formula (max rel %.3g)", nm, d,
+              maxrel);
 
       /* a sub-tile at another position equals the same entries */
       KD_TEST_OK(kd_kernel_eval_block(k, A + 5 * d, 5, B + 99 * d, 161, S, 161));
@@ -114,8 +115,8 @@ int main(int argc, char **argv) {
       }
       KD_TEST(maxerr <= 1e-14, "%s d=%d: matvec == tile . w (rel %.3g)", nm, d, maxerr);
       KD_TEST_OK(kd_kernel_matvec(k, A + 6 * d, 7, B, nb, w, 0.0, y2));
-      KD_TEST(memcmp(y2, y + 6, sizeof(double) * 7) == 0, "%s d=%d: matvec rows independent",
-              nm, d);
+      KD_TEST(memcmp(y2, y + 6, sizeof(double) * 7) == 0, "%s d=%d: matvec rows independent", nm,
+              d);
       KD_TEST_OK(kd_kernel_matvec(k, A + 3 * d, 1, B, nb, w, 0.0, y2));
       KD_TEST(memcmp(y2, y + 3, sizeof(double)) == 0, "%s d=%d: single-row matvec", nm, d);
       KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, NULL, 0.0, y2));

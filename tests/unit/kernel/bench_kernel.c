@@ -106,10 +106,11 @@ int main(int argc, char **argv) {
     if (tt[1] < bestcpu) bestcpu = tt[1];
   }
   if (rank == 0)
-    printf("mode %s kernel %s d %d n %lld ranks %d time %.4f s evals/s %.4g cpu %.4f s "
-           "cpu_evals/s %.4g (check %.3g)\n",
-           mode, kname, d, (long long)n, size, best, (double)n * (double)n / best, bestcpu,
-           (double)n * (double)n / bestcpu, check);
+    printf(
+        "mode %s kernel %s d %d n %lld ranks %d time %.4f s evals/s %.4g cpu %.4f s "
+        "cpu_evals/s %.4g (check %.3g)\n",
+        mode, kname, d, (long long)n, size, best, (double)n * (double)n / best, bestcpu,
+        (double)n * (double)n / bestcpu, check);
   kd_kernel_destroy(&k);
   free(B);
   free(w);
