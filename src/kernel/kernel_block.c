@@ -225,9 +225,27 @@ KD_KCLONES void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y) {
   for (kd_lidx j = 0; j < n; j++) y[j] = kd_kexp_neg_(x[j]);
 }
 
-double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
+/* One pair: the same accumulation as kd_kernel_acc_ written as scalar loops (cheaper per call). */
+KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
   double s = 0.0, s2 = 0.0, out = 0.0;
-  kd_kernel_acc_(k, x, y, 1, 1, &s, &s2); /* one column: packed layout = the row itself */
+  const int d = k->d;
+  switch (k->fam->acc) {
+    case KD_KACC_SQDIST:
+      for (int kk = 0; kk < d; kk++) {
+        double t = x[kk] - y[kk];
+        s = fma(t, t, s);
+      }
+      break;
+    case KD_KACC_DOT:
+      for (int kk = 0; kk < d; kk++) s = fma(x[kk], y[kk], s);
+      break;
+    case KD_KACC_ATTN:
+      for (int kk = 0; kk < k->p.dk; kk++) s = fma(x[kk], y[kk], s);
+      for (int kk = k->p.dk; kk < d; kk++) s2 = fma(x[kk], y[kk], s2);
+      break;
+    default: /* one column: the packed layout is the row itself */
+      kd_kernel_acc_(k, x, y, 1, 1, &s, &s2);
+  }
   k->fam->finish(k, 1, &s, &s2, &out);
   return out;
 }

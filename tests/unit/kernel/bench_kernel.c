@@ -2,6 +2,7 @@
  * split over the ranks (each rank evaluates its n/p rows against all n columns of B), modes
  *   tile    materialised K(A_local, B)        (n/p x n, written in 512-row strips)
  *   matvec  fused y = K(A_local, B) w         (K never formed)
+ *   pair    kd_kernel_eval one pair at a time (the per-call overhead)
  *   dgemm   tile via |a|^2 + |b|^2 - 2 A B^T with BLAS dgemm + the same exp (comparison only:
  *           not bitwise reproducible, not used by the library)
  * Usage: bench_kernel MODE d [n] [reps] [kernel]. Prints evaluations/s over all ranks, from the
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: %s tile|matvec|dgemm d [n] [reps] [kernel]\n", argv[0]);
+    if (rank == 0) fprintf(stderr, "usage: %s tile|matvec|pair|dgemm d [n] [reps] [kernel]\n", argv[0]);
     MPI_Finalize();
     return 2;
   }
@@ -86,6 +87,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "matvec") == 0) {
       kd_kernel_matvec(k, A, na, B, n, w, 0.0, y);
       check += y[0];
+    } else if (strcmp(mode, "pair") == 0) {
+      for (kd_lidx i = 0; i < na; i++)
+        for (kd_lidx j = 0; j < n; j++) check += kd_kernel_eval(k, A + i * d, B + j * d);
     } else {
       for (kd_lidx i = 0; i < na; i += strip) {
         kd_lidx m = na - i < strip ? na - i : strip;
