@@ -1,7 +1,7 @@
 /* kernel_block.c - blocked kernel evaluation: one pair, tiles K(A,B), the fused mat-vec
  * y = beta y + K(A,B) w (K never materialised) and the diagonal.
  *
- * B is packed in panels of KD_KERNEL_PANEL columns, transposed (coordinate-major) and padded with
+ * B is packed in panels of KD_KERNEL_PANEL columns (fewer for d > 128), transposed (coordinate-major) and padded with
  * zero columns to a multiple of 8, so the per-row loops run over contiguous columns and vectorise
  * lane-wise. Per pair the operations are fixed (kernel_impl.h), hence
  *   - k(a, b) is bitwise identical in any tile, at any position, for any na, nb, and equal to
@@ -255,16 +255,23 @@ double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
   return kd_kernel_pair_(k, x, y);
 }
 
+/* Columns per panel: KD_KERNEL_PANEL, fewer for large d so that a panel (d x P doubles) stays
+ * within ~256 KB of cache; a multiple of 16. Only speed depends on it: a pair's value never does,
+ * and the mat-vec lanes are j mod 8 whatever P is. */
+static kd_lidx kd_kernel_panel_(int d) {
+  kd_lidx P = (kd_lidx)KD_KERNEL_PANEL * 128 / (d > 128 ? d : 128) / 16 * 16;
+  return P < 16 ? 16 : P;
+}
+
 /* B (nb x d, row-major) packed panel by panel: panel p holds columns [p P, p P + nc) transposed
  * (coordinate kk of column j at Bp[d p P + kk npad + j - p P]) with npad = nc rounded up to 16,
  * zero-padded. Total size d * kd_kernel_packed_size_(nb). */
-static kd_lidx kd_kernel_packed_size_(kd_lidx nb) {
-  const kd_lidx P = KD_KERNEL_PANEL, full = nb / P * P, rest = nb - full;
+static kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P) {
+  const kd_lidx full = nb / P * P, rest = nb - full;
   return full + (rest + 15) / 16 * 16;
 }
 
-static void kd_kernel_pack_all_(int d, const double *B, kd_lidx nb, double *Bp) {
-  const kd_lidx P = KD_KERNEL_PANEL;
+static void kd_kernel_pack_all_(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp) {
   for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
     const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     double *pan = Bp + (size_t)d * (size_t)j0;
@@ -317,13 +324,13 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
   if (na == 0 || nb == 0) goto cleanup;
   const int d = k->d;
-  const kd_lidx P = KD_KERNEL_PANEL;
-  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb);
+  const kd_lidx P = kd_kernel_panel_(d);
+  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
   KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  kd_kernel_pack_all_(d, B, nb, Bp);
+  kd_kernel_pack_all_(d, B, nb, P, Bp);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -360,15 +367,15 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
   const int d = k->d;
-  const kd_lidx P = KD_KERNEL_PANEL;
-  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb);
+  const kd_lidx P = kd_kernel_panel_(d);
+  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
   KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
   KD_ALLOC(wp, nbp);
   KD_ALLOC(lanes, (size_t)na * 8);
-  kd_kernel_pack_all_(d, B, nb, Bp);
+  kd_kernel_pack_all_(d, B, nb, P, Bp);
   for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
