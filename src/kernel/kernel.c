@@ -154,6 +154,8 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   KD_ALLOC(k, 1);
   k->p = *p;
   k->d = d;
+  k->ls_pending = p->ls_median && p->type != KD_KERNEL_LINEAR && p->type != KD_KERNEL_SOBOLEV &&
+                  p->type != KD_KERNEL_ENERGY;
   k->fam = kd_kernel_family_(p->type);
   KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
            kd_kernel_name(p->type));
@@ -176,6 +178,11 @@ void kd_kernel_refresh_(kd_kernel *k) {
 void kd_kernel_update_desc_(kd_kernel *k) {
   const kd_kernel_params *p = &k->p;
   const char *nm = kd_kernel_name(p->type);
+  char ls[32];
+  if (k->ls_pending)
+    snprintf(ls, sizeof ls, "median");
+  else
+    snprintf(ls, sizeof ls, "%.17g", p->ls);
   switch (p->type) {
     case KD_KERNEL_SOBOLEV:
       snprintf(k->desc, sizeof k->desc, "%s(order=%d)", nm, p->order);
@@ -187,17 +194,16 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       snprintf(k->desc, sizeof k->desc, "%s(c=%.17g)", nm, p->c);
       break;
     case KD_KERNEL_POLYNOMIAL:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c,
-               p->degree);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,c=%.17g,degree=%d)", nm, ls, p->c, p->degree);
       break;
     case KD_KERNEL_IMQ:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,beta=%.17g)", nm, p->ls, p->beta);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,beta=%.17g)", nm, ls, p->beta);
       break;
     case KD_KERNEL_ATTENTION:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,dk=%d)", nm, p->ls, p->dk);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
       break;
     default:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g)", nm, p->ls);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s)", nm, ls);
   }
 }
 

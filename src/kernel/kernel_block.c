@@ -1,9 +1,10 @@
 /* kernel_block.c - blocked kernel evaluation: one pair, tiles K(A,B), the fused mat-vec
  * y = beta y + K(A,B) w (K never materialised) and the diagonal.
  *
- * B is packed in panels of KD_KERNEL_PANEL columns (fewer for d > 128), transposed (coordinate-major) and padded with
- * zero columns to a multiple of 8, so the per-row loops run over contiguous columns and vectorise
- * lane-wise. Per pair the operations are fixed (kernel_impl.h), hence
+ * B is packed in panels of KD_KERNEL_PANEL columns (fewer for d > 128), transposed
+ * (coordinate-major) and padded with zero columns to a multiple of 8, so the per-row loops run over
+ * contiguous columns and vectorise lane-wise. Per pair the operations are fixed (kernel_impl.h),
+ * hence
  *   - k(a, b) is bitwise identical in any tile, at any position, for any na, nb, and equal to
  *     kd_kernel_eval(a, b);
  *   - the mat-vec sums row i in 8 interleaved partial sums (column j goes to lane j mod 8, in
@@ -252,6 +253,7 @@ KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const dou
 
 double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
   k->evals++;
+  if (k->ls_pending) return NAN; /* ls: median not computed yet: make the misuse visible */
   return kd_kernel_pair_(k, x, y);
 }
 
@@ -311,6 +313,8 @@ static kd_err kd_kernel_check_args_(const kd_kernel *k, const double *A, kd_lidx
   KD_CHECK(na >= 0 && nb >= 0, KD_ERR_ARG, "kernel: negative block size (%lld x %lld)",
            (long long)na, (long long)nb);
   KD_CHECK((na == 0 || A) && (nb == 0 || B), KD_ERR_ARG, "kernel: NULL point block");
+  KD_CHECK(!k->ls_pending, KD_ERR_ARG,
+           "kernel.ls: 'median' was requested but kd_kernel_set_median_ls has not run");
 cleanup:
   return err;
 }

@@ -46,6 +46,7 @@ struct kd_kernel {
   const kd_kernel_family *fam;
   double c[4];     /* family constants (from setup) */
   double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
+  int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
   uint64_t evals;
   char desc[160];
 };

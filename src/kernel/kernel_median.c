@@ -183,6 +183,7 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
              "or are not finite); set kernel.ls to a number",
              med);
     k->p.ls = med; /* p.ls_median stays as the caller set it: it records where ls came from */
+    k->ls_pending = 0;
     kd_kernel_refresh_(k);
     kd_kernel_update_desc_(k);
   }

@@ -52,7 +52,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: %s tile|matvec|pair|dgemm d [n] [reps] [kernel]\n", argv[0]);
+    if (rank == 0)
+      fprintf(stderr, "usage: %s tile|matvec|pair|dgemm d [n] [reps] [kernel]\n", argv[0]);
     MPI_Finalize();
     return 2;
   }

@@ -233,6 +233,20 @@ int main(int argc, char **argv) {
     p.ls = 0;
     p.ls_median = 1;
     KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+    /* until the median is computed the kernel refuses to evaluate */
+    double z2[2] = {0, 0}, kv = 0;
+    KD_TEST(strcmp(kd_kernel_describe(k), "gaussian(ls=median)") == 0, "pending describe: %s",
+            kd_kernel_describe(k));
+    KD_TEST(isnan(kd_kernel_eval(k, z2, z2)), "pending median: eval is NaN");
+    KD_TEST(kd_kernel_eval_block(k, z2, 1, z2, 1, &kv, 1) == KD_ERR_ARG &&
+                strstr(kd_err_message(), "kernel.ls"),
+            "pending median: block refused: %s", kd_err_message());
+    kd_err_clear();
+    kd_kernel_destroy(&k);
+    p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
+    p.ls_median = 1; /* families without ls ignore it */
+    KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+    KD_TEST(kd_kernel_eval(k, z2, z2) > 1.0, "sobolev ignores ls: median");
     kd_kernel_destroy(&k);
   }
 
