@@ -319,6 +319,55 @@ cleanup:
   return err;
 }
 
+/* Few columns (nb < KD_KB_SMALL, e.g. one new atom against all candidates): padding B to 16
+ * columns would waste most lanes, so evaluate the transposed block instead, vectorised over the
+ * rows of A: k(b_j, a_i) has the same bits as k(a_i, b_j) (every accumulation is symmetric: t*t
+ * with t = a - b or b - a, fma(a, b, s) = fma(b, a, s), |a - b|). Writes K (if not NULL) and/or
+ * adds w_j k(a_i, b_j) to lanes[i*8 + j mod 8] in increasing j, exactly as the general path does.
+ */
+#define KD_KB_SMALL 16
+static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, const double *B,
+                                  kd_lidx nb, double *K, kd_lidx ldk, const double *w,
+                                  double *lanes) {
+  kd_err err = KD_OK;
+  double *Ap = NULL, *s = NULL, *s2 = NULL, *out = NULL;
+  const int d = k->d;
+  const kd_lidx P = kd_kernel_panel_(d);
+  const kd_lidx npan = (na + P - 1) / P, nap = kd_kernel_packed_size_(na, P);
+  KD_ALLOC(Ap, (size_t)d * (size_t)nap);
+  KD_ALLOC(s, KD_KB_MR * P);
+  KD_ALLOC(s2, P);
+  KD_ALLOC(out, P);
+  kd_kernel_pack_all_(d, A, na, P, Ap);
+  for (kd_lidx pi = 0; pi < npan; pi++) {
+    const kd_lidx i0 = pi * P, nc = na - i0 < P ? na - i0 : P, npad = (nc + 15) / 16 * 16;
+    const double *Api = Ap + (size_t)d * (size_t)i0;
+    for (kd_lidx j = 0; j < nb;) {
+      const int rows = kd_kernel_rows_(k, B, nb, j, Api, npad, s, s2);
+      for (int r = 0; r < rows; r++) {
+        k->fam->finish(k, npad, s + r * npad, s2, out);
+        if (K)
+          for (kd_lidx i = 0; i < nc; i++) K[(i0 + i) * ldk + j + r] = out[i];
+        if (lanes) {
+          const double wj = w ? w[j + r] : 1.0;
+          const int l = (int)((j + r) % 8);
+          for (kd_lidx i = 0; i < nc; i++) {
+            double *p = lanes + (i0 + i) * 8 + l;
+            *p = fma(out[i], wj, *p);
+          }
+        }
+      }
+      j += rows;
+    }
+  }
+cleanup:
+  free(Ap);
+  free(s);
+  free(s2);
+  free(out);
+  return err;
+}
+
 kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                             double *K, kd_lidx ldk) {
   kd_err err = KD_OK;
@@ -327,6 +376,11 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
   if (na == 0 || nb == 0) goto cleanup;
+  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL) {
+    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, NULL));
+    k->evals += (uint64_t)na * (uint64_t)nb;
+    goto cleanup;
+  }
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d);
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
@@ -377,8 +431,12 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  KD_ALLOC(wp, nbp);
   KD_ALLOC(lanes, (size_t)na * 8);
+  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL) {
+    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, lanes));
+    goto sum;
+  }
+  KD_ALLOC(wp, nbp);
   kd_kernel_pack_all_(d, B, nb, P, Bp);
   for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
@@ -396,6 +454,7 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
       }
     }
   }
+sum:
   for (kd_lidx i = 0; i < na; i++) {
     const double *l = lanes + i * 8;
     double sum = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));

@@ -141,6 +141,40 @@ int main(int argc, char **argv) {
       }
       KD_TEST(maxerr <= 1e-12 * (1 + fabs(y[0])), "%s d=%d: beta y + K w", nm, d);
 
+      /* few columns (the transposed path, nb < 16 <= na) against pointwise values and against
+       * the general path (fewer than 16 rows) */
+      {
+        const kd_lidx nbs[3] = {1, 3, 9};
+        for (int q = 0; q < 3; q++) {
+          const kd_lidx m = nbs[q];
+          KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, m, K, ldk));
+          same = 1;
+          for (kd_lidx i = 0; i < na; i++)
+            for (kd_lidx j = 0; j < m; j++) {
+              double v = kd_kernel_eval(k, A + i * d, B + j * d);
+              same &= memcmp(&v, &K[i * ldk + j], sizeof v) == 0;
+            }
+          KD_TEST(same, "%s d=%d nb=%lld: few-column tile == pointwise bitwise", nm, d,
+                  (long long)m);
+          KD_TEST_OK(kd_kernel_matvec(k, A, na, B, m, w, 0.0, y));
+          KD_TEST_OK(kd_kernel_matvec(k, A + 30 * d, 7, B, m, w, 0.0, y2));
+          KD_TEST(memcmp(y2, y + 30, sizeof(double) * 7) == 0,
+                  "%s d=%d nb=%lld: few-column matvec == general path bitwise", nm, d,
+                  (long long)m);
+          double e = 0.0;
+          for (kd_lidx i = 0; i < na; i++) {
+            double r = 0.0, ra = 0.0;
+            for (kd_lidx j = 0; j < m; j++) {
+              r += K[i * ldk + j] * w[j];
+              ra += fabs(K[i * ldk + j] * w[j]);
+            }
+            e = fmax(e, fabs(y[i] - r) / (ra > 0 ? ra : 1.0));
+          }
+          KD_TEST(e <= 1e-14, "%s d=%d nb=%lld: few-column matvec == tile . w", nm, d,
+                  (long long)m);
+        }
+      }
+
       /* diagonal == pointwise */
       KD_TEST_OK(kd_kernel_diag(k, A, na, dg));
       same = 1;
