@@ -227,8 +227,9 @@ KD_KCLONES void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y) {
 }
 
 /* One pair: the same accumulation as kd_kernel_acc_ written as scalar loops (cheaper per call). */
-KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
-  double s = 0.0, s2 = 0.0, out = 0.0;
+static inline void kd_kernel_pair_acc_(const kd_kernel *k, const double *x, const double *y,
+                                       double *ps, double *ps2) {
+  double s = 0.0, s2 = 0.0;
   const int d = k->d;
   switch (k->fam->acc) {
     case KD_KACC_SQDIST:
@@ -247,8 +248,40 @@ KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const dou
     default: /* one column: the packed layout is the row itself */
       kd_kernel_acc_(k, x, y, 1, 1, &s, &s2);
   }
+  *ps = s;
+  *ps2 = s2;
+}
+
+KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
+  double s, s2, out = 0.0;
+  kd_kernel_pair_acc_(k, x, y, &s, &s2);
   k->fam->finish(k, 1, &s, &s2, &out);
   return out;
+}
+
+/* Accumulators of the rows A_0..A_{n-1} (row-major) against one point b, pair by pair. */
+KD_KCLONES static void kd_kernel_acc_rows_(const kd_kernel *k, const double *A, kd_lidx n,
+                                           const double *b, double *s, double *s2) {
+  const int d = k->d;
+  kd_lidx i = 0;
+  if (k->fam->acc == KD_KACC_SQDIST) /* four independent chains in flight */
+    for (; i + 4 <= n; i += 4) {
+      const double *a0 = A + i * d, *a1 = a0 + d, *a2 = a1 + d, *a3 = a2 + d;
+      double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+      for (int kk = 0; kk < d; kk++) {
+        const double bk = b[kk];
+        double t0 = a0[kk] - bk, t1 = a1[kk] - bk, t2 = a2[kk] - bk, t3 = a3[kk] - bk;
+        c0 = fma(t0, t0, c0);
+        c1 = fma(t1, t1, c1);
+        c2 = fma(t2, t2, c2);
+        c3 = fma(t3, t3, c3);
+      }
+      s[i] = c0;
+      s[i + 1] = c1;
+      s[i + 2] = c2;
+      s[i + 3] = c3;
+    }
+  for (; i < n; i++) kd_kernel_pair_acc_(k, A + i * d, b, &s[i], &s2[i]);
 }
 
 double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
@@ -319,49 +352,40 @@ cleanup:
   return err;
 }
 
-/* Few columns (nb < KD_KB_SMALL, e.g. one new atom against all candidates): padding B to 16
- * columns would waste most lanes, so evaluate the transposed block instead, vectorised over the
- * rows of A: k(b_j, a_i) has the same bits as k(a_i, b_j) (every accumulation is symmetric: t*t
- * with t = a - b or b - a, fma(a, b, s) = fma(b, a, s), |a - b|). Writes K (if not NULL) and/or
- * adds w_j k(a_i, b_j) to lanes[i*8 + j mod 8] in increasing j, exactly as the general path does.
- */
-#define KD_KB_SMALL 16
+/* Few columns (nb < KD_KB_SMALL, e.g. one new atom against all candidates) and many rows: the
+ * general path's per-row overheads and padding to 16 columns dominate, so go down the rows of A
+ * instead (A row-major as given, no
+ * packing), one column b_j at a time in increasing j. Each pair gets the scalar accumulation of
+ * kd_kernel_pair_ (the same bits as every other path) and the finish runs vectorised over the
+ * rows. Writes K (if not NULL) and/or adds w_j k(a_i, b_j) to lanes[i*8 + j mod 8] in increasing
+ * j, exactly as the general path does. */
+#define KD_KB_SMALL 4 /* measured: 2-5x faster for nb = 1, break-even near nb = 4 */
+#define KD_KB_SMALL_ROWS 16
 static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, const double *B,
                                   kd_lidx nb, double *K, kd_lidx ldk, const double *w,
                                   double *lanes) {
   kd_err err = KD_OK;
-  double *Ap = NULL, *s = NULL, *s2 = NULL, *out = NULL;
+  double *s = NULL, *s2 = NULL, *out = NULL;
   const int d = k->d;
-  const kd_lidx P = kd_kernel_panel_(d);
-  const kd_lidx npan = (na + P - 1) / P, nap = kd_kernel_packed_size_(na, P);
-  KD_ALLOC(Ap, (size_t)d * (size_t)nap);
-  KD_ALLOC(s, KD_KB_MR * P);
+  const kd_lidx P = KD_KERNEL_PANEL;
+  KD_ALLOC(s, P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  kd_kernel_pack_all_(d, A, na, P, Ap);
-  for (kd_lidx pi = 0; pi < npan; pi++) {
-    const kd_lidx i0 = pi * P, nc = na - i0 < P ? na - i0 : P, npad = (nc + 15) / 16 * 16;
-    const double *Api = Ap + (size_t)d * (size_t)i0;
-    for (kd_lidx j = 0; j < nb;) {
-      const int rows = kd_kernel_rows_(k, B, nb, j, Api, npad, s, s2);
-      for (int r = 0; r < rows; r++) {
-        k->fam->finish(k, npad, s + r * npad, s2, out);
-        if (K)
-          for (kd_lidx i = 0; i < nc; i++) K[(i0 + i) * ldk + j + r] = out[i];
-        if (lanes) {
-          const double wj = w ? w[j + r] : 1.0;
-          const int l = (int)((j + r) % 8);
-          for (kd_lidx i = 0; i < nc; i++) {
-            double *p = lanes + (i0 + i) * 8 + l;
-            *p = fma(out[i], wj, *p);
-          }
-        }
+  for (kd_lidx i0 = 0; i0 < na; i0 += P) {
+    const kd_lidx nc = na - i0 < P ? na - i0 : P;
+    for (kd_lidx j = 0; j < nb; j++) {
+      kd_kernel_acc_rows_(k, A + i0 * d, nc, B + j * d, s, s2);
+      k->fam->finish(k, nc, s, s2, out);
+      if (K)
+        for (kd_lidx i = 0; i < nc; i++) K[(i0 + i) * ldk + j] = out[i];
+      if (lanes) {
+        const double wj = w ? w[j] : 1.0;
+        double *p = lanes + i0 * 8 + j % 8;
+        for (kd_lidx i = 0; i < nc; i++) p[i * 8] = fma(out[i], wj, p[i * 8]);
       }
-      j += rows;
     }
   }
 cleanup:
-  free(Ap);
   free(s);
   free(s2);
   free(out);
@@ -376,7 +400,7 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
   if (na == 0 || nb == 0) goto cleanup;
-  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL) {
+  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
     KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, NULL));
     k->evals += (uint64_t)na * (uint64_t)nb;
     goto cleanup;
@@ -432,7 +456,7 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
   KD_ALLOC(lanes, (size_t)na * 8);
-  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL) {
+  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
     KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, lanes));
     goto sum;
   }

@@ -141,8 +141,8 @@ int main(int argc, char **argv) {
       }
       KD_TEST(maxerr <= 1e-12 * (1 + fabs(y[0])), "%s d=%d: beta y + K w", nm, d);
 
-      /* few columns (the transposed path, nb < 16 <= na) against pointwise values and against
-       * the general path (fewer than 16 rows) */
+      /* few columns (the row-wise path for nb < 4 <= 16 <= na; nb = 9 takes the general path)
+       * against pointwise values and against the general path (7 < 16 rows) */
       {
         const kd_lidx nbs[3] = {1, 3, 9};
         for (int q = 0; q < 3; q++) {
