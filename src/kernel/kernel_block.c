@@ -352,27 +352,38 @@ cleanup:
   return err;
 }
 
+/* y[i] = beta y[i] + ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for the n rows of lanes. */
+static void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, double *y) {
+  for (kd_lidx i = 0; i < n; i++) {
+    const double *l = lanes + i * 8;
+    double sum = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    y[i] = beta == 0.0 ? sum : beta * y[i] + sum;
+  }
+}
+
 /* Few columns (nb < KD_KB_SMALL, e.g. one new atom against all candidates) and many rows: the
  * general path's per-row overheads and padding to 16 columns dominate, so go down the rows of A
  * instead (A row-major as given, no
  * packing), one column b_j at a time in increasing j. Each pair gets the scalar accumulation of
  * kd_kernel_pair_ (the same bits as every other path) and the finish runs vectorised over the
- * rows. Writes K (if not NULL) and/or adds w_j k(a_i, b_j) to lanes[i*8 + j mod 8] in increasing
- * j, exactly as the general path does. */
+ * rows. Writes K (if not NULL) or, with y, the mat-vec: w_j k(a_i, b_j) goes to lane j mod 8 of
+ * row i in increasing j and the lanes are summed exactly as in the general path. */
 #define KD_KB_SMALL 4 /* measured: 2-5x faster for nb = 1, break-even near nb = 4 */
 #define KD_KB_SMALL_ROWS 16
 static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, const double *B,
-                                  kd_lidx nb, double *K, kd_lidx ldk, const double *w,
-                                  double *lanes) {
+                                  kd_lidx nb, double *K, kd_lidx ldk, const double *w, double beta,
+                                  double *y) {
   kd_err err = KD_OK;
-  double *s = NULL, *s2 = NULL, *out = NULL;
+  double *s = NULL, *s2 = NULL, *out = NULL, *lanes = NULL;
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
   KD_ALLOC(s, P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
+  if (y) KD_ALLOC(lanes, (size_t)P * 8);
   for (kd_lidx i0 = 0; i0 < na; i0 += P) {
     const kd_lidx nc = na - i0 < P ? na - i0 : P;
+    if (lanes) memset(lanes, 0, sizeof(double) * (size_t)P * 8);
     for (kd_lidx j = 0; j < nb; j++) {
       kd_kernel_acc_rows_(k, A + i0 * d, nc, B + j * d, s, s2);
       k->fam->finish(k, nc, s, s2, out);
@@ -380,15 +391,17 @@ static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, con
         for (kd_lidx i = 0; i < nc; i++) K[(i0 + i) * ldk + j] = out[i];
       if (lanes) {
         const double wj = w ? w[j] : 1.0;
-        double *p = lanes + i0 * 8 + j % 8;
+        double *p = lanes + j % 8;
         for (kd_lidx i = 0; i < nc; i++) p[i * 8] = fma(out[i], wj, p[i * 8]);
       }
     }
+    if (lanes) kd_kernel_lanes_sum_(nc, lanes, beta, y + i0);
   }
 cleanup:
   free(s);
   free(s2);
   free(out);
+  free(lanes);
   return err;
 }
 
@@ -401,7 +414,7 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
   if (na == 0 || nb == 0) goto cleanup;
   if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
-    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, NULL));
+    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
     k->evals += (uint64_t)na * (uint64_t)nb;
     goto cleanup;
   }
@@ -448,6 +461,11 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
+  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
+    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, beta, y));
+    k->evals += (uint64_t)na * (uint64_t)nb;
+    goto cleanup;
+  }
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d);
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
@@ -455,16 +473,13 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  KD_ALLOC(lanes, (size_t)na * 8);
-  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
-    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, lanes));
-    goto sum;
-  }
   KD_ALLOC(wp, nbp);
+  KD_ALLOC(lanes, KD_KB_ROWS * 8); /* one row block: memory does not grow with na */
   kd_kernel_pack_all_(d, B, nb, P, Bp);
   for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
+    memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8);
     for (kd_lidx pj = 0; pj < npan; pj++) {
       const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
       const double *Bpj = Bp + (size_t)d * (size_t)j0;
@@ -472,17 +487,12 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
         const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
         for (int r = 0; r < rows; r++) {
           k->fam->finish(k, npad, s + r * npad, s2, out);
-          kd_kernel_lanes_(npad, out, wp + j0, lanes + (i + r) * 8);
+          kd_kernel_lanes_(npad, out, wp + j0, lanes + (i - i0 + r) * 8);
         }
         i += rows;
       }
     }
-  }
-sum:
-  for (kd_lidx i = 0; i < na; i++) {
-    const double *l = lanes + i * 8;
-    double sum = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    y[i] = beta == 0.0 ? sum : beta * y[i] + sum;
+    kd_kernel_lanes_sum_(i1 - i0, lanes, beta, y + i0);
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:

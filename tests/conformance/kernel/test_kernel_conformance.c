@@ -56,6 +56,8 @@ int main(int argc, char **argv) {
   double *y2 = malloc(sizeof(double) * na), *y3 = malloc(sizeof(double) * na);
   double *G = malloc(sizeof(double) * ng * ng), *ev = malloc(sizeof(double) * ng);
   double *dg = malloc(sizeof(double) * na);
+  double *Abig = malloc(sizeof(double) * 600 * 200), *Kbig = malloc(sizeof(double) * 600 * 40);
+  double *ybig = malloc(sizeof(double) * 600), *ybig2 = malloc(sizeof(double) * 600);
   for (kd_lidx j = 0; j < nb; j++) w[j] = kd_rng_normal(77, 0, (uint64_t)j), ones[j] = 1.0;
 
   for (int ti = 0; ti < KD_KERNEL_COUNT_; ti++) {
@@ -175,6 +177,41 @@ int main(int argc, char **argv) {
         }
       }
 
+      /* many rows, few columns: several 256-row chunks of the row-wise path and several
+       * 64-row blocks of the general one; matvec with beta != 0 */
+      {
+        const kd_lidx nr = 600;
+        points(t, d, nr, 3000 + (uint64_t)d, Abig);
+        for (int q = 0; q < 2; q++) {
+          const kd_lidx m = q ? 40 : 2;
+          KD_TEST_OK(kd_kernel_eval_block(k, Abig, nr, B, m, Kbig, m));
+          same = 1;
+          for (kd_lidx i = 0; i < nr; i++)
+            for (kd_lidx j = 0; j < m; j++) {
+              double v = kd_kernel_eval(k, Abig + i * d, B + j * d);
+              same &= memcmp(&v, &Kbig[i * m + j], sizeof v) == 0;
+            }
+          KD_TEST(same, "%s d=%d 600 x %lld: tile == pointwise bitwise", nm, d, (long long)m);
+          for (kd_lidx i = 0; i < nr; i++) ybig[i] = ybig2[i] = (double)i;
+          KD_TEST_OK(kd_kernel_matvec(k, Abig, nr, B, m, w, 0.25, ybig));
+          for (kd_lidx i0 = 0; i0 < nr; i0 += 150) /* in pieces: same bits */
+            KD_TEST_OK(kd_kernel_matvec(k, Abig + i0 * d, 150, B, m, w, 0.25, ybig2 + i0));
+          KD_TEST(memcmp(ybig, ybig2, sizeof(double) * nr) == 0,
+                  "%s d=%d 600 x %lld: matvec in pieces bitwise equal", nm, d, (long long)m);
+          double e = 0.0;
+          for (kd_lidx i = 0; i < nr; i++) {
+            double r = 0.25 * (double)i, ra = fabs(r);
+            for (kd_lidx j = 0; j < m; j++) {
+              r += Kbig[i * m + j] * w[j];
+              ra += fabs(Kbig[i * m + j] * w[j]);
+            }
+            e = fmax(e, fabs(ybig[i] - r) / (ra > 0 ? ra : 1.0));
+          }
+          KD_TEST(e <= 1e-14, "%s d=%d 600 x %lld: beta y + K w (rel %.3g)", nm, d, (long long)m,
+                  e);
+        }
+      }
+
       /* diagonal == pointwise */
       KD_TEST_OK(kd_kernel_diag(k, A, na, dg));
       same = 1;
@@ -222,5 +259,9 @@ int main(int argc, char **argv) {
   free(G);
   free(ev);
   free(dg);
+  free(Abig);
+  free(Kbig);
+  free(ybig);
+  free(ybig2);
   return kd_test_finish();
 }
