@@ -156,6 +156,7 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   k->d = d;
   k->ls_pending = p->ls_median && p->type != KD_KERNEL_LINEAR && p->type != KD_KERNEL_SOBOLEV &&
                   p->type != KD_KERNEL_ENERGY;
+  k->isa = kd_kernel_isa_();
   k->fam = kd_kernel_family_(p->type);
   KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
            kd_kernel_name(p->type));

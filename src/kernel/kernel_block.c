@@ -203,14 +203,17 @@ __attribute__((target("avx2,fma"))) static void kd_kernel_sqdist4_avx2_(int d,
   }
 }
 
-/* 0: portable loops only, 1: AVX2+FMA, 2: AVX-512F (the best this CPU has). */
-static int kd_kernel_isa_(void) {
+#endif
+
+/* 0: portable loops only, 1: AVX2+FMA, 2: AVX-512F (the best this CPU and OS support). */
+int kd_kernel_isa_(void) {
+#ifdef KD_KB_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return 2;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
   return 0;
 }
-#endif
 
 /* p[l] += sum over j = l mod 8 of v[j] w[j], j < n (n a multiple of 8), in increasing j. */
 KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
@@ -325,8 +328,7 @@ static int kd_kernel_rows_(const kd_kernel *k, const double *A, kd_lidx na, kd_l
   const int d = k->d;
   (void)na;
 #ifdef KD_KB_X86
-  static int isa = -1; /* a benign race: every thread stores the same value */
-  if (isa < 0) isa = kd_kernel_isa_();
+  const int isa = k->isa;
   if (isa > 0 && k->fam->acc == KD_KACC_SQDIST && d >= KD_KB_MIND && i + KD_KB_MR <= na) {
     if (isa == 2)
       kd_kernel_sqdist4_avx512_(d, A + i * d, Bp, npad, npad, s);

@@ -212,6 +212,23 @@ int main(int argc, char **argv) {
         }
       }
 
+      /* every micro-kernel this CPU has (portable, AVX2, AVX-512) gives the same bits */
+      {
+        const int top = kd_kernel_isa_();
+        KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, nb, K, ldk));
+        KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, w, 0.0, y));
+        for (int isa = 0; isa <= top; isa++) {
+          k->isa = isa;
+          KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, nb, Kt, nb));
+          KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, w, 0.0, y2));
+          same = memcmp(y, y2, sizeof(double) * na) == 0;
+          for (kd_lidx i = 0; i < na; i++)
+            same &= memcmp(K + i * ldk, Kt + i * nb, sizeof(double) * nb) == 0;
+          KD_TEST(same, "%s d=%d: micro-kernel %d gives the same bits as %d", nm, d, isa, top);
+        }
+        k->isa = top;
+      }
+
       /* diagonal == pointwise */
       KD_TEST_OK(kd_kernel_diag(k, A, na, dg));
       same = 1;
