@@ -224,7 +224,8 @@ static void test_mixture(MPI_Comm c) {
   KD_TEST_OK(kd_target_create_closed(c, k, &mu, &t));
   double zq[4] = {0}, zzq = 0;
   for (int cpt = 0; cpt < 3; cpt++) {
-    qr1 q0 = qr_gauss(means[2 * cpt], sds[2 * cpt], 30), q1 = qr_gauss(means[2 * cpt + 1], sds[2 * cpt + 1], 30);
+    qr1 q0 = qr_gauss(means[2 * cpt], sds[2 * cpt], 30),
+        q1 = qr_gauss(means[2 * cpt + 1], sds[2 * cpt + 1], 30);
     for (int i = 0; i < 4; i++) zq[i] += w[cpt] * z_quad2_full(pts2[i], &q0, &q1, l);
     zzq += w[cpt] * zz_via_z(t, &q0, &q1);
     qr_free(&q0);
@@ -249,7 +250,8 @@ static void test_trunc(MPI_Comm c) {
   kd_kernel *k = mk_kernel(KD_KERNEL_GAUSSIAN, l, 2, 1);
   kd_target *t = NULL;
   KD_TEST_OK(kd_target_create_closed(c, k, &mu, &t));
-  qr1 q0 = qr_trunc(mean[0], sd[0], lo[0], hi[0], 30), q1 = qr_trunc(mean[1], sd[1], lo[1], hi[1], 30);
+  qr1 q0 = qr_trunc(mean[0], sd[0], lo[0], hi[0], 30),
+      q1 = qr_trunc(mean[1], sd[1], lo[1], hi[1], 30);
   for (int i = 0; i < 4; i++)
     KD_TEST_REL(zclosed(t, pts2[i]), z_quad2_full(pts2[i], &q0, &q1, l), 1e-12, "gauss x trunc z");
   KD_TEST_REL(zzclosed(t), zz_via_z(t, &q0, &q1), 1e-12, "gauss x trunc zz = int z dmu");
