@@ -400,6 +400,16 @@ static void test_rate(MPI_Comm c) {
       KD_TEST_OK(kd_measure_sample(&mu, 100 + r, 0, n, X));
       KD_TEST_OK(kd_mmd(t, X, w, n, &mmd, &mmd2));
       mean2 += mmd2 / R;
+      if (a == 2 && r == 0) { /* the same on one rank alone: bitwise equal (rows of w'Kw are
+                                 computed independently and summed in row order) */
+        kd_target *t1 = NULL;
+        double m1 = NAN, m2 = NAN;
+        KD_TEST_OK(kd_target_create_closed(MPI_COMM_SELF, k, &mu, &t1));
+        KD_TEST_OK(kd_mmd(t1, X, w, n, &m1, &m2));
+        KD_TEST(m1 == mmd && m2 == mmd2, "closed mmd at p ranks == at 1 rank: %.17g vs %.17g", mmd2,
+                m2);
+        kd_target_destroy(&t1);
+      }
       if (a == 0 && r == 0) { /* brute force */
         double z[32], s1 = 0, s2 = 0;
         KD_TEST_OK(kd_target_embed_rows(t, X, n, z));
