@@ -167,6 +167,20 @@ static void test_gaussian(MPI_Comm c) {
   KD_TEST_REL(zz1, l / sqrt(l * l + 2 * sd[0] * sd[0]), 1e-12, "1-D gauss zz by quadrature");
   qr_free(&q0);
   qr_free(&q1);
+  /* a later change of ls (median heuristic) is seen by z and by the cached zz */
+  kd_pointset *ps = NULL;
+  KD_TEST_OK(kd_pointset_generate(c, &mu, 300, 4, &ps));
+  KD_TEST_OK(kd_kernel_set_median_ls(k, ps, 1, 300));
+  double l2 = kd_kernel_get_params(k)->ls, ref = 1, x0[2] = {0.1, 0.2};
+  KD_TEST(l2 != l, "median ls %g differs from %g", l2, l);
+  for (int j = 0; j < 2; j++) ref *= l2 / sqrt(l2 * l2 + 2 * sd[j] * sd[j]);
+  KD_TEST_REL(zzclosed(t), ref, 1e-14, "zz recomputed for the new ls");
+  ref = 1;
+  for (int j = 0; j < 2; j++)
+    ref *= l2 / sqrt(l2 * l2 + sd[j] * sd[j]) *
+           exp(-(x0[j] - mean[j]) * (x0[j] - mean[j]) / (2 * (l2 * l2 + sd[j] * sd[j])));
+  KD_TEST_REL(zclosed(t, x0), ref, 1e-14, "z with the new ls");
+  kd_pointset_destroy(&ps);
   kd_target_destroy(&t);
   KD_TEST(t == NULL, "destroy sets NULL");
   kd_kernel_destroy(&k);
