@@ -153,6 +153,18 @@ int main(int argc, char **argv) {
   kd_target *t = NULL;
   KD_TEST(kd_target_create_empirical(k, tp, 0, &t) == KD_ERR_ARG && !t, "dimension mismatch");
   kd_err_clear();
+  if (kd_test_size() > 1) { /* a point set on another communicator size cannot meet the ring */
+    kd_kernel *k3 = mk_kernel(KD_KERNEL_GAUSSIAN, 1, 3);
+    kd_pointset *xs = NULL;
+    double z[3];
+    KD_TEST_OK(kd_target_create_empirical(k3, tp, 0, &t));
+    KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, 3, 3, Y, NULL, &xs));
+    KD_TEST(kd_target_embed(t, xs, z) == KD_ERR_ARG, "communicator size mismatch");
+    kd_err_clear();
+    kd_pointset_destroy(&xs);
+    kd_target_destroy(&t);
+    kd_kernel_destroy(&k3);
+  }
   kd_pointset_destroy(&tp);
   kd_kernel_destroy(&k);
   return kd_test_finish();
