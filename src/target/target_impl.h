@@ -17,6 +17,9 @@ struct kd_target {
   int skip_self;          /* empirical: zz not computed */
   int zz_done;            /* zz cached ... */
   double zz, zz_ls;       /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
+  double *own;            /* empirical: this rank's chunk-aligned target rows and weights,
+                             [own_n*d rows | own_n weights], built on first use (empirical.c) */
+  kd_lidx own_n;
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
