@@ -18,8 +18,6 @@
 #include "dist/dist_impl.h"
 #include "target/target_impl.h"
 
-enum { KD_EMP_TILE = 1024 }; /* rows per tile of the diagonal block in zz */
-
 static void kd_neu_add_(double *s, double *c, double v) {
   double t = *s + v;
   if (fabs(*s) >= fabs(v))
@@ -27,36 +25,6 @@ static void kd_neu_add_(double *s, double *c, double v) {
   else
     *c += (v - t) + *s;
   *s = t;
-}
-
-/* Largest block of the target over all ranks (no traffic: offsets are known everywhere). */
-static kd_lidx kd_emp_max_block_(const kd_pointset *pts) {
-  int p = kd_dist_size(kd_pointset_comm(pts));
-  kd_lidx mx = 0;
-  for (int r = 0; r < p; r++) {
-    kd_lidx nb = (kd_lidx)(kd_pointset_rank_offset(pts, r + 1) - kd_pointset_rank_offset(pts, r));
-    if (nb > mx) mx = nb;
-  }
-  return mx;
-}
-
-/* Ring buffers: cur = [rows (nl*d) | weights (nl)] of the local block, nxt of the same capacity. */
-static kd_err kd_emp_buffers_(const kd_target *t, double **cur, double **nxt, int64_t *cap,
-                              int64_t *ncur) {
-  kd_err err = KD_OK;
-  const kd_pointset *pts = t->pts;
-  const int d = kd_pointset_dim(pts);
-  const kd_lidx nl = kd_pointset_n_local(pts);
-  const double *w = kd_pointset_weights_const(pts);
-  *cap = (int64_t)kd_emp_max_block_(pts) * (d + 1);
-  KD_ALLOC(*cur, *cap);
-  KD_ALLOC(*nxt, *cap);
-  if (nl) memcpy(*cur, kd_pointset_rows_const(pts), (size_t)nl * d * sizeof(double));
-  for (kd_lidx i = 0; i < nl; i++)
-    (*cur)[nl * d + i] = w ? w[i] : 1.0 / (double)kd_pointset_n_global(pts);
-  *ncur = (int64_t)nl * (d + 1);
-cleanup:
-  return err;
 }
 
 /* ---- chunk-aligned sets: bitwise rank-count independence of z ----
@@ -252,77 +220,104 @@ cleanup:
   return err;
 }
 
-/* Add c * sum_i wa_i (K(A, B) wb)_i to (*acc, *comp); y is scratch of na doubles. */
-static kd_err kd_emp_quad_(kd_kernel *k, const double *A, const double *wa, kd_lidx na,
-                           const double *B, const double *wb, kd_lidx nb, double c, double *y,
-                           double *acc, double *comp) {
+/* Chunk-pair term (2 - [c == c']) v_c^T K(c, c') v_c' for the chunks starting at rows a of set A
+ * and b of set B (sets chunk-aligned, weights after the rows), A the lower global chunk. The
+ * mat-vec and the dot product see only the two chunks, so the term has the same bits wherever and
+ * whenever it is computed. */
+static kd_err kd_emp_pair_(kd_kernel *k, int d, const double *A, kd_lidx na, kd_lidx a,
+                           const double *B, kd_lidx nb, kd_lidx b, double c, double *y, double *acc,
+                           double *comp) {
   kd_err err = KD_OK;
-  if (na <= 0 || nb <= 0) return KD_OK;
-  KD_TRY(kd_kernel_matvec(k, A, na, B, nb, wb, 0.0, y));
+  const kd_lidx ma = na - a < KD_EMP_CHUNK ? na - a : KD_EMP_CHUNK;
+  const kd_lidx mb = nb - b < KD_EMP_CHUNK ? nb - b : KD_EMP_CHUNK;
+  const double *wa = A + na * d + a;
+  KD_TRY(kd_kernel_matvec(k, A + a * d, ma, B + b * d, mb, B + nb * d + b, 0.0, y));
   double s = 0.0;
-  for (kd_lidx i = 0; i < na; i++) s += wa[i] * y[i];
+  for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
   kd_neu_add_(acc, comp, c * s);
 cleanup:
   return err;
 }
 
+/* All chunk pairs between sets L (local, global chunks of rank `rank`) and R (remote, of rank q),
+ * restricted to chunks [l0, l1) of L and [r0, r1) of R (chunk indices), weight 2, computed with the
+ * lower global chunk as A. */
+static kd_err kd_emp_cross_(kd_kernel *k, int d, const double *L, kd_lidx nl, kd_lidx l0,
+                            kd_lidx l1, const double *R, kd_lidx nr, kd_lidx r0, kd_lidx r1,
+                            int remote_lower, double *y, double *acc, double *comp) {
+  kd_err err = KD_OK;
+  for (kd_lidx i = l0; i < l1; i++)
+    for (kd_lidx j = r0; j < r1; j++) {
+      if (remote_lower)
+        KD_TRY(kd_emp_pair_(k, d, R, nr, j * KD_EMP_CHUNK, L, nl, i * KD_EMP_CHUNK, 2.0, y, acc,
+                            comp));
+      else
+        KD_TRY(kd_emp_pair_(k, d, L, nl, i * KD_EMP_CHUNK, R, nr, j * KD_EMP_CHUNK, 2.0, y, acc,
+                            comp));
+    }
+cleanup:
+  return err;
+}
+
+static kd_lidx kd_emp_nchunks_(kd_lidx n) { return (n + KD_EMP_CHUNK - 1) / KD_EMP_CHUNK; }
+
 kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = t->comm;
   const int p = kd_dist_size(comm), rank = kd_dist_rank(comm), d = kd_pointset_dim(t->pts);
-  double *loc = NULL, *cur = NULL, *nxt = NULL, *y = NULL;
-  int64_t cap = 0, nloc = 0, ncur = 0, nr = 0;
+  double *cur = NULL, *nxt = NULL, *y = NULL, *G = NULL;
+  int64_t cap = 0, ncur = 0, nr = 0;
   double acc = 0.0, comp = 0.0;
-  lerr = kd_emp_buffers_(t, &loc, &cur, &cap, &nloc);
-  if (!lerr) {
-    memcpy(cur, loc, (size_t)nloc * sizeof(double));
-    ncur = nloc;
-    y = calloc((size_t)(cap / (d + 1)) + 1, sizeof(double));
-    if (!y) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate scratch");
+  KD_TRY(kd_emp_own_(t));
+  for (int q = 0; q < p; q++) {
+    kd_gidx S, E;
+    kd_emp_range_(t->pts, q, p, &S, &E);
+    if ((int64_t)(E - S) * (d + 1) > cap) cap = (int64_t)(E - S) * (d + 1);
   }
+  cur = calloc((size_t)cap + 1, sizeof(double));
+  nxt = calloc((size_t)cap + 1, sizeof(double));
+  y = calloc(KD_EMP_CHUNK, sizeof(double));
+  G = calloc((size_t)2 * p, sizeof(double));
+  if (!cur || !nxt || !y || !G)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
-  const kd_lidx nl = (kd_lidx)(nloc / (d + 1));
-  const double *R = loc, *W = loc + nl * d;
-  /* step 0: the diagonal block, upper tile triangle */
-  for (kd_lidx i0 = 0; i0 < nl && !lerr; i0 += KD_EMP_TILE) {
-    kd_lidx ni = nl - i0 < KD_EMP_TILE ? nl - i0 : KD_EMP_TILE, i1 = i0 + ni;
-    lerr = kd_emp_quad_(t->k, R + i0 * d, W + i0, ni, R + i0 * d, W + i0, ni, 1.0, y, &acc, &comp);
-    if (!lerr)
-      lerr = kd_emp_quad_(t->k, R + i0 * d, W + i0, ni, R + i1 * d, W + i1, nl - i1, 2.0, y, &acc,
-                          &comp);
-  }
-  nxt = malloc((size_t)cap * sizeof(double) + 8);
-  if (!nxt && !lerr) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate");
+  const double *L = t->own;
+  const kd_lidx nl = t->own_n, ncl = kd_emp_nchunks_(nl);
+  ncur = (int64_t)nl * (d + 1);
+  memcpy(cur, L, (size_t)ncur * sizeof(double));
+  /* step 0: chunk pairs c <= c' of the own set */
+  for (kd_lidx i = 0; i < ncl && !lerr; i++)
+    for (kd_lidx j = i; j < ncl && !lerr; j++)
+      lerr = kd_emp_pair_(t->k, d, L, nl, i * KD_EMP_CHUNK, L, nl, j * KD_EMP_CHUNK,
+                          i == j ? 1.0 : 2.0, y, &acc, &comp);
   KD_TRY(kd_dist_agreed(comm, lerr));
-  /* steps 1 .. p/2: the block of rank (rank - s) mod p */
+  /* steps 1 .. p/2: the set of rank q = (rank - s) mod p */
   for (int s = 1; 2 * s <= p; s++) {
     KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
     double *sw = cur;
     cur = nxt;
     nxt = sw;
     ncur = nr;
-    const kd_lidx nb = (kd_lidx)(ncur / (d + 1));
-    const double *B = cur, *WB = cur + nb * d;
+    const kd_lidx nb = (kd_lidx)(ncur / (d + 1)), ncb = kd_emp_nchunks_(nb);
+    const int q = (rank - s + p) % p, remote_lower = q < rank;
     if (lerr) continue;
-    if (2 * s < p) {
-      lerr = kd_emp_quad_(t->k, R, W, nl, B, WB, nb, 2.0, y, &acc, &comp);
-    } else if (rank < p / 2) { /* pair (rank, rank + p/2): first half of my rows */
-      lerr = kd_emp_quad_(t->k, R, W, nl / 2, B, WB, nb, 2.0, y, &acc, &comp);
-    } else { /* pair (rank - p/2, rank): second half of the partner's rows */
-      kd_lidx h = nb / 2;
-      lerr = kd_emp_quad_(t->k, B + h * d, WB + h, nb - h, R, W, nl, 2.0, y, &acc, &comp);
-    }
+    if (2 * s < p) /* the pair (rank, q) */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, 0, ncb, remote_lower, y, &acc, &comp);
+    else if (rank < p / 2) /* pair (rank, rank + p/2): the first half of my chunks */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl / 2, cur, nb, 0, ncb, 0, y, &acc, &comp);
+    else /* pair (rank - p/2, rank): the second half of the partner's chunks */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, ncb / 2, ncb, 1, y, &acc, &comp);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
-  double v[2] = {acc, comp};
-  KD_TRY(kd_dist_sum(comm, v, 2));
-  double res = v[0] + v[1];
-  KD_TRY(kd_dist_bcast(comm, &res, (int64_t)sizeof res, 0)); /* identical bits on every rank */
-  *zz = res;
+  /* the (sum, compensation) pairs of all ranks, added in rank order, compensated again */
+  double v[2] = {acc, comp}, a = 0.0, e = 0.0;
+  KD_TRY(kd_dist_allgatherv(comm, v, 2, G));
+  for (int r = 0; r < 2 * p; r++) kd_neu_add_(&a, &e, G[r]);
+  *zz = a + e;
 cleanup:
-  free(loc);
   free(cur);
   free(nxt);
   free(y);
+  free(G);
   return err;
 }

@@ -100,7 +100,7 @@ static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
     kd_pointset *tp1 = NULL;
     kd_target *t1 = NULL;
     KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, N, d, Y, wall, &tp1));
-    KD_TEST_OK(kd_target_create_empirical(k, tp1, 1, &t1));
+    KD_TEST_OK(kd_target_create_empirical(k, tp1, 0, &t1));
     KD_TEST_OK(kd_target_embed_rows(t1, xr, nl, z1));
     long diff = 0;
     for (kd_lidx i = 0; i < nl; i++) diff += z1[i] != zl[i];
@@ -112,6 +112,16 @@ static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
     diff = 0;
     for (int i = 0; i < 40; i++) diff += zr[i] != zr1[i];
     KD_TEST(diff == 0, "embed_rows at %d ranks bitwise equal to one rank: %ld differ", p, diff);
+    double zzp = NAN, zz1 = NAN, mp = NAN, m1 = NAN, w40[40];
+    int avp = 0, av1 = 0;
+    KD_TEST_OK(kd_target_self(t, &zzp, &avp));
+    KD_TEST_OK(kd_target_self(t1, &zz1, &av1));
+    KD_TEST(avp && av1 && zzp == zz1, "zz at %d ranks bitwise equal to one rank: %.17g vs %.17g", p,
+            zzp, zz1);
+    for (int i = 0; i < 40; i++) w40[i] = 1.0 / 40;
+    KD_TEST_OK(kd_mmd(t, R0, w40, 40, &mp, NULL));
+    KD_TEST_OK(kd_mmd(t1, R0, w40, 40, &m1, NULL));
+    KD_TEST(mp == m1, "mmd at %d ranks bitwise equal to one rank: %.17g vs %.17g", p, mp, m1);
     kd_target_destroy(&t1);
     kd_pointset_destroy(&tp1);
     free(wall);
