@@ -1,16 +1,15 @@
 /* empirical.c - an empirical target: the weighted point set (y_j, v_j), j < N, with rows split in
  * contiguous blocks over the ranks (weights v from the point set, or 1/N when uniform):
  *   z(x) = sum_j v_j k(x, y_j),   zz = sum_i sum_j v_i v_j k(y_i, y_j).
- * z at a distributed X: every rank keeps its X rows and the target blocks travel around the ring
- * (p - 1 shifts of one block of rows and weights), so each rank does N n_local kernel evaluations
- * and holds at most two target blocks: O(N m / p) work and O(N d / p) memory per rank.
- * zz: the same ring over half of the block pairs (steps 0 .. p/2), using symmetry: block pairs at
- * ring distance s and p - s are the same pair, the diagonal block uses its upper tile triangle, and
- * at distance p/2 (p even) the two ranks of a pair split it by rows. Work N^2 / (2p) per rank.
- * z (both entry points) is a compensated sum of per-chunk partials over fixed 2048-row chunks of
- * the target (see "chunk-aligned sets" below), which makes it bitwise independent of the rank count
- * in practice. zz adds block contributions with Neumaier compensation; it depends on the rank count
- * at the level of round-off (~1e-16 relative). */
+ * Everything is summed over fixed global chunks of 2048 target rows (see "chunk-aligned sets"
+ * below), which makes z, zz and the MMD bitwise independent of the rank count in practice.
+ * z at a distributed X: every rank keeps its X rows and the chunk-aligned target sets travel around
+ * the ring (p - 1 shifts), so each rank does N n_local kernel evaluations and holds three sets:
+ * O(N m / p) work and O(N d / p) memory per rank.
+ * zz: the same ring over half of the set pairs (steps 0 .. p/2), using symmetry: set pairs at ring
+ * distance s and p - s are the same pair, within the own set only chunk pairs c <= c' are
+ * evaluated, and at distance p/2 (p even) the two ranks of a pair take half of the lower set's
+ * chunks each. Work N^2 / (2p) per rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
