@@ -67,11 +67,14 @@ typedef struct {
   double *kw;   /* [cap] (K_S w)_i = nu(x_i), refreshed by kd_herd_refresh */
   int *slot;    /* [cap] cache slot of atom i's column, -1 if not cached */
   /* column cache: n_slots columns of length nl */
-  int n_slots;
+  int n_slots, slots_alloc;
   double *cache;
   char *slot_used;
   /* scalars refreshed by kd_herd_refresh */
   double wkw, wz, mmd2, mmd;
+  /* run control: tol_gap for the iteration functions, done = 1 ends the run */
+  double tol_gap;
+  int done;
   /* counters */
   int64_t lmo_calls;
   double t0;
@@ -104,7 +107,7 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx);
 /** Kernel column k(c, x) over the local candidates into out[nl] (one fused block evaluation).
  *  Local. */
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out);
-/** Column of active atom i: from the cache, or evaluated into scratch (which). *col points to it.
+/** Column of active atom i: from the cache (pointer valid until the next kd_herd_add_atom), or evaluated into scratch (which). *col points to it.
  *  Local. */
 kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col);
 
@@ -142,5 +145,32 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
 /** Copy the active set into out (points, weights, indices), set out->mmd and the common metrics
  *  (lmo_calls, iterations, fw_gap). Local. */
 kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out);
+
+/** One iteration of an algorithm: it = 1, 2, ...; *gap = FW gap computed in this iteration (NaN if
+ *  none). Set h->done to finish (e.g. gap <= h->tol_gap, or no progress possible). Collective. */
+typedef kd_err (*kd_herd_iter_fn)(kd_herd *h, void *ctx, int64_t it, double *gap);
+/** The common driver: init, start vertex, iterate fn until a stopping rule fires, trace, output.
+ *  Collective over in->comm. */
+kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx);
+
+/* ---- steps (herding_steps.c); all Collective where they fetch a new atom, else Local ---- */
+/** nu_1 = k(x_1, .) with x_1 = argmax_c z(c) (the LMO at nu = 0; ties: smallest index). */
+kd_err kd_herd_start(kd_herd *h);
+/** Gradient at atom i: <grad F, delta_{x_i}> = (K_S w)_i - z(x_i) (after kd_herd_refresh). */
+double kd_herd_grad(const kd_herd *h, int i);
+/** Away vertex a = argmax_{i in S, w_i > 0} grad_i and local FW vertex s = argmin_{i in S}
+ *  grad_i (ties: first in order). Local. */
+void kd_herd_away_local(const kd_herd *h, int *a, int *s);
+/** <grad F, nu> = w^T (K_S w - z_S). Local. */
+double kd_herd_wgrad(const kd_herd *h);
+/** FW step nu <- (1-gamma) nu + gamma k(., x_v) toward atom v (added beforehand, weight may be
+ *  0). gamma < 0: exact line search over [0, 1]. *gamma_out (optional) gets the step. Local. */
+kd_err kd_herd_step_fw(kd_herd *h, int v, double gamma, double *gamma_out);
+/** Pairwise step moving weight from atom a to atom s with exact line search over [0, w_a];
+ *  *dropped = 1 if a left the active set. Local. */
+kd_err kd_herd_step_pair(kd_herd *h, int a, int s, int *dropped);
+/** Away step nu <- nu + gamma (nu - k(., x_a)), exact line search over [0, w_a/(1-w_a)];
+ *  *dropped = 1 if a left. Local. */
+kd_err kd_herd_step_away(kd_herd *h, int a, int *dropped);
 
 #endif
