@@ -152,6 +152,7 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
   const int fc = x->mode == KD_HERD_FC_PMP || x->mode == KD_HERD_FC_GCOS;
   const int is_pmp = x->mode == KD_HERD_PMP || x->mode == KD_HERD_FC_PMP;
   x->nd = 0;
+  for (kd_lidx y = 0; y < h->nl; y++) x->D[y] = 0.0;
   /* FW gap (reported / tol_gap) from the plain LMO */
   KD_TRY(kd_herd_lmo(h, &val, &g));
   *gap = kd_herd_wgrad(h) - val;
@@ -170,9 +171,6 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
       for (int i = 0; i < x->nd; i++) lam += x->c[i];
       for (kd_lidx y = 0; y < h->nl; y++)
         x->score[y] = h->z[y] - h->nu[y] - (x->D[y] - lam * h->nu[y]);
-      if (k == 0) {
-        /* round 0 is exactly the LMO just done */
-      }
       h->lmo_calls++;
       KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
       int nd_before = x->nd;
