@@ -1,6 +1,7 @@
 /* herd_util.c - see herd_util.h. */
 #include "herd_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +58,9 @@ kd_err herd_run(MPI_Comm comm, const herd_problem *p, const char *name, const ch
     KD_CHECK(eq && eq - kv[i] < 63, KD_ERR_ARG, "bad override %s", kv[i]);
     memcpy(key, kv[i], (size_t)(eq - kv[i]));
     key[eq - kv[i]] = 0;
-    KD_TRY(kd_params_set_text(&par, key, eq + 1, "test"));
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "algorithm.%s", key);
+    KD_TRY(kd_params_set_text(&par, key, eq + 1, ctx));
   }
   kd_algo_in in = {comm, p->k, p->cand, p->t, &par, 1, NULL};
   KD_TRY(a->run(&in, res));

@@ -6,7 +6,7 @@
 
 static const kd_param_spec kd_bpcg_params_[] = {
     KD_HERD_COMMON_PARAMS,
-    {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e300, NULL,
+    {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
      "relaxed step-selection factor K_sc >= 1 (App. C); larger = sparser"},
 };
 

@@ -8,9 +8,9 @@
 
 static const kd_param_spec kd_bpcg_lazy_params_[] = {
     KD_HERD_COMMON_PARAMS,
-    {"J", KD_PARAM_F64, 1.0, NULL, 1.0, 1e300, NULL,
+    {"J", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
      "accuracy J >= 1 of the lazified FW test (Alg. 2 line 19; the paper's herding runs use 1)"},
-    {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e300, NULL,
+    {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
      "relaxed step-selection factor K_sc >= 1 (App. C)"},
 };
 
