@@ -274,6 +274,7 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
   if (gamma > 0) {
     const double om = 1.0 - gamma, sc = gamma / lam;
     for (kd_lidx y = 0; y < h->nl; y++) h->nu[y] = om * h->nu[y] + sc * x->D[y];
+    h->lmin_valid = 0;
     for (int i = 0; i < h->n; i++) h->w[i] *= om;
     for (int i = 0; i < x->nd; i++) h->w[x->pos[i]] += gamma * x->cn[i];
   }

@@ -75,6 +75,11 @@ typedef struct {
   /* run control: tol_gap for the iteration functions, done = 1 ends the run */
   double tol_gap;
   int done;
+  /* local part of the next LMO, min_c (nu(c) - z(c)) over this rank's candidates (ties: smallest
+   * index), computed in the same pass as the nu update of the hot steps; valid = 0 forces a scan */
+  int lmin_valid, lmin_nan;
+  double lmin_val;
+  kd_gidx lmin_idx;
   /* counters */
   int64_t lmo_calls;
   double t0;
@@ -104,7 +109,7 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g);
 /** Fetch the coordinates x[d] and z(x) of candidate g from its owner (one broadcast).
  *  Collective. */
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx);
-/** Kernel column k(c, x) over the local candidates into out[nl] (one fused block evaluation).
+/** Kernel column k(x, c) over the local candidates into out[nl] (one fused block evaluation).
  *  Local. */
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out);
 /** Column of active atom i: from the cache (pointer valid until the next kd_herd_add_atom), or evaluated into scratch (which). *col points to it.

@@ -130,9 +130,31 @@ kd_err kd_herd_argmax(kd_herd *h, const double *score, kd_err local_err, double 
 }
 
 kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
-  for (kd_lidx i = 0; i < h->nl; i++) h->col2[i] = h->nu[i] - h->z[i];
+  kd_err lerr = KD_OK;
   h->lmo_calls++;
-  return kd_herd_argmin(h, h->col2, KD_OK, val, g);
+  if (!h->lmin_valid) {
+    double best = INFINITY;
+    kd_lidx bi = -1;
+    int nan = 0;
+    for (kd_lidx c = 0; c < h->nl; c++) {
+      const double s = h->nu[c] - h->z[c];
+      if (s < best) {
+        best = s;
+        bi = c;
+      } else if (s != s) {
+        nan = 1;
+      }
+    }
+    h->lmin_val = best;
+    h->lmin_idx = bi < 0 ? -1 : h->off + bi;
+    h->lmin_nan = nan;
+    h->lmin_valid = 1;
+  }
+  if (h->lmin_nan)
+    lerr = kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
+                      "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->comm));
+  return kd_dist_argmin(h->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val,
+                        g);
 }
 
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
@@ -158,7 +180,9 @@ cleanup:
 
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out) {
   if (h->nl == 0) return KD_OK;
-  return kd_kernel_matvec(h->kernel, h->rows, h->nl, x, 1, NULL, 0.0, out);
+  /* one row (x) against the candidate panel: the block kernel's panels run over the candidates,
+   * so nothing is padded or reduced (k is symmetric bit for bit) */
+  return kd_kernel_eval_block(h->kernel, x, 1, h->rows, h->nl, out, h->nl);
 }
 
 kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col) {
@@ -320,6 +344,7 @@ void kd_herd_refresh(kd_herd *h) {
 
 kd_err kd_herd_rebuild_nu(kd_herd *h) {
   kd_err err = KD_OK;
+  h->lmin_valid = 0;
   for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] = 0.0;
   for (int i = 0; i < h->n; i++) {
     const double *col;

@@ -10,6 +10,31 @@
 /* relative curvature below which a direction is treated as zero-length (duplicate atoms) */
 #define KD_HERD_TINY 1e-14
 
+/* Fused update of nu and the local LMO minimum: nu[c] = EXPR, then track min nu[c] - z[c]. */
+#define KD_HERD_UPDATE_NU_(h, EXPR)                                   \
+  do {                                                                \
+    double best_ = INFINITY;                                          \
+    kd_lidx bi_ = -1;                                                 \
+    int nan_ = 0;                                                     \
+    double *nu_ = (h)->nu;                                            \
+    const double *z_ = (h)->z;                                        \
+    for (kd_lidx c = 0; c < (h)->nl; c++) {                           \
+      const double v_ = (EXPR);                                       \
+      nu_[c] = v_;                                                    \
+      const double s_ = v_ - z_[c];                                   \
+      if (s_ < best_) {                                               \
+        best_ = s_;                                                   \
+        bi_ = c;                                                      \
+      } else if (s_ != s_) {                                          \
+        nan_ = 1;                                                     \
+      }                                                               \
+    }                                                                 \
+    (h)->lmin_val = best_;                                            \
+    (h)->lmin_idx = bi_ < 0 ? -1 : (h)->off + bi_;                    \
+    (h)->lmin_nan = nan_;                                             \
+    (h)->lmin_valid = 1;                                              \
+  } while (0)
+
 kd_err kd_herd_start(kd_herd *h) {
   kd_err err = KD_OK;
   double val;
@@ -20,7 +45,7 @@ kd_err kd_herd_start(kd_herd *h) {
   KD_CHECK(g >= 0, KD_ERR_INTERNAL, "herd: empty LMO");
   KD_TRY(kd_herd_ensure_atom(h, g, h->col, &col, &pos));
   h->w[pos] = 1.0;
-  for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] = col[c];
+  KD_HERD_UPDATE_NU_(h, col[c]);
   kd_herd_refresh(h);
 cleanup:
   return err;
@@ -61,7 +86,7 @@ kd_err kd_herd_step_fw(kd_herd *h, int v, double gamma, double *gamma_out) {
   if (gamma > 0) {
     KD_TRY(kd_herd_atom_column(h, v, h->col, &col));
     const double om = 1.0 - gamma;
-    for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] = om * h->nu[c] + gamma * col[c];
+    KD_HERD_UPDATE_NU_(h, om * nu_[c] + gamma * col[c]);
     for (int i = 0; i < h->n; i++) h->w[i] *= om;
     h->w[v] += gamma;
   }
@@ -85,7 +110,7 @@ kd_err kd_herd_step_pair(kd_herd *h, int a, int s, int *dropped) {
   if (gamma <= 0) goto cleanup;
   KD_TRY(kd_herd_atom_column(h, a, h->col, &ca));
   KD_TRY(kd_herd_atom_column(h, s, h->col2, &cs));
-  for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] += gamma * (cs[c] - ca[c]);
+  KD_HERD_UPDATE_NU_(h, nu_[c] + gamma * (cs[c] - ca[c]));
   if (gamma >= wa) {
     h->w[s] += wa;
     h->w[a] = 0.0;
@@ -114,7 +139,7 @@ kd_err kd_herd_step_away(kd_herd *h, int a, int *dropped) {
   if (gamma <= 0) goto cleanup;
   KD_TRY(kd_herd_atom_column(h, a, h->col, &ca));
   const double op = 1.0 + gamma;
-  for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] = op * h->nu[c] - gamma * ca[c];
+  KD_HERD_UPDATE_NU_(h, op * nu_[c] - gamma * ca[c]);
   for (int i = 0; i < h->n; i++) h->w[i] *= op;
   if (gamma >= gmax) {
     h->w[a] = 0.0;
