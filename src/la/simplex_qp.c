@@ -18,6 +18,11 @@
 #include "algo/herding/herding_impl.h"
 #include "la/la_impl.h"
 
+extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
+                    const int *lda, double *b, const int *ldb, int *info);
+extern void dpocon_(const char *uplo, const int *n, const double *a, const int *lda,
+                    const double *anorm, double *rcond, double *work, int *iwork, int *info);
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
 
@@ -96,6 +101,37 @@ static kd_err kd_qp_direction_(int n, const double *Q, const double *g, const in
   }
   gnorm = sqrt(gnorm);
   int info = 0;
+  {
+    /* fast path: Cholesky of the reduced Hessian when it is well conditioned (the usual case);
+     * otherwise (singular / near-singular) the eigendecomposition below. ev, nn: scratch. */
+    double *C = work, anorm = 0.0, rcond = 0.0;
+    for (int j = 0; j < r; j++) {
+      double cs = 0.0;
+      for (int i = 0; i < r; i++) {
+        C[i + (size_t)r * j] = H[i + (size_t)r * j];
+        cs += fabs(H[i + (size_t)r * j]);
+      }
+      anorm = fmax(anorm, cs);
+    }
+    dpotrf_("U", &r, C, &r, &info);
+    if (info == 0) {
+      int *iwork = (int *)(C + (size_t)r * r + 3 * (size_t)r);
+      dpocon_("U", &r, C, &r, &anorm, &rcond, C + (size_t)r * r, iwork, &info);
+    }
+    if (info == 0 && rcond > 1e-10) {
+      int one = 1;
+      for (int j = 0; j < r; j++) y[j] = -rg[j];
+      dpotrs_("U", &r, &one, C, &r, y, &r, &info);
+      KD_LA(info);
+      for (int a = 0; a < k; a++) {
+        double s = 0.0;
+        for (int j = 0; j < r; j++) s += Z[a + (size_t)k * j] * y[j];
+        p[a] = s;
+      }
+      goto cleanup;
+    }
+    info = 0;
+  }
   dsyev_("V", "U", &r, H, &r, ev, work, &lwork, &info);
   KD_LA(info);
   double lmax = fmax(ev[r - 1], 0.0);
@@ -149,7 +185,7 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
   double cmax = 0.0;
   for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(c[i]));
   const double kscale = fmax(scale, cmax);
-  const int lws = 3 * n * n + 4 * n + 64 * (n + 2);
+  const int lws = 4 * n * n + 8 * n + 64 * (n + 2);
   KD_ALLOC(F, n);
   KD_ALLOC(in_f, n);
   KD_ALLOC(g, n);
