@@ -13,6 +13,7 @@ m=${3:-1000000}
 iters=${4:-500}
 ranks=${5:-"1 2 4"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ncores=$(nproc --all)
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 exe=$build/tests/herding/bench_herding
 if [ ! -x "$exe" ]; then
@@ -21,12 +22,12 @@ if [ ! -x "$exe" ]; then
 fi
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { echo "$1" | sed "s/.* $2 \([^ ]*\).*/\1/"; }
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -n)  $(nproc) cores" \
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -n)  ${ncores} cores" \
      "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "# load before: $(uptime | sed 's/.*load average://')"
 base=""
 for np in $ranks; do
-  cols="" its="" ratios=""
+  cols="" its="" ratios="" cr=""
   i=0
   while [ "$i" -lt "$runs" ]; do
     line=$(mpirun --oversubscribe -np "$np" "$exe" "$m" "$iters" | grep '^algo')
@@ -34,12 +35,14 @@ for np in $ranks; do
     cols="$cols $(field "$line" col_s)"
     its="$its $(field "$line" iter_s)"
     ratios="$ratios $(field "$line" ratio)"
+    cr="$cr $(field "$line" cpu_ratio)"
     i=$((i + 1))
   done
   mc=$(median $cols)
   mi=$(median $its)
   mr=$(median $ratios)
+  mcr=$(median $cr)
   [ -n "$base" ] || base=$mi
   sp=$(awk -v a="$base" -v b="$mi" 'BEGIN {printf "%.2f", a / b}')
-  echo "ranks $np: median col_s $mc  iter_s $mi  ratio $mr  speed-up $sp  (load:$(uptime | sed 's/.*load average://'))"
+  echo "ranks $np: median col_s $mc  iter_s $mi  ratio $mr  cpu_ratio $mcr  speed-up $sp  (load:$(uptime | sed 's/.*load average://'))"
 done

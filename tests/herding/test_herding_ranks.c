@@ -15,13 +15,13 @@ int main(int argc, char **argv) {
   const int rank = kd_test_rank();
   herd_problem world, self;
   memset(&self, 0, sizeof self);
-  KD_TEST_OK(herd_problem_gauss(MPI_COMM_WORLD, 2, 0.7, 1537, 99, &world));
-  if (rank == 0) KD_TEST_OK(herd_problem_gauss(MPI_COMM_SELF, 2, 0.7, 1537, 99, &self));
+  KD_TEST_OK(herd_problem_gauss(MPI_COMM_WORLD, 2, 0.7, 1025, 99, &world));
+  if (rank == 0) KD_TEST_OK(herd_problem_gauss(MPI_COMM_SELF, 2, 0.7, 1025, 99, &self));
   for (size_t a = 0; a < sizeof kAlgos / sizeof *kAlgos; a++) {
     kd_result rw = KD_RESULT_INIT, rs = KD_RESULT_INIT, rw2 = KD_RESULT_INIT;
     /* small cache on the world run: forces recomputed columns on some ranks (same values) */
-    const char *kvw[] = {"max_iter=120", "cache_mb=0.02", NULL};
-    const char *kvs[] = {"max_iter=120", NULL};
+    const char *kvw[] = {"max_iter=100", "cache_mb=0.02", NULL};
+    const char *kvs[] = {"max_iter=100", NULL};
     KD_TEST_OK(herd_run(MPI_COMM_WORLD, &world, kAlgos[a], kvw, &rw));
     KD_TEST_OK(herd_run(MPI_COMM_WORLD, &world, kAlgos[a], kvw, &rw2));
     KD_TEST(rw.n == rw2.n && memcmp(rw.weights, rw2.weights, sizeof(double) * rw.n) == 0 &&
