@@ -5,6 +5,8 @@
 # iteration), their ratio, and the speed-up of iter_s against the first rank count.
 # usage: bench/herding.sh [BUILD_DIR=build] [RUNS=3] [M=1000000] [ITERS=500] [RANKS="1 2 4"]
 # Ranks beyond the core count are oversubscribed (correctness only there).
+# KD_BENCH_YIELD=1 adds --mca mpi_yield_when_idle 1 (waiting ranks yield the core instead of
+# busy-polling: on a shared, overloaded machine this is the fairer setting for 2 ranks).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -20,17 +22,20 @@ if [ ! -x "$exe" ]; then
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j2 --target bench_herding >/dev/null
 fi
+yield=""
+[ "${KD_BENCH_YIELD:-0}" = 1 ] && yield="--mca mpi_yield_when_idle 1"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { echo "$1" | sed "s/.* $2 \([^ ]*\).*/\1/"; }
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -n)  ${ncores} cores" \
      "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "# mpirun extra flags: ${yield:-none}"
 echo "# load before: $(uptime | sed 's/.*load average://')"
 base=""
 for np in $ranks; do
   cols="" its="" ratios="" cr=""
   i=0
   while [ "$i" -lt "$runs" ]; do
-    line=$(mpirun --oversubscribe -np "$np" "$exe" "$m" "$iters" | grep '^algo')
+    line=$(mpirun --oversubscribe $yield -np "$np" "$exe" "$m" "$iters" | grep '^algo')
     echo "$line"
     cols="$cols $(field "$line" col_s)"
     its="$its $(field "$line" iter_s)"
