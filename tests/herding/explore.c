@@ -10,7 +10,7 @@ int main(int argc, char **argv) {
   const char *prob = argc > 2 ? argv[2] : "gauss";
   herd_problem p;
   double t0 = MPI_Wtime();
-  kd_err e = strcmp(prob, "gauss") == 0 ? herd_problem_gauss(MPI_COMM_WORLD, 2, 1.0, 4096, 7, &p)
+  kd_err e = strcmp(prob, "gauss") == 0 ? herd_problem_gauss(MPI_COMM_WORLD, 2, getenv("LS") ? atof(getenv("LS")) : 1.0, 4096, 7, &p)
                                        : herd_problem_sobolev(MPI_COMM_WORLD, 1, 4096, 7, &p);
   if (e) { printf("setup: %s\n", kd_err_message()); return 1; }
   kd_result r = KD_RESULT_INIT;

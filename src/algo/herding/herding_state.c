@@ -362,7 +362,27 @@ kd_err kd_herd_fc_weights(kd_herd *h) {
   const int n = h->n;
   KD_ALLOC(Q, (size_t)n * n);
   for (int i = 0; i < n; i++) memcpy(Q + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
-  KD_TRY(kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w));
+  {
+    /* the QP runs identically on every rank, so a failure is seen everywhere. A stalled solve
+     * still leaves a feasible point that is no worse than the start: keep it, warn once. */
+    kd_err qe = kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w);
+    if (qe == KD_ERR_NUMERIC) {
+      double s = 0.0;
+      for (int i = 0; i < n; i++) {
+        if (!(h->w[i] > 0)) h->w[i] = 0.0;
+        s += h->w[i];
+      }
+      KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "herd: fully-corrective QP failed: %s",
+               kd_err_message());
+      for (int i = 0; i < n; i++) h->w[i] /= s;
+      if (!h->qp_warned) kd_log_warn("herd: fully-corrective QP stalled (%s); keeping its last "
+                                     "feasible weights", kd_err_message());
+      h->qp_warned = 1;
+      kd_err_clear();
+    } else {
+      KD_TRY(qe);
+    }
+  }
   kd_herd_prune(h);
   KD_TRY(kd_herd_rebuild_nu(h));
   kd_herd_refresh(h);
