@@ -4,10 +4,10 @@
  *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
  * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
  * step solves the equality-constrained subproblem in a null-space basis Z of {sum p_F = 0}
- * (Householder: the columns 2..k of I - 2 v v^T with v chosen so that column 1 is 1/sqrt(k)), with an
- * eigendecomposition (LAPACK dsyev) of the reduced Hessian Z^T Q_FF Z. Eigenvalues below a relative
- * threshold are treated as zero: if the reduced gradient has a component in that null space the
- * objective decreases linearly along it and the step goes to the boundary; otherwise the
+ * (Householder: the columns 2..k of I - 2 v v^T with v chosen so that column 1 is 1/sqrt(k)), with
+ * an eigendecomposition (LAPACK dsyev) of the reduced Hessian Z^T Q_FF Z. Eigenvalues below a
+ * relative threshold are treated as zero: if the reduced gradient has a component in that null
+ * space the objective decreases linearly along it and the step goes to the boundary; otherwise the
  * pseudo-inverse Newton step is the face minimiser. Blocking constraints leave F; at a face minimum
  * the most violated KKT condition (smallest gradient entry, ties to the smallest index) enters F.
  * Every loop runs in a fixed order, so equal inputs give equal bits on every rank. */
@@ -181,8 +181,8 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
     KD_CHECK(isfinite(c[i]) && isfinite(w[i]), KD_ERR_NUMERIC,
              "kd_simplex_qp: non-finite input at entry %d", i);
     for (int j = 0; j < n; j++)
-      KD_CHECK(isfinite(Q[(size_t)i * n + j]), KD_ERR_NUMERIC,
-               "kd_simplex_qp: non-finite Q(%d,%d)", i, j);
+      KD_CHECK(isfinite(Q[(size_t)i * n + j]), KD_ERR_NUMERIC, "kd_simplex_qp: non-finite Q(%d,%d)",
+               i, j);
     qscale = fmax(qscale, fabs(Q[(size_t)i * n + i]));
   }
   const double scale = fmax(1.0, fmax(qscale, 0.0));

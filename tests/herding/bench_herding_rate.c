@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
   grid.hi = hi;
   grid.grid_n = g;
   double t0 = MPI_Wtime();
-  if (kd_kernel_create(&kp, 2, &p.k) || kd_pointset_generate(c, &grid, (kd_gidx)g * g, 1, &p.cand) ||
+  if (kd_kernel_create(&kp, 2, &p.k) ||
+      kd_pointset_generate(c, &grid, (kd_gidx)g * g, 1, &p.cand) ||
       kd_target_create_empirical(p.k, p.cand, 0, &p.t)) {
     fprintf(stderr, "setup: %s\n", kd_err_message());
     MPI_Abort(c, 1);
@@ -77,9 +78,9 @@ int main(int argc, char **argv) {
     grid.grid_n = g2;
     double *pts = malloc(sizeof(double) * 2 * g * g), *w = malloc(sizeof(double) * g * g), mmd = 0;
     for (int i = 0; i < g * g; i++) w[i] = 1.0 / (g * g);
-    kd_measure_sample(&(kd_measure){.type = KD_MEASURE_GRID, .d = 2, .lo = lo, .hi = hi,
-                                    .grid_n = g},
-                      0, 0, (kd_lidx)g * g, pts);
+    kd_measure_sample(
+        &(kd_measure){.type = KD_MEASURE_GRID, .d = 2, .lo = lo, .hi = hi, .grid_n = g}, 0, 0,
+        (kd_lidx)g * g, pts);
     if (kd_pointset_generate(c, &grid, (kd_gidx)g2 * g2, 1, &fine) ||
         kd_target_create_empirical(p.k, fine, 0, &tf) ||
         kd_mmd(tf, pts, w, (kd_lidx)g * g, &mmd, NULL)) {

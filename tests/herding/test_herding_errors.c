@@ -9,8 +9,9 @@
 #include "herd_util.h"
 #include "la/la_impl.h"
 
-static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw", "afw", "pfw", "bpcg",
-                                     "bpcg_lazy", "pmp", "gcos", "fc_pmp", "fc_gcos"};
+static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw",      "afw",
+                                     "pfw",   "bpcg",          "bpcg_lazy", "pmp",
+                                     "gcos",  "fc_pmp",        "fc_gcos"};
 
 /* every rank got the same code */
 static int same_everywhere(kd_err e) {
@@ -71,9 +72,9 @@ int main(int argc, char **argv) {
     struct {
       const char *algo, *key, *text;
       double forced;
-    } bad[] = {{"bpcg_lazy", "J", "0.5", 0.5},    {"bpcg_lazy", "K_sc", "0.9", 0.9},
-               {"bpcg", "K_sc", "0", 0.0},         {"gcos", "K_max", "0", 0},
-               {"pmp", "K_max", "-3", -3},         {"fc_gcos", "K_max", "0", 0},
+    } bad[] = {{"bpcg_lazy", "J", "0.5", 0.5}, {"bpcg_lazy", "K_sc", "0.9", 0.9},
+               {"bpcg", "K_sc", "0", 0.0},     {"gcos", "K_max", "0", 0},
+               {"pmp", "K_max", "-3", -3},     {"fc_gcos", "K_max", "0", 0},
                {"fc_pmp", "delta", "1.5", 1.5}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
       char kv[64];

@@ -13,8 +13,9 @@
 
 #include "herd_util.h"
 
-static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw", "afw", "pfw", "bpcg",
-                                     "bpcg_lazy", "pmp", "gcos", "fc_pmp", "fc_gcos"};
+static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw",      "afw",
+                                     "pfw",   "bpcg",          "bpcg_lazy", "pmp",
+                                     "gcos",  "fc_pmp",        "fc_gcos"};
 
 static void check_rule(const herd_problem *p, const kd_result *r, const char *what) {
   double s = 0, wmin = INFINITY;
@@ -22,8 +23,7 @@ static void check_rule(const herd_problem *p, const kd_result *r, const char *wh
     s += r->weights[i];
     wmin = fmin(wmin, r->weights[i]);
   }
-  KD_TEST(r->n >= 1 && wmin >= 0, "%s: weights >= 0 (min %g, n %lld)", what, wmin,
-          (long long)r->n);
+  KD_TEST(r->n >= 1 && wmin >= 0, "%s: weights >= 0 (min %g, n %lld)", what, wmin, (long long)r->n);
   KD_TEST_NEAR(s, 1.0, 1e-12, what);
   double mmd = NAN;
   KD_TEST_OK(kd_mmd(p->t, r->points, r->weights, r->n, &mmd, NULL));
@@ -39,8 +39,8 @@ static void check_rule(const herd_problem *p, const kd_result *r, const char *wh
   KD_TEST(memcmp(rows, r->points, sizeof(double) * r->n * r->d) == 0, "%s: points = rows", what);
   free(rows);
   /* trace: starts at iteration 0 with one atom, MMD finite */
-  KD_TEST(r->n_trace >= 2 && r->trace_iter[0] == 0 && r->trace_atoms[0] == 1,
-          "%s: trace present", what);
+  KD_TEST(r->n_trace >= 2 && r->trace_iter[0] == 0 && r->trace_atoms[0] == 1, "%s: trace present",
+          what);
 }
 
 int main(int argc, char **argv) {
@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
       double g = herd_best_mmd_at(&rg, n), f = herd_best_mmd_at(&rf, n);
       if (!(f <= g)) {
         ok = 0;
-        if (kd_test_rank() == 0) printf("atoms <= %lld: fc_gcos %.5g > gcos %.5g\n", (long long)n, f, g);
+        if (kd_test_rank() == 0)
+          printf("atoms <= %lld: fc_gcos %.5g > gcos %.5g\n", (long long)n, f, g);
       }
     }
     KD_TEST(ok, "fc_gcos no worse than gcos at equal atom counts 20..160");
@@ -145,8 +146,9 @@ int main(int argc, char **argv) {
     KD_TEST_OK(herd_run(c, &gau, "bpcg", kv, &a));
     KD_TEST_OK(herd_run(c, &gau, "bpcg_lazy", kv, &b));
     double la = 0, lb = 0;
-    KD_TEST(kd_result_get_metric(&a, "lmo_calls", &la) && kd_result_get_metric(&b, "lmo_calls", &lb),
-            "lmo_calls metrics");
+    KD_TEST(
+        kd_result_get_metric(&a, "lmo_calls", &la) && kd_result_get_metric(&b, "lmo_calls", &lb),
+        "lmo_calls metrics");
     KD_TEST(lb < la, "bpcg_lazy LMO calls %g < bpcg %g", lb, la);
     KD_TEST(la == 501, "bpcg calls the LMO once per iteration plus the start (%g)", la);
     kd_result_free(&a);

@@ -7,8 +7,9 @@
 
 #include "herd_util.h"
 
-static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw", "afw", "pfw", "bpcg",
-                                     "bpcg_lazy", "pmp", "gcos", "fc_pmp", "fc_gcos"};
+static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw",      "afw",
+                                     "pfw",   "bpcg",          "bpcg_lazy", "pmp",
+                                     "gcos",  "fc_pmp",        "fc_gcos"};
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);

@@ -44,5 +44,9 @@ cleanup:
 }
 
 const kd_algo_desc kd_algo_bpcg = {
-    "bpcg", "herd", "Blended Pairwise Conditional Gradients herding (BPCG Alg. 3, K_sc of App. C)",
-    kd_bpcg_params_, KD_HERD_N_COMMON + 1, kd_bpcg_run_};
+    "bpcg",
+    "herd",
+    "Blended Pairwise Conditional Gradients herding (BPCG Alg. 3, K_sc of App. C)",
+    kd_bpcg_params_,
+    KD_HERD_N_COMMON + 1,
+    kd_bpcg_run_};

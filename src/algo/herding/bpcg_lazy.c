@@ -1,5 +1,5 @@
-/* bpcg_lazy.c - lazified BPCG for kernel herding (Tsuji, Tanaka & Pokutta, Alg. 2 / Alg. 4) with the
- * relaxed criterion K_sc of App. C. The FW-gap estimate Phi starts at half the first FW gap; a
+/* bpcg_lazy.c - lazified BPCG for kernel herding (Tsuji, Tanaka & Pokutta, Alg. 2 / Alg. 4) with
+ * the relaxed criterion K_sc of App. C. The FW-gap estimate Phi starts at half the first FW gap; a
  * pairwise step is taken while K_sc <grad, a - s> >= Phi (no global LMO call); otherwise the LMO is
  * called and a FW step taken if its gap is >= Phi / J, else Phi is halved (gap step). */
 #include <math.h>
@@ -68,5 +68,9 @@ cleanup:
 }
 
 const kd_algo_desc kd_algo_bpcg_lazy = {
-    "bpcg_lazy", "herd", "lazified BPCG herding (BPCG Alg. 4, accuracy J, K_sc of App. C)",
-    kd_bpcg_lazy_params_, KD_HERD_N_COMMON + 2, kd_bpcg_lazy_run_};
+    "bpcg_lazy",
+    "herd",
+    "lazified BPCG herding (BPCG Alg. 4, accuracy J, K_sc of App. C)",
+    kd_bpcg_lazy_params_,
+    KD_HERD_N_COMMON + 2,
+    kd_bpcg_lazy_run_};

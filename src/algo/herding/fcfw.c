@@ -28,5 +28,9 @@ static kd_err kd_fcfw_run_(const kd_algo_in *in, kd_result *out) {
 }
 
 const kd_algo_desc kd_algo_fcfw = {
-    "fcfw", "herd", "fully-corrective Frank-Wolfe herding (weights re-optimised every step)",
-    kd_fcfw_params_, KD_HERD_N_COMMON, kd_fcfw_run_};
+    "fcfw",
+    "herd",
+    "fully-corrective Frank-Wolfe herding (weights re-optimised every step)",
+    kd_fcfw_params_,
+    KD_HERD_N_COMMON,
+    kd_fcfw_run_};

@@ -26,6 +26,9 @@ static kd_err kd_fw_eq_run_(const kd_algo_in *in, kd_result *out) {
   return kd_herd_drive(in, out, kd_fw_eq_iter_, NULL);
 }
 
-const kd_algo_desc kd_algo_fw_eq = {"fw_eq", "herd",
+const kd_algo_desc kd_algo_fw_eq = {"fw_eq",
+                                    "herd",
                                     "kernel herding, Frank-Wolfe with step 1/(t+1) (equal weights)",
-                                    kd_fw_eq_params_, KD_HERD_N_COMMON, kd_fw_eq_run_};
+                                    kd_fw_eq_params_,
+                                    KD_HERD_N_COMMON,
+                                    kd_fw_eq_run_};

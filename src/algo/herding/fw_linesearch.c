@@ -28,5 +28,5 @@ static kd_err kd_fw_ls_run_(const kd_algo_in *in, kd_result *out) {
 }
 
 const kd_algo_desc kd_algo_fw_linesearch = {
-    "fw_linesearch", "herd", "kernel herding, Frank-Wolfe with exact line search",
+    "fw_linesearch",  "herd",           "kernel herding, Frank-Wolfe with exact line search",
     kd_fw_ls_params_, KD_HERD_N_COMMON, kd_fw_ls_run_};

@@ -1,17 +1,15 @@
 /* herding_accel.c - accelerated kernel herding (Tsuji & Tanaka Alg. 4): nu_{t+1} = nu_t + gamma g_t
  * with g_t = d / Lambda a positive combination of vertex directions k(v_i, .) - nu_t, built by
  *   PMP      positive matching pursuit (Alg. 5, with the backward direction -d/||d||),
- *   GCOS     greedy maximisation of cos theta (Alg. 6: c_k from Prop. 9, c = (q b - p g)/(p b - q a)),
- *   FC_PMP   PMP's vertex choice, coefficients re-solved by the nonnegative LS (3.9) every round,
- *   FC_GCOS  Alg. 7 (gcos vertex choice, coefficients from (3.9)).
- * A round is accepted while align(mu - nu, d') - align(mu - nu, d) > delta (at most K_max rounds);
- * gamma is the exact line search over [0, 1].
- * Every direction vertex becomes an atom (weight 0 until the step), so every inner product of
- * directions comes from the replicated Gram matrix:
- *   A_i = <mu - nu, k(v_i,.) - nu> = z_i - nu_i - w^T z_S + w^T K w,
- *   G_ij = <k(v_i,.) - nu, k(v_j,.) - nu> = K_ij - nu_i - nu_j + w^T K w.
- * Candidate-side scores use the same formulas with z(y), nu(y), k(y,y) and
- * D(y) = sum_i c_i k(y, v_i) (rebuilt from the direction's columns). */
+ *   GCOS     greedy maximisation of cos theta (Alg. 6: c_k from Prop. 9, c = (q b - p g)/(p b - q
+ * a)), FC_PMP   PMP's vertex choice, coefficients re-solved by the nonnegative LS (3.9) every
+ * round, FC_GCOS  Alg. 7 (gcos vertex choice, coefficients from (3.9)). A round is accepted while
+ * align(mu - nu, d') - align(mu - nu, d) > delta (at most K_max rounds); gamma is the exact line
+ * search over [0, 1]. Every direction vertex becomes an atom (weight 0 until the step), so every
+ * inner product of directions comes from the replicated Gram matrix: A_i = <mu - nu, k(v_i,.) - nu>
+ * = z_i - nu_i - w^T z_S + w^T K w, G_ij = <k(v_i,.) - nu, k(v_j,.) - nu> = K_ij - nu_i - nu_j +
+ * w^T K w. Candidate-side scores use the same formulas with z(y), nu(y), k(y,y) and D(y) = sum_i
+ * c_i k(y, v_i) (rebuilt from the direction's columns). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +36,7 @@ typedef struct {
   int64_t rounds;
 } kd_accel_ctx_;
 
-static double kd_acc_A_(const kd_herd *h, int i) {
-  return h->zs[i] - h->kw[i] - h->wz + h->wkw;
-}
+static double kd_acc_A_(const kd_herd *h, int i) { return h->zs[i] - h->kw[i] - h->wz + h->wkw; }
 static double kd_acc_G_(const kd_herd *h, int i, int j) {
   return h->K[(size_t)i * h->cap + j] - h->kw[i] - h->kw[j] + h->wkw;
 }

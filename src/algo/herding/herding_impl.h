@@ -26,37 +26,47 @@
 kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
 /** The common stopping / tracing keys every herding algorithm declares first (in this order). */
-#define KD_HERD_COMMON_PARAMS                                                                     \
-  {"max_iter", KD_PARAM_INT, 1000, NULL, 1, 1e9, NULL, "maximum number of iterations"},          \
-      {"max_atoms", KD_PARAM_INT, 0, NULL, 0, 1e9, NULL,                                          \
-       "stop once the active set has this many atoms (0: no limit)"},                            \
-      {"tol_mmd", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL, "stop once the MMD is <= tol_mmd"},     \
-      {"tol_gap", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL,                                          \
-       "stop once the Frank-Wolfe gap is <= tol_gap"},                                            \
-      {"trace_every", KD_PARAM_INT, 1, NULL, 1, 1e9, NULL,                                        \
-       "record a trace row every this many iterations (and at the end)"},                         \
-      {"cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                                         \
-       "per-rank memory for cached kernel columns of active atoms (MiB)"}
+#define KD_HERD_COMMON_PARAMS                                                                \
+  {"max_iter", KD_PARAM_INT, 1000, NULL, 1, 1e9, NULL, "maximum number of iterations"},      \
+      {"max_atoms", KD_PARAM_INT,                                                            \
+       0,           NULL,                                                                    \
+       0,           1e9,                                                                     \
+       NULL,        "stop once the active set has this many atoms (0: no limit)"},           \
+      {"tol_mmd", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL, "stop once the MMD is <= tol_mmd"}, \
+      {"tol_gap", KD_PARAM_F64, 0,    NULL,                                                  \
+       0,         1e300,        NULL, "stop once the Frank-Wolfe gap is <= tol_gap"},        \
+      {"trace_every",                                                                        \
+       KD_PARAM_INT,                                                                         \
+       1,                                                                                    \
+       NULL,                                                                                 \
+       1,                                                                                    \
+       1e9,                                                                                  \
+       NULL,                                                                                 \
+       "record a trace row every this many iterations (and at the end)"},                    \
+  {                                                                                          \
+    "cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                                       \
+        "per-rank memory for cached kernel columns of active atoms (MiB)"                    \
+  }
 #define KD_HERD_N_COMMON 6
 
 typedef struct {
-  /* inputs (borrowed) */
-  MPI_Comm comm;
+  /* inputs (borrowed; in->comm is passed only to dist/ helpers) */
+  const kd_algo_in *in;
   kd_kernel *kernel;
   const kd_pointset *cand;
   kd_target *target;
   int d;
-  kd_gidx m;        /* candidates, global */
-  kd_lidx nl;       /* candidates, this rank */
-  kd_gidx off;      /* global index of the first local candidate */
+  kd_gidx m;          /* candidates, global */
+  kd_lidx nl;         /* candidates, this rank */
+  kd_gidx off;        /* global index of the first local candidate */
   const double *rows; /* local candidate rows [nl*d] */
   /* per-candidate state (local block) */
-  double *z;    /* [nl] z(c) */
-  double *nu;   /* [nl] nu_t(c) */
-  double *kdiag;/* [nl] k(c, c) */
-  double *col;  /* [nl] scratch column */
-  double *col2; /* [nl] scratch column */
-  double zz;    /* int int k dmu dmu */
+  double *z;     /* [nl] z(c) */
+  double *nu;    /* [nl] nu_t(c) */
+  double *kdiag; /* [nl] k(c, c) */
+  double *col;   /* [nl] scratch column */
+  double *col2;  /* [nl] scratch column */
+  double zz;     /* int int k dmu dmu */
   /* replicated active set, atoms in insertion order */
   int n, cap;
   kd_gidx *idx; /* [cap] candidate global indices */
@@ -112,8 +122,8 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx);
 /** Kernel column k(x, c) over the local candidates into out[nl] (one fused block evaluation).
  *  Local. */
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out);
-/** Column of active atom i: from the cache (pointer valid until the next kd_herd_add_atom), or evaluated into scratch (which). *col points to it.
- *  Local. */
+/** Column of active atom i: from the cache (pointer valid until the next kd_herd_add_atom), or
+ * evaluated into scratch (which). *col points to it. Local. */
 kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col);
 
 /** Position of candidate g in the active set, or -1. Local. */

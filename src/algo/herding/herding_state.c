@@ -36,7 +36,7 @@ cleanup:
 kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
   kd_err err = KD_OK;
   memset(h, 0, sizeof *h);
-  h->comm = in->comm;
+  h->in = in;
   h->kernel = in->kernel;
   h->cand = in->points;
   h->target = in->target;
@@ -74,7 +74,7 @@ kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
   KD_TRY(kd_kernel_diag(h->kernel, h->rows, h->nl, h->kdiag));
 cleanup:
   /* allocation failures are local: agree before the collectives of the second phase */
-  if (kd_dist_agree(h->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
+  if (kd_dist_agree(h->in->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   if (err != KD_OK) return err;
   return kd_herd_init_target_(h);
 }
@@ -105,9 +105,9 @@ static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err
     double s = sign * score[i];
     if (isnan(s)) {
       if (local_err == KD_OK)
-        local_err = kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
-                               "herd: NaN score at candidate row %lld",
-                               (long long)(h->off + i + 1));
+        local_err =
+            kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__, "herd: NaN score at candidate row %lld",
+                       (long long)(h->off + i + 1));
       continue;
     }
     if (bi < 0 || s < best) {
@@ -116,7 +116,7 @@ static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err
     }
   }
   if (bi < 0) best = INFINITY;
-  kd_err err = kd_dist_argmin(h->comm, best, bi, local_err, val, g);
+  kd_err err = kd_dist_argmin(h->in->comm, best, bi, local_err, val, g);
   *val *= sign;
   return err;
 }
@@ -151,10 +151,11 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
     h->lmin_valid = 1;
   }
   if (h->lmin_nan)
-    lerr = kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
-                      "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->comm));
-  return kd_dist_argmin(h->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val,
-                        g);
+    lerr =
+        kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
+                   "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->in->comm));
+  return kd_dist_argmin(h->in->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr,
+                        val, g);
 }
 
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
@@ -170,7 +171,7 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
     memcpy(b, h->rows + (size_t)(g - h->off) * h->d, sizeof(double) * h->d);
     b[h->d] = h->z[g - h->off];
   }
-  KD_TRY(kd_dist_bcast(h->comm, b, (int64_t)sizeof(double) * (h->d + 1), owner));
+  KD_TRY(kd_dist_bcast(h->in->comm, b, (int64_t)sizeof(double) * (h->d + 1), owner));
   memcpy(x, b, sizeof(double) * h->d);
   *zx = b[h->d];
 cleanup:
@@ -210,9 +211,9 @@ static kd_err kd_herd_grow_(kd_herd *h) {
     memcpy(K + (size_t)i * nc, h->K + (size_t)i * h->cap, sizeof(double) * h->n);
   free(h->K);
   h->K = K;
-#define KD_HERD_GROW_(arr, count)                                                   \
-  p = realloc(arr, sizeof(*(arr)) * (size_t)(count));                               \
-  KD_CHECK(p, KD_ERR_MEM, "herd: cannot grow the active set to %d atoms", nc);     \
+#define KD_HERD_GROW_(arr, count)                                              \
+  p = realloc(arr, sizeof(*(arr)) * (size_t)(count));                          \
+  KD_CHECK(p, KD_ERR_MEM, "herd: cannot grow the active set to %d atoms", nc); \
   arr = p;
   KD_HERD_GROW_(h->idx, nc);
   KD_HERD_GROW_(h->x, (size_t)nc * h->d);
@@ -313,7 +314,8 @@ void kd_herd_remove_atom(kd_herd *h, int i) {
       if (c != i) dst[cc++] = src[c];
   }
   memmove(h->idx + i, h->idx + i + 1, sizeof(*h->idx) * (size_t)(n - i - 1));
-  memmove(h->x + (size_t)i * d, h->x + (size_t)(i + 1) * d, sizeof(double) * (size_t)(n - i - 1) * d);
+  memmove(h->x + (size_t)i * d, h->x + (size_t)(i + 1) * d,
+          sizeof(double) * (size_t)(n - i - 1) * d);
   memmove(h->w + i, h->w + i + 1, sizeof(double) * (size_t)(n - i - 1));
   memmove(h->zs + i, h->zs + i + 1, sizeof(double) * (size_t)(n - i - 1));
   memmove(h->kw + i, h->kw + i + 1, sizeof(double) * (size_t)(n - i - 1));
@@ -361,7 +363,8 @@ kd_err kd_herd_fc_weights(kd_herd *h) {
   double *Q = NULL;
   const int n = h->n;
   KD_ALLOC(Q, (size_t)n * n);
-  for (int i = 0; i < n; i++) memcpy(Q + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
+  for (int i = 0; i < n; i++)
+    memcpy(Q + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
   {
     /* the QP runs identically on every rank, so a failure is seen everywhere. A stalled solve
      * still leaves a feasible point that is no worse than the start: keep it, warn once. */
@@ -375,8 +378,11 @@ kd_err kd_herd_fc_weights(kd_herd *h) {
       KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "herd: fully-corrective QP failed: %s",
                kd_err_message());
       for (int i = 0; i < n; i++) h->w[i] /= s;
-      if (!h->qp_warned) kd_log_warn("herd: fully-corrective QP stalled (%s); keeping its last "
-                                     "feasible weights", kd_err_message());
+      if (!h->qp_warned)
+        kd_log_warn(
+            "herd: fully-corrective QP stalled (%s); keeping its last "
+            "feasible weights",
+            kd_err_message());
       h->qp_warned = 1;
       kd_err_clear();
     } else {
@@ -401,8 +407,7 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
   if (!isnan(gap) && gap <= st->tol_gap) s = 1;
   if (force || s || it % st->trace_every == 0) {
     int64_t last = out->n_trace > 0 ? out->trace_iter[out->n_trace - 1] : -1;
-    if (last != it)
-      KD_TRY(kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
+    if (last != it) KD_TRY(kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
   }
   kd_log_progress("herd", it, h->mmd, h->n, s);
   *stop = s;
@@ -413,7 +418,7 @@ cleanup:
 kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out) {
   kd_err err = KD_OK;
   uint64_t ev = kd_kernel_evals(h->kernel);
-  KD_TRY(kd_dist_sum_u64(h->comm, &ev, 1));
+  KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
   KD_TRY(kd_result_alloc(out, h->n, h->d));
   memcpy(out->points, h->x, sizeof(double) * (size_t)h->n * h->d);
   double s = 0.0;

@@ -11,28 +11,28 @@
 #define KD_HERD_TINY 1e-14
 
 /* Fused update of nu and the local LMO minimum: nu[c] = EXPR, then track min nu[c] - z[c]. */
-#define KD_HERD_UPDATE_NU_(h, EXPR)                                   \
-  do {                                                                \
-    double best_ = INFINITY;                                          \
-    kd_lidx bi_ = -1;                                                 \
-    int nan_ = 0;                                                     \
-    double *nu_ = (h)->nu;                                            \
-    const double *z_ = (h)->z;                                        \
-    for (kd_lidx c = 0; c < (h)->nl; c++) {                           \
-      const double v_ = (EXPR);                                       \
-      nu_[c] = v_;                                                    \
-      const double s_ = v_ - z_[c];                                   \
-      if (s_ < best_) {                                               \
-        best_ = s_;                                                   \
-        bi_ = c;                                                      \
-      } else if (s_ != s_) {                                          \
-        nan_ = 1;                                                     \
-      }                                                               \
-    }                                                                 \
-    (h)->lmin_val = best_;                                            \
-    (h)->lmin_idx = bi_ < 0 ? -1 : (h)->off + bi_;                    \
-    (h)->lmin_nan = nan_;                                             \
-    (h)->lmin_valid = 1;                                              \
+#define KD_HERD_UPDATE_NU_(h, EXPR)                \
+  do {                                             \
+    double best_ = INFINITY;                       \
+    kd_lidx bi_ = -1;                              \
+    int nan_ = 0;                                  \
+    double *nu_ = (h)->nu;                         \
+    const double *z_ = (h)->z;                     \
+    for (kd_lidx c = 0; c < (h)->nl; c++) {        \
+      const double v_ = (EXPR);                    \
+      nu_[c] = v_;                                 \
+      const double s_ = v_ - z_[c];                \
+      if (s_ < best_) {                            \
+        best_ = s_;                                \
+        bi_ = c;                                   \
+      } else if (s_ != s_) {                       \
+        nan_ = 1;                                  \
+      }                                            \
+    }                                              \
+    (h)->lmin_val = best_;                         \
+    (h)->lmin_idx = bi_ < 0 ? -1 : (h)->off + bi_; \
+    (h)->lmin_nan = nan_;                          \
+    (h)->lmin_valid = 1;                           \
   } while (0)
 
 kd_err kd_herd_start(kd_herd *h) {

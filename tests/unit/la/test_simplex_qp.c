@@ -104,8 +104,8 @@ int main(int argc, char **argv) {
   }
   /* 4. vertex solution: c strongly favours coordinate 2 */
   {
-    double Q[9] = {1, 0.2, 0, 0.2, 1, 0.1, 0, 0.1, 1}, c[3] = {0, 0, 10}, w[3] = {1.0 / 3, 1.0 / 3,
-                                                                              1.0 / 3};
+    double Q[9] = {1, 0.2, 0, 0.2, 1, 0.1, 0, 0.1, 1}, c[3] = {0, 0, 10},
+           w[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
     KD_TEST_OK(kd_simplex_qp(3, Q, c, 1e-14, 100, w));
     KD_TEST(w[0] == 0 && w[1] == 0 && w[2] == 1, "vertex: %g %g %g", w[0], w[1], w[2]);
   }
