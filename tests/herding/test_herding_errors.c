@@ -127,6 +127,29 @@ int main(int argc, char **argv) {
   }
   herd_problem_free(&p);
 
+  /* 3 candidates: at 4 ranks one rank holds none; every algorithm still reaches the optimum over
+   * the 3 points (computed with kd_simplex_qp) */
+  {
+    double rows3[6] = {0.5, 0.0, -0.4, 0.3, 0.1, -0.6}, Q3[9], z3[3], w3[3] = {0}, best3 = 0;
+    KD_TEST_OK(herd_problem_gauss(c, 2, 1.0, 0, 1, &p));
+    KD_TEST_OK(kd_pointset_from_replicated(c, 3, 2, rows3, NULL, &p.cand));
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Q3[i * 3 + j] = kd_kernel_eval(p.k, rows3 + 2 * i, rows3 + 2 * j);
+    KD_TEST_OK(kd_target_embed_rows(p.t, rows3, 3, z3));
+    KD_TEST_OK(kd_simplex_qp(3, Q3, z3, 1e-15, 100, w3));
+    KD_TEST_OK(kd_mmd(p.t, rows3, w3, 3, &best3, NULL));
+    for (size_t a = 0; a < sizeof kAlgos / sizeof *kAlgos; a++) {
+      kd_result r = KD_RESULT_INIT;
+      const char *kv[] = {"max_iter=300", "tol_gap=1e-12", NULL};
+      KD_TEST_OK(herd_run(c, &p, kAlgos[a], kv, &r));
+      KD_TEST(r.n >= 1 && r.n <= 3 && r.mmd >= best3 - 1e-12 && r.mmd <= best3 + 2e-3,
+              "%s on 3 points: MMD %.6g vs optimum %.6g (%lld atoms)", kAlgos[a], r.mmd, best3,
+              (long long)r.n);
+      kd_result_free(&r);
+    }
+    herd_problem_free(&p);
+  }
+
   /* duplicated candidates: 4 distinct points, each repeated 60 times (rows g and g + 4j equal) */
   {
     enum { ND = 4, REP = 60 };
