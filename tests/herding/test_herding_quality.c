@@ -163,8 +163,11 @@ int main(int argc, char **argv) {
     check_rule(&gau, &r, kAlgos[i]);
     KD_TEST(r.mmd < 0.1 * r.trace_mmd[0], "%s: MMD %.3g well below the start %.3g", kAlgos[i],
             r.mmd, r.trace_mmd[0]);
-    double g = NAN;
+    double g = NAN, wmin = NAN;
     KD_TEST(kd_result_get_metric(&r, "fw_gap", &g) && g >= -1e-12, "%s: fw_gap %g", kAlgos[i], g);
+    /* weights of every atom at every iteration stayed >= 0 (away/pairwise/BPCG drop steps) */
+    KD_TEST(kd_result_get_metric(&r, "min_weight_seen", &wmin) && wmin >= 0.0,
+            "%s: min weight over the run %g", kAlgos[i], wmin);
     kd_result_free(&r);
   }
   herd_problem_free(&sob);

@@ -85,6 +85,7 @@ typedef struct {
   /* run control: tol_gap for the iteration functions, done = 1 ends the run */
   double tol_gap;
   int done, qp_warned;
+  double wmin_seen; /* smallest weight of any atom after any iteration (metric min_weight_seen) */
   /* local part of the next LMO, min_c (nu(c) - z(c)) over this rank's candidates (ties: smallest
    * index), computed in the same pass as the nu update of the hot steps; valid = 0 forces a scan */
   int lmin_valid, lmin_nan;

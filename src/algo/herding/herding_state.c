@@ -401,6 +401,8 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
                       kd_result *out, int *stop) {
   kd_err err = KD_OK;
   int s = 0;
+  for (int i = 0; i < h->n; i++)
+    if (it == 0 || h->w[i] < h->wmin_seen) h->wmin_seen = h->w[i];
   if (it >= st->max_iter) s = 1;
   if (st->max_atoms > 0 && h->n >= st->max_atoms) s = 1;
   if (h->mmd <= st->tol_mmd) s = 1;
@@ -433,6 +435,7 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
   KD_TRY(kd_result_set_metric(out, "lmo_calls", (double)h->lmo_calls));
   KD_TRY(kd_result_set_metric(out, "iterations", (double)iterations));
   KD_TRY(kd_result_set_metric(out, "fw_gap", gap));
+  KD_TRY(kd_result_set_metric(out, "min_weight_seen", h->wmin_seen));
 cleanup:
   return err;
 }
