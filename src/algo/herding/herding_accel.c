@@ -94,7 +94,9 @@ static kd_err kd_acc_nnls_(kd_herd *h, kd_accel_ctx_ *x, double *c) {
     x->b[i] = kd_acc_A_(h, x->pos[i]);
     for (int j = 0; j < n; j++) x->G[i * n + j] = kd_acc_G_(h, x->pos[i], x->pos[j]);
   }
-  return kd_nonneg_qp(n, x->G, x->b, 1e-13, 50 * n + 50, c);
+  kd_err e = kd_nonneg_qp(n, x->G, x->b, 1e-13, 50 * n + 50, c);
+  /* rank 0's coefficients everywhere (G is free scratch now) */
+  return kd_herd_replicate(h, e, c, n, x->G);
 }
 
 static kd_err kd_acc_push_cos_(kd_accel_ctx_ *x, int64_t t, int k, double cosv) {
@@ -297,7 +299,7 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   KD_ALLOC(x.c, x.kmax);
   KD_ALLOC(x.cn, x.kmax);
   KD_ALLOC(x.b, x.kmax);
-  KD_ALLOC(x.G, (size_t)x.kmax * x.kmax);
+  KD_ALLOC(x.G, (size_t)x.kmax * x.kmax + 2);
   KD_ALLOC(x.dcols, (size_t)x.kmax * nl);
   KD_ALLOC(x.D, nl);
   KD_ALLOC(x.score, nl);

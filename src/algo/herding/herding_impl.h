@@ -149,8 +149,13 @@ void kd_herd_refresh(kd_herd *h);
  *  fully-corrective weight change). Local. */
 kd_err kd_herd_rebuild_nu(kd_herd *h);
 
+/** Make a small result computed redundantly on every rank identical everywhere: broadcast rank 0's
+ *  v[0..n) and outcome `local`; returns rank 0's outcome on every rank (with its message). buf:
+ *  scratch of n + 1 doubles. Collective. */
+kd_err kd_herd_replicate(kd_herd *h, kd_err local, double *v, int n, double *buf);
 /** Fully-corrective step: weights <- argmin F over the simplex on the active set (kd_simplex_qp),
- *  warm-started from the current weights; zero-weight atoms are dropped and nu rebuilt. Local. */
+ *  warm-started from the current weights, replicated from rank 0; zero-weight atoms are dropped
+ *  and nu rebuilt. Collective. */
 kd_err kd_herd_fc_weights(kd_herd *h);
 
 /** Record the trace row / progress line for iteration it and check the common stopping rules

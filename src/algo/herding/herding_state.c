@@ -358,37 +358,53 @@ cleanup:
   return err;
 }
 
+kd_err kd_herd_replicate(kd_herd *h, kd_err local, double *v, int n, double *buf) {
+  kd_err err = KD_OK;
+  for (int i = 0; i < n; i++) buf[i] = v[i];
+  buf[n] = (double)local;
+  KD_TRY(kd_dist_bcast(h->in->comm, buf, (int64_t)sizeof(double) * (n + 1), 0));
+  for (int i = 0; i < n; i++) v[i] = buf[i];
+  err = (kd_err)(int)buf[n];
+  if (err != KD_OK) {
+    /* every rank takes this branch: install rank 0's message everywhere */
+    kd_err mine = local != KD_OK ? local : err;
+    if (kd_dist_agree(h->in->comm, &mine) != KD_OK) err = KD_ERR_MPI;
+  }
+cleanup:
+  return err;
+}
+
 kd_err kd_herd_fc_weights(kd_herd *h) {
   kd_err err = KD_OK;
-  double *Q = NULL;
   const int n = h->n;
-  KD_ALLOC(Q, (size_t)n * n);
+  double *Q = malloc(sizeof(double) * ((size_t)n * n + 2));
+  /* a local allocation failure must be agreed before the broadcast below */
+  KD_TRY(kd_dist_agreed(h->in->comm, Q ? KD_OK
+                                       : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                                    "herd: cannot allocate the %d x %d QP", n, n)));
   for (int i = 0; i < n; i++)
     memcpy(Q + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
-  {
-    /* the QP runs identically on every rank, so a failure is seen everywhere. A stalled solve
-     * still leaves a feasible point that is no worse than the start: keep it, warn once. */
-    kd_err qe = kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w);
-    if (qe == KD_ERR_NUMERIC) {
-      double s = 0.0;
-      for (int i = 0; i < n; i++) {
-        if (!(h->w[i] > 0)) h->w[i] = 0.0;
-        s += h->w[i];
-      }
-      KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "herd: fully-corrective QP failed: %s",
-               kd_err_message());
+  /* The QP runs on every rank; rank 0's weights and outcome are broadcast so the replicated active
+   * set stays identical even where LAPACK could round differently (heterogeneous nodes). A stalled
+   * solve still leaves a feasible point no worse than the start: keep it, warn once. */
+  kd_err qe = kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w);
+  if (qe == KD_ERR_NUMERIC) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+      if (!(h->w[i] > 0)) h->w[i] = 0.0;
+      s += h->w[i];
+    }
+    if (s > 0 && isfinite(s)) {
       for (int i = 0; i < n; i++) h->w[i] /= s;
       if (!h->qp_warned)
-        kd_log_warn(
-            "herd: fully-corrective QP stalled (%s); keeping its last "
-            "feasible weights",
-            kd_err_message());
+        kd_log_warn("herd: fully-corrective QP stalled (%s); keeping its last feasible weights",
+                    kd_err_message());
       h->qp_warned = 1;
       kd_err_clear();
-    } else {
-      KD_TRY(qe);
+      qe = KD_OK;
     }
   }
+  KD_TRY(kd_herd_replicate(h, qe, h->w, n, Q));
   kd_herd_prune(h);
   KD_TRY(kd_herd_rebuild_nu(h));
   kd_herd_refresh(h);
