@@ -82,3 +82,24 @@ int64_t herd_atoms_to_reach(const kd_result *r, double tol) {
     if (r->trace_mmd[i] <= tol && (b < 0 || r->trace_atoms[i] < b)) b = r->trace_atoms[i];
   return b;
 }
+
+double herd_fit_slope(const kd_result *r, int64_t nmin) {
+  int64_t nmax = 0;
+  for (int64_t i = 0; i < r->n_trace; i++)
+    if (r->trace_atoms[i] > nmax) nmax = r->trace_atoms[i];
+  double *best = malloc(sizeof(double) * (size_t)(nmax + 1));
+  if (!best) return NAN;
+  for (int64_t n = 0; n <= nmax; n++) best[n] = INFINITY;
+  for (int64_t i = 0; i < r->n_trace; i++)
+    if (r->trace_mmd[i] < best[r->trace_atoms[i]]) best[r->trace_atoms[i]] = r->trace_mmd[i];
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int cnt = 0;
+  for (int64_t n = nmin; n <= nmax; n++)
+    if (isfinite(best[n]) && best[n] > 0) {
+      double x = log((double)n), y = log(best[n]);
+      sx += x, sy += y, sxx += x * x, sxy += x * y;
+      cnt++;
+    }
+  free(best);
+  return cnt >= 3 ? (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx) : NAN;
+}

@@ -28,4 +28,7 @@ double herd_best_mmd_at(const kd_result *r, int64_t n);
 /** Smallest atom count among trace rows with MMD <= tol (-1 if none). */
 int64_t herd_atoms_to_reach(const kd_result *r, double tol);
 
+/** Least-squares slope of log(best MMD at n atoms) against log n over n in [nmin, final]. */
+double herd_fit_slope(const kd_result *r, int64_t nmin);
+
 #endif
