@@ -294,6 +294,7 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   KD_CHECK(x.delta < 1.0 && x.delta >= -1.0, KD_ERR_CONFIG,
            "algorithm.delta must be in [-1, 1), got %g", x.delta);
   x.kmax = (int)kmax;
+  KD_CHECK(in->points, KD_ERR_ARG, "herd: candidates are required");
   const kd_lidx nl = kd_pointset_n_local(in->points);
   KD_ALLOC(x.pos, x.kmax);
   KD_ALLOC(x.c, x.kmax);

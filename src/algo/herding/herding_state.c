@@ -464,7 +464,7 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
   int64_t it = 0;
   double gap = NAN, last_gap = NAN;
   int stop = 0;
-  kd_kernel_reset_evals(in->kernel);
+  if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
   h.tol_gap = st.tol_gap;
   KD_TRY(kd_herd_start(&h));
