@@ -66,16 +66,18 @@ int main(int argc, char **argv) {
   MPI_Allreduce(MPI_IN_PLACE, &cpu, 1, MPI_DOUBLE, MPI_MAX, c);
   double loop = r.trace_seconds[r.n_trace - 1] - r.trace_seconds[0];
   int64_t nit = r.trace_iter[r.n_trace - 1] - r.trace_iter[0];
-  double iter_s = loop / (double)nit, lmo = 0;
+  double iter_s = loop / (double)nit, lmo = 0, fws = 0, pws = 0;
   kd_result_get_metric(&r, "lmo_calls", &lmo);
+  kd_result_get_metric(&r, "fw_steps", &fws);
+  kd_result_get_metric(&r, "pairwise_steps", &pws);
   if (kd_test_rank() == 0)
     printf(
         "algo %s ranks %d m %lld iters %lld col_s %.6f iter_s %.6f ratio %.3f setup_s %.3f "
         "total_s %.3f col_cpu %.6f run_cpu_per_iter %.6f cpu_ratio %.3f atoms %lld mmd %.4e "
-        "lmo %g\n",
+        "lmo %g fw_steps %g pairwise_steps %g\n",
         algo, kd_test_size(), (long long)m, (long long)nit, col_s[0], iter_s, iter_s / col_s[0],
         total - loop, total, col_s[1], cpu / (double)nit, cpu / (double)nit / col_s[1],
-        (long long)r.n, r.mmd, lmo);
+        (long long)r.n, r.mmd, lmo, fws, pws);
   kd_result_free(&r);
   free(col);
   herd_problem_free(&p);

@@ -151,6 +151,17 @@ int main(int argc, char **argv) {
         "lmo_calls metrics");
     KD_TEST(lb < la, "bpcg_lazy LMO calls %g < bpcg %g", lb, la);
     KD_TEST(la == 501, "bpcg calls the LMO once per iteration plus the start (%g)", la);
+    /* step bookkeeping: BPCG takes FW and pairwise steps only; every atom after the first came
+     * from a FW step and every drop step removed one, so atoms <= 1 + fw - drops */
+    double fw = -1, pw = -1, aw = -1, dr = -1;
+    kd_result_get_metric(&a, "fw_steps", &fw);
+    kd_result_get_metric(&a, "pairwise_steps", &pw);
+    kd_result_get_metric(&a, "away_steps", &aw);
+    kd_result_get_metric(&a, "drop_steps", &dr);
+    KD_TEST(aw == 0 && fw > 0 && pw > 0 && fw + pw <= 500 && dr <= pw,
+            "bpcg steps: fw %g pairwise %g away %g drop %g", fw, pw, aw, dr);
+    KD_TEST(fw >= (double)a.n - 1 + dr, "bpcg: %lld atoms <= 1 + fw %g - drops %g", (long long)a.n,
+            fw, dr);
     kd_result_free(&a);
     kd_result_free(&b);
   }

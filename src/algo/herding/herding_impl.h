@@ -92,7 +92,7 @@ typedef struct {
   double lmin_val;
   kd_gidx lmin_idx;
   /* counters */
-  int64_t lmo_calls;
+  int64_t lmo_calls, n_fw_steps, n_pair_steps, n_away_steps, n_drop_steps;
   double t0;
 } kd_herd;
 

@@ -295,9 +295,17 @@ kd_err kd_herd_ensure_atom(kd_herd *h, kd_gidx g, double *scratch, const double 
     x = heap;
   }
   KD_TRY(kd_herd_fetch(h, g, x, &zx));
-  KD_TRY(kd_herd_column(h, x, scratch));
-  KD_TRY(kd_herd_add_atom(h, g, x, zx, scratch, pos));
-  if (col_out) *col_out = scratch;
+  {
+    /* evaluate the column straight into a free cache slot (no copy), else into scratch */
+    int s = h->nl > 0 ? kd_herd_take_slot_(h) : -1;
+    double *dst = s >= 0 ? h->cache + (size_t)s * h->nl : scratch;
+    kd_err ce = kd_herd_column(h, x, dst);
+    if (ce == KD_OK) ce = kd_herd_add_atom(h, g, x, zx, NULL, pos);
+    if (ce != KD_OK && s >= 0) h->slot_used[s] = 0;
+    KD_TRY(ce);
+    h->slot[*pos] = s;
+    if (col_out) *col_out = dst;
+  }
 cleanup:
   free(heap);
   return err;
@@ -452,6 +460,10 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
   KD_TRY(kd_result_set_metric(out, "iterations", (double)iterations));
   KD_TRY(kd_result_set_metric(out, "fw_gap", gap));
   KD_TRY(kd_result_set_metric(out, "min_weight_seen", h->wmin_seen));
+  KD_TRY(kd_result_set_metric(out, "fw_steps", (double)h->n_fw_steps));
+  KD_TRY(kd_result_set_metric(out, "pairwise_steps", (double)h->n_pair_steps));
+  KD_TRY(kd_result_set_metric(out, "away_steps", (double)h->n_away_steps));
+  KD_TRY(kd_result_set_metric(out, "drop_steps", (double)h->n_drop_steps));
 cleanup:
   return err;
 }

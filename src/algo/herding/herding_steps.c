@@ -89,6 +89,7 @@ kd_err kd_herd_step_fw(kd_herd *h, int v, double gamma, double *gamma_out) {
     KD_HERD_UPDATE_NU_(h, om * nu_[c] + gamma * col[c]);
     for (int i = 0; i < h->n; i++) h->w[i] *= om;
     h->w[v] += gamma;
+    h->n_fw_steps++;
   }
   kd_herd_prune(h);
   kd_herd_refresh(h);
@@ -111,10 +112,12 @@ kd_err kd_herd_step_pair(kd_herd *h, int a, int s, int *dropped) {
   KD_TRY(kd_herd_atom_column(h, a, h->col, &ca));
   KD_TRY(kd_herd_atom_column(h, s, h->col2, &cs));
   KD_HERD_UPDATE_NU_(h, nu_[c] + gamma * (cs[c] - ca[c]));
+  h->n_pair_steps++;
   if (gamma >= wa) {
     h->w[s] += wa;
     h->w[a] = 0.0;
     *dropped = 1;
+    h->n_drop_steps++;
   } else {
     h->w[a] -= gamma;
     h->w[s] += gamma;
@@ -141,9 +144,11 @@ kd_err kd_herd_step_away(kd_herd *h, int a, int *dropped) {
   const double op = 1.0 + gamma;
   KD_HERD_UPDATE_NU_(h, op * nu_[c] - gamma * ca[c]);
   for (int i = 0; i < h->n; i++) h->w[i] *= op;
+  h->n_away_steps++;
   if (gamma >= gmax) {
     h->w[a] = 0.0;
     *dropped = 1;
+    h->n_drop_steps++;
   } else {
     h->w[a] -= gamma;
   }
