@@ -96,6 +96,27 @@ int main(int argc, char **argv) {
       kd_err_clear();
     }
   }
+  /* a fault only the last rank sees (NaN in its candidate rows; the task layer would reject it
+   * earlier): folded into the LMO reduction, every rank returns the same error, nobody hangs */
+  {
+    double *rows;
+    kd_pointset_get_rows(p.cand, &rows);
+    const kd_gidx off = kd_pointset_offset(p.cand), bad = 200;
+    if (bad >= off && bad < off + kd_pointset_n_local(p.cand)) rows[(bad - off) * 2] = NAN;
+    kd_pointset_restore_rows(p.cand, &rows);
+    for (size_t a = 0; a < sizeof kAlgos / sizeof *kAlgos; a++) {
+      kd_result r = KD_RESULT_INIT;
+      kd_err e = herd_run(c, &p, kAlgos[a], NULL, &r);
+      KD_TEST(e == KD_ERR_NUMERIC && same_everywhere(e), "%s: NaN candidate -> numeric error (%d)",
+              kAlgos[a], (int)e);
+      KD_TEST(strstr(kd_err_message(), "NaN") != NULL, "message: %s", kd_err_message());
+      kd_err_clear();
+      kd_result_free(&r);
+    }
+    kd_pointset_get_rows(p.cand, &rows);
+    if (bad >= off && bad < off + kd_pointset_n_local(p.cand)) rows[(bad - off) * 2] = 0.5;
+    kd_pointset_restore_rows(p.cand, &rows);
+  }
   /* no closed form for (gaussian, sphere); an empirical target without zz */
   {
     kd_measure sph = {0};

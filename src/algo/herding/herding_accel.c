@@ -254,7 +254,10 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
     }
     kd_acc_rebuild_D_(h, x);
     x->rounds++;
-    KD_TRY(kd_acc_push_cos_(x, it, k, cos_cur));
+    {
+      kd_err pe = kd_acc_push_cos_(x, it, k, cos_cur); /* local: deliver at the next LMO */
+      if (pe != KD_OK && h->pending_err == KD_OK) h->pending_err = pe;
+    }
   }
   /* step: rho = sum (c_i / Lambda) k(v_i, .), nu <- (1 - gamma) nu + gamma rho */
   double lam = 0.0;

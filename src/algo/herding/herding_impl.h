@@ -85,6 +85,9 @@ typedef struct {
   /* run control: tol_gap for the iteration functions, done = 1 ends the run */
   double tol_gap;
   int done, qp_warned;
+  /* a local failure (allocation, kernel block) that must not change this rank's control flow: it
+   * is folded into the next LMO reduction (every rank then fails together) or agreed at the end */
+  kd_err pending_err;
   double wmin_seen; /* smallest weight of any atom after any iteration (metric min_weight_seen) */
   /* local part of the next LMO, min_c (nu(c) - z(c)) over this rank's candidates (ties: smallest
    * index), computed in the same pass as the nu update of the hot steps; valid = 0 forces a scan */
@@ -121,7 +124,7 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g);
  *  Collective. */
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx);
 /** Kernel column k(x, c) over the local candidates into out[nl] (one fused block evaluation).
- *  Local. */
+ *  A failure becomes h->pending_err (out filled with NaN), so ranks keep in step. Local. */
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out);
 /** Column of active atom i: from the cache (pointer valid until the next kd_herd_add_atom), or
  * evaluated into scratch (which). *col points to it. Local. */
@@ -130,7 +133,8 @@ kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **co
 /** Position of candidate g in the active set, or -1. Local. */
 int kd_herd_find(const kd_herd *h, kd_gidx g);
 /** Append atom (g, x, zx) with weight 0; extends K (kernel row against the atoms) and caches its
- *  column if col != NULL and a slot is free. Returns its position in *pos. Local. */
+ *  column if col != NULL and a slot is free. Returns its position in *pos. Collective when the
+ *  active-set arrays grow (every rank grows at the same call; allocation failures are agreed). */
 kd_err kd_herd_add_atom(kd_herd *h, kd_gidx g, const double *x, double zx, const double *col,
                         int *pos);
 /** Ensure candidate g is an atom (fetching it if needed; collective in that case since every rank
@@ -159,12 +163,13 @@ kd_err kd_herd_replicate(kd_herd *h, kd_err local, double *v, int n, double *buf
 kd_err kd_herd_fc_weights(kd_herd *h);
 
 /** Record the trace row / progress line for iteration it and check the common stopping rules
- *  (gap may be NaN when unknown). Returns 1 in *stop when a rule fired. Local. */
+ *  (gap may be NaN when unknown). Returns 1 in *stop when a rule fired. A failed trace append
+ *  becomes h->pending_err. Local. */
 kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap, int force,
                       kd_result *out, int *stop);
 
 /** Copy the active set into out (points, weights, indices), set out->mmd and the common metrics
- *  (lmo_calls, iterations, fw_gap). Local. */
+ *  (lmo_calls, iterations, fw_gap, ...); agrees on pending errors first. Collective. */
 kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out);
 
 /** One iteration of an algorithm: it = 1, 2, ...; *gap = FW gap computed in this iteration (NaN if

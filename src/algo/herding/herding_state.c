@@ -9,6 +9,11 @@
 #include "dist/dist_impl.h"
 #include "la/la_impl.h"
 
+/* Keep the first local failure for the next collective; the caller continues in step. */
+static void kd_herd_defer_(kd_herd *h, kd_err e) {
+  if (e != KD_OK && h->pending_err == KD_OK) h->pending_err = e;
+}
+
 kd_herd_stop kd_herd_stop_read(const kd_params *p) {
   kd_herd_stop s;
   s.max_iter = kd_params_int(p, "max_iter");
@@ -116,7 +121,9 @@ static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err
     }
   }
   if (bi < 0) best = INFINITY;
+  if (local_err == KD_OK) local_err = h->pending_err;
   kd_err err = kd_dist_argmin(h->in->comm, best, bi, local_err, val, g);
+  h->pending_err = KD_OK; /* delivered (or it is now the agreed error of every rank) */
   *val *= sign;
   return err;
 }
@@ -150,10 +157,13 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
     h->lmin_nan = nan;
     h->lmin_valid = 1;
   }
-  if (h->lmin_nan)
+  if (h->pending_err != KD_OK)
+    lerr = h->pending_err;
+  else if (h->lmin_nan)
     lerr =
         kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
                    "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->in->comm));
+  h->pending_err = KD_OK;
   return kd_dist_argmin(h->in->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr,
                         val, g);
 }
@@ -162,8 +172,11 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
   kd_err err = KD_OK;
   double buf[64 + 1];
   double *b = buf, *heap = NULL;
-  if (h->d + 1 > 65) {
-    KD_ALLOC(heap, h->d + 1);
+  if (h->d + 1 > 65) { /* same branch on every rank: agree on the allocation */
+    heap = malloc(sizeof(double) * (size_t)(h->d + 1));
+    KD_TRY(kd_dist_agreed(
+        h->in->comm,
+        heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
     b = heap;
   }
   int owner = kd_pointset_owner(h->cand, g);
@@ -183,7 +196,12 @@ kd_err kd_herd_column(kd_herd *h, const double *x, double *out) {
   if (h->nl == 0) return KD_OK;
   /* one row (x) against the candidate panel: the block kernel's panels run over the candidates,
    * so nothing is padded or reduced (k is symmetric bit for bit) */
-  return kd_kernel_eval_block(h->kernel, x, 1, h->rows, h->nl, out, h->nl);
+  kd_err e = kd_kernel_eval_block(h->kernel, x, 1, h->rows, h->nl, out, h->nl);
+  if (e != KD_OK) {
+    kd_herd_defer_(h, e);
+    for (kd_lidx c = 0; c < h->nl; c++) out[c] = NAN;
+  }
+  return KD_OK;
 }
 
 kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col) {
@@ -201,7 +219,7 @@ int kd_herd_find(const kd_herd *h, kd_gidx g) {
   return -1;
 }
 
-static kd_err kd_herd_grow_(kd_herd *h) {
+static kd_err kd_herd_grow_local_(kd_herd *h) {
   kd_err err = KD_OK;
   int nc = 2 * h->cap;
   double *K = NULL;
@@ -225,6 +243,12 @@ static kd_err kd_herd_grow_(kd_herd *h) {
   h->cap = nc;
 cleanup:
   return err;
+}
+
+/* Every rank grows at the same moment (the active set is replicated), so a local allocation
+ * failure is agreed here, before any rank can enter the next collective. Collective. */
+static kd_err kd_herd_grow_(kd_herd *h) {
+  return kd_dist_agreed(h->in->comm, kd_herd_grow_local_(h));
 }
 
 /* A free cache slot (growing the cache up to n_slots), or -1. Growing may move h->cache, so
@@ -263,7 +287,13 @@ kd_err kd_herd_add_atom(kd_herd *h, kd_gidx g, const double *x, double zx, const
   h->zs[n] = zx;
   h->kw[n] = 0.0;
   h->slot[n] = -1;
-  if (n > 0) KD_TRY(kd_kernel_eval_block(h->kernel, x, 1, h->x, n, h->K + (size_t)n * cap, n));
+  if (n > 0) {
+    kd_err e = kd_kernel_eval_block(h->kernel, x, 1, h->x, n, h->K + (size_t)n * cap, n);
+    if (e != KD_OK) {
+      kd_herd_defer_(h, e);
+      for (int j = 0; j < n; j++) h->K[(size_t)n * cap + j] = NAN;
+    }
+  }
   for (int j = 0; j < n; j++) h->K[(size_t)j * cap + n] = h->K[(size_t)n * cap + j];
   h->K[(size_t)n * cap + n] = kd_kernel_eval(h->kernel, x, x);
   for (int j = 0; j < n; j++) h->kw[n] += h->K[(size_t)n * cap + j] * h->w[j];
@@ -290,8 +320,11 @@ kd_err kd_herd_ensure_atom(kd_herd *h, kd_gidx g, double *scratch, const double 
     *pos = p;
     goto cleanup;
   }
-  if (h->d > 64) {
-    KD_ALLOC(heap, h->d);
+  if (h->d > 64) { /* same branch on every rank: agree on the allocation */
+    heap = malloc(sizeof(double) * (size_t)h->d);
+    KD_TRY(kd_dist_agreed(
+        h->in->comm,
+        heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
     x = heap;
   }
   KD_TRY(kd_herd_fetch(h, g, x, &zx));
@@ -423,7 +456,6 @@ cleanup:
 
 kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap, int force,
                       kd_result *out, int *stop) {
-  kd_err err = KD_OK;
   int s = 0;
   for (int i = 0; i < h->n; i++)
     if (it == 0 || h->w[i] < h->wmin_seen) h->wmin_seen = h->w[i];
@@ -433,16 +465,18 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
   if (!isnan(gap) && gap <= st->tol_gap) s = 1;
   if (force || s || it % st->trace_every == 0) {
     int64_t last = out->n_trace > 0 ? out->trace_iter[out->n_trace - 1] : -1;
-    if (last != it) KD_TRY(kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
+    if (last != it)
+      kd_herd_defer_(h, kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
   }
   kd_log_progress("herd", it, h->mmd, h->n, s);
   *stop = s;
-cleanup:
-  return err;
+  return KD_OK;
 }
 
 kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out) {
-  kd_err err = KD_OK;
+  kd_err err = h->pending_err;
+  h->pending_err = KD_OK;
+  KD_TRY(kd_dist_agreed(h->in->comm, err));
   uint64_t ev = kd_kernel_evals(h->kernel);
   KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
   KD_TRY(kd_result_alloc(out, h->n, h->d));
