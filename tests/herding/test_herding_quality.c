@@ -166,12 +166,26 @@ int main(int argc, char **argv) {
     kd_result_free(&b);
   }
 
+  /* the start vertex is the LMO at nu = 0, argmax_c z(c): its MMD is sqrt(zz - 2 z_max + 1) */
+  double start_mmd = NAN;
+  {
+    kd_lidx nl = kd_pointset_n_local(gau.cand);
+    double *z = malloc(sizeof(double) * (nl ? nl : 1)), zmax = -INFINITY, zz = 0;
+    int avail = 0;
+    KD_TEST_OK(kd_target_embed(gau.t, gau.cand, z));
+    for (kd_lidx i = 0; i < nl; i++) zmax = fmax(zmax, z[i]);
+    MPI_Allreduce(MPI_IN_PLACE, &zmax, 1, MPI_DOUBLE, MPI_MAX, c);
+    KD_TEST_OK(kd_target_self(gau.t, &zz, &avail));
+    start_mmd = sqrt(zz - 2 * zmax + 1.0);
+    free(z);
+  }
   /* all algorithms: convex weights, exact MMD, MMD decreased from the start */
   for (size_t i = 0; i < sizeof kAlgos / sizeof *kAlgos; i++) {
     kd_result r = KD_RESULT_INIT;
     const char *kv[] = {"max_iter=60", NULL};
     KD_TEST_OK(herd_run(c, &gau, kAlgos[i], kv, &r));
     check_rule(&gau, &r, kAlgos[i]);
+    KD_TEST_NEAR(r.trace_mmd[0], start_mmd, 1e-12, "start vertex = argmax z");
     KD_TEST(r.mmd < 0.1 * r.trace_mmd[0], "%s: MMD %.3g well below the start %.3g", kAlgos[i],
             r.mmd, r.trace_mmd[0]);
     double g = NAN, wmin = NAN;

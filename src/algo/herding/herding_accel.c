@@ -125,8 +125,8 @@ static void kd_acc_gcos_scores_(const kd_herd *h, kd_accel_ctx_ *x, double q, do
   }
   const double g0 = q / sqrt(dd);
   for (kd_lidx y = 0; y < h->nl; y++) {
-    double nuy = h->nu[y];
-    double p = h->z[y] - nuy - h->wz + h->wkw;
+    double nuy = h->g[y] + h->z[y];
+    double p = -h->g[y] - h->wz + h->wkw;
     double al = h->kdiag[y] - 2.0 * nuy + h->wkw;
     double be = x->D[y] - cs - lam * nuy + lam * h->wkw;
     double den = p * be - q * al, sc = -INFINITY;
@@ -168,7 +168,7 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
       double lam = 0.0;
       for (int i = 0; i < x->nd; i++) lam += x->c[i];
       for (kd_lidx y = 0; y < h->nl; y++)
-        x->score[y] = h->z[y] - h->nu[y] - (x->D[y] - lam * h->nu[y]);
+        x->score[y] = -h->g[y] - (x->D[y] - lam * (h->g[y] + h->z[y]));
       h->lmo_calls++;
       KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
       int nd_before = x->nd;
@@ -209,9 +209,9 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
     } else if (k == 0) {
       /* d_1 = argmax_y cos(mu - nu, k(y,.) - nu) */
       for (kd_lidx y = 0; y < h->nl; y++) {
-        double nuy = h->nu[y];
+        double nuy = h->g[y] + h->z[y];
         double al = h->kdiag[y] - 2.0 * nuy + h->wkw;
-        double p = h->z[y] - nuy - h->wz + h->wkw;
+        double p = -h->g[y] - h->wz + h->wkw;
         x->score[y] = al > 1e-14 * (h->kdiag[y] + fabs(h->wkw)) ? p / sqrt(al) : -INFINITY;
       }
       h->lmo_calls++;
@@ -274,7 +274,8 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
   double gamma = q > 0 ? (dd > 0 ? fmin(1.0, q / dd) : 1.0) : 0.0;
   if (gamma > 0) {
     const double om = 1.0 - gamma, sc = gamma / lam;
-    for (kd_lidx y = 0; y < h->nl; y++) h->nu[y] = om * h->nu[y] + sc * x->D[y];
+    /* nu' = (1-gamma) nu + (gamma/Lambda) D  =>  g' = (1-gamma) g + (gamma/Lambda) D - gamma z */
+    for (kd_lidx y = 0; y < h->nl; y++) h->g[y] = om * h->g[y] + sc * x->D[y] - gamma * h->z[y];
     h->lmin_valid = 0;
     for (int i = 0; i < h->n; i++) h->w[i] *= om;
     for (int i = 0; i < x->nd; i++) h->w[x->pos[i]] += gamma * x->cn[i];

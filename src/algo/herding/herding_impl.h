@@ -5,9 +5,10 @@
  * are split over the ranks. The gradient at nu, tested against the vertex k(c, .), is
  *   <grad F(nu), delta_c> = nu(c) - z(c),      z = kernel mean embedding of the target mu.
  *
- * Distribution. Every rank keeps, for its n_local candidates, z(c) (computed once) and
- * nu(c) = sum_i w_i k(c, x_i), updated in place from the kernel column k(., x) of the one or two
- * atoms a step touches (each rank evaluates only its own block of the column). The linear
+ * Distribution. Every rank keeps, for its n_local candidates, z(c) (computed once) and the
+ * gradient g(c) = nu(c) - z(c) with nu(c) = sum_i w_i k(c, x_i), updated in place from the kernel
+ * column k(., x) of the one or two atoms a step touches (each rank evaluates only its own block of
+ * the column; a pairwise step g += gamma (k_s - k_a) does not even read z). The linear
  * minimisation oracle is a local scan plus one kd_dist_argmin (ties: smallest global index). The
  * active set (atoms in insertion order, weights, Gram matrix K_S, z at the atoms) is small and
  * replicated: every rank computes the same away vertex, step size and small QP. Cost per step:
@@ -62,7 +63,7 @@ typedef struct {
   const double *rows; /* local candidate rows [nl*d] */
   /* per-candidate state (local block) */
   double *z;     /* [nl] z(c) */
-  double *nu;    /* [nl] nu_t(c) */
+  double *g;     /* [nl] g(c) = nu_t(c) - z(c), the gradient tested against k(c, .) */
   double *kdiag; /* [nl] k(c, c) */
   double *col;   /* [nl] scratch column */
   double *col2;  /* [nl] scratch column */
@@ -108,7 +109,7 @@ typedef struct {
 kd_herd_stop kd_herd_stop_read(const kd_params *p);
 
 /** Set up the state: checks the candidate set (>= 2 points), computes z (kd_target_embed), the
- *  diagonal and zz; nu = 0, empty active set. Collective over in->comm. Free with kd_herd_free. */
+ *  diagonal and zz; empty active set. Collective over in->comm. Free with kd_herd_free. */
 kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h);
 void kd_herd_free(kd_herd *h);
 
@@ -149,7 +150,7 @@ void kd_herd_prune(kd_herd *h);
 
 /** Recompute kw = K_S w, wkw, wz, mmd2, mmd from the replicated state. Local. */
 void kd_herd_refresh(kd_herd *h);
-/** Rebuild nu = sum_i w_i k(., x_i) over the local candidates from the atom columns (after a
+/** Rebuild g = sum_i w_i k(., x_i) - z over the local candidates from the atom columns (after a
  *  fully-corrective weight change). Local. */
 kd_err kd_herd_rebuild_nu(kd_herd *h);
 

@@ -30,6 +30,7 @@ static kd_err kd_herd_init_target_(kd_herd *h) {
   kd_err err = KD_OK;
   int avail = 0;
   KD_TRY(kd_target_embed(h->target, h->cand, h->z));
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = -h->z[c]; /* nu = 0 */
   KD_TRY(kd_target_self(h->target, &h->zz, &avail));
   KD_CHECK(avail, KD_ERR_UNSUPPORTED,
            "herd: the target's double integral (zz) is unavailable; herding needs it for the "
@@ -59,7 +60,7 @@ kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
            "herd: dimension mismatch (candidates d = %d, kernel d = %d, target d = %d)", h->d,
            kd_kernel_dim(h->kernel), kd_target_dim(h->target));
   KD_ALLOC(h->z, h->nl);
-  KD_ALLOC(h->nu, h->nl);
+  KD_ALLOC(h->g, h->nl);
   KD_ALLOC(h->kdiag, h->nl);
   KD_ALLOC(h->col, h->nl);
   KD_ALLOC(h->col2, h->nl);
@@ -86,7 +87,7 @@ cleanup:
 
 void kd_herd_free(kd_herd *h) {
   free(h->z);
-  free(h->nu);
+  free(h->g);
   free(h->kdiag);
   free(h->col);
   free(h->col2);
@@ -144,7 +145,7 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
     kd_lidx bi = -1;
     int nan = 0;
     for (kd_lidx c = 0; c < h->nl; c++) {
-      const double s = h->nu[c] - h->z[c];
+      const double s = h->g[c];
       if (s < best) {
         best = s;
         bi = c;
@@ -388,13 +389,14 @@ void kd_herd_refresh(kd_herd *h) {
 kd_err kd_herd_rebuild_nu(kd_herd *h) {
   kd_err err = KD_OK;
   h->lmin_valid = 0;
-  for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] = 0.0;
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = 0.0;
   for (int i = 0; i < h->n; i++) {
     const double *col;
     KD_TRY(kd_herd_atom_column(h, i, h->col, &col));
     const double wi = h->w[i];
-    for (kd_lidx c = 0; c < h->nl; c++) h->nu[c] += wi * col[c];
+    for (kd_lidx c = 0; c < h->nl; c++) h->g[c] += wi * col[c];
   }
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] -= h->z[c];
 cleanup:
   return err;
 }

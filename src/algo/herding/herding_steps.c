@@ -10,18 +10,19 @@
 /* relative curvature below which a direction is treated as zero-length (duplicate atoms) */
 #define KD_HERD_TINY 1e-14
 
-/* Fused update of nu and the local LMO minimum: nu[c] = EXPR, then track min nu[c] - z[c]. */
-#define KD_HERD_UPDATE_NU_(h, EXPR)                \
+/* Fused update of the gradient g = nu - z and the local LMO minimum: g[c] = EXPR (which may use
+ * g_[c] and z_[c]), then track min g[c]. */
+#define KD_HERD_UPDATE_G_(h, EXPR)                 \
   do {                                             \
     double best_ = INFINITY;                       \
     kd_lidx bi_ = -1;                              \
     int nan_ = 0;                                  \
-    double *nu_ = (h)->nu;                         \
+    double *g_ = (h)->g;                           \
     const double *z_ = (h)->z;                     \
+    (void)z_;                                      \
     for (kd_lidx c = 0; c < (h)->nl; c++) {        \
-      const double v_ = (EXPR);                    \
-      nu_[c] = v_;                                 \
-      const double s_ = v_ - z_[c];                \
+      const double s_ = (EXPR);                    \
+      g_[c] = s_;                                  \
       if (s_ < best_) {                            \
         best_ = s_;                                \
         bi_ = c;                                   \
@@ -45,7 +46,7 @@ kd_err kd_herd_start(kd_herd *h) {
   KD_CHECK(g >= 0, KD_ERR_INTERNAL, "herd: empty LMO");
   KD_TRY(kd_herd_ensure_atom(h, g, h->col, &col, &pos));
   h->w[pos] = 1.0;
-  KD_HERD_UPDATE_NU_(h, col[c]);
+  KD_HERD_UPDATE_G_(h, col[c] - z_[c]);
   kd_herd_refresh(h);
 cleanup:
   return err;
@@ -86,7 +87,8 @@ kd_err kd_herd_step_fw(kd_herd *h, int v, double gamma, double *gamma_out) {
   if (gamma > 0) {
     KD_TRY(kd_herd_atom_column(h, v, h->col, &col));
     const double om = 1.0 - gamma;
-    KD_HERD_UPDATE_NU_(h, om * nu_[c] + gamma * col[c]);
+    /* nu' = (1-gamma) nu + gamma k  =>  g' = (1-gamma) g + gamma (k - z) */
+    KD_HERD_UPDATE_G_(h, om * g_[c] + gamma * (col[c] - z_[c]));
     for (int i = 0; i < h->n; i++) h->w[i] *= om;
     h->w[v] += gamma;
     h->n_fw_steps++;
@@ -111,7 +113,7 @@ kd_err kd_herd_step_pair(kd_herd *h, int a, int s, int *dropped) {
   if (gamma <= 0) goto cleanup;
   KD_TRY(kd_herd_atom_column(h, a, h->col, &ca));
   KD_TRY(kd_herd_atom_column(h, s, h->col2, &cs));
-  KD_HERD_UPDATE_NU_(h, nu_[c] + gamma * (cs[c] - ca[c]));
+  KD_HERD_UPDATE_G_(h, g_[c] + gamma * (cs[c] - ca[c])); /* z not needed */
   h->n_pair_steps++;
   if (gamma >= wa) {
     h->w[s] += wa;
@@ -142,7 +144,8 @@ kd_err kd_herd_step_away(kd_herd *h, int a, int *dropped) {
   if (gamma <= 0) goto cleanup;
   KD_TRY(kd_herd_atom_column(h, a, h->col, &ca));
   const double op = 1.0 + gamma;
-  KD_HERD_UPDATE_NU_(h, op * nu_[c] - gamma * ca[c]);
+  /* nu' = (1+gamma) nu - gamma k_a  =>  g' = (1+gamma) g + gamma (z - k_a) */
+  KD_HERD_UPDATE_G_(h, op * g_[c] + gamma * (z_[c] - ca[c]));
   for (int i = 0; i < h->n; i++) h->w[i] *= op;
   h->n_away_steps++;
   if (gamma >= gmax) {
