@@ -55,4 +55,42 @@ kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_pointset **y);
 kd_err kd_ctt_add_outputs(kd_result *out, const double *stat2, int64_t B,
                           const kd_ctt_decision *dec);
 
+/* ---------------- studies: rejection rate and time over seeded replicates ---------------- */
+/** One study: T replicates of (X ~ mx with m rows, Y ~ my with n rows); replicate t is tested on
+ *  rank t mod p alone (a one-rank communicator), by CTT at every g of g_list and, if exact != 0,
+ *  by the exact test, all on the same data. All pointers borrowed. */
+typedef struct {
+  const kd_measure *mx, *my;
+  int64_t m, n, T;
+  uint64_t seed;                /* replicate t: data seeds and test seed drawn from (seed, t) */
+  const kd_kernel_params *kp;   /* fixed length scale (resolve `median` before) */
+  int64_t s, B;
+  double delta, alpha;
+  const int64_t *g_list;
+  int n_g;
+  int exact;
+  int64_t exact_tile;
+} kd_ctt_study_spec;
+
+/** Results, replicated on every rank; configuration c < n_g is CTT with g_list[c], c = n_g the
+ *  exact test (if requested). Arrays [T * n_conf] are row-major by replicate. Free with
+ *  kd_ctt_study_free. */
+typedef struct {
+  int n_conf;
+  int64_t T;
+  int64_t *g;           /* [n_conf]: g, or -1 for the exact test */
+  int64_t *rejections;  /* [n_conf] */
+  double *rate, *se;    /* [n_conf]: rejections / T and sqrt(rate (1 - rate) / T) */
+  double *mean_seconds; /* [n_conf]: mean wall time of one test (one rank) */
+  int64_t *reject;      /* [T * n_conf] */
+  double *p_value, *statistic, *seconds; /* [T * n_conf] */
+} kd_ctt_study_out;
+
+/** Run a study. Collective over comm; errors on any rank are agreed. */
+kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *spec, kd_ctt_study_out *out);
+void kd_ctt_study_free(kd_ctt_study_out *out);
+/** Add the study as /study/{g, rejections, rejection_rate, se, mean_seconds, reject, p_value,
+ *  statistic, seconds} datasets of r. Local. */
+kd_err kd_ctt_study_add_outputs(const kd_ctt_study_out *st, kd_result *r);
+
 #endif
