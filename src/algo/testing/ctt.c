@@ -20,7 +20,8 @@ static const kd_param_spec kd_ctt_params_[] = {
      "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal"},
     {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
      "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points"},
-    {"delta", KD_PARAM_F64, 0.5, NULL, 1e-12, 1, NULL, "KT-Compress failure probability delta"},
+    {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
+     "KT-Compress failure probability delta, strictly inside (0,1)"},
     {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)"},
     {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)"},
 };
@@ -59,7 +60,7 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
   KD_CHECK(s >= 2, KD_ERR_CONFIG, "algorithm.s must be >= 2, got %lld", (long long)s);
   KD_CHECK(g >= 0 && g <= 30, KD_ERR_CONFIG, "algorithm.g must be in [0,30], got %lld",
            (long long)g);
-  KD_CHECK(delta > 0.0 && delta <= 1.0, KD_ERR_CONFIG, "algorithm.delta must be in (0,1], got %g",
+  KD_CHECK(delta > 0.0 && delta < 1.0, KD_ERR_CONFIG, "algorithm.delta must be in (0,1), got %g",
            delta);
   KD_CHECK(s <= m + n, KD_ERR_CONFIG, "algorithm.s = %lld exceeds m + n = %lld points",
            (long long)s, (long long)(m + n));
@@ -78,8 +79,12 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
   KD_CHECK(n_in >= 4, KD_ERR_CONFIG,
            "algorithm.s = %lld leaves bins of %lld points; every bin needs at least 4 points",
            (long long)s, (long long)n_in);
-  /* 2^g sqrt(n_in) >= n_in  <=>  4^g >= n_in: no compression at all */
-  const int compress = g < 31 && ((int64_t)1 << (2 * g)) < n_in;
+  /* KT-Compress keeps F 2^(g+K) rows, K = floor(log4 n_in), F = floor(n_in / 4^K) (= 2^g sqrt(n_in)
+   * for n_in a power of 4); it compresses only when 4^(g+1) <= n_in. Otherwise the coreset would
+   * be at least the whole bin, so the bin is kept as it is (no compression). */
+  int K = 0;
+  while (K < 31 && ((int64_t)1 << (2 * (K + 1))) <= n_in) K++;
+  const int compress = K > g;
 
   /* ---- phase 1: bin b goes to rank b mod p (allocate first, agree, then move rows) ---- */
   for (int64_t b = rank; b < s; b += p) nmine++;
