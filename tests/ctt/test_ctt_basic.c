@@ -6,7 +6,7 @@
  *    test equals brute force with the same labels;
  *  - coreset bookkeeping (sizes 2^g sqrt(n_in), rows are rows of their own bin, weights);
  *  - the same statistic, p-value, decision and permutation statistics on the job's communicator
- *    as on a one-rank communicator (so at 1, 2 and 4 ranks);
+ *    as on a one-rank communicator (so at 1, 2 and 4 ranks), and the same study table;
  *  - bad input: clear errors. */
 #include <math.h>
 #include <stdlib.h>
@@ -220,6 +220,55 @@ static void test_ranks(MPI_Comm comm, MPI_Comm self) {
   kd_kernel_destroy(&k);
 }
 
+/* A small study on comm and on a one-rank communicator: identical tables (wall times aside). */
+static void test_study_ranks(MPI_Comm comm, MPI_Comm self) {
+  kd_measure gx, gy;
+  memset(&gx, 0, sizeof gx);
+  double mx[2] = {0, 0}, my[2] = {0.3, 0}, sd[2] = {1, 1};
+  gx.type = KD_MEASURE_GAUSSIAN;
+  gx.d = 2;
+  gx.mean = mx;
+  gx.sd = sd;
+  gy = gx;
+  gy.mean = my;
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_IMQ);
+  const int64_t gl[2] = {0, 1};
+  kd_ctt_study_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.mx = &gx;
+  sp.my = &gy;
+  sp.m = 512;
+  sp.n = 256;
+  sp.T = 7;
+  sp.seed = 3;
+  sp.kp = &kp;
+  sp.s = 6; /* 4 bins of X, 2 of Y, 128 points each */
+  sp.B = 30;
+  sp.delta = 0.5;
+  sp.alpha = 0.1;
+  sp.g_list = gl;
+  sp.n_g = 2;
+  sp.exact = 1;
+  kd_ctt_study_out a, b;
+  KD_TEST_OK(kd_ctt_study_run(comm, &sp, &a));
+  KD_TEST_OK(kd_ctt_study_run(self, &sp, &b));
+  KD_TEST(a.n_conf == 3 && b.n_conf == 3 && a.g[2] == -1, "three configurations");
+  if (a.n_conf == 3 && b.n_conf == 3) {
+    KD_TEST(memcmp(a.reject, b.reject, sizeof(int64_t) * 21) == 0 &&
+                memcmp(a.p_value, b.p_value, sizeof(double) * 21) == 0 &&
+                memcmp(a.statistic, b.statistic, sizeof(double) * 21) == 0,
+            "study table identical on %d ranks and on 1", kd_dist_size(comm));
+    int64_t rj = 0;
+    for (int t = 0; t < 7; t++) rj += a.reject[t * 3 + 2];
+    KD_TEST(rj == a.rejections[2], "rejection count consistent");
+    KD_TEST_NEAR(a.rate[2], rj / 7.0, 1e-15, "rate = rejections / T");
+    KD_TEST_NEAR(a.se[2], sqrt(a.rate[2] * (1 - a.rate[2]) / 7.0), 1e-15, "binomial SE");
+    KD_TEST(a.statistic[0] > 0 && a.statistic[2] > 0, "positive statistics");
+  }
+  kd_ctt_study_free(&a);
+  kd_ctt_study_free(&b);
+}
+
 static void expect_error(MPI_Comm comm, const char *algo, kd_kernel *k, const kd_pointset *X,
                          const kd_pointset *Y, const char *const *st, kd_err want,
                          const char *needle, const char *what) {
@@ -295,6 +344,7 @@ int main(int argc, char **argv) {
   test_decide();
   test_exactness(MPI_COMM_WORLD);
   test_ranks(MPI_COMM_WORLD, self);
+  test_study_ranks(MPI_COMM_WORLD, self);
   test_bad_input(MPI_COMM_WORLD);
   kd_dist_comm_free(&self);
   return kd_test_finish();
