@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctt_test_util.h"
 #include "dist/dist_impl.h"
@@ -113,6 +114,7 @@ int main(int argc, char **argv) {
     if (e == KD_OK) e = ctt_test_gauss(MPI_COMM_WORLD, m, d, NULL, seed, &X);
     if (e == KD_OK) e = ctt_test_gauss(MPI_COMM_WORLD, n, d, mean, seed + 1, &Y);
     double *times = calloc((size_t)reps, sizeof(double));
+    double *cpu = calloc((size_t)reps, sizeof(double));
     for (int c = 0; c < n_g + (exact ? 1 : 0) && e == KD_OK; c++) {
       char sb[32], gb[32], bb[32], tb[32], db[32];
       snprintf(sb, sizeof sb, "s=%lld", (long long)s);
@@ -121,37 +123,46 @@ int main(int argc, char **argv) {
       snprintf(tb, sizeof tb, "tile=%lld", (long long)tile);
       snprintf(db, sizeof db, "delta=%g", delta);
       const char *sc[] = {sb, gb, bb, db, NULL}, *se[] = {bb, tb, NULL};
-      double stat = 0, pv = 0;
+      double stat = 0, pv = 0, ph[3] = {0, 0, 0};
       int64_t rej = 0;
       for (int64_t r = 0; r < reps && e == KD_OK; r++) {
         kd_result res = KD_RESULT_INIT;
         kd_dist_barrier(MPI_COMM_WORLD);
         double t0 = kd_dist_wtime();
+        clock_t c0 = clock();
         e = ctt_test_run(MPI_COMM_WORLD, c < n_g ? "ctt" : "ctt_exact", k, X, Y, seed + 7, c < n_g ? sc : se,
                          &res);
         times[r] = kd_dist_wtime() - t0;
+        cpu[r] = (double)(clock() - c0) / CLOCKS_PER_SEC;
         kd_dist_max(MPI_COMM_WORLD, &times[r], 1);
+        kd_dist_max(MPI_COMM_WORLD, &cpu[r], 1);
         if (e == KD_OK) {
           stat = ctt_test_f64(&res, "/test/statistic");
           pv = ctt_test_f64(&res, "/test/p_value");
           rej = ctt_test_i64(&res, "/test/reject");
+          kd_result_get_metric(&res, "seconds_distribute", &ph[0]);
+          kd_result_get_metric(&res, "seconds_compress", &ph[1]);
+          kd_result_get_metric(&res, "seconds_coreset_kernel", &ph[2]);
         }
         kd_result_free(&res);
       }
       if (e != KD_OK) break;
       qsort(times, (size_t)reps, sizeof(double), cmp_dbl);
+      qsort(cpu, (size_t)reps, sizeof(double), cmp_dbl);
       if (rank == 0)
         printf("time %-9s g=%-3lld m=%lld n=%lld d=%d s=%lld B=%lld ranks=%d median %.4f s "
-               "(min %.4f max %.4f, %lld runs) stat %.6g p %.4f reject %lld\n",
+               "(min %.4f max %.4f, %lld runs) cpu %.4f s stat %.6g p %.4f reject %lld [last run: distribute %.4f "
+               "compress %.4f coreset-kernel %.4f]\n",
                c < n_g ? "ctt" : "exact", (long long)(c < n_g ? g_list[c] : -1), (long long)m,
                (long long)n, d, (long long)s, (long long)B, np, times[reps / 2], times[0],
-               times[reps - 1], (long long)reps, stat, pv, (long long)rej);
+               times[reps - 1], (long long)reps, cpu[reps / 2], stat, pv, (long long)rej, ph[0], ph[1], ph[2]);
     }
     if (e != KD_OK) {
       if (rank == 0) fprintf(stderr, "failed: %s\n", kd_err_message());
       status = 1;
     }
     free(times);
+    free(cpu);
     kd_pointset_destroy(&X);
     kd_pointset_destroy(&Y);
     kd_kernel_destroy(&k);
