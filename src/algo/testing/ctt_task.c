@@ -137,9 +137,13 @@ cleanup:
   return err;
 }
 
+/* designated initialisers: later optional fields of kd_task_desc stay zero (NULL) */
 const kd_task_desc kd_task_ctt = {
-    "ctt", "two-sample test of x against y: Compress Then Test or the exact permutation MMD test",
-    kd_ctt_setup_, kd_ctt_run_task_, kd_ctt_destroy_};
+    .name = "ctt",
+    .summary = "two-sample test of x against y: Compress Then Test or the exact permutation MMD test",
+    .setup = kd_ctt_setup_,
+    .run = kd_ctt_run_task_,
+    .destroy = kd_ctt_destroy_};
 
 /* ------------------------------------------------------------- task: ctt_study */
 typedef struct {
@@ -313,6 +317,9 @@ cleanup:
 }
 
 const kd_task_desc kd_task_ctt_study = {
-    "ctt_study",
-    "rejection rate and time per test of CTT (grid of g) and the exact test over seeded replicates",
-    kd_study_setup_, kd_study_run_, kd_study_destroy_};
+    .name = "ctt_study",
+    .summary = "rejection rate and time per test of CTT (grid of g) and the exact test over seeded "
+               "replicates",
+    .setup = kd_study_setup_,
+    .run = kd_study_run_,
+    .destroy = kd_study_destroy_};
