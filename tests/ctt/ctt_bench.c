@@ -35,21 +35,36 @@ int main(int argc, char **argv) {
     if (!eq) continue;
     *eq = 0;
     const char *k = argv[i], *v = eq + 1;
-    if (!strcmp(k, "m")) m = atoll(v);
-    else if (!strcmp(k, "n")) n = atoll(v);
-    else if (!strcmp(k, "d")) d = atoi(v);
-    else if (!strcmp(k, "s")) s = atoll(v);
-    else if (!strcmp(k, "B")) B = atoll(v);
-    else if (!strcmp(k, "T")) T = atoll(v);
-    else if (!strcmp(k, "reps")) reps = atoll(v);
-    else if (!strcmp(k, "tile")) tile = atoll(v);
-    else if (!strcmp(k, "exact")) exact = atoi(v);
-    else if (!strcmp(k, "shift")) shift = atof(v);
-    else if (!strcmp(k, "ls")) ls = atof(v);
-    else if (!strcmp(k, "alpha")) alpha = atof(v);
-    else if (!strcmp(k, "delta")) delta = atof(v);
-    else if (!strcmp(k, "seed")) seed = strtoull(v, NULL, 10);
-    else if (!strcmp(k, "kernel")) kname = v;
+    if (!strcmp(k, "m"))
+      m = atoll(v);
+    else if (!strcmp(k, "n"))
+      n = atoll(v);
+    else if (!strcmp(k, "d"))
+      d = atoi(v);
+    else if (!strcmp(k, "s"))
+      s = atoll(v);
+    else if (!strcmp(k, "B"))
+      B = atoll(v);
+    else if (!strcmp(k, "T"))
+      T = atoll(v);
+    else if (!strcmp(k, "reps"))
+      reps = atoll(v);
+    else if (!strcmp(k, "tile"))
+      tile = atoll(v);
+    else if (!strcmp(k, "exact"))
+      exact = atoi(v);
+    else if (!strcmp(k, "shift"))
+      shift = atof(v);
+    else if (!strcmp(k, "ls"))
+      ls = atof(v);
+    else if (!strcmp(k, "alpha"))
+      alpha = atof(v);
+    else if (!strcmp(k, "delta"))
+      delta = atof(v);
+    else if (!strcmp(k, "seed"))
+      seed = strtoull(v, NULL, 10);
+    else if (!strcmp(k, "kernel"))
+      kname = v;
     else if (!strcmp(k, "g")) {
       n_g = 0;
       for (char *tok = strtok((char *)v, ","); tok && n_g < 16; tok = strtok(NULL, ","))
@@ -95,14 +110,15 @@ int main(int argc, char **argv) {
       if (rank == 0) fprintf(stderr, "study failed: %s\n", kd_err_message());
       status = 1;
     } else if (rank == 0) {
-      printf("# study m=%lld n=%lld d=%d shift=%g s=%lld B=%lld T=%lld kernel=%s ls=%g ranks=%d "
-             "total %.1f s\n",
-             (long long)m, (long long)n, d, shift, (long long)s, (long long)B, (long long)T, kname,
-             ls, np, kd_dist_wtime() - t0);
+      printf(
+          "# study m=%lld n=%lld d=%d shift=%g s=%lld B=%lld T=%lld kernel=%s ls=%g ranks=%d "
+          "total %.1f s\n",
+          (long long)m, (long long)n, d, shift, (long long)s, (long long)B, (long long)T, kname, ls,
+          np, kd_dist_wtime() - t0);
       printf("%-8s %4s %9s %8s %12s\n", "method", "g", "rate", "se", "sec/test");
       for (int c = 0; c < st.n_conf; c++)
-        printf("%-8s %4lld %9.4f %8.4f %12.5f\n", st.g[c] < 0 ? "exact" : "ctt",
-               (long long)st.g[c], st.rate[c], st.se[c], st.mean_seconds[c]);
+        printf("%-8s %4lld %9.4f %8.4f %12.5f\n", st.g[c] < 0 ? "exact" : "ctt", (long long)st.g[c],
+               st.rate[c], st.se[c], st.mean_seconds[c]);
       kd_ctt_study_free(&st);
     }
     free(mx.mean);
@@ -130,8 +146,8 @@ int main(int argc, char **argv) {
         kd_dist_barrier(MPI_COMM_WORLD);
         double t0 = kd_dist_wtime();
         clock_t c0 = clock();
-        e = ctt_test_run(MPI_COMM_WORLD, c < n_g ? "ctt" : "ctt_exact", k, X, Y, seed + 7, c < n_g ? sc : se,
-                         &res);
+        e = ctt_test_run(MPI_COMM_WORLD, c < n_g ? "ctt" : "ctt_exact", k, X, Y, seed + 7,
+                         c < n_g ? sc : se, &res);
         times[r] = kd_dist_wtime() - t0;
         cpu[r] = (double)(clock() - c0) / CLOCKS_PER_SEC;
         kd_dist_max(MPI_COMM_WORLD, &times[r], 1);
@@ -150,12 +166,15 @@ int main(int argc, char **argv) {
       qsort(times, (size_t)reps, sizeof(double), cmp_dbl);
       qsort(cpu, (size_t)reps, sizeof(double), cmp_dbl);
       if (rank == 0)
-        printf("time %-9s g=%-3lld m=%lld n=%lld d=%d s=%lld B=%lld ranks=%d median %.4f s "
-               "(min %.4f max %.4f, %lld runs) cpu %.4f s stat %.6g p %.4f reject %lld [last run: distribute %.4f "
-               "compress %.4f coreset-kernel %.4f]\n",
-               c < n_g ? "ctt" : "exact", (long long)(c < n_g ? g_list[c] : -1), (long long)m,
-               (long long)n, d, (long long)s, (long long)B, np, times[reps / 2], times[0],
-               times[reps - 1], (long long)reps, cpu[reps / 2], stat, pv, (long long)rej, ph[0], ph[1], ph[2]);
+        printf(
+            "time %-9s g=%-3lld m=%lld n=%lld d=%d s=%lld B=%lld ranks=%d median %.4f s "
+            "(min %.4f max %.4f, %lld runs) cpu %.4f s stat %.6g p %.4f reject %lld [last run: "
+            "distribute %.4f "
+            "compress %.4f coreset-kernel %.4f]\n",
+            c < n_g ? "ctt" : "exact", (long long)(c < n_g ? g_list[c] : -1), (long long)m,
+            (long long)n, d, (long long)s, (long long)B, np, times[reps / 2], times[0],
+            times[reps - 1], (long long)reps, cpu[reps / 2], stat, pv, (long long)rej, ph[0], ph[1],
+            ph[2]);
     }
     if (e != KD_OK) {
       if (rank == 0) fprintf(stderr, "failed: %s\n", kd_err_message());

@@ -76,8 +76,8 @@ static void test_decide(void) {
 }
 
 /* Brute-force w^T K w for pooled Z (N x d) with labels (0 = X weight 1/m, 1 = Y weight -1/n). */
-static double brute_mmd2(kd_kernel *k, const double *Z, int64_t N, int d,
-                         const unsigned char *lab, int64_t m) {
+static double brute_mmd2(kd_kernel *k, const double *Z, int64_t N, int d, const unsigned char *lab,
+                         int64_t m) {
   const double wx = 1.0 / m, wy = -1.0 / (double)(N - m);
   double acc = 0.0;
   for (int64_t i = 0; i < N; i++)

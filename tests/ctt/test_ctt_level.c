@@ -44,9 +44,9 @@ int main(int argc, char **argv) {
   const double se0 = sqrt(0.05 * 0.95 / (double)sp.T);
   for (int c = 0; c < st.n_conf; c++) {
     if (kd_test_rank() == 0)
-      printf("level: g=%lld rejection %.4f +- %.4f (%lld/%lld), %.4f s/test\n",
-             (long long)st.g[c], st.rate[c], st.se[c], (long long)st.rejections[c],
-             (long long)st.T, st.mean_seconds[c]);
+      printf("level: g=%lld rejection %.4f +- %.4f (%lld/%lld), %.4f s/test\n", (long long)st.g[c],
+             st.rate[c], st.se[c], (long long)st.rejections[c], (long long)st.T,
+             st.mean_seconds[c]);
     KD_TEST(st.rate[c] <= 0.05 + 3 * se0, "g=%lld: rejection rate %.4f > 0.05 + 3 SE = %.4f",
             (long long)st.g[c], st.rate[c], 0.05 + 3 * se0);
     /* a test that never rejects would also pass the bound: it must reject sometimes */

@@ -136,8 +136,8 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
                                        KD_CTT_STREAM_BIN + (uint64_t)b, idx, &k);
       if (lerr == KD_OK && (k < 1 || k > n_in))
         lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
-                          "ctt: KT-Compress returned %lld points for a bin of %lld",
-                          (long long)k, (long long)n_in);
+                          "ctt: KT-Compress returned %lld points for a bin of %lld", (long long)k,
+                          (long long)n_in);
     } else {
       for (kd_lidx j = 0; j < n_in; j++) idx[j] = j;
     }
@@ -280,6 +280,9 @@ cleanup:
 }
 
 const kd_algo_desc kd_algo_ctt = {
-    "ctt", "ctt",
+    "ctt",
+    "ctt",
     "Compress Then Test: KT-Compress s bins, permutation MMD test on the coresets (Alg. 3)",
-    kd_ctt_params_, (int)(sizeof kd_ctt_params_ / sizeof kd_ctt_params_[0]), kd_ctt_run_};
+    kd_ctt_params_,
+    (int)(sizeof kd_ctt_params_ / sizeof kd_ctt_params_[0]),
+    kd_ctt_run_};

@@ -81,8 +81,8 @@ kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_pointset **y) {
            "ctt: X has dimension %d but Y has dimension %d", kd_pointset_dim(in->points),
            kd_pointset_dim(*y));
   KD_CHECK(kd_kernel_dim(in->kernel) == kd_pointset_dim(*y), KD_ERR_INPUT,
-           "ctt: kernel dimension %d differs from the data dimension %d",
-           kd_kernel_dim(in->kernel), kd_pointset_dim(*y));
+           "ctt: kernel dimension %d differs from the data dimension %d", kd_kernel_dim(in->kernel),
+           kd_pointset_dim(*y));
 cleanup:
   return err;
 }

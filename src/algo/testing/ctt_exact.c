@@ -53,9 +53,9 @@ static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_pointset_allgather(Y, Z + (size_t)m * d));
   lab = malloc((size_t)N * (size_t)nb);
   perm = malloc((size_t)N);
-  if (!lab || !perm) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
-                                       "ctt_exact: cannot allocate %lld x %lld labels",
-                                       (long long)N, (long long)nb);
+  if (!lab || !perm)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                      "ctt_exact: cannot allocate %lld x %lld labels", (long long)N, (long long)nb);
   KD_TRY(kd_dist_agreed(comm, lerr));
   for (int64_t b = 0; b < B; b++) {
     kd_ctt_permute_labels(N, m, in->seed, b, perm);
@@ -77,8 +77,8 @@ static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
     kd_exact_weights_(lab, i0, bi, nb, wx, wy, WI);
     for (int64_t tj = ti; tj < nt; tj++) {
       const int64_t j0 = tj * bt, bj = (j0 + bt <= N) ? bt : N - j0;
-      lerr = kd_kernel_eval_block(in->kernel, Z + (size_t)i0 * d, bi, Z + (size_t)j0 * d, bj, Kt,
-                                  bj);
+      lerr =
+          kd_kernel_eval_block(in->kernel, Z + (size_t)i0 * d, bi, Z + (size_t)j0 * d, bj, Kt, bj);
       if (lerr != KD_OK) break;
       kd_exact_weights_(lab, j0, bj, nb, wx, wy, WJ);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)bi, (int)nb, (int)bj, 1.0, Kt,
@@ -132,7 +132,9 @@ cleanup:
 }
 
 const kd_algo_desc kd_algo_ctt_exact = {
-    "ctt_exact", "ctt",
+    "ctt_exact",
+    "ctt",
     "exact quadratic-time permutation MMD test on the full samples (CTT's reference)",
-    kd_ctt_exact_params_, (int)(sizeof kd_ctt_exact_params_ / sizeof kd_ctt_exact_params_[0]),
+    kd_ctt_exact_params_,
+    (int)(sizeof kd_ctt_exact_params_ / sizeof kd_ctt_exact_params_[0]),
     kd_ctt_exact_run_};

@@ -19,12 +19,12 @@ typedef struct {
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
-  int64_t rank;     /* R: position of the observed statistic among all B+1, 1-based */
-  int64_t n_less;   /* #{b <= B : M_b <  M_{B+1}} */
-  int64_t n_ties;   /* #{b <= B : M_b == M_{B+1}} (permuted ones only) */
-  double p_reject;  /* min(1, max(0, R - (1-alpha)(B+1))) */
-  double p_value;   /* (1 + #{b <= B : M_b >= M_{B+1}}) / (B+1) */
-  int reject;       /* 1 if a uniform draw u satisfies u < p_reject */
+  int64_t rank;    /* R: position of the observed statistic among all B+1, 1-based */
+  int64_t n_less;  /* #{b <= B : M_b <  M_{B+1}} */
+  int64_t n_ties;  /* #{b <= B : M_b == M_{B+1}} (permuted ones only) */
+  double p_reject; /* min(1, max(0, R - (1-alpha)(B+1))) */
+  double p_value;  /* (1 + #{b <= B : M_b >= M_{B+1}}) / (B+1) */
+  int reject;      /* 1 if a uniform draw u satisfies u < p_reject */
 } kd_ctt_decision;
 
 /** Alg. 3's threshold step. stat2[0..B) are the permuted squared statistics M_1..M_B and
@@ -62,8 +62,8 @@ kd_err kd_ctt_add_outputs(kd_result *out, const double *stat2, int64_t B,
 typedef struct {
   const kd_measure *mx, *my;
   int64_t m, n, T;
-  uint64_t seed;                /* replicate t: data seeds and test seed drawn from (seed, t) */
-  const kd_kernel_params *kp;   /* fixed length scale (resolve `median` before) */
+  uint64_t seed;              /* replicate t: data seeds and test seed drawn from (seed, t) */
+  const kd_kernel_params *kp; /* fixed length scale (resolve `median` before) */
   int64_t s, B;
   double delta, alpha;
   const int64_t *g_list;

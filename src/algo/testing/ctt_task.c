@@ -5,7 +5,8 @@
  *   task: ctt_study  rejection rate +- SE and mean time per test over `study.replicates` seeded
  *                    replicates of generator samples (`x:`, `y:` measure sections) for every g of
  *                    `study.g` and the exact test; /study/... datasets and a CSV table.
- * Tasks read config and write the CSV; the algorithms in ctt.c / ctt_exact.c / ctt_study.c do not. */
+ * Tasks read config and write the CSV; the algorithms in ctt.c / ctt_exact.c / ctt_study.c do not.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +141,8 @@ cleanup:
 /* designated initialisers: later optional fields of kd_task_desc stay zero (NULL) */
 const kd_task_desc kd_task_ctt = {
     .name = "ctt",
-    .summary = "two-sample test of x against y: Compress Then Test or the exact permutation MMD test",
+    .summary =
+        "two-sample test of x against y: Compress Then Test or the exact permutation MMD test",
     .setup = kd_ctt_setup_,
     .run = kd_ctt_run_task_,
     .destroy = kd_ctt_destroy_};
@@ -226,8 +228,8 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            KD_ERR_CONFIG,
            "%s: study.s = %lld does not split m = %lld and n = %lld into equal bins of at least "
            "4 points (Alg. 3 needs s m/(m+n) and s n/(m+n) integer bins of (m+n)/s points)",
-           kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s,
-           (long long)sp->m, (long long)sp->n);
+           kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
+           (long long)sp->n);
   if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
@@ -263,8 +265,9 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
       lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot create %s", tmp);
     } else {
       const kd_ctt_study_spec *sp = &s->sp;
-      int bad = fprintf(fp, "method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
-                            "mean_seconds\n") < 0;
+      int bad = fprintf(fp,
+                        "method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
+                        "mean_seconds\n") < 0;
       for (int c = 0; c < st->n_conf && !bad; c++)
         bad = fprintf(fp, "%s,%lld,%lld,%lld,%lld,%d,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g\n",
                       st->g[c] < 0 ? "exact" : "ctt", (long long)st->g[c], (long long)sp->s,
@@ -277,8 +280,8 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
         lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s", tmp);
       } else if (rename(tmp, s->csv) != 0) {
         remove(tmp);
-        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot rename %s to %s",
-                          tmp, s->csv);
+        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot rename %s to %s", tmp,
+                          s->csv);
       }
     }
   }
@@ -296,8 +299,8 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   s->sp.kp = kd_kernel_get_params(s->k);
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
-  kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s",
-              (long long)s->sp.T, (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
+  kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,
+              (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
               s->sp.exact ? " and the exact test" : "");
   const double t0 = kd_dist_wtime();
   KD_TRY(kd_ctt_study_run(ctx->comm, &s->sp, &st));
@@ -318,8 +321,9 @@ cleanup:
 
 const kd_task_desc kd_task_ctt_study = {
     .name = "ctt_study",
-    .summary = "rejection rate and time per test of CTT (grid of g) and the exact test over seeded "
-               "replicates",
+    .summary =
+        "rejection rate and time per test of CTT (grid of g) and the exact test over seeded "
+        "replicates",
     .setup = kd_study_setup_,
     .run = kd_study_run_,
     .destroy = kd_study_destroy_};
