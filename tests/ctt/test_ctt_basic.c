@@ -86,11 +86,11 @@ static double brute_mmd2(kd_kernel *k, const double *Z, int64_t N, int d, const 
   return acc;
 }
 
-static void test_exactness(MPI_Comm comm) {
+static void test_exactness(MPI_Comm comm, kd_kernel_type kt) {
   const int d = 2;
   const int64_t m = 128, n = 128, N = m + n;
   const double shift[2] = {0.3, 0.0};
-  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel_params kp = kd_kernel_params_default(kt);
   kd_kernel *k = NULL;
   kd_pointset *X = NULL, *Y = NULL;
   kd_result rc = KD_RESULT_INIT, re = KD_RESULT_INIT;
@@ -342,7 +342,9 @@ int main(int argc, char **argv) {
   MPI_Comm self = MPI_COMM_NULL;
   KD_TEST_OK(kd_dist_split(MPI_COMM_WORLD, kd_test_rank(), &self));
   test_decide();
-  test_exactness(MPI_COMM_WORLD);
+  test_exactness(MPI_COMM_WORLD, KD_KERNEL_GAUSSIAN);
+  test_exactness(MPI_COMM_WORLD, KD_KERNEL_MATERN32);
+  test_exactness(MPI_COMM_WORLD, KD_KERNEL_IMQ);
   test_ranks(MPI_COMM_WORLD, self);
   test_study_ranks(MPI_COMM_WORLD, self);
   test_bad_input(MPI_COMM_WORLD);

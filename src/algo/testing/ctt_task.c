@@ -31,24 +31,18 @@ cleanup:
   return err;
 }
 
-/* Seeded choice of r of the n global rows (partial Fisher-Yates on keys (seed, stream)). */
-static kd_err kd_ctt_pick_rows_(uint64_t seed, uint64_t stream, kd_gidx n, kd_lidx r,
-                                kd_gidx *idx) {
-  kd_err err = KD_OK;
-  kd_gidx *all = NULL;
-  KD_ALLOC(all, n);
-  for (kd_gidx i = 0; i < n; i++) all[i] = i;
+/* Seeded stratified choice of r of the n global rows (r <= n): row i is drawn uniformly from
+ * stratum [i n / r, (i+1) n / r), so the rows are distinct and spread over the whole set (also
+ * for sorted files), with O(r) memory. */
+static void kd_ctt_pick_rows_(uint64_t seed, uint64_t stream, kd_gidx n, kd_lidx r, kd_gidx *idx) {
   kd_rng g = kd_rng_make(seed, stream);
   for (kd_lidx i = 0; i < r; i++) {
-    kd_gidx j = i + (kd_gidx)kd_rng_next_below(&g, (uint64_t)(n - i));
-    kd_gidx t = all[i];
-    all[i] = all[j];
-    all[j] = t;
-    idx[i] = all[i];
+    const kd_gidx lo = (kd_gidx)((double)i * (double)n / (double)r);
+    kd_gidx hi = (kd_gidx)((double)(i + 1) * (double)n / (double)r);
+    if (hi > n) hi = n;
+    if (hi <= lo) hi = lo + 1;
+    idx[i] = lo + (kd_gidx)kd_rng_next_below(&g, (uint64_t)(hi - lo));
   }
-cleanup:
-  free(all);
-  return err;
 }
 
 /* ------------------------------------------------------------------ task: ctt */
@@ -90,9 +84,9 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
     const kd_lidx rx = m < 2000 ? (kd_lidx)m : 2000, ry = n < 2000 ? (kd_lidx)n : 2000;
     KD_ALLOC(rows, (rx + ry) * d);
     KD_ALLOC(idx, rx > ry ? rx : ry);
-    KD_TRY(kd_ctt_pick_rows_(ctx->seed, 0x6d656478ULL, m, rx, idx));
+    kd_ctt_pick_rows_(ctx->seed, 0x6d656478ULL, m, rx, idx);
     KD_TRY(kd_pointset_gather_rows(s->x, idx, rx, rows));
-    KD_TRY(kd_ctt_pick_rows_(ctx->seed, 0x6d656479ULL, n, ry, idx));
+    kd_ctt_pick_rows_(ctx->seed, 0x6d656479ULL, n, ry, idx);
     KD_TRY(kd_pointset_gather_rows(s->y, idx, ry, rows + (size_t)rx * d));
     KD_TRY(kd_ctt_pooled_median_(ctx, s->k, rows, rx + ry, d));
   }
