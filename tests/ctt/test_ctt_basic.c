@@ -113,6 +113,14 @@ static void test_exactness(MPI_Comm comm, kd_kernel_type kt) {
   KD_TEST_REL(sc2, full, 1e-11, "uncompressed CTT statistic = full-sample MMD^2");
   KD_TEST_REL(se2, full, 1e-11, "exact statistic = full-sample MMD^2");
   KD_TEST(full > 1e-3, "shifted samples have a visible MMD^2 (%g)", full);
+  {
+    /* s = 2 (one bin per sample; ranks beyond the second own no bin): same statistic */
+    kd_result r2 = KD_RESULT_INIT;
+    const char *s2[] = {"s=2", "g=3", "B=10", NULL};
+    KD_TEST_OK(ctt_test_run(comm, "ctt", k, X, Y, 5, s2, &r2));
+    KD_TEST_REL(ctt_test_f64(&r2, "/test/statistic_squared"), full, 1e-11, "s = 2 statistic");
+    kd_result_free(&r2);
+  }
   KD_TEST_REL(rc.mmd, sqrt(full), 1e-11, "result mmd = statistic");
   /* permuted statistic 0 of the exact test by brute force */
   kd_ctt_permute_labels(N, m, 5, 0, lab);
