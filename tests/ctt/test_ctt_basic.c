@@ -337,6 +337,19 @@ static void test_bad_input(MPI_Comm comm) {
   const char *a0[] = {"alpha=0", NULL}, *a1[] = {"alpha=1", NULL};
   expect_error(comm, "ctt", k, X, Y, a0, KD_ERR_CONFIG, "algorithm.alpha", "alpha = 0");
   expect_error(comm, "ctt_exact", k, X, Y, a1, KD_ERR_CONFIG, "algorithm.alpha", "alpha = 1");
+  {
+    /* a NaN planted in the last X row, which only the last rank holds: agreed error everywhere */
+    double *rows = NULL;
+    kd_pointset_get_rows(X, &rows);
+    const int last = kd_dist_rank(comm) == kd_dist_size(comm) - 1;
+    if (last) rows[(kd_pointset_n_local(X) - 1) * 2] = NAN;
+    kd_pointset_restore_rows(X, &rows);
+    const char *sg[] = {"s=4", "g=1", NULL};
+    expect_error(comm, "ctt", k, X, Y, sg, KD_ERR_INPUT, "non-finite", "NaN in X (compressed)");
+    const char *su[] = {"s=4", "g=3", NULL};
+    expect_error(comm, "ctt", k, X, Y, su, KD_ERR_NUMERIC, "not finite", "NaN in X (whole bins)");
+    expect_error(comm, "ctt_exact", k, X, Y, NULL, KD_ERR_NUMERIC, "not finite", "exact: NaN");
+  }
   kd_pointset_destroy(&X);
   kd_pointset_destroy(&Y);
   kd_pointset_destroy(&T);

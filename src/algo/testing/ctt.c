@@ -217,6 +217,11 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
     }
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_sum(comm, G, (int)(s * s))); /* each entry is non-zero on one rank: exact */
+  for (int64_t q = 0; q < s * s; q++)         /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(G[q]), KD_ERR_NUMERIC,
+             "ctt: the kernel mean between coresets %lld and %lld is not finite (NaN or Inf in "
+             "the data?)",
+             (long long)(q / s), (long long)(q % s));
   uint64_t evals = kd_kernel_evals(in->kernel) - ev0;
   const double t3 = kd_dist_wtime();
 

@@ -105,6 +105,9 @@ static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
     for (int64_t ti = 0; ti < nt; ti++) acc += rowacc[ti * nb + b];
     stat2[b] = acc;
   }
+  for (int64_t b = 0; b < nb; b++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(stat2[b]), KD_ERR_NUMERIC,
+             "ctt_exact: the MMD statistic is not finite (NaN or Inf in the data?)");
   kd_ctt_decision dec;
   KD_TRY(kd_ctt_decide(stat2, B, alpha, in->seed, &dec));
   KD_TRY(kd_result_alloc(out, 0, d));
