@@ -108,4 +108,39 @@ static inline int thin_test_distinct(const int64_t *idx, kd_lidx m, kd_lidx n) {
   return ok;
 }
 
+/* Run the `thin` algorithm `name` with "key=value" settings kv[] (NULL-terminated). Collective. */
+static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset *ps, kd_kernel *k,
+                                   kd_target *t, uint64_t seed, const char *const *kv,
+                                   kd_result *res) {
+  const kd_algo_desc *a = kd_algo_find("thin", name);
+  if (!a) return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__, "no thin algorithm %s", name);
+  kd_params p;
+  kd_err e = kd_params_defaults(a->params, a->n_params, &p);
+  if (e != KD_OK) return e;
+  for (int i = 0; kv && kv[i]; i++) {
+    char key[64];
+    const char *eq = strchr(kv[i], '=');
+    size_t l = (size_t)(eq - kv[i]);
+    memcpy(key, kv[i], l);
+    key[l] = 0;
+    e = kd_params_set_text(&p, key, eq + 1, "test");
+    if (e != KD_OK) {
+      kd_params_free(&p);
+      return e;
+    }
+  }
+  kd_algo_in in;
+  memset(&in, 0, sizeof in);
+  in.comm = comm;
+  in.kernel = k;
+  in.points = ps;
+  in.target = t;
+  in.params = &p;
+  in.seed = seed;
+  kd_result_free(res);
+  e = a->run(&in, res);
+  kd_params_free(&p);
+  return e;
+}
+
 #endif

@@ -42,14 +42,14 @@ kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, 
       memcpy(Y + (c * co + i) * d, X + map[c * co + i] * d, sizeof(double) * d);
     }
   }
-  double dl = delta * (double)l * (double)l / delta_den;
+  double dl = delta * (double)l * (double)l / delta_den; /* < 0: tight threshold, kept < 0 */
   if (dl >= 1.0) dl = 0.999999;
   KD_TRY(kd_thin_halve(k, kind, Y, l, d, dl, seed, KD_THIN_STREAM(node, h), keep));
   if (refine_top) {
     KD_ALLOC(z, l);
     KD_TRY(kd_kernel_matvec(k, Y, l, X, size, NULL, 0.0, z));
     for (kd_lidx i = 0; i < l; i++) z[i] /= (double)size;
-    KD_TRY(kd_thin_refine(k, Y, l, d, z, keep, l / 2, NULL));
+    KD_TRY(kd_thin_refine(k, Y, l, d, z, keep, l / 2, 3, NULL));
   }
   for (kd_lidx i = 0; i < l / 2; i++) out[i] = map[keep[i]];
   *n_out = l / 2;

@@ -15,7 +15,8 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
                            uint64_t seed, uint64_t stream, kd_lidx *keep) {
   kd_err err = KD_OK;
   double *sgn = NULL;
-  const double logterm = 0.5 + log(2.0 * (double)n / delta);
+  /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
+  const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
   double bmax = 0.0, y[2], diag[2];
   KD_ALLOC(sgn, n);
   for (kd_lidx i = 0; i < n / 2; i++) {
@@ -263,7 +264,7 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
       KD_TRY(kd_halve_kh_(k, X, n, d, delta, seed, stream, keep));
       break;
     case KD_HALVE_LKH:
-      KD_TRY(kd_halve_lkh_(X, n, d, delta, seed, stream, keep));
+      KD_TRY(kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep));
       break;
     case KD_HALVE_GS:
       KD_TRY(kd_halve_gs_(k, X, n, d, seed, stream, keep));

@@ -19,7 +19,8 @@ typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2 } kd_halve_kin
 #define KD_THIN_LEVEL_FINAL 40
 
 /** Halve the sequence X[n*d] (n even, consecutive pairs (X_{2i}, X_{2i+1})): keep[i] in {2i, 2i+1}
- *  for i < n/2. KH: Alg. B.1 with a_i = b_i b_max,i (1/2 + log(2n/delta)); LKH: Alg. B.2 (linear
+ *  for i < n/2. KH: Alg. B.1 with a_i = b_i b_max,i (1/2 + log(2n/delta)) (delta < 0 selects the
+ *  `tight` threshold a_i = b_i b_max,i / 2); LKH: Alg. B.2 (linear
  *  kernel <x,y>, get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS walk with
  *  rank-one inverse downdates; delta unused). Local. */
 kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
@@ -29,9 +30,10 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
  *  P_in at the candidates, sel[m] = distinct indices into C (the current coreset). For i = 0..m-1
  *  replace sel[i] by the candidate not in the coreset (or sel[i] itself) that minimises
  *  MMD(P_in, coreset); ties keep the current point, then the lowest index. The MMD never increases
- *  (Remark 3). *n_swaps (optional) counts the replacements. Local. */
+ *  (Remark 3). `passes` sweeps (1 = Alg. H.1), stopping early after a sweep without a swap.
+ *  *n_swaps (optional) counts the replacements. Local. */
 kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
-                      kd_lidx *sel, kd_lidx m, kd_lidx *n_swaps);
+                      kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps);
 
 /** Compress (Alg. B.4 / B.8) of one node of height h: X[4^h * d] rows -> out[2^(g+h)] indices into
  *  X (or all 4^h rows when h <= g). Node id `node` keys the randomness (children 4*node+c).
@@ -60,6 +62,8 @@ typedef struct {
   int max_rounds;    /* > 0: at most this many halving rounds (kh: 1); 0: down to n_out */
   kd_gidx n_out;     /* requested output size */
   int reweight;      /* 1: convex reweighting against P_in (kd_simplex_qp) */
+  int tight;         /* 1: KH threshold a_i = b_i b_max,i / 2 instead of Alg. B.1's */
+  int refine_passes; /* sweeps of the refine pass (>= 1) */
 } kd_thin_plan;
 
 /** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
@@ -80,6 +84,16 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
 #define KD_THIN_PARAM_REWEIGHT                                                                   \
   {"reweight", KD_PARAM_STR, 0, "none", 0, 0, "none|convex",                                      \
    "convex: re-optimise the output weights over the simplex against P_in"}
+
+#define KD_THIN_PARAM_THRESHOLD                                                                  \
+  {"threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "simplified|tight",                          \
+   "KH swapping threshold: simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = "       \
+   "b_i b_max / 2 (greedier, no sub-Gaussian guarantee)"}
+
+#define KD_THIN_PARAM_PASSES                                                                     \
+  {"refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                          \
+   "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep swaps "    \
+   "nothing"}
 
 /** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,
  *  reweight). Local. */
