@@ -123,7 +123,9 @@ static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset 
     size_t l = (size_t)(eq - kv[i]);
     memcpy(key, kv[i], l);
     key[l] = 0;
-    e = kd_params_set_text(&p, key, eq + 1, "test");
+    char ctx[80];
+    snprintf(ctx, sizeof ctx, "algorithm.%s", key);
+    e = kd_params_set_text(&p, key, eq + 1, ctx);
     if (e != KD_OK) {
       kd_params_free(&p);
       return e;
