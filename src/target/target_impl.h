@@ -15,8 +15,8 @@ struct kd_target {
   kd_measure m;            /* owned copy (closed form) */
   const kd_pointset *pts;  /* borrowed (empirical) */
   int skip_self;           /* empirical: zz not computed */
-  int zz_done;             /* zz cached */
-  double zz;
+  int zz_done;             /* zz cached ... */
+  double zz, zz_ls;        /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
