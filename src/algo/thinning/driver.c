@@ -439,35 +439,29 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   out->seconds = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_sum_u64(comm, &ev, 1));
   out->kernel_evals = ev;
-  out->mmd = NAN;
-  {
+  out->mmd = NAN; /* the task layer fills it (kd_mmd) unless reweighting needs it here */
+  if (pl->reweight) {
     double mmd = NAN, mmd2 = NAN, zz = NAN;
     int avail = 0;
     KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, &mmd2));
     KD_TRY(kd_target_self(in->target, &zz, &avail));
-    if (pl->refine && avail) {
-      double b;
-      kd_result_get_metric(out, "refine_mmd2_before_minus_self", &b);
-      KD_TRY(kd_result_set_metric(out, "mmd_before_refine", sqrt(fmax(zz + b, 0.0))));
-    }
-    if (pl->reweight) {
-      KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
-      KD_ALLOC(Q, m * m);
-      KD_ALLOC(zs, m);
-      KD_ALLOC(wq, m);
-      KD_TRY(kd_kernel_eval_block(k, out->points, m, out->points, m, Q, m));
-      KD_TRY(kd_target_embed_rows(in->target, out->points, m, zs));
-      for (kd_lidx i = 0; i < m; i++) wq[i] = 1.0 / (double)m;
-      KD_TRY(kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq));
-      double s = 0.0;
-      for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
-      KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
-      for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
-      KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, &mmd2));
-      KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", mmd));
-    }
+    KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
+    KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", avail ? mmd2 - zz : mmd2));
+    KD_ALLOC(Q, m * m);
+    KD_ALLOC(zs, m);
+    KD_ALLOC(wq, m);
+    KD_TRY(kd_kernel_eval_block(k, out->points, m, out->points, m, Q, m));
+    KD_TRY(kd_target_embed_rows(in->target, out->points, m, zs));
+    for (kd_lidx i = 0; i < m; i++) wq[i] = 1.0 / (double)m;
+    KD_TRY(kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq));
+    double s = 0.0;
+    for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
+    KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
+    for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
+    KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, &mmd2));
+    KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", mmd));
     out->mmd = mmd;
-    KD_TRY(kd_result_set_metric(out, "mmd2_minus_self", avail ? mmd2 - zz : mmd2));
+    if (!avail) KD_TRY(kd_result_set_metric(out, "mmd2_minus_self", mmd2));
   }
   KD_TRY(kd_result_set_metric(out, "n_in", (double)n));
   KD_TRY(kd_result_set_metric(out, "compress_output", (double)nc));
