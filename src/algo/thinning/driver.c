@@ -42,6 +42,10 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   plan->refine = kd_has_key_(p, "refine") ? kd_params_bool(p, "refine") : 0;
   plan->reweight = kd_has_key_(p, "reweight") ? strcmp(kd_params_str(p, "reweight"), "convex") == 0
                                               : 0;
+  plan->refine_target = kd_has_key_(p, "refine_target")
+                            ? strcmp(kd_params_str(p, "refine_target"), "compress") == 0
+                            : 0;
+  plan->refine_pool = kd_has_key_(p, "refine_pool") ? (int)kd_params_int(p, "refine_pool") : 1;
   plan->refine_passes = kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
   plan->tight = kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0
                                             : 0;
@@ -157,6 +161,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   uint64_t ev_skip = 0;
   kd_pk_ *nodes = NULL, *up = NULL, root = {0, NULL}, tmp = {0, NULL};
   kd_gidx n_nodes = 0, n_up = 0; /* entries of nodes / up (freed in cleanup on error) */
+  double *Rall = NULL; /* refine_target compress: the Compress output (rank 0) */
   double *buf = NULL, *C = NULL, *zc = NULL, *all = NULL, *Q = NULL, *zs = NULL, *wq = NULL;
   kd_lidx *sel = NULL, *keep = NULL;
   kd_gidx *offs = NULL;
@@ -338,32 +343,44 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
     for (kd_gidx c = 0; c < c1 - c0 + 1; c++) kd_pk_free_(&nodes[c]);
   }
 
-  /* ---- phase E: rank 0 halves while L >= 2 n_out; the last step runs on every rank ---- */
+  /* ---- phase E: rank 0 halves while L >= 2^(pool+1) n_out; the last `pool` halvings, the
+   * remainder step and KH-Refine (candidates = the input of those steps) run on every rank ---- */
+  const int pool = pl->refine && pl->refine_pool > 1 ? pl->refine_pool : 1;
   kd_lidx L = root.cnt;
-  int rounds = 0;
-  while (L >= 2 * n_out * 2) {
+  int rounds = 0, nsteps = 0;
+  while (L >= ((kd_lidx)2 << pool) * n_out) {
     L /= 2;
     rounds++;
   }
-  /* now n_out <= L < 4 n_out: one more full halving if L >= 2 n_out, then the remainder step */
-  const int last_full = L >= 2 * n_out;
-  const int nsteps = rounds + (last_full ? 1 : 0) + ((last_full ? L / 2 : L) > n_out ? 1 : 0);
+  {
+    kd_lidx Ls = L;
+    nsteps = rounds;
+    while (Ls >= 2 * n_out) {
+      Ls /= 2;
+      nsteps++;
+    }
+    if (Ls > n_out) nsteps++;
+  }
   const double dstep = dsign * pl->delta / (nsteps > 0 ? nsteps : 1);
+  const kd_lidx L0 = root.cnt;
+  if (rank == 0 && pl->refine && pl->refine_target == 1) {
+    Rall = malloc(sizeof(double) * (size_t)(L0 * d + 1));
+    if (!Rall) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate");
+    else kd_unpack_(root.p, L0, d, Rall);
+  }
   if (rank == 0) {
-    int rr = 0;
-    while (lerr == KD_OK && root.cnt >= 4 * n_out) {
+    for (int rr = 0; rr < rounds && lerr == KD_OK; rr++) {
       lerr = kd_pk_halve_(k, pl, &root, d, dstep, seed, KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr),
                           &tmp);
       kd_pk_free_(&root);
       root = tmp;
       tmp.p = NULL;
       tmp.cnt = 0;
-      rr++;
     }
   }
   KD_TRY(kd_dist_agree(comm, &lerr));
   KD_TRY(lerr);
-  /* broadcast the candidates of the last step (n_out <= nc < 4 n_out) */
+  /* broadcast the candidates of the last steps (n_out <= nc < 2^(pool+1) n_out) */
   int64_t nc = root.cnt;
   KD_TRY(kd_dist_bcast(comm, &nc, sizeof nc, 0));
   if (rank != 0) {
@@ -373,7 +390,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
     root.cnt = nc;
   }
   KD_TRY(kd_dist_bcast(comm, root.p, (int64_t)sizeof(double) * nc * w, 0));
-  /* the last step on every rank (deterministic); kernel evaluations counted on rank 0 only */
+  /* the last steps on every rank (deterministic); kernel evaluations counted on rank 0 only */
   const uint64_t ev1 = kd_kernel_evals(k);
   KD_ALLOC(C, nc * d);
   kd_unpack_(root.p, nc, d, C);
@@ -381,53 +398,108 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   KD_ALLOC(keep, nc);
   kd_lidx m = nc;
   for (kd_lidx i = 0; i < nc; i++) sel[i] = i;
-  if (m >= 2 * n_out && m % 2 == 1) {
-    /* odd count (only for n_in < 4 or F odd with n_out = 1): remainder rule to m - 1 first */
-    KD_TRY(kd_thin_absorb_remainder(k, pl->kind, C, m, m - 1, d, dstep, seed, (uint64_t)nb + 9,
-                                    keep));
-    for (kd_lidx i = 0; i < m - 1; i++) sel[i] = keep[i];
-    m -= 1;
-  }
-  if (m >= 2 * n_out) {
-    double *Cs = NULL;
-    KD_ALLOC(Cs, m * d);
-    for (kd_lidx i = 0; i < m; i++) memcpy(Cs + i * d, C + sel[i] * d, sizeof(double) * d);
-    err = kd_thin_halve(k, pl->kind, Cs, m, d, dstep, seed,
-                        KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rounds), keep);
-    free(Cs);
-    KD_TRY(err);
-    for (kd_lidx i = 0; i < m / 2; i++) keep[i] = sel[keep[i]];
-    for (kd_lidx i = 0; i < m / 2; i++) sel[i] = keep[i];
-    m /= 2;
-  }
-  if (m > n_out) {
-    /* remainder step on the current selection */
-    double *Cs = NULL;
-    KD_ALLOC(Cs, m * d);
-    for (kd_lidx i = 0; i < m; i++) memcpy(Cs + i * d, C + sel[i] * d, sizeof(double) * d);
-    err = kd_thin_absorb_remainder(k, pl->kind, Cs, m, n_out, d, dstep, seed,
-                                   (uint64_t)nb + 7, keep);
-    free(Cs);
-    KD_TRY(err);
-    for (kd_lidx i = 0; i < n_out; i++) keep[i] = sel[keep[i]];
-    for (kd_lidx i = 0; i < n_out; i++) sel[i] = keep[i];
-    m = n_out;
-  }
-  if (rank != 0) ev_skip += kd_kernel_evals(k) - ev1;
   if (pl->refine) {
     KD_ALLOC(zc, nc);
-    KD_TRY(kd_target_embed_rows(in->target, C, nc, zc));
-    const uint64_t ev2 = kd_kernel_evals(k);
-    double before = 0, after = 0;
-    kd_lidx swaps = 0;
-    KD_TRY(kd_mmd2_rel_(k, C, d, zc, sel, m, &before));
-    KD_TRY(kd_thin_refine(k, C, nc, d, zc, sel, m, pl->refine_passes, &swaps));
-    KD_TRY(kd_mmd2_rel_(k, C, d, zc, sel, m, &after));
-    if (rank != 0) ev_skip += kd_kernel_evals(k) - ev2;
-    KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
-    KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
-    KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+    if (pl->refine_target == 1) {
+      /* z over the Compress output (uniform weights), computed on rank 0 and broadcast */
+      if (rank == 0) {
+        lerr = kd_kernel_matvec(k, C, nc, Rall, L0, NULL, 0.0, zc);
+        for (kd_lidx i = 0; i < nc; i++) zc[i] /= (double)L0;
+      }
+      KD_TRY(kd_dist_agree(comm, &lerr));
+      KD_TRY(lerr);
+      KD_TRY(kd_dist_bcast(comm, zc, (int64_t)sizeof(double) * nc, 0));
+    } else {
+      KD_TRY(kd_target_embed_rows(in->target, C, nc, zc));
+    }
   }
+  {
+    /* KT-Split style (Dwivedi & Mackey 2024, Alg. 1a): with refine, both halves of every round
+     * are kept (branch 2b = the KH output S1 of branch b, 2b+1 = its complement S2), so the last
+     * rounds yield up to 2^pool coresets; the best against P_in is refined (KT-Swap). Branch 0
+     * is exactly the plain KH chain. */
+    const int maxb = pl->refine ? (1 << pool) : 1;
+    kd_lidx *br = NULL, *nbr = NULL;
+    int nbch = 1;
+    KD_ALLOC(br, (size_t)maxb * nc);
+    KD_ALLOC(nbr, (size_t)maxb * nc);
+    for (kd_lidx i = 0; i < nc; i++) br[i] = i;
+    double *Cs = NULL;
+    KD_ALLOC(Cs, nc * d);
+    for (int rr = rounds; m >= 2 * n_out && err == KD_OK; rr++) {
+      const int split = 2 * nbch <= maxb;
+      kd_lidx mm = m;
+      for (int bi = 0; bi < nbch && err == KD_OK; bi++) {
+        kd_lidx *sb = br + (size_t)bi * nc;
+        mm = m;
+        if (mm % 2 == 1) {
+          /* odd count (n_in < 4, or F odd with n_out = 1): remainder rule to m - 1 first */
+          for (kd_lidx i = 0; i < mm; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
+          err = kd_thin_absorb_remainder(k, pl->kind, Cs, mm, mm - 1, d, dstep, seed,
+                                         (uint64_t)nb + 9 + (uint64_t)rr * 64 + (uint64_t)bi, keep);
+          if (err != KD_OK) break;
+          for (kd_lidx i = 0; i < mm - 1; i++) keep[i] = sb[keep[i]];
+          for (kd_lidx i = 0; i < mm - 1; i++) sb[i] = keep[i];
+          mm -= 1;
+        }
+        for (kd_lidx i = 0; i < mm; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
+        err = kd_thin_halve(k, pl->kind, Cs, mm, d, dstep, seed,
+                            KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), keep);
+        if (err != KD_OK) break;
+        kd_lidx *o1 = nbr + (size_t)(split ? 2 * bi : bi) * nc;
+        for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
+        if (split) {
+          kd_lidx *o2 = nbr + (size_t)(2 * bi + 1) * nc;
+          for (kd_lidx i = 0; i < mm / 2; i++) o2[i] = sb[keep[i] ^ 1]; /* other point of pair i */
+        }
+      }
+      if (split) nbch *= 2;
+      kd_lidx *t = br;
+      br = nbr;
+      nbr = t;
+      m = mm / 2;
+    }
+    for (int bi = 0; bi < nbch && err == KD_OK && m > n_out; bi++) {
+      /* remainder step on each selection */
+      kd_lidx *sb = br + (size_t)bi * nc;
+      for (kd_lidx i = 0; i < m; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
+      err = kd_thin_absorb_remainder(k, pl->kind, Cs, m, n_out, d, dstep, seed,
+                                     (uint64_t)nb + 7 + (uint64_t)bi * 64, keep);
+      if (err == KD_OK) {
+        for (kd_lidx i = 0; i < n_out; i++) keep[i] = sb[keep[i]];
+        for (kd_lidx i = 0; i < n_out; i++) sb[i] = keep[i];
+      }
+    }
+    if (m > n_out) m = n_out;
+    /* pick the best branch against P_in (ties: lowest branch) */
+    int best = 0;
+    double bestv = 0.0, before = 0.0;
+    for (int bi = 0; bi < nbch && err == KD_OK && pl->refine; bi++) {
+      double v = 0.0;
+      err = kd_mmd2_rel_(k, C, d, zc, br + (size_t)bi * nc, m, &v);
+      if (bi == 0) before = v;
+      if (err == KD_OK && (bi == 0 || v < bestv)) {
+        bestv = v;
+        best = bi;
+      }
+    }
+    for (kd_lidx i = 0; i < m && err == KD_OK; i++) sel[i] = br[(size_t)best * nc + i];
+    free(Cs);
+    free(br);
+    free(nbr);
+    KD_TRY(err);
+    if (pl->refine) {
+      double after = 0;
+      kd_lidx swaps = 0;
+      KD_TRY(kd_thin_refine(k, C, nc, d, zc, sel, m, pl->refine_passes, &swaps));
+      KD_TRY(kd_mmd2_rel_(k, C, d, zc, sel, m, &after));
+      KD_TRY(kd_result_set_metric(out, "refine_branches", (double)nbch));
+      KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
+      KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
+      KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+    }
+  }
+  if (rank != 0) ev_skip += kd_kernel_evals(k) - ev1;
 
   /* ---- phase F: result ---- */
   KD_TRY(kd_result_alloc(out, m, d));
@@ -484,5 +556,6 @@ cleanup:
   free(sel);
   free(keep);
   free(offs);
+  free(Rall);
   return err;
 }

@@ -8,6 +8,8 @@ static const kd_param_spec kd_gs_compress_params_[] = {
      "Compress oversampling: bins output 2^g sqrt(size) points (GS-Halve is cubic in 2^g)"},
     KD_THIN_PARAM_REFINE,
     KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL,
+    KD_THIN_PARAM_RTARGET,
     KD_THIN_PARAM_REWEIGHT,
 };
 

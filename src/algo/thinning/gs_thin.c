@@ -6,6 +6,7 @@ static const kd_param_spec kd_gs_thin_params_[] = {
     KD_THIN_PARAM_NOUT,
     KD_THIN_PARAM_REFINE,
     KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL,
     KD_THIN_PARAM_REWEIGHT,
 };
 

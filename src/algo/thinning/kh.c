@@ -7,6 +7,7 @@ static const kd_param_spec kd_kh_params_[] = {
     KD_THIN_PARAM_THRESHOLD,
     KD_THIN_PARAM_REFINE,
     KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL,
     KD_THIN_PARAM_REWEIGHT,
 };
 

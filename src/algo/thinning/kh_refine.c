@@ -8,6 +8,7 @@ static const kd_param_spec kd_kh_refine_params_[] = {
     KD_THIN_PARAM_DELTA,
     KD_THIN_PARAM_THRESHOLD,
     KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL2,
     KD_THIN_PARAM_REWEIGHT,
 };
 

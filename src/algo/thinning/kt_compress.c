@@ -9,6 +9,8 @@ static const kd_param_spec kd_kt_compress_params_[] = {
     KD_THIN_PARAM_DELTA,
     KD_THIN_PARAM_THRESHOLD,
     KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL2,
+    KD_THIN_PARAM_RTARGET,
     KD_THIN_PARAM_REWEIGHT,
 };
 

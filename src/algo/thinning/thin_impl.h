@@ -64,6 +64,8 @@ typedef struct {
   int reweight;      /* 1: convex reweighting against P_in (kd_simplex_qp) */
   int tight;         /* 1: KH threshold a_i = b_i b_max,i / 2 instead of Alg. B.1's */
   int refine_passes; /* sweeps of the refine pass (>= 1) */
+  int refine_pool;   /* candidates of KH-Refine: the input of the last refine_pool halving rounds */
+  int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
 } kd_thin_plan;
 
 /** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
@@ -94,6 +96,20 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   {"refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                          \
    "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep swaps "    \
    "nothing"}
+
+#define KD_THIN_PARAM_POOL                                                                       \
+  {"refine_pool", KD_PARAM_INT, 1, NULL, 1, 4, NULL,                                              \
+   "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: "      \
+   "2 n_out candidates; 2: 4 n_out)"}
+
+#define KD_THIN_PARAM_POOL2                                                                      \
+  {"refine_pool", KD_PARAM_INT, 2, NULL, 1, 4, NULL,                                              \
+   "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: "      \
+   "2 n_out candidates; 2: 4 n_out, with the best of the KT-Split branches refined)"}
+#define KD_THIN_PARAM_RTARGET                                                                    \
+  {"refine_target", KD_PARAM_STR, 0, "input", 0, 0, "input|compress",                             \
+   "measure KH-Refine matches: input = P_in (O(n_in n_out) kernel evaluations); compress = the "  \
+   "Compress output (O(2^g sqrt(n_in) n_out), Compress++ style)"}
 
 /** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,
  *  reweight). Local. */
