@@ -59,18 +59,21 @@ int main(int argc, char **argv) {
       free(sel);
     }
   if (kd_test_rank() == 0)
-    printf("Thinformer ||T_hat - T||_max: n_out 64: %.4f (uniform %.4f); n_out 256: %.4f "
-           "(uniform %.4f)\n", err_kh[0], err_u[0], err_kh[1], err_u[1]);
+    printf(
+        "Thinformer ||T_hat - T||_max: n_out 64: %.4f (uniform %.4f); n_out 256: %.4f "
+        "(uniform %.4f)\n",
+        err_kh[0], err_u[0], err_kh[1], err_u[1]);
   KD_TEST(err_kh[1] < err_kh[0], "error shrinks with n_out: %g -> %g", err_kh[0], err_kh[1]);
   KD_TEST(err_kh[0] < err_u[0] && err_kh[1] < err_u[1], "beats uniform key subsampling");
   /* default n_out = Compress output 2^g sqrt(n) = 2^2 * 32 = 128; rows distinct */
-  KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 0, 2, 0.5, 1, 1, Th, &sel, &ns, NULL,
-                           NULL));
+  KD_TEST_OK(
+      kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 0, 2, 0.5, 1, 1, Th, &sel, &ns, NULL, NULL));
   KD_TEST(ns == 128, "default n_out %lld", (long long)ns);
   free(sel);
   sel = NULL;
   KD_TEST(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 64, 1, 1.0, 1, 1, Th, &sel, &ns, NULL,
-                        NULL) == KD_ERR_CONFIG && sel == NULL,
+                        NULL) == KD_ERR_CONFIG &&
+              sel == NULL,
           "delta = 1 rejected");
   kd_err_clear();
 
@@ -91,8 +94,10 @@ int main(int argc, char **argv) {
     char *seen = calloc(N, 1);
     int perm = 1;
     for (int i = 0; i < N; i++) {
-      if (pn[i] < 0 || pn[i] >= N || seen[pn[i]]) perm = 0;
-      else seen[pn[i]] = 1;
+      if (pn[i] < 0 || pn[i] >= N || seen[pn[i]])
+        perm = 0;
+      else
+        seen[pn[i]] = 1;
     }
     free(seen);
     KD_TEST(perm, "epoch %d: output is a permutation", k);
@@ -113,8 +118,10 @@ int main(int argc, char **argv) {
   }
   qsort(rnd, 21, sizeof(double), cmp_d);
   if (kd_test_rank() == 0)
-    printf("reorder: prefix discrepancy after %d LKH reorderings %.3f, median random %.3f "
-           "(%.1fx)\n", epochs, disc, rnd[10], rnd[10] / disc);
+    printf(
+        "reorder: prefix discrepancy after %d LKH reorderings %.3f, median random %.3f "
+        "(%.1fx)\n",
+        epochs, disc, rnd[10], rnd[10] / disc);
   KD_TEST(disc * 2.5 <= rnd[10], "discrepancy %.3f >= 2.5x below the random median %.3f", disc,
           rnd[10]);
   /* identity check of Alg. 2 on a tiny case: n = 2 keeps one row, the other goes last */

@@ -68,10 +68,11 @@ int main(int argc, char **argv) {
     double mmd = NAN, mmd2 = NAN;
     KD_TEST_OK(kd_mmd(t, res.points, res.weights, res.n, &mmd, &mmd2));
     if (kd_test_rank() == 0)
-      printf("n=2^%d d=%d ranks=%d rep %d: %.3f s  algo %.3f s  evals %.4e  n_out %lld  "
-             "MMD^2-zz %.10e  MMD %.4e\n",
-             lg, d, kd_test_size(), r, wall, res.seconds, (double)res.kernel_evals,
-             (long long)res.n, want_zz ? mmd2 - zz : mmd2, mmd);
+      printf(
+          "n=2^%d d=%d ranks=%d rep %d: %.3f s  algo %.3f s  evals %.4e  n_out %lld  "
+          "MMD^2-zz %.10e  MMD %.4e\n",
+          lg, d, kd_test_size(), r, wall, res.seconds, (double)res.kernel_evals, (long long)res.n,
+          want_zz ? mmd2 - zz : mmd2, mmd);
     kd_result_free(&res);
     kd_params_free(&p);
   }

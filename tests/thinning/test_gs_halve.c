@@ -75,7 +75,8 @@ static void gs_naive(kd_kernel *k, const double *X, int n, int d, uint64_t seed,
     if (dp < 0) dp = 0;
     if (dm < 0) dm = 0;
     double step = 0;
-    if (dp + dm > 0 && isfinite(dp + dm)) step = (kd_rng_next_uniform(&r) < dm / (dp + dm)) ? dp : -dm;
+    if (dp + dm > 0 && isfinite(dp + dm))
+      step = (kd_rng_next_uniform(&r) < dm / (dp + dm)) ? dp : -dm;
     for (int i = 0; i < h; i++) {
       if (!inA[i] || fr[i]) continue;
       z[i] += step * u[i];

@@ -53,10 +53,12 @@ int main(int argc, char **argv) {
   kd_pointset_restore_rows(ps, &rows);
   const char *const ok[] = {"n_out=10", NULL};
   const char *const okg[] = {"n_out=10", "g=1", NULL};
-  const char *algos[] = {"kh", "lkh", "rkh", "kh_compress", "kt_compress", "kh_refine", "gs_compress"};
+  const char *algos[] = {"kh",          "lkh",       "rkh",        "kh_compress",
+                         "kt_compress", "kh_refine", "gs_compress"};
   for (int i = 0; i < 7; i++)
-    expect(thin_test_run(c, algos[i], ps, k, t, 1, i == 0 ? NULL : (strstr(algos[i], "compress") ? okg : ok), &r), KD_ERR_INPUT,
-           "row 999", algos[i]);
+    expect(thin_test_run(c, algos[i], ps, k, t, 1,
+                         i == 0 ? NULL : (strstr(algos[i], "compress") ? okg : ok), &r),
+           KD_ERR_INPUT, "row 999", algos[i]);
   KD_TEST(r.n == 0 && r.indices == NULL, "nothing returned on error");
   kd_result_free(&r);
   kd_target_destroy(&t);

@@ -1,8 +1,9 @@
 /* test_thin_quality.c - issue 4's quality numbers on the seeded 2-D 8-component mixture
  * (n_in = 2^14, n_out = 128, Gaussian kernel sigma^2 = 2d): rkh, kh_compress (g=4) and gs_compress
  * at most 1/2 of the mean uniform-subsampling MMD over 10 seeds, kt_compress (g=4) at most 1/10;
- * KH-Refine never increases the MMD (Remark 3, every refined run here and in test_thin_ranks); coresets hold distinct rows; the
- * reported MMD equals the test's own serial computation. Runs at 1, 2, 4 ranks. */
+ * KH-Refine never increases the MMD (Remark 3, every refined run here and in test_thin_ranks);
+ * coresets hold distinct rows; the reported MMD equals the test's own serial computation. Runs at
+ * 1, 2, 4 ranks. */
 #include "thin_test_util.h"
 
 static double g_unif;
@@ -19,8 +20,8 @@ static void check_run(MPI_Comm c, const char *name, kd_pointset *ps, kd_kernel *
     KD_TEST(thin_test_distinct(r.indices, r.n, n), "%s: distinct input rows", name);
     double mine = thin_test_mmd_idx(k, X, n, 2, xx, r.indices, NULL, r.n);
     KD_TEST_REL(r.mmd, mine, 1e-6, "reported MMD = serial MMD");
-    KD_TEST(r.mmd <= factor * g_unif, "%s seed %d: MMD %.3e <= %.2f x uniform %.3e", name, s,
-            r.mmd, factor, g_unif);
+    KD_TEST(r.mmd <= factor * g_unif, "%s seed %d: MMD %.3e <= %.2f x uniform %.3e", name, s, r.mmd,
+            factor, g_unif);
     double before;
     if (kd_result_get_metric(&r, "mmd_before_refine", &before))
       KD_TEST(r.mmd <= before * (1 + 1e-12), "%s: refine never increases MMD (%.6e -> %.6e)", name,

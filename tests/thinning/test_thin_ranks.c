@@ -16,7 +16,8 @@ static int same_on_self(const char *name, const double *X, kd_lidx n, int d, kd_
   KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, n, d, X, NULL, &pself));
   KD_TEST_OK(kd_target_create_empirical(k, pself, 0, &tself));
   KD_TEST_OK(thin_test_run(MPI_COMM_SELF, name, pself, k, tself, 77, kv, &rs));
-  ok = rd->n == rs.n && rd->n > 0 && memcmp(rd->indices, rs.indices, sizeof(int64_t) * rd->n) == 0 &&
+  ok = rd->n == rs.n && rd->n > 0 &&
+       memcmp(rd->indices, rs.indices, sizeof(int64_t) * rd->n) == 0 &&
        memcmp(rd->points, rs.points, sizeof(double) * rd->n * d) == 0;
   KD_TEST(ok, "%s: same coreset at %d ranks as on one rank", name, kd_test_size());
   KD_TEST_REL(rd->mmd, rs.mmd, 1e-9, "MMD independent of the rank count");
@@ -56,9 +57,9 @@ int main(int argc, char **argv) {
     kd_lidx n_out;
     double factor; /* MMD <= factor * mean uniform (n_out = 100) */
   } cases[] = {
-      {"rkh", kv100, 100, 0.9},       {"kh_compress", kv100g2, 100, 0.9},
+      {"rkh", kv100, 100, 0.9},           {"kh_compress", kv100g2, 100, 0.9},
       {"kt_compress", kv100g2, 100, 0.2}, {"kh_refine", kv100, 100, 0.2},
-      {"lkh", kv100, 100, 1.5},       {"kh", kvkh, 2500, 1.0},
+      {"lkh", kv100, 100, 1.5},           {"kh", kvkh, 2500, 1.0},
       {"kt_compress", kvrw, 100, 0.2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -68,8 +69,8 @@ int main(int argc, char **argv) {
     double mine = thin_test_mmd_idx(k, X, n, d, xx, r.indices, r.weights, r.n);
     KD_TEST_REL(r.mmd, mine, 1e-6, "reported MMD against all 5000 rows");
     if (cases[i].n_out == 100)
-      KD_TEST(r.mmd <= cases[i].factor * unif, "%s: MMD %.3e vs uniform %.3e", cases[i].name,
-              r.mmd, unif);
+      KD_TEST(r.mmd <= cases[i].factor * unif, "%s: MMD %.3e vs uniform %.3e", cases[i].name, r.mmd,
+              unif);
     kd_lidx late = 0;
     for (kd_lidx j = 0; j < r.n; j++) late += r.indices[j] >= 4096;
     KD_TEST(late > 0, "%s: rows past the largest power of 4 are represented (%lld)", cases[i].name,
@@ -87,8 +88,9 @@ int main(int argc, char **argv) {
       KD_TEST(nonneg && fabs(s - 1) < 1e-12, "reweight: simplex weights");
     }
     if (kd_result_get_metric(&r, "mmd_before_refine", &before))
-      KD_TEST(r.mmd <= before * (1 + 1e-12) || kd_result_get_metric(&r, "mmd_uniform_weights", &mu_w),
-              "%s: refine never increases MMD", cases[i].name);
+      KD_TEST(
+          r.mmd <= before * (1 + 1e-12) || kd_result_get_metric(&r, "mmd_uniform_weights", &mu_w),
+          "%s: refine never increases MMD", cases[i].name);
     if (kd_test_rank() == 0)
       printf("%-12s n_out %4lld  MMD %.4e  (%.3f x uniform-100)\n", cases[i].name, (long long)r.n,
              r.mmd, r.mmd / unif);

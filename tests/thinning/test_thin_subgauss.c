@@ -72,8 +72,10 @@ int main(int argc, char **argv) {
     munif += mu_h * mu_h / 20;
   }
   if (kd_test_rank() == 0)
-    printf("KH(1/2) n=%d: mean MMD^2 %.3e  Prop. B.2 bound %.3e, on-event part %.3e (nu^2 "
-           "%.3e, b_max %.3f)  uniform halving %.3e\n", n, mkh, bound, bound_e, nu2, bmax, munif);
+    printf(
+        "KH(1/2) n=%d: mean MMD^2 %.3e  Prop. B.2 bound %.3e, on-event part %.3e (nu^2 "
+        "%.3e, b_max %.3f)  uniform halving %.3e\n",
+        n, mkh, bound, bound_e, nu2, bmax, munif);
   KD_TEST(mkh <= bound, "KH mean MMD^2 %.3e <= sub-Gaussian bound %.3e", mkh, bound);
   KD_TEST(mkh <= bound_e, "KH mean MMD^2 %.3e <= on-event bound %.3e", mkh, bound_e);
   KD_TEST(mkh <= 0.25 * munif, "KH mean MMD^2 %.3e <= 1/4 uniform halving %.3e", mkh, munif);

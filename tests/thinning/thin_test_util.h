@@ -101,8 +101,10 @@ static inline int thin_test_distinct(const int64_t *idx, kd_lidx m, kd_lidx n) {
   char *seen = calloc((size_t)n, 1);
   int ok = 1;
   for (kd_lidx j = 0; j < m; j++) {
-    if (idx[j] < 0 || idx[j] >= n || seen[idx[j]]) ok = 0;
-    else seen[idx[j]] = 1;
+    if (idx[j] < 0 || idx[j] >= n || seen[idx[j]])
+      ok = 0;
+    else
+      seen[idx[j]] = 1;
   }
   free(seen);
   return ok;

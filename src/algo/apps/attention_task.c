@@ -77,15 +77,14 @@ static kd_err kd_attn_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   const kd_gidx nq = kd_pointset_n_global(s->Q);
   const int dk = kd_pointset_dim(s->K), dv = kd_pointset_dim(s->V);
   const double t0 = kd_dist_wtime();
-  const kd_attn_method meth = strcmp(s->method, "uniform") == 0 ? KD_ATTN_UNIFORM
-                                                                 : KD_ATTN_KH_COMPRESS;
+  const kd_attn_method meth =
+      strcmp(s->method, "uniform") == 0 ? KD_ATTN_UNIFORM : KD_ATTN_KH_COMPRESS;
   KD_CHECK(meth == KD_ATTN_KH_COMPRESS || s->n_out > 0, KD_ERR_CONFIG,
            "attention.n_out: method uniform needs n_out > 0");
   KD_ALLOC(Th, nq * dv);
   if (s->exact) KD_ALLOC(Te, nq * dv);
   KD_TRY(kd_thinformer(ctx->comm, s->Q, s->K, s->V, meth, s->n_out, (int)s->g, s->delta,
-                       strcmp(s->threshold, "tight") == 0, ctx->seed, Th, &sel, &ns, Te,
-                       &max_err));
+                       strcmp(s->threshold, "tight") == 0, ctx->seed, Th, &sel, &ns, Te, &max_err));
   KD_TRY(kd_result_alloc(res, ns, dk + dv));
   KD_ALLOC(Ks, ns * dk);
   KD_ALLOC(Vs, ns * dv);

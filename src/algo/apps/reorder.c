@@ -42,8 +42,10 @@ kd_err kd_thin_reorder(MPI_Comm comm, const kd_pointset *X, const int64_t *pi_k,
   kd_gidx a = 0, b = n - 1; /* Pi grows from the front, Pi' (prepended) fills from the back */
   for (kd_gidx i = 0; i < n; i++) {
     int64_t p = pi_k ? pi_k[i] : i;
-    if (in_out[i]) pi_next[a++] = p;
-    else pi_next[b--] = p;
+    if (in_out[i])
+      pi_next[a++] = p;
+    else
+      pi_next[b--] = p;
   }
   /* prepending to Pi' and concatenating puts the last non-kept row right after Pi: filling from
    * the back in processing order gives exactly that reversed order */

@@ -103,7 +103,8 @@ static kd_err kd_reorder_run_(const kd_task_ctx *ctx, void *state, kd_result *re
     free(Xa);
     KD_TRY(err);
   }
-  KD_TRY(kd_result_set_metric(res, "prefix_discrepancy_before", kd_prefix_discrepancy(G, n, d, pi)));
+  KD_TRY(
+      kd_result_set_metric(res, "prefix_discrepancy_before", kd_prefix_discrepancy(G, n, d, pi)));
   KD_TRY(kd_result_set_metric(res, "prefix_discrepancy_after", kd_prefix_discrepancy(G, n, d, pn)));
   KD_TRY(kd_result_set_metric(res, "delta", delta));
   res->mmd = NAN;

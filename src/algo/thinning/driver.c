@@ -5,11 +5,11 @@
  *   logical slots. Trees are cut at the leaf height h_leaf = max(0, K-3) into nb = F 4^(K-h_leaf)
  *   leaf bins; bin j takes the global rows [floor(j n_in/nb), floor((j+1) n_in/nb)), i.e. between B
  *   and 2B-1 rows for B = 4^h_leaf. A bin with B+e rows first kernel-halves its last 2e rows
- *   (remainder rule, kd_thin_absorb_remainder), so every input row takes part in a halving decision.
- *   Each bin is then compressed locally (Compress, Alg. B.4/B.8; or passed through for the plain
- *   halving algorithms); the upper levels are merged up a tree of ranks (4 children gathered to the
- *   owner of the first one, halved, passed up). The F tree outputs (L points) are gathered to rank
- *   0, which halves while L >= 2 n_out (RKH, Alg. B.3) and finally maps L in (n_out, 2 n_out) to
+ *   (remainder rule, kd_thin_absorb_remainder), so every input row takes part in a halving
+ * decision. Each bin is then compressed locally (Compress, Alg. B.4/B.8; or passed through for the
+ * plain halving algorithms); the upper levels are merged up a tree of ranks (4 children gathered to
+ * the owner of the first one, halved, passed up). The F tree outputs (L points) are gathered to
+ * rank 0, which halves while L >= 2 n_out (RKH, Alg. B.3) and finally maps L in (n_out, 2 n_out) to
  *   n_out with the same remainder rule. The last step is optionally followed by KH-Refine against
  *   z over P_in (kd_target_embed_rows).
  * Every random draw is keyed by (seed, node id, level), node ids by logical position, so the output
@@ -40,15 +40,16 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   plan->delta = kd_has_key_(p, "delta") ? kd_params_f64(p, "delta") : 0.5;
   plan->g = kd_has_key_(p, "g") ? (int)kd_params_int(p, "g") : 0;
   plan->refine = kd_has_key_(p, "refine") ? kd_params_bool(p, "refine") : 0;
-  plan->reweight = kd_has_key_(p, "reweight") ? strcmp(kd_params_str(p, "reweight"), "convex") == 0
-                                              : 0;
+  plan->reweight =
+      kd_has_key_(p, "reweight") ? strcmp(kd_params_str(p, "reweight"), "convex") == 0 : 0;
   plan->refine_target = kd_has_key_(p, "refine_target")
                             ? strcmp(kd_params_str(p, "refine_target"), "compress") == 0
                             : 0;
   plan->refine_pool = kd_has_key_(p, "refine_pool") ? (int)kd_params_int(p, "refine_pool") : 1;
-  plan->refine_passes = kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
-  plan->tight = kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0
-                                            : 0;
+  plan->refine_passes =
+      kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
+  plan->tight =
+      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
   KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
            "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
@@ -85,7 +86,8 @@ static kd_err kd_pk_halve_(kd_kernel *k, const kd_thin_plan *pl, const kd_pk_ *i
   KD_TRY(kd_thin_halve(k, pl->kind, X, in->cnt, d, delta, seed, stream, keep));
   KD_ALLOC(out->p, (in->cnt / 2) * w);
   out->cnt = in->cnt / 2;
-  for (kd_lidx i = 0; i < out->cnt; i++) memcpy(out->p + i * w, in->p + keep[i] * w, sizeof(double) * w);
+  for (kd_lidx i = 0; i < out->cnt; i++)
+    memcpy(out->p + i * w, in->p + keep[i] * w, sizeof(double) * w);
 cleanup:
   free(X);
   free(keep);
@@ -161,7 +163,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   uint64_t ev_skip = 0, ev_embed = 0;
   kd_pk_ *nodes = NULL, *up = NULL, root = {0, NULL}, tmp = {0, NULL};
   kd_gidx n_nodes = 0, n_up = 0; /* entries of nodes / up (freed in cleanup on error) */
-  double *Rall = NULL; /* refine_target compress: the Compress output (rank 0) */
+  double *Rall = NULL;           /* refine_target compress: the Compress output (rank 0) */
   double *buf = NULL, *C = NULL, *zc = NULL, *all = NULL, *Q = NULL, *zs = NULL, *wq = NULL;
   kd_lidx *sel = NULL, *keep = NULL;
   kd_gidx *offs = NULL;
@@ -182,10 +184,12 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   if (pl->compress) {
     KD_CHECK(pl->g >= 0 && K > pl->g, KD_ERR_CONFIG,
              "algorithm.g = %d too large for n_in = %lld: Compress needs 4^(g+1) <= n_in "
-             "(g <= %d)", pl->g, (long long)n, K - 1);
+             "(g <= %d)",
+             pl->g, (long long)n, K - 1);
     KD_CHECK(F << (pl->g + K) >= n_out, KD_ERR_CONFIG,
              "algorithm.n_out = %lld exceeds the Compress output %lld (= %lld * 2^(g+%d)); raise "
-             "algorithm.g", (long long)n_out, (long long)(F << (pl->g + K)), (long long)F, K);
+             "algorithm.g",
+             (long long)n_out, (long long)(F << (pl->g + K)), (long long)F, K);
   }
   KD_TRY(kd_pointset_validate(ps, "data"));
 
@@ -199,7 +203,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
 #define KD_BIN_START(j) ((kd_gidx)(j) * (n / nb) + ((kd_gidx)(j) * (n % nb)) / nb) /* nb <= 192 */
   KD_ALLOC(offs, size + 1);
   for (int r = 0; r <= size; r++) offs[r] = kd_pointset_rank_offset(ps, r);
-  /* owner of global row g */
+    /* owner of global row g */
 #define KD_OWNER(gr) kd_pointset_owner(ps, (gr))
 
   /* ---- phase A: each leaf bin collects its rows on its owner (sends go to lower ranks) ---- */
@@ -265,8 +269,8 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
         if (c0 % 4 != 0) {
           int dest = KD_OWNER(KD_BIN_START((pfirst * 4) << sh));
           for (kd_gidx c = c0; c <= c1 && c / 4 == pfirst; c++)
-            KD_TRY(kd_dist_send(comm, nodes[c - c0].p, nodes[c - c0].cnt * w, dest,
-                                KD_TAG_TREE + h));
+            KD_TRY(
+                kd_dist_send(comm, nodes[c - c0].p, nodes[c - c0].cnt * w, dest, KD_TAG_TREE + h));
           p0 = pfirst + 1;
         } else {
           p0 = pfirst;
@@ -298,8 +302,8 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
           } else {
             int src = KD_OWNER(KD_BIN_START(ci << sh));
             int64_t got = 0;
-            KD_TRY(kd_dist_recv(comm, cat.p + tot * w, (cap - tot) * w, &got, src,
-                                KD_TAG_TREE + h));
+            KD_TRY(
+                kd_dist_recv(comm, cat.p + tot * w, (cap - tot) * w, &got, src, KD_TAG_TREE + h));
             tot += got / w;
           }
         }
@@ -365,8 +369,10 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   const kd_lidx L0 = root.cnt;
   if (rank == 0 && pl->refine && pl->refine_target == 1) {
     Rall = malloc(sizeof(double) * (size_t)(L0 * d + 1));
-    if (!Rall) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate");
-    else kd_unpack_(root.p, L0, d, Rall);
+    if (!Rall)
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate");
+    else
+      kd_unpack_(root.p, L0, d, Rall);
   }
   if (rank == 0) {
     for (int rr = 0; rr < rounds && lerr == KD_OK; rr++) {

@@ -1,5 +1,5 @@
-/* gs_compress.c - GS-Compress, Low-Rank Thinning Alg. B.8: Compress with GS-Halve-Cubic halving, then GS
- * rounds down to n_out. */
+/* gs_compress.c - GS-Compress, Low-Rank Thinning Alg. B.8: Compress with GS-Halve-Cubic halving,
+ * then GS rounds down to n_out. */
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_gs_compress_params_[] = {
@@ -24,6 +24,10 @@ cleanup:
   return err;
 }
 
-const kd_algo_desc kd_algo_gs_compress = {"gs_compress", "thin", "GS-Compress: Compress with GS-Halve-Cubic halving (Alg. B.8)", kd_gs_compress_params_,
-                                 (int)(sizeof kd_gs_compress_params_ / sizeof kd_gs_compress_params_[0]),
-                                 kd_gs_compress_run_};
+const kd_algo_desc kd_algo_gs_compress = {
+    "gs_compress",
+    "thin",
+    "GS-Compress: Compress with GS-Halve-Cubic halving (Alg. B.8)",
+    kd_gs_compress_params_,
+    (int)(sizeof kd_gs_compress_params_ / sizeof kd_gs_compress_params_[0]),
+    kd_gs_compress_run_};

@@ -144,8 +144,10 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
       for (kd_lidx b = 0; b < na; b++) C[a * na + b] = Q[act[a] * h + act[b]];
     int nn = (int)na, info = 0;
     dpotrf_("L", &nn, C, &nn, &info);
-    KD_CHECK(info == 0, KD_ERR_NUMERIC, "GS-Halve: paired kernel matrix not positive definite "
-             "(info %d); are there duplicate rows?", info);
+    KD_CHECK(info == 0, KD_ERR_NUMERIC,
+             "GS-Halve: paired kernel matrix not positive definite "
+             "(info %d); are there duplicate rows?",
+             info);
     dpotri_("L", &nn, C, &nn, &info);
     KD_LA(info);
     /* column-major lower == row-major upper: symmetrise */
@@ -216,8 +218,8 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
     double dp = INFINITY, dm = INFINITY;
     for (kd_lidx i = 0; i < h; i++) {
       if (!inA[i] || u[i] == 0.0) continue;
-      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i];  /* largest + step */
-      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i];  /* most negative step */
+      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i]; /* largest + step */
+      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i]; /* most negative step */
       if (up < dp) dp = up;
       if (-dn < dm) dm = -dn;
     }
@@ -236,7 +238,8 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
       }
     }
   }
-  /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic) */
+  /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic)
+   */
   for (kd_lidx i = 0; i < h; i++) keep[i] = 2 * i + (z[i] >= 0 ? 0 : 1);
 cleanup:
   free(Q);

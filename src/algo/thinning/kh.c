@@ -3,12 +3,8 @@
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_kh_params_[] = {
-    KD_THIN_PARAM_DELTA,
-    KD_THIN_PARAM_THRESHOLD,
-    KD_THIN_PARAM_REFINE,
-    KD_THIN_PARAM_PASSES,
-    KD_THIN_PARAM_POOL,
-    KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_DELTA,  KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_REFINE,
+    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL,      KD_THIN_PARAM_REWEIGHT,
 };
 
 static kd_err kd_kh_run_(const kd_algo_in *in, kd_result *out) {
@@ -23,6 +19,10 @@ cleanup:
   return err;
 }
 
-const kd_algo_desc kd_algo_kh = {"kh", "thin", "one Kernel Halving round KH(delta): n_out = floor(n_in/2) (Alg. B.1)", kd_kh_params_,
-                                 (int)(sizeof kd_kh_params_ / sizeof kd_kh_params_[0]),
-                                 kd_kh_run_};
+const kd_algo_desc kd_algo_kh = {
+    "kh",
+    "thin",
+    "one Kernel Halving round KH(delta): n_out = floor(n_in/2) (Alg. B.1)",
+    kd_kh_params_,
+    (int)(sizeof kd_kh_params_ / sizeof kd_kh_params_[0]),
+    kd_kh_run_};

@@ -3,12 +3,8 @@
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_lkh_params_[] = {
-    KD_THIN_PARAM_NOUT,
-    KD_THIN_PARAM_DELTA,
-    KD_THIN_PARAM_REFINE,
-    KD_THIN_PARAM_PASSES,
-    KD_THIN_PARAM_POOL,
-    KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_NOUT,   KD_THIN_PARAM_DELTA, KD_THIN_PARAM_REFINE,
+    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL,  KD_THIN_PARAM_REWEIGHT,
 };
 
 static kd_err kd_lkh_run_(const kd_algo_in *in, kd_result *out) {
@@ -22,6 +18,10 @@ cleanup:
   return err;
 }
 
-const kd_algo_desc kd_algo_lkh = {"lkh", "thin", "linear-kernel Kernel Halving LKH(delta), O(n d) per round (Alg. B.2)", kd_lkh_params_,
-                                 (int)(sizeof kd_lkh_params_ / sizeof kd_lkh_params_[0]),
-                                 kd_lkh_run_};
+const kd_algo_desc kd_algo_lkh = {
+    "lkh",
+    "thin",
+    "linear-kernel Kernel Halving LKH(delta), O(n d) per round (Alg. B.2)",
+    kd_lkh_params_,
+    (int)(sizeof kd_lkh_params_ / sizeof kd_lkh_params_[0]),
+    kd_lkh_run_};
