@@ -233,7 +233,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
   const kd_gidx nown = jlast - jfirst + 1;
   KD_ALLOC(nodes, nown > 0 ? nown : 1);
   n_nodes = nown > 0 ? nown : 0;
-  for (kd_gidx j = jfirst; j <= jlast && lerr == KD_OK; j++) {
+  /* after a local error (e.g. GS-Halve on duplicate rows) keep receiving, so that no sender is
+   * left blocked, and agree below */
+  for (kd_gidx j = jfirst; j <= jlast; j++) {
     kd_gidx a = KD_BIN_START(j), b = KD_BIN_START(j + 1);
     KD_ALLOC(buf, (b - a) * w);
     for (kd_gidx gr = a; gr < b && gr < off + nl; gr++) {
@@ -249,8 +251,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
       KD_CHECK(got == (hi - lo) * w, KD_ERR_INTERNAL, "leaf exchange: size mismatch");
     }
     /* ---- phase B: remainder rule + local Compress of the bin ---- */
-    lerr = kd_leaf_(k, pl, buf, b - a, B, hl, d, delta_rem, den, seed, (uint64_t)j, dsign,
-                    &nodes[j - jfirst]);
+    if (lerr == KD_OK)
+      lerr = kd_leaf_(k, pl, buf, b - a, B, hl, d, delta_rem, den, seed, (uint64_t)j, dsign,
+                      &nodes[j - jfirst]);
     free(buf);
     buf = NULL;
   }
@@ -282,7 +285,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
       if (np < 0) np = 0;
       KD_ALLOC(up, np > 0 ? np : 1);
       n_up = np;
-      for (kd_gidx q = p0; q <= p1 && lerr == KD_OK; q++) {
+      for (kd_gidx q = p0; q <= p1; q++) { /* receive even after a local error (see phase A) */
         kd_pk_ cat = {0, NULL};
         kd_lidx tot = 0, cap = 0;
         /* output size of a child of height h-1 */
@@ -308,7 +311,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
           }
         }
         cat.cnt = tot;
-        if (pl->compress && h > pl->g) {
+        if (lerr != KD_OK) {
+          kd_pk_free_(&cat);
+        } else if (pl->compress && h > pl->g) {
           double dl = pl->delta * (double)tot * (double)tot / den;
           if (dl >= 1.0) dl = 0.999999;
           lerr = kd_pk_halve_(k, pl, &cat, d, dsign * dl, seed, KD_THIN_STREAM(q, h), &up[q - p0]);
