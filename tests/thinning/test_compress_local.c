@@ -49,7 +49,8 @@ int main(int argc, char **argv) {
   /* n = 6000 (not a power of 4): K = 6, F = 1, 1904 remainder rows halved into the bin;
    * output 2^g 2^K = 64 for g = 0, rows drawn from the whole input including the last rows */
   KD_TEST_OK(kd_thin_kt_compress_local(k, X, 6000, d, 0, 0.5, 7, 1, idx, &no));
-  KD_TEST(no == 64 && thin_test_distinct(idx, no, 6000), "n=6000 size %lld, distinct", (long long)no);
+  KD_TEST(no == 64 && thin_test_distinct(idx, no, 6000), "n=6000 size %lld, distinct",
+          (long long)no);
   double xx6 = thin_test_self(k, X, 6000, d);
   double m6 = thin_test_mmd_idx(k, X, 6000, d, xx6, idx, NULL, no);
   double u6 = thin_test_uniform_mmd(k, X, 6000, d, xx6, 64, 10);

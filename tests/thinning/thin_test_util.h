@@ -101,11 +101,61 @@ static inline int thin_test_distinct(const int64_t *idx, kd_lidx m, kd_lidx n) {
   char *seen = calloc((size_t)n, 1);
   int ok = 1;
   for (kd_lidx j = 0; j < m; j++) {
-    if (idx[j] < 0 || idx[j] >= n || seen[idx[j]]) ok = 0;
-    else seen[idx[j]] = 1;
+    if (idx[j] < 0 || idx[j] >= n || seen[idx[j]])
+      ok = 0;
+    else
+      seen[idx[j]] = 1;
   }
   free(seen);
   return ok;
+}
+
+/* Run the `thin` algorithm `name` with "key=value" settings kv[] (NULL-terminated). Collective. */
+static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset *ps, kd_kernel *k,
+                                   kd_target *t, uint64_t seed, const char *const *kv,
+                                   kd_result *res) {
+  const kd_algo_desc *a = kd_algo_find("thin", name);
+  if (!a) return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__, "no thin algorithm %s", name);
+  kd_params p;
+  kd_err e = kd_params_defaults(a->params, a->n_params, &p);
+  if (e != KD_OK) return e;
+  for (int i = 0; kv && kv[i]; i++) {
+    char key[64];
+    const char *eq = strchr(kv[i], '=');
+    size_t l = (size_t)(eq - kv[i]);
+    memcpy(key, kv[i], l);
+    key[l] = 0;
+    char ctx[80];
+    snprintf(ctx, sizeof ctx, "algorithm.%s", key);
+    e = kd_params_set_text(&p, key, eq + 1, ctx);
+    if (e != KD_OK) {
+      kd_params_free(&p);
+      return e;
+    }
+  }
+  kd_algo_in in;
+  memset(&in, 0, sizeof in);
+  in.comm = comm;
+  in.kernel = k;
+  in.points = ps;
+  in.target = t;
+  in.params = &p;
+  in.seed = seed;
+  kd_result_free(res);
+  e = a->run(&in, res);
+  kd_params_free(&p);
+  /* like the task layer: fill the MMD when the algorithm left it NaN */
+  if (e == KD_OK && isnan(res->mmd) && t) {
+    double mmd = NAN, mmd2 = NAN, zz = NAN;
+    int av = 0;
+    e = kd_mmd(t, res->points, res->weights, res->n, &mmd, &mmd2);
+    if (e == KD_OK) e = kd_target_self(t, &zz, &av);
+    res->mmd = mmd;
+    double b;
+    if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b))
+      e = kd_result_set_metric(res, "mmd_before_refine", sqrt(fmax(zz + b, 0.0)));
+  }
+  return e;
 }
 
 #endif

@@ -13,8 +13,8 @@
 #include "algo/thinning/compress_impl.h"
 #include "algo/thinning/thin_impl.h"
 
-kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, int d, int h,
-                             int g, double delta, double delta_den, uint64_t seed, uint64_t node,
+kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, int d, int h, int g,
+                             double delta, double delta_den, uint64_t seed, uint64_t node,
                              int refine_top, kd_lidx *out, kd_lidx *n_out) {
   kd_err err = KD_OK;
   double *Y = NULL, *z = NULL;
@@ -42,14 +42,14 @@ kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, 
       memcpy(Y + (c * co + i) * d, X + map[c * co + i] * d, sizeof(double) * d);
     }
   }
-  double dl = delta * (double)l * (double)l / delta_den;
+  double dl = delta * (double)l * (double)l / delta_den; /* < 0: tight threshold, kept < 0 */
   if (dl >= 1.0) dl = 0.999999;
   KD_TRY(kd_thin_halve(k, kind, Y, l, d, dl, seed, KD_THIN_STREAM(node, h), keep));
   if (refine_top) {
     KD_ALLOC(z, l);
     KD_TRY(kd_kernel_matvec(k, Y, l, X, size, NULL, 0.0, z));
     for (kd_lidx i = 0; i < l; i++) z[i] /= (double)size;
-    KD_TRY(kd_thin_refine(k, Y, l, d, z, keep, l / 2, NULL));
+    KD_TRY(kd_thin_refine(k, Y, l, d, z, keep, l / 2, 3, NULL));
   }
   for (kd_lidx i = 0; i < l / 2; i++) out[i] = map[keep[i]];
   *n_out = l / 2;
@@ -115,8 +115,8 @@ static kd_err kd_compress_local_(kd_kernel *k, const double *X, kd_lidx n, int d
                                     (uint64_t)j, keep));
     for (kd_lidx i = 0; i < B; i++) memcpy(R + i * d, X + (r0 + keep[i]) * d, sizeof(double) * d);
     kd_lidx no = 0;
-    KD_TRY(kd_thin_compress_node(k, KD_HALVE_KH, R, d, K, g, delta, den, s2, (uint64_t)j, refine,
-                                 o, &no));
+    KD_TRY(kd_thin_compress_node(k, KD_HALVE_KH, R, d, K, g, delta, den, s2, (uint64_t)j, refine, o,
+                                 &no));
     for (kd_lidx i = 0; i < no; i++) idx[*n_out + i] = r0 + keep[o[i]];
     *n_out += no;
   }

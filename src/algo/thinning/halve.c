@@ -10,39 +10,56 @@
 #include "algo/thinning/thin_impl.h"
 
 /* Alg. B.1. psi = sum_{S2} k(x,.) - sum_{S1} k(x,.) is kept as signs s_j (+1: S2, -1: S1) of the
- * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')). */
+ * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')).
+ * Blocked: for a chunk of KD_KH_CHUNK pairs the contribution of all earlier points comes from one
+ * fused mat-vec (the earlier points are packed once per chunk, not once per pair) and the
+ * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. */
+#define KD_KH_CHUNK 64
 static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
                            uint64_t seed, uint64_t stream, kd_lidx *keep) {
   kd_err err = KD_OK;
-  double *sgn = NULL;
-  const double logterm = 0.5 + log(2.0 * (double)n / delta);
-  double bmax = 0.0, y[2], diag[2];
+  double *sgn = NULL, *y = NULL, *G = NULL;
+  /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
+  const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
+  const kd_lidx np = n / 2, C = KD_KH_CHUNK;
+  double bmax = 0.0;
   KD_ALLOC(sgn, n);
-  for (kd_lidx i = 0; i < n / 2; i++) {
-    const double *x = X + 2 * i * d, *xp = x + d;
-    KD_TRY(kd_kernel_diag(k, x, 2, diag));
-    double b2 = diag[0] + diag[1] - 2.0 * kd_kernel_eval(k, x, xp);
-    double b = sqrt(b2 > 0 ? b2 : 0.0);
-    if (b > bmax) bmax = b;
-    double a = b * bmax * logterm;
-    double alpha = 0.0;
-    if (i > 0) {
-      KD_TRY(kd_kernel_matvec(k, x, 2, X, 2 * i, sgn, 0.0, y));
-      alpha = y[0] - y[1];
+  KD_ALLOC(y, 2 * C);
+  KD_ALLOC(G, 4 * C * C);
+  for (kd_lidx i0 = 0; i0 < np; i0 += C) {
+    const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
+    const double *A = X + 2 * i0 * d;
+    if (i0 > 0) {
+      KD_TRY(kd_kernel_matvec(k, A, w, X, 2 * i0, sgn, 0.0, y));
+    } else {
+      for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     }
-    double prob = 0.0;
-    if (a > 0) {
-      prob = 0.5 * (1.0 - alpha / a);
-      prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+    KD_TRY(kd_kernel_eval_block(k, A, w, A, w, G, w));
+    for (kd_lidx t = 0; t < c; t++) {
+      const kd_lidx i = i0 + t, r = 2 * t;
+      const double *g0 = G + r * w, *g1 = G + (r + 1) * w;
+      double b2 = g0[r] + g1[r + 1] - 2.0 * g0[r + 1];
+      double b = sqrt(b2 > 0 ? b2 : 0.0);
+      if (b > bmax) bmax = b;
+      double a = b * bmax * logterm;
+      double alpha = y[r] - y[r + 1];
+      for (kd_lidx u = 0; u < r; u++) alpha += sgn[2 * i0 + u] * (g0[u] - g1[u]);
+      double prob = 0.0;
+      if (a > 0) {
+        prob = 0.5 * (1.0 - alpha / a);
+        prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+      }
+      int swap = kd_rng_uniform(seed, stream, (uint64_t)i) < prob;
+      /* S1 (kept) gets x, S2 gets x' unless swapped */
+      keep[i] = 2 * i + (swap ? 1 : 0);
+      sgn[2 * i] = swap ? 1.0 : -1.0;
+      sgn[2 * i + 1] = swap ? -1.0 : 1.0;
     }
-    int swap = kd_rng_uniform(seed, stream, (uint64_t)i) < prob;
-    /* S1 (kept) gets x, S2 gets x' unless swapped */
-    keep[i] = 2 * i + (swap ? 1 : 0);
-    sgn[2 * i] = swap ? 1.0 : -1.0;
-    sgn[2 * i + 1] = swap ? -1.0 : 1.0;
   }
 cleanup:
   free(sgn);
+  free(y);
+  free(G);
   return err;
 }
 
@@ -143,8 +160,10 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
       for (kd_lidx b = 0; b < na; b++) C[a * na + b] = Q[act[a] * h + act[b]];
     int nn = (int)na, info = 0;
     dpotrf_("L", &nn, C, &nn, &info);
-    KD_CHECK(info == 0, KD_ERR_NUMERIC, "GS-Halve: paired kernel matrix not positive definite "
-             "(info %d); are there duplicate rows?", info);
+    KD_CHECK(info == 0, KD_ERR_NUMERIC,
+             "GS-Halve: paired kernel matrix not positive definite "
+             "(info %d); are there duplicate rows?",
+             info);
     dpotri_("L", &nn, C, &nn, &info);
     KD_LA(info);
     /* column-major lower == row-major upper: symmetrise */
@@ -215,8 +234,8 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
     double dp = INFINITY, dm = INFINITY;
     for (kd_lidx i = 0; i < h; i++) {
       if (!inA[i] || u[i] == 0.0) continue;
-      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i];  /* largest + step */
-      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i];  /* most negative step */
+      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i]; /* largest + step */
+      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i]; /* most negative step */
       if (up < dp) dp = up;
       if (-dn < dm) dm = -dn;
     }
@@ -235,7 +254,8 @@ static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint
       }
     }
   }
-  /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic) */
+  /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic)
+   */
   for (kd_lidx i = 0; i < h; i++) keep[i] = 2 * i + (z[i] >= 0 ? 0 : 1);
 cleanup:
   free(Q);
@@ -263,7 +283,7 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
       KD_TRY(kd_halve_kh_(k, X, n, d, delta, seed, stream, keep));
       break;
     case KD_HALVE_LKH:
-      KD_TRY(kd_halve_lkh_(X, n, d, delta, seed, stream, keep));
+      KD_TRY(kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep));
       break;
     case KD_HALVE_GS:
       KD_TRY(kd_halve_gs_(k, X, n, d, seed, stream, keep));

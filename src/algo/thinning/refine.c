@@ -3,14 +3,15 @@
  * embedding z, MMD^2(P_in, S) = zz - (2/m) sum_j z(s_j) + (1/m^2) sum_{j,l} k(s_j, s_l).
  * Replacing s_i by a candidate c changes it by
  *   -(2/m) (z_c - z_{s_i}) + (1/m^2) (2 (g_c - K_{c,s_i}) + K_cc - 2 g_{s_i} + K_{s_i s_i}),
- * g_c = sum_j K_{c, s_j}, which is kept up to date in O(nc) per swap. */
+ * g_c = sum_j K_{c, s_j}, which is kept up to date in O(nc) per swap. `passes` sweeps over
+ * i = 0..m-1 are made (1 = Alg. H.1 exactly), stopping after a sweep without a replacement. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "algo/thinning/thin_impl.h"
 
 kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
-                      kd_lidx *sel, kd_lidx m, kd_lidx *n_swaps) {
+                      kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps) {
   kd_err err = KD_OK;
   double *K = NULL, *gs = NULL;
   char *in = NULL;
@@ -32,7 +33,10 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
     gs[c] = s;
   }
   const double fm = (double)m;
-  for (kd_lidx i = 0; i < m; i++) {
+  kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
+  for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
+    kd_lidx i = it % m;
+    if (i == 0 && it > 0 && last_swap < it - m) break;
     const kd_lidx si = sel[i];
     double best = 0.0, scale = 0.0;
     kd_lidx bc = si;
@@ -53,6 +57,7 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
       in[bc] = 1;
       sel[i] = bc;
       swaps++;
+      last_swap = it;
     }
   }
 cleanup:
