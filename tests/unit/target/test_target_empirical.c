@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm c = MPI_COMM_WORLD;
   run_case(c, KD_KERNEL_GAUSSIAN, 1037, 1);
-  run_case(c, KD_KERNEL_GAUSSIAN, 5000, 1); /* several 2048-row chunks across block borders */
+  run_case(c, KD_KERNEL_GAUSSIAN, 4200, 1); /* three 2048-row chunks across block borders */
   run_case(c, KD_KERNEL_GAUSSIAN, 800, 0);
   run_case(c, KD_KERNEL_LAPLACE, 517, 1);
   run_case(c, KD_KERNEL_MATERN32, 3, 1); /* fewer rows than ranks: empty blocks */
