@@ -160,20 +160,29 @@ def main():
         run(["sweep", p("summary.h5"), "-o", p("sweep_h5.png")], 0, "sweep h5")
         png_ok(p("sweep_h5.png"), "sweep h5")
 
-        # CTT study: power vs time per method
+        # CTT study (task ctt_study, docs/ctt.md): study.csv and /study/* in the output
+        gs = [0, 1, 2, 3, -1]
+        rate = [0.35, 0.6, 0.8, 0.9, 0.95]
+        se_ = [0.05, 0.05, 0.04, 0.03, 0.02]
+        secs = [0.01, 0.03, 0.1, 0.4, 2.5]
         with open(p("study.csv"), "w") as fh:
-            fh.write("method,g,seconds,power\n")
-            for g_, (t, pw) in enumerate([(0.1, 0.3), (0.3, 0.6), (1.0, 0.8), (3.0, 0.9)]):
-                fh.write("ctt,%d,%g,%g\n" % (g_, t, pw))
-            for s, (t, pw) in enumerate([(0.05, 0.1), (0.5, 0.5), (5.0, 0.85)]):
-                fh.write("subsample,%d,%g,%g\n" % (s, t, pw))
+            fh.write("method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
+                     "mean_seconds\n")
+            for g_, r_, e_, t_ in zip(gs, rate, se_, secs):
+                fh.write("%s,%d,16,4096,4096,2,100,0.05,100,%d,%g,%g,%g\n" %
+                         ("exact" if g_ < 0 else "ctt", g_, int(100 * r_), r_, e_, t_))
         run(["ctt", p("study.csv"), "-o", p("ctt.png")], 0, "ctt csv")
         png_ok(p("ctt.png"), "ctt csv")
-        with h5py.File(p("study.h5"), "w") as f:
+        write_output(p("study.h5"), "ctt_study", np.zeros((0, 2)), np.zeros(0), None,
+                     mmd=float("nan"))
+        with h5py.File(p("study.h5"), "a") as f:
             g = f.create_group("study")
-            g["method"] = np.array([b"ctt"] * 3 + [b"exact"] * 3)
-            g["seconds"] = np.array([0.1, 0.4, 1.6, 2.0, 8.0, 32.0])
-            g["power"] = np.array([0.4, 0.7, 0.9, 0.5, 0.8, 0.95])
+            g["g"] = np.array(gs, dtype=np.int64)
+            g["rejections"] = np.array([int(100 * r_) for r_ in rate], dtype=np.int64)
+            g["rejection_rate"] = np.array(rate)
+            g["se"] = np.array(se_)
+            g["mean_seconds"] = np.array(secs)
+            g["reject"] = np.zeros((5, 100), dtype=np.int64)  # 2-D: ignored by the table reader
         run(["ctt", p("study.h5"), "-o", p("ctt_h5.png")], 0, "ctt h5")
         png_ok(p("ctt_h5.png"), "ctt h5")
 
