@@ -1,6 +1,6 @@
-/* kernel.c - kernel objects: parameters, creation, per-pair evaluation and the generic block
- * routines (tile, fused mat-vec, diagonal) built on the per-pair formula. Families with a faster
- * blocked path override the block routines in their own file. */
+/* kernel.c - kernel objects: names, defaults, parameter checks, creation, descriptions, and the
+ * textbook reference formula (kd_kernel_ref_) the tests compare the fast paths with. The formulas
+ * of each family live in their own file (kernel_list.h); the block routines in kernel_block.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +22,18 @@ kd_kernel_type kd_kernel_from_name(const char *name) {
   for (int i = 0; i < KD_KERNEL_COUNT_; i++)
     if (strcmp(kd_kernel_names_[i], name) == 0) return (kd_kernel_type)i;
   return KD_KERNEL_COUNT_;
+}
+
+static const kd_kernel_family *const kd_kernel_families_[] = {
+#define KD_KFAM(sym) &sym,
+#include "kernel/kernel_list.h"
+#undef KD_KFAM
+};
+
+static const kd_kernel_family *kd_kernel_family_(kd_kernel_type t) {
+  for (size_t i = 0; i < sizeof kd_kernel_families_ / sizeof kd_kernel_families_[0]; i++)
+    if (kd_kernel_families_[i]->type == t) return kd_kernel_families_[i];
+  return NULL;
 }
 
 kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
@@ -50,7 +62,7 @@ static double kd_bernoulli_(int r, double x) {
   }
 }
 
-double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
+double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
   const kd_kernel_params *p = &k->p;
   const int d = k->d;
   double s2 = 0.0, dot = 0.0;
@@ -139,19 +151,22 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   KD_ALLOC(k, 1);
   k->p = *p;
   k->d = d;
-  if (p->type == KD_KERNEL_SOBOLEV) {
-    /* (-1)^{r-1} (2 pi)^{2r} / (2r)! */
-    const double twopi = 2.0 * 3.14159265358979323846;
-    double f = 1.0;
-    for (int i = 2; i <= 2 * p->order; i++) f *= i;
-    k->sob_coef = ((p->order % 2) ? 1.0 : -1.0) * pow(twopi, 2 * p->order) / f;
-  }
+  k->fam = kd_kernel_family_(p->type);
+  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered", kd_kernel_name(p->type));
+  kd_kernel_refresh_(k);
   kd_kernel_update_desc_(k);
   *out = k;
   k = NULL;
 cleanup:
   free(k);
   return err;
+}
+
+void kd_kernel_refresh_(kd_kernel *k) {
+  memset(k->c, 0, sizeof k->c);
+  /* ls = median not yet computed: keep 1 so the constants stay finite until it is set */
+  if (!(k->p.ls > 0 && isfinite(k->p.ls))) k->p.ls = 1.0;
+  k->fam->setup(k);
 }
 
 void kd_kernel_update_desc_(kd_kernel *k) {
@@ -193,34 +208,3 @@ const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
 
-double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
-  k->evals++;
-  return kd_kernel_pair_(k, x, y);
-}
-
-kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                            double *K, kd_lidx ldk) {
-  const int d = k->d;
-  for (kd_lidx i = 0; i < na; i++)
-    for (kd_lidx j = 0; j < nb; j++) K[i * ldk + j] = kd_kernel_pair_(k, A + i * d, B + j * d);
-  k->evals += (uint64_t)na * (uint64_t)nb;
-  return KD_OK;
-}
-
-kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                        const double *w, double beta, double *y) {
-  const int d = k->d;
-  for (kd_lidx i = 0; i < na; i++) {
-    double s = 0.0;
-    for (kd_lidx j = 0; j < nb; j++) s += kd_kernel_pair_(k, A + i * d, B + j * d) * (w ? w[j] : 1.0);
-    y[i] = (beta == 0.0 ? 0.0 : beta * y[i]) + s;
-  }
-  k->evals += (uint64_t)na * (uint64_t)nb;
-  return KD_OK;
-}
-
-kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag) {
-  for (kd_lidx i = 0; i < na; i++) diag[i] = kd_kernel_pair_(k, A + i * k->d, A + i * k->d);
-  k->evals += (uint64_t)na;
-  return KD_OK;
-}
