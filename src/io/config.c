@@ -14,7 +14,7 @@
 #include <yaml.h>
 
 #include "dist/dist_impl.h"
-#include "kdistill/kd_io.h"
+#include "io/io_impl.h"
 
 enum { KD_CN_SCALAR = 0, KD_CN_SEQ = 1, KD_CN_MAP = 2 };
 enum { KD_ORIGIN_FILE = 0, KD_ORIGIN_SET = 1, KD_ORIGIN_DEFAULT = 2 };
@@ -777,6 +777,30 @@ cleanup:
   return err;
 }
 
+kd_err kd_config_default_f64_list(kd_config *cfg, const char *key, int n, const double *v) {
+  kd_err err = KD_OK;
+  kd_cnode *node = NULL, *e = NULL;
+  char text[40];
+  if (kd_config_has(cfg, key)) return KD_OK;
+  KD_TRY(kd_cfg_walk_(cfg, key, 1, KD_ORIGIN_DEFAULT, &node, NULL));
+  node->kind = KD_CN_SEQ;
+  node->is_null = 0;
+  free(node->val);
+  node->val = NULL;
+  for (int i = 0; i < n; i++) {
+    KD_TRY(kd_cnode_new_(KD_CN_SCALAR, 0, KD_ORIGIN_DEFAULT, &e));
+    kd_cfg_fmt_f64_(v[i], text, sizeof text);
+    KD_TRY(kd_cnode_set_scalar_(e, text, 0, KD_ORIGIN_DEFAULT));
+    e->used = 1;
+    KD_TRY(kd_cnode_add_(node, e));
+    e = NULL;
+  }
+  node->used = 1;
+cleanup:
+  kd_cnode_free_(e);
+  return err;
+}
+
 /* ------------------------------------------------------ unused-key check */
 /* A map whose every entry went unread is reported as a whole (the section itself is unknown). */
 static int kd_cfg_any_used_(const kd_cnode *n) {
@@ -914,6 +938,7 @@ static int kd_cfg_write_(void *data, unsigned char *buffer, size_t size) {
 
 static int kd_cfg_emit_scalar_(yaml_emitter_t *em, const char *text, int quoted) {
   yaml_event_t ev;
+  if (!text[0]) quoted = 1; /* an empty string must not read back as null */
   if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
                                     !quoted, 1,
                                     quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
@@ -924,7 +949,8 @@ static int kd_cfg_emit_scalar_(yaml_emitter_t *em, const char *text, int quoted)
 
 static int kd_cfg_emit_node_(yaml_emitter_t *em, const kd_cnode *n) {
   yaml_event_t ev;
-  if (n->kind == KD_CN_SCALAR) return kd_cfg_emit_scalar_(em, n->is_null ? "null" : n->val, n->quoted);
+  if (n->kind == KD_CN_SCALAR)
+    return kd_cfg_emit_scalar_(em, n->is_null ? "null" : n->val, n->quoted);
   if (n->kind == KD_CN_SEQ) {
     int flat = 1;
     for (int i = 0; i < n->n; i++)

@@ -1,5 +1,6 @@
 /* h5_read.c - reading kdistill output files back (kd_output_read, `kdistill info`). Local: one
  * process opens the file read-only with the sec2 driver. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@ static kd_err kd_h5_open_ro_(const char *path, hid_t *f) {
   hid_t fapl = -1;
   FILE *probe = fopen(path, "rb");
   *f = -1;
-  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file", path);
+  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   fclose(probe);
   kd_h5_quiet();
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
@@ -35,6 +36,7 @@ static kd_err kd_h5_read_attr_str_(hid_t loc, const char *name, const char *path
   KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string",
            path, name);
   KD_H5C(mt = H5Tcopy(H5T_C_S1), KD_ERR_H5, "H5Tcopy");
+  KD_H5C(H5Tset_cset(mt, H5Tget_cset(ft)), KD_ERR_H5, "H5Tset_cset");
   htri_t var = H5Tis_variable_str(ft);
   KD_H5C(var, KD_ERR_H5, "%s: attribute '%s': H5Tis_variable_str", path, name);
   if (var) {

@@ -32,6 +32,10 @@ void kd_h5_quiet(void);
  *  weight sum, metrics, trace length, extra datasets). Local. Errors name the file. */
 kd_err kd_output_info(const char *path, FILE *out);
 
+/** If `key` is absent, insert the list v[0..n) as its resolved default (marked read); no effect
+ *  when present. Local. */
+kd_err kd_config_default_f64_list(kd_config *cfg, const char *key, int n, const double *v);
+
 /** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
  *  its shape (optional). Rank 0 checks with a serial open, the result is agreed and broadcast.
  *  Collective. */

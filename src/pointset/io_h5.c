@@ -2,6 +2,7 @@
  * open (so every error has one clear message, agreed by all ranks); then all ranks open the file
  * with the MPI-IO driver and read their own contiguous block of rows with a collective hyperslab
  * read, converting any integer or float type to double. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
   hsize_t dims[2] = {0, 0};
   FILE *probe = fopen(path, "rb");
-  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file", path);
+  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   fclose(probe);
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
