@@ -51,7 +51,7 @@ kd_job_launcher() {
   case "$which" in
     srun)
       command -v srun >/dev/null 2>&1 || { kd_job_log "ERROR: KD_LAUNCHER=srun but no srun"; return 1; }
-      printf '%s\n' srun "--mpi=${KD_SRUN_MPI:-pmix}" --kill-on-bad-exit=1 ;;
+      printf '%s\n' srun "--mpi=${KD_SRUN_MPI:-pmix}" ;;
     mpirun)
       command -v mpirun >/dev/null 2>&1 || { kd_job_log "ERROR: KD_LAUNCHER=mpirun but no mpirun"; return 1; }
       printf '%s\n' mpirun -np "$np"
@@ -94,7 +94,7 @@ kd_job_main() {
     # Open MPI refuses root unless told (containers, CI)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  cmd=("$bin" run "$cfg" --set "output.path=$out")
+  cmd=("$bin" run "$cfg" --output "$out")
   # shellcheck disable=SC2086
   for a in ${KD_SET:-}; do cmd+=(--set "$a"); done
   if [ -n "${KD_CHECKPOINT:-}" ]; then
@@ -106,8 +106,12 @@ kd_job_main() {
   fi
   # shellcheck disable=SC2206
   [ -n "${KD_ARGS:-}" ] && cmd+=(${KD_ARGS})
+  local limit=""
+  if [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue >/dev/null 2>&1; then
+    limit=$(squeue -h -j "$SLURM_JOB_ID" -o "%l" 2>/dev/null | head -n 1)
+  fi
   kd_job_log "job ${SLURM_JOB_ID:-none} '$name' on ${SLURM_JOB_NODELIST:-$(hostname)}:" \
-             "${SLURM_NTASKS:-1} task(s), limit ${SLURM_JOB_END_TIME:+ends at $SLURM_JOB_END_TIME}"
+             "${SLURM_NTASKS:-1} task(s), time limit ${limit:-unknown}"
   kd_job_log "run: ${launcher[*]} ${cmd[*]}"
   trap 'kd_job_forward USR1' USR1
   trap 'kd_job_forward TERM' TERM

@@ -121,15 +121,27 @@ cleanup:
   return err;
 }
 
-/* Keys the CLI reads around a task (run.*, output.*): read them in a point's config so the
- * unknown-key check passes and the point's seed is known. */
-static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, uint64_t *seed) {
+/* The job-level keys the CLI reads around a task (src/cli/main.c: run.seed, run.log_interval,
+ * run.checkpoint_every, run.checkpoint_path, output.path), with the CLI's defaults and ranges, read
+ * in a point's config: the point's seed and checkpoint settings go into pctx. A point that
+ * checkpoints gets its own file, <run.checkpoint_path>.<point>, so groups never share one.
+ * ckpt[len] holds the point's checkpoint path. */
+static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, int p, kd_task_ctx *pctx, char *ckpt,
+                                      int len) {
   kd_err err = KD_OK;
   int64_t s = 0;
+  double interval = 1.0;
+  const char *cp = NULL, *out = NULL;
   KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &s));
-  *seed = (uint64_t)s;
-  if (kd_config_has(cfg, "run")) kd_sweep_mark_read_(cfg, "run", 0);
-  if (kd_config_has(cfg, "output")) kd_sweep_mark_read_(cfg, "output", 0);
+  pctx->seed = (uint64_t)s;
+  KD_TRY(kd_config_get_f64(cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
+  KD_TRY(kd_config_get_int(cfg, "run.checkpoint_every", 0, 0, INT64_MAX,
+                           &pctx->checkpoint_every));
+  KD_TRY(kd_config_get_str(cfg, "run.checkpoint_path", "", NULL, 0, &cp));
+  KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &out));
+  ckpt[0] = '\0';
+  if (cp[0]) snprintf(ckpt, (size_t)len, "%s.%04d", cp, p);
+  pctx->checkpoint_path = ckpt;
 cleanup:
   return err;
 }
@@ -180,11 +192,11 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
   /* validate every point now: its config, the base task's keys and inputs, unknown keys */
   for (int p = 0; p < st->spec.n_points; p++) {
-    char path[1100];
+    char path[1100], ckpt[1100];
     kd_task_ctx pctx = *ctx;
     kd_sweep_point_path(&st->spec, p, path, sizeof path);
     err = kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg);
-    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx.seed);
+    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, p, &pctx, ckpt, sizeof ckpt);
     pctx.cfg = pcfg;
     pctx.validate_only = 1;
     if (err == KD_OK) err = st->base->setup(&pctx, &pstate);
@@ -237,11 +249,11 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   kd_err err = KD_OK;
   kd_config *pcfg = NULL;
   void *pstate = NULL;
-  char *yaml = NULL, path[1100];
+  char *yaml = NULL, path[1100], ckpt[1100];
   kd_task_ctx pctx = *ctx;
   kd_sweep_point_path(&st->spec, p, path, sizeof path);
   KD_TRY(kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg));
-  KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx.seed));
+  KD_TRY(kd_sweep_read_cli_keys_(pcfg, p, &pctx, ckpt, sizeof ckpt));
   pctx.comm = gcomm;
   pctx.cfg = pcfg;
   pctx.validate_only = 0;
@@ -515,4 +527,4 @@ cleanup:
 const kd_task_desc kd_task_sweep = {
     "sweep",
     "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_};
+    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_, NULL};
