@@ -107,7 +107,7 @@ if want quadrature; then
   real_job quadrature quadrature.sbatch 2 "$CFG/quad.yaml" quad - 1
 fi
 if want ctt; then
-  echo "== ctt_study.sbatch (task ctt)"
+  echo "== ctt_study.sbatch (task ctt_study)"
   out=$WORK/ctt.h5
   KD_BIN=$BIN KD_CONFIG=$CFG/ctt.yaml KD_OUTPUT=$out submit ctt ctt_study.sbatch 2
   check $(( RC != 0 )) "ctt: job exit status $RC (expected 0)"
@@ -116,11 +116,11 @@ if want ctt; then
     $PY - "$out" <<'EOF'
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
-ok = f.attrs["task"] in (b"ctt", "ctt") and "metrics" in f
+ok = f.attrs["task"] in (b"ctt_study", "ctt_study") and "metrics" in f and "study/rejection_rate" in f
 ok = ok and all(k in f["metrics"].attrs for k in ("seconds", "kernel_evals"))
 sys.exit(0 if ok else 1)
 EOF
-    check $? "ctt: output has task ctt and /metrics"
+    check $? "ctt: output has task ctt_study, /metrics and /study/rejection_rate"
   fi
 fi
 if want sweep; then
