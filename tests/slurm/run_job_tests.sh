@@ -86,7 +86,7 @@ real_job() { # name script np config task n_out d
 
 if want herding; then
   echo "== herding.sbatch (task herd, srun/pmix)"
-  real_job herding herding.sbatch 2 "$CFG/herd.yaml" herd 12 2
+  real_job herding herding.sbatch 2 "$CFG/herd.yaml" herd - 2
 fi
 if want thinning; then
   echo "== thinning.sbatch (task thin, srun/pmix)"
@@ -104,7 +104,7 @@ EOF
 fi
 if want quadrature; then
   echo "== quadrature.sbatch (task quad)"
-  real_job quadrature quadrature.sbatch 2 "$CFG/quad.yaml" quad - 1
+  real_job quadrature quadrature.sbatch 2 "$CFG/quad.yaml" quad 16 2
 fi
 if want ctt; then
   echo "== ctt_study.sbatch (task ctt_study)"
