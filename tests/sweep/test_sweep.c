@@ -366,6 +366,48 @@ static void kd_test_failures_(void) {
   kd_err_clear();
 }
 
+/* SIGUSR1/SIGTERM before the sweep starts: no point runs, all are marked interrupted (status 7)
+ * in the summary, and the sweep returns KD_ERR_INTERRUPTED (exit status 3). */
+static void kd_test_interrupt_(void) {
+  char dir[64], yaml[1024], path[512];
+  kd_tmpdir_(dir, sizeof dir);
+  snprintf(yaml, sizeof yaml,
+           "task: sweep\nsweep: {task: thin, dir: %s, points: [[algorithm.n_out=5], "
+           "[algorithm.n_out=6], [algorithm.n_out=7]]}\n",
+           dir);
+  kd_config *cfg = kd_load_(yaml);
+  kd_result res = KD_RESULT_INIT;
+  kd_task_info info;
+  memset(&info, 0, sizeof info);
+  kd_err_clear();
+  kd_interrupt_set(1);
+  kd_err e = kd_run_task_(cfg, &res, &info);
+  kd_interrupt_set(0);
+  KD_TEST(e == KD_ERR_INTERRUPTED && kd_err_exit_status(e) == 3 &&
+              strstr(kd_err_message(), "interrupted"),
+          "interrupt: code %d '%s'", (int)e, kd_err_message());
+  snprintf(path, sizeof path, "%s/summary.csv", dir);
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int n7 = 0;
+  while (f && fgets(line, sizeof line, f)) n7 += strstr(line, ",7,nan,") != NULL;
+  if (f) fclose(f);
+  KD_TEST(n7 == 3, "interrupt: %d rows with status 7, expected 3", n7);
+  snprintf(path, sizeof path, "%s/point_0000.h5", dir);
+  KD_TEST(access(path, F_OK) != 0, "interrupt: no point ran");
+  kd_result_free(&res);
+  kd_config_destroy(&cfg);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (kd_test_rank() == 0) {
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/summary.h5", dir);
+    remove(path);
+    rmdir(dir);
+  }
+  kd_err_clear();
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -375,5 +417,6 @@ int main(int argc, char **argv) {
   kd_test_end_to_end_(1);
   if (kd_test_size() > 2) kd_test_end_to_end_(3);
   kd_test_failures_();
+  kd_test_interrupt_();
   return kd_test_finish();
 }
