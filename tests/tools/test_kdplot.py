@@ -159,6 +159,12 @@ def main():
             pp.create_dataset("run.seed", data=np.array(["1", "1", "1", "2", "2", "2"], dtype="S"))
         run(["sweep", p("summary.h5"), "-o", p("sweep_h5.png")], 0, "sweep h5")
         png_ok(p("sweep_h5.png"), "sweep h5")
+        run(["sweep", p("summary.h5"), "--mean-over", "run.seed", "-o", p("sweep_mean.png")], 0,
+            "sweep --mean-over")
+        png_ok(p("sweep_mean.png"), "sweep --mean-over")
+        r, _ = run(["sweep", p("summary.csv"), "--x", "kernel.nope", "-o", p("bad.png")], 1,
+                   "sweep --x unknown")
+        check("kernel.nope" in r.stderr and not os.path.exists(p("bad.png")), "sweep --x: message")
 
         # CTT study (task ctt_study, docs/ctt.md): study.csv and /study/* in the output
         gs = [0, 1, 2, 3, -1]
