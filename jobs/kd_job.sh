@@ -13,7 +13,9 @@
 #   KD_SRUN_MPI    srun --mpi plugin                 (default pmix)
 #   KD_MPIRUN_ARGS extra mpirun arguments            (e.g. "--bind-to core")
 #   KD_CHECKPOINT  checkpoint file; when it exists the run resumes from it (--resume)
-#   KD_REQUEUE     1: on exit status 3 (interrupted, checkpoint written) requeue the job
+#   KD_REQUEUE     1: on exit status 3 (interrupted, checkpoint written) requeue the job (needs
+#                  KD_CHECKPOINT, or a job that resumes by itself: KD_JOB_SELF_RESUMING=1, set by
+#                  sweep.sbatch, whose requeued run keeps finished points with sweep.resume)
 #   KD_INFO        0: skip the "kdistill info" summary printed after a successful run
 #
 # Exit status: kdistill's (0 ok, 1 bad input, 2 environment, 3 interrupted with a checkpoint
@@ -133,10 +135,10 @@ kd_job_main() {
     3)
       kd_job_log "interrupted: checkpoint written (exit 3)"
       if [ "${KD_REQUEUE:-0}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
-        if [ -z "${KD_CHECKPOINT:-}" ]; then
+        if [ -z "${KD_CHECKPOINT:-}" ] && [ "${KD_JOB_SELF_RESUMING:-0}" != 1 ]; then
           kd_job_log "KD_REQUEUE=1 without KD_CHECKPOINT: the requeued job would start over; not requeuing"
         else
-          kd_job_log "requeuing job $SLURM_JOB_ID to resume from $KD_CHECKPOINT"
+          kd_job_log "requeuing job $SLURM_JOB_ID to resume from ${KD_CHECKPOINT:-the finished points}"
           scontrol requeue "$SLURM_JOB_ID" || kd_job_log "scontrol requeue failed"
         fi
       fi ;;

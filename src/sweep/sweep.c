@@ -26,7 +26,41 @@ typedef struct {
   char *base_yaml;
   char base_name[512];
   const kd_task_desc *base;
+  uint64_t base_hash; /* of the base configuration without the sweep and output sections */
 } kd_sweep_state;
+
+/* Hash identifying what point p computes: the kdistill version, the base configuration (sweep and
+ * output sections blanked, so changing sweep.groups/dir/resume or output.path keeps finished points
+ * valid), the base task and the point's overrides. */
+static uint64_t kd_sweep_point_hash_(const kd_sweep_state *st, int p) {
+  const kd_sweep_spec *sp = &st->spec;
+  uint64_t h = kd_sweep_fnv1a(st->base_hash, "\ntask=");
+  h = kd_sweep_fnv1a(h, sp->task);
+  for (int k = 0; k < sp->n_keys; k++) {
+    const char *v = sp->vals[(size_t)p * sp->n_keys + k];
+    if (!v) continue;
+    h = kd_sweep_fnv1a(h, "\n");
+    h = kd_sweep_fnv1a(h, sp->keys[k]);
+    h = kd_sweep_fnv1a(h, "=");
+    h = kd_sweep_fnv1a(h, v);
+  }
+  return h;
+}
+
+static kd_err kd_sweep_base_hash_(const char *base_yaml, uint64_t *h) {
+  kd_err err = KD_OK;
+  kd_config *c = NULL;
+  char *text = NULL;
+  KD_TRY(kd_config_load_string(base_yaml, "sweep base", &c));
+  KD_TRY(kd_config_set(c, "sweep=null"));
+  KD_TRY(kd_config_set(c, "output=null"));
+  KD_TRY(kd_config_emit_resolved(c, &text));
+  *h = kd_sweep_fnv1a(kd_sweep_fnv1a(KD_SWEEP_FNV_OFFSET, "kdistill " KD_VERSION_STRING "\n"), text);
+cleanup:
+  free(text);
+  kd_config_destroy(&c);
+  return err;
+}
 
 /* ---------------------------------------------------------------- config helpers */
 
@@ -187,6 +221,7 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   }
   snprintf(st->base_name, sizeof st->base_name, "%s", kd_config_name(ctx->cfg));
   KD_TRY(kd_config_emit_resolved(ctx->cfg, &st->base_yaml));
+  KD_TRY(kd_sweep_base_hash_(st->base_yaml, &st->base_hash));
   KD_TRY(kd_sweep_root_keys_(st->base_yaml, &n_roots, &roots));
   for (int i = 0; i < n_roots; i++)
     if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
@@ -263,6 +298,11 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   KD_TRY(st->base->run(&pctx, pstate, res, info));
   if (!(res->seconds > 0)) res->seconds = kd_dist_wtime() - t0;
   KD_TRY(kd_config_emit_resolved(pcfg, &yaml));
+  {
+    int64_t ph = (int64_t)kd_sweep_point_hash_(st, p), pi = p;
+    KD_TRY(kd_result_add_i64(res, "/sweep_point/hash", 0, NULL, &ph));
+    KD_TRY(kd_result_add_i64(res, "/sweep_point/index", 0, NULL, &pi));
+  }
   {
     kd_output_meta meta;
     memset(&meta, 0, sizeof meta);
@@ -397,7 +437,22 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
     kd_result pres = KD_RESULT_INIT;
     kd_task_info pinfo;
     memset(&pinfo, 0, sizeof pinfo);
-    kd_err perr = kd_sweep_run_point_(ctx, st, gcomm, p, &pres, &pinfo);
+    kd_err perr = KD_OK;
+    int64_t done = 0;
+    if (sp->resume) {
+      char path[1100];
+      kd_sweep_point_path(sp, p, path, sizeof path);
+      if (grank == 0) done = kd_sweep_point_done(path, kd_sweep_point_hash_(st, p));
+      KD_TRY(kd_dist_bcast(gcomm, &done, sizeof done, 0));
+      if (done) {
+        char *algo = NULL;
+        perr = kd_output_read(path, &pres, NULL, NULL, &algo);
+        if (perr == KD_OK && algo) snprintf(pinfo.algorithm, sizeof pinfo.algorithm, "%s", algo);
+        free(algo);
+        perr = kd_dist_agreed(gcomm, perr);
+      }
+    }
+    if (!done) perr = kd_sweep_run_point_(ctx, st, gcomm, p, &pres, &pinfo);
     if (perr == KD_ERR_MPI) {
       kd_result_free(&pres);
       KD_FAIL(perr, "%s", kd_err_message()); /* the group's communicator is unusable */
@@ -418,9 +473,9 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
       kd_log_warn("%s", rows[p].message); /* printed when rank 0 is in this group */
     } else {
       char label[300];
-      kd_log_info("sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s", p + 1, n,
+      kd_log_info("sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s", p + 1, n,
                   kd_sweep_point_label(sp, p, label, sizeof label), pres.mmd, (long long)pres.n,
-                  pres.seconds);
+                  pres.seconds, done ? "  (kept from an earlier run)" : "");
       /* keep the group's best result (replicated on the group's ranks) */
       double m = isnan(pres.mmd) ? INFINITY : pres.mmd;
       if (best_p < 0 || m < best_mmd) {

@@ -15,6 +15,8 @@
  *     dir: sweep_out             # point files <dir>/<prefix>_NNNN.h5, <dir>/summary.{csv,h5}
  *     prefix: point
  *     allow_failures: false      # true: a failed point is reported, the sweep still succeeds
+ *     resume: false              # true: keep points already written by an earlier run (same
+ *                                #   base config and overrides: /sweep_point/hash matches)
  *   data: ... kernel: ... algorithm: ... (the base configuration, as for the base task)
  */
 #ifndef KDISTILL_SWEEP_IMPL_H
@@ -34,6 +36,7 @@ typedef struct {
   int64_t groups; /* 0: auto */
   char *dir, *prefix;
   int allow_failures;
+  int resume;     /* skip points whose output exists with the same point hash */
 } kd_sweep_spec;
 
 #define KD_SWEEP_MAX_POINTS 100000
@@ -69,6 +72,13 @@ typedef struct {
   uint64_t kernel_evals;
   char message[KD_SWEEP_MSG_LEN];
 } kd_sweep_row;
+
+/** FNV-1a 64 of text, continuing from h (start with KD_SWEEP_FNV_OFFSET). Local, pure. */
+#define KD_SWEEP_FNV_OFFSET 14695981039346656037ULL
+uint64_t kd_sweep_fnv1a(uint64_t h, const char *text);
+/** 1 if `path` is a point output whose /sweep_point/hash equals hash, else 0 (also when the file
+ *  is missing or unreadable). Local. */
+int kd_sweep_point_done(const char *path, uint64_t hash);
 
 /** Path of point p's output file into buf. Local. */
 const char *kd_sweep_point_path(const kd_sweep_spec *sp, int p, char *buf, int len);

@@ -317,6 +317,7 @@ kd_err kd_sweep_spec_read(kd_config *cfg, kd_sweep_spec *sp) {
   sp->prefix = kd_sweep_strdup_(s);
   KD_CHECK(sp->prefix, KD_ERR_MEM, "out of memory");
   KD_TRY(kd_config_get_bool(cfg, "sweep.allow_failures", 0, &sp->allow_failures));
+  KD_TRY(kd_config_get_bool(cfg, "sweep.resume", 0, &sp->resume));
 cleanup:
   if (err) kd_sweep_spec_free(sp);
   return err;
@@ -413,6 +414,14 @@ int kd_sweep_group_of(int rank, int size, int n_groups) {
 
 int kd_sweep_group_leader(int g, int size, int n_groups) {
   return (int)(((int64_t)g * size + n_groups - 1) / n_groups);
+}
+
+uint64_t kd_sweep_fnv1a(uint64_t h, const char *text) {
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    h ^= *c;
+    h *= 1099511628211ULL;
+  }
+  return h;
 }
 
 const char *kd_sweep_point_path(const kd_sweep_spec *sp, int p, char *buf, int len) {

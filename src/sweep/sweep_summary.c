@@ -241,3 +241,26 @@ cleanup:
   H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
   return err;
 }
+
+int kd_sweep_point_done(const char *path, uint64_t hash) {
+  H5E_auto2_t old_fn = NULL;
+  void *old_data = NULL;
+  hid_t f = -1, d = -1;
+  int64_t stored = 0;
+  int done = 0;
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return 0;
+  fclose(probe);
+  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f >= 0 && H5Lexists(f, "/sweep_point", H5P_DEFAULT) > 0 &&
+      H5Lexists(f, "/sweep_point/hash", H5P_DEFAULT) > 0)
+    d = H5Dopen2(f, "/sweep_point/hash", H5P_DEFAULT);
+  if (d >= 0 && H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &stored) >= 0)
+    done = (uint64_t)stored == hash;
+  if (d >= 0) H5Dclose(d);
+  if (f >= 0) H5Fclose(f);
+  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  return done;
+}

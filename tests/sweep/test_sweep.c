@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kd_test.h"
@@ -408,6 +409,75 @@ static void kd_test_interrupt_(void) {
   kd_err_clear();
 }
 
+/* sweep.resume: points whose file holds the same point hash are kept (same inode: not rewritten),
+ * a missing one is recomputed, and a changed base configuration recomputes everything; the
+ * summary is the same as the first run's. */
+static ino_t kd_inode_(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? sb.st_ino : 0;
+}
+
+static void kd_test_resume_(void) {
+  char dir[64], yaml[1024], path[512];
+  ino_t ino[4];
+  double mmd1[4];
+  kd_tmpdir_(dir, sizeof dir);
+  for (int round = 0; round < 3; round++) {
+    snprintf(yaml, sizeof yaml,
+             "task: sweep\nsweep: {task: thin, dir: %s, resume: %s, groups: %d, zip: [{key: "
+             "algorithm.n_out, values: [5, 6, 7, 8]}]}\n",
+             dir, round ? "true" : "false", round == 1 ? 1 : 0);
+    kd_config *cfg = kd_load_(yaml);
+    if (round == 2) kd_config_set(cfg, "kernel.ls=2.5");
+    kd_result res = KD_RESULT_INIT;
+    kd_task_info info;
+    kd_err_clear();
+    KD_TEST(kd_run_task_(cfg, &res, &info) == KD_OK, "resume round %d: %s", round,
+            kd_err_message());
+    const kd_result_dataset *m = kd_result_find(&res, "/sweep/mmd");
+    for (int p = 0; p < 4; p++) {
+      snprintf(path, sizeof path, "%s/point_%04d.h5", dir, p);
+      ino_t now = kd_inode_(path);
+      if (round == 0) {
+        ino[p] = now;
+        mmd1[p] = m ? m->f64[p] : -1;
+      } else if (round == 1) {
+        /* point 2 was deleted: it must exist again (its inode number may be reused) */
+        KD_TEST(p == 2 ? now != 0 : now == ino[p], "round 1 point %d: %s", p,
+                p == 2 ? "must be recomputed" : "must be kept");
+        /* kept: bitwise; recomputed on another group size: to round-off */
+        if (p == 2)
+          KD_TEST_REL(m ? m->f64[p] : -1.0, mmd1[p], 1e-12, "round 1: recomputed point mmd");
+        else
+          KD_TEST(m && m->f64[p] == mmd1[p], "round 1 point %d: same mmd", p);
+        ino[p] = now;
+      } else {
+        KD_TEST(now != ino[p], "round 2 point %d: changed base must recompute", p);
+      }
+    }
+    kd_result_free(&res);
+    kd_config_destroy(&cfg);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (round == 0 && kd_test_rank() == 0) {
+      snprintf(path, sizeof path, "%s/point_0002.h5", dir);
+      remove(path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (kd_test_rank() == 0) {
+    for (int p = 0; p < 4; p++) {
+      snprintf(path, sizeof path, "%s/point_%04d.h5", dir, p);
+      remove(path);
+    }
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/summary.h5", dir);
+    remove(path);
+    rmdir(dir);
+  }
+  kd_err_clear();
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -418,5 +488,6 @@ int main(int argc, char **argv) {
   if (kd_test_size() > 2) kd_test_end_to_end_(3);
   kd_test_failures_();
   kd_test_interrupt_();
+  kd_test_resume_();
   return kd_test_finish();
 }
