@@ -3,7 +3,8 @@
 # (ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
 # each job produced: exit status, the HDF5 output (tests/slurm/check_output.py, h5py), the log
 # files; plus signal forwarding (USR1 from `scancel --signal=USR1 --batch` and from the
-# --signal=B:USR1@T time-limit warning reach every rank, exit status 3), both launchers
+# --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep
+# that requeues itself and resumes from its finished points, both launchers
 # (srun/pmix and mpirun) and bad input (missing binary, bad config: exit 1, no output).
 #
 # usage: tests/slurm/run_job_tests.sh --bin BUILD/kdistill [--work DIR] [--keep] [--only NAME]
@@ -151,6 +152,31 @@ for b in bad: print("  " + b)
 sys.exit(1 if bad else 0)
 EOF
   check $? "sweep: summary, point files and best-point output"
+fi
+if want requeue; then
+  echo "== sweep.sbatch interrupted by USR1, requeued (KD_REQUEUE=1), resumed with the finished points"
+  out=$WORK/rq.h5
+  (
+    cd "$WORK" && KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_REQUEUE=1 \
+      KD_SET="sweep.dir=$WORK/rq_points" timeout 600 sbatch --wait --parsable -J kdtest-rq -n 2 \
+      -t 10 --output="$WORK/rq.out" --error="$WORK/rq.err" --export=ALL \
+      "$REPO/jobs/sweep.sbatch" > "$WORK/rq.id"
+    echo $? > "$WORK/rq.rc"
+  ) &
+  waiter=$!
+  for _ in $(seq 600); do [ -f "$WORK/rq_points/point_0000.h5" ] && break; sleep 0.2; done
+  jid=$(cut -d';' -f1 "$WORK/rq.id" 2>/dev/null)
+  [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
+  wait "$waiter"
+  rc=$(cat "$WORK/rq.rc" 2>/dev/null)
+  echo "  job ${jid:-?}: final exit ${rc:-?}"
+  check $(( rc != 0 )) "requeue: final exit $rc, expected 0"
+  grep -q "interrupted: checkpoint written (exit 3)" "$WORK/rq.err"; check $? "requeue: first run interrupted (exit 3)"
+  grep -q "requeuing job" "$WORK/rq.err"; check $? "requeue: job requeued itself"
+  grep -q "kept from an earlier run" "$WORK/rq.err"; check $? "requeue: second run kept finished points"
+  [ "$(grep -c '^[0-9]*,[0-9]*,0,' "$WORK/rq_points/summary.csv" 2>/dev/null)" = 8 ]
+  check $? "requeue: all 8 points ok in the summary"
+  [ -s "$out" ]; check $? "requeue: best-point output written"
 fi
 if want signal; then
   echo "== signal forwarding: scancel --signal=USR1 --batch (fake solver, srun and mpirun)"
