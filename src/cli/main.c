@@ -79,8 +79,7 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
     } else if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
       const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
       KD_CHECK(v, KD_ERR_ARG, "--set needs key.path=value");
-      KD_CHECK(o->n_sets < KD_MAX_SETS, KD_ERR_ARG, "too many --set options (max %d)",
-               KD_MAX_SETS);
+      KD_CHECK(o->n_sets < KD_MAX_SETS, KD_ERR_ARG, "too many --set options (max %d)", KD_MAX_SETS);
       o->sets[o->n_sets++] = v;
     } else if (!strcmp(a, "--output") || !strcmp(a, "-o") || !strncmp(a, "--output=", 9)) {
       const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
@@ -123,8 +122,9 @@ static kd_err kd_cli_set_output_(kd_config *cfg, const char *path) {
   size_t n = strlen(path);
   char *a = NULL;
   KD_ALLOC(a, 2 * n + 32);
-  strcpy(a, "output.path=\"");
-  char *p = a + strlen(a);
+  static const char head[] = "output.path=\"";
+  memcpy(a, head, sizeof head - 1);
+  char *p = a + sizeof head - 1;
   for (size_t i = 0; i < n; i++) {
     if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
     *p++ = path[i];
@@ -163,8 +163,8 @@ static kd_err kd_cli_job_load_(const kd_cli_opts *o, int validate_only, kd_cli_j
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
   KD_TRY(kd_config_get_int(job->cfg, "run.checkpoint_every", 0, 0, INT64_MAX,
                            &job->ctx.checkpoint_every));
-  KD_TRY(kd_config_get_str(job->cfg, "run.checkpoint_path", "", NULL, 0,
-                           &job->ctx.checkpoint_path));
+  KD_TRY(
+      kd_config_get_str(job->cfg, "run.checkpoint_path", "", NULL, 0, &job->ctx.checkpoint_path));
   KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
   KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
   kd_log_set_interval(interval);

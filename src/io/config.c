@@ -188,8 +188,8 @@ static kd_err kd_cfg_parse_node_(kd_cfg_parse_ *ps, yaml_event_t *ev, int depth,
           }
         if (strchr(key, '.') || key[0] == '\0') {
           err = kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
-                           "%s:%d: '%s': key names must be non-empty and contain no '.'",
-                           ps->name, kline, key);
+                           "%s:%d: '%s': key names must be non-empty and contain no '.'", ps->name,
+                           kline, key);
           free(key);
           goto cleanup;
         }
@@ -227,8 +227,7 @@ cleanup:
 }
 
 /* Parse a whole stream: the first document's root node (an empty stream gives *out = NULL). */
-static kd_err kd_cfg_parse_bytes_(const char *bytes, size_t len, const char *name,
-                                  kd_cnode **out) {
+static kd_err kd_cfg_parse_bytes_(const char *bytes, size_t len, const char *name, kd_cnode **out) {
   kd_err err = KD_OK;
   yaml_parser_t parser;
   yaml_event_t ev;
@@ -284,8 +283,8 @@ kd_err kd_config_load_string(const char *yaml, const char *name, kd_config **out
     KD_TRY(kd_cnode_new_(KD_CN_MAP, 0, KD_ORIGIN_FILE, &cfg->root));
   }
   KD_CHECK(cfg->root->kind == KD_CN_MAP, KD_ERR_CONFIG,
-           "%s:%d: the configuration must be a mapping of sections (task:, data:, ...)",
-           cfg->name, cfg->root->line);
+           "%s:%d: the configuration must be a mapping of sections (task:, data:, ...)", cfg->name,
+           cfg->root->line);
   *out = cfg;
   cfg = NULL;
 cleanup:
@@ -363,8 +362,7 @@ static const char *kd_cfg_kind_name_(const kd_cnode *n) {
 }
 
 /* "FILE:LINE", "--set" or "FILE" for node n (NULL: the file). */
-static const char *kd_cfg_where_node_(const kd_config *cfg, const kd_cnode *n, char *buf,
-                                      int len) {
+static const char *kd_cfg_where_node_(const kd_config *cfg, const kd_cnode *n, char *buf, int len) {
   if (n && n->origin == KD_ORIGIN_SET)
     snprintf(buf, (size_t)len, "%s: --set", cfg->name);
   else if (n && n->line > 0)
@@ -424,7 +422,8 @@ static kd_err kd_cfg_walk_(const kd_config *cfg, const char *key, int create, in
                "%s: %.*s: expected a mapping, got a list", kd_cfg_where_node_(cfg, cur, where, 512),
                (int)(p - key - 1 > 0 ? p - key - 1 : 0), key);
       if (idx < cur->n) next = cur->kids[idx];
-      KD_CHECK(next || !create, KD_ERR_CONFIG, "%s: %s: list index %d is out of range (%d elements)",
+      KD_CHECK(next || !create, KD_ERR_CONFIG,
+               "%s: %s: list index %d is out of range (%d elements)",
                kd_cfg_where_node_(cfg, cur, where, 512), key, idx, cur->n);
     } else if (cur->is_null && create) {
       /* "section:" with nothing under it: becomes a mapping */
@@ -596,8 +595,8 @@ kd_err kd_config_get_int(kd_config *cfg, const char *key, int64_t def, int64_t l
   kd_cfg_where_node_(cfg, n, where, 512);
   KD_CHECK(!n->quoted && kd_cfg_parse_int_(n->val, &x), KD_ERR_CONFIG,
            "%s: %s: expected an integer, got '%s'", where, key, n->val);
-  KD_CHECK(x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%lld, %lld]", where,
-           key, n->val, (long long)lo, (long long)hi);
+  KD_CHECK(x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%lld, %lld]", where, key,
+           n->val, (long long)lo, (long long)hi);
   n->used = 1;
   *out = x;
 cleanup:
@@ -664,8 +663,8 @@ kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const
     KD_TRY(kd_cfg_scalar_(cfg, key, &n));
   }
   if (choices && !kd_cfg_choice_ok_(choices, n->val))
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: '%s' is not one of %s",
-            kd_cfg_where_node_(cfg, n, where, 512), key, n->val, choices);
+    KD_FAIL(KD_ERR_CONFIG, "%s: %s: '%s' is not one of %s", kd_cfg_where_node_(cfg, n, where, 512),
+            key, n->val, choices);
   n->used = 1;
   *out = n->val;
 cleanup:
@@ -857,6 +856,9 @@ kd_err kd_config_check_unused(const kd_config *cfg) {
     }
   for (int i = 0; i < r->n; i++) {
     const kd_cnode *s = r->kids[i];
+    if (s->kind == KD_CN_SCALAR && !s->used && !(s->is_null && s->origin != 0))
+      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (sections read: %s)",
+              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     if (!kd_cfg_any_used_(s) && !(s->kind == KD_CN_SCALAR && s->is_null && s->origin != 0))
       KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown or unused section (sections read: %s)",
               kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
@@ -939,10 +941,9 @@ static int kd_cfg_write_(void *data, unsigned char *buffer, size_t size) {
 static int kd_cfg_emit_scalar_(yaml_emitter_t *em, const char *text, int quoted) {
   yaml_event_t ev;
   if (!text[0]) quoted = 1; /* an empty string must not read back as null */
-  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
-                                    !quoted, 1,
-                                    quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-                                           : YAML_ANY_SCALAR_STYLE))
+  if (!yaml_scalar_event_initialize(
+          &ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), !quoted, 1,
+          quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE))
     return 0;
   return yaml_emitter_emit(em, &ev);
 }
@@ -955,9 +956,8 @@ static int kd_cfg_emit_node_(yaml_emitter_t *em, const kd_cnode *n) {
     int flat = 1;
     for (int i = 0; i < n->n; i++)
       if (n->kids[i]->kind != KD_CN_SCALAR) flat = 0;
-    if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-                                              flat ? YAML_FLOW_SEQUENCE_STYLE
-                                                   : YAML_BLOCK_SEQUENCE_STYLE) ||
+    if (!yaml_sequence_start_event_initialize(
+            &ev, NULL, NULL, 1, flat ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE) ||
         !yaml_emitter_emit(em, &ev))
       return 0;
     for (int i = 0; i < n->n; i++)

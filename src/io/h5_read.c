@@ -33,8 +33,8 @@ static kd_err kd_h5_read_attr_str_(hid_t loc, const char *name, const char *path
   KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing", path,
          name);
   KD_H5C(ft = H5Aget_type(a), KD_ERR_H5, "%s: attribute '%s': H5Aget_type", path, name);
-  KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string",
-           path, name);
+  KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string", path,
+           name);
   KD_H5C(mt = H5Tcopy(H5T_C_S1), KD_ERR_H5, "H5Tcopy");
   KD_H5C(H5Tset_cset(mt, H5Tget_cset(ft)), KD_ERR_H5, "H5Tset_cset");
   htri_t var = H5Tis_variable_str(ft);
@@ -125,8 +125,7 @@ static herr_t kd_metrics_cb_(hid_t loc, const char *name, const H5A_info_t *info
   kd_metrics_iter_ *it = data;
   kd_err err = KD_OK;
   (void)info;
-  if (!strcmp(name, "mmd") || !strcmp(name, "seconds") || !strcmp(name, "kernel_evals"))
-    return 0;
+  if (!strcmp(name, "mmd") || !strcmp(name, "seconds") || !strcmp(name, "kernel_evals")) return 0;
   double v = NAN;
   KD_TRY(kd_h5_read_attr_num_(loc, name, it->path, H5T_NATIVE_DOUBLE, &v));
   KD_TRY(kd_result_set_metric(it->res, name, v));
@@ -180,8 +179,7 @@ kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char
     int tr = 0;
     KD_TRY(kd_h5_dims_(f, "/metrics/trace/iteration", path, &tr, td));
     KD_CHECK(tr == 1, KD_ERR_INPUT, "%s: /metrics/trace/iteration must be 1-D", path);
-    for (int64_t i = 0; i < (int64_t)td[0]; i++)
-      KD_TRY(kd_result_trace_push(res, 0, 0, 0.0, 0.0));
+    for (int64_t i = 0; i < (int64_t)td[0]; i++) KD_TRY(kd_result_trace_push(res, 0, 0, 0.0, 0.0));
     KD_TRY(kd_h5_read_all_(f, "/metrics/trace/iteration", path, H5T_NATIVE_INT64, td[0],
                            res->trace_iter));
     KD_TRY(kd_h5_read_all_(f, "/metrics/trace/n_atoms", path, H5T_NATIVE_INT64, td[0],
@@ -224,8 +222,8 @@ kd_err kd_output_info(const char *path, FILE *out) {
   kd_err err = KD_OK;
   kd_result res = KD_RESULT_INIT;
   char *s[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  static const char *const names[6] = {"kdistill_version", "task", "algorithm", "kernel",
-                                       "created_utc", "config_yaml"};
+  static const char *const names[6] = {"kdistill_version", "task",        "algorithm",
+                                       "kernel",           "created_utc", "config_yaml"};
   int32_t nr = 0;
   uint64_t seed = 0;
   hid_t f = -1;
@@ -248,17 +246,15 @@ kd_err kd_output_info(const char *path, FILE *out) {
   fprintf(out, "task:         %s\nalgorithm:    %s\nkernel:       %s\n", s[1], s[2], s[3]);
   fprintf(out, "coreset:      %lld points in %d dimension%s, %lld from input rows\n",
           (long long)res.n, res.d, res.d == 1 ? "" : "s", (long long)n_idx);
-  if (res.n > 0)
-    fprintf(out, "weights:      sum %.15g, min %.6g, max %.6g\n", wsum, wmin, wmax);
+  if (res.n > 0) fprintf(out, "weights:      sum %.15g, min %.6g, max %.6g\n", wsum, wmin, wmax);
   fprintf(out, "mmd:          %.10g\n", res.mmd);
   fprintf(out, "seconds:      %.6g\n", res.seconds);
   fprintf(out, "kernel_evals: %llu\n", (unsigned long long)res.kernel_evals);
   for (int i = 0; i < res.n_metrics; i++)
     fprintf(out, "metric:       %s = %.10g\n", res.metrics[i].name, res.metrics[i].value);
   if (res.n_trace > 0)
-    fprintf(out, "trace:        %lld rows, final mmd %.10g at %lld atoms\n",
-            (long long)res.n_trace, res.trace_mmd[res.n_trace - 1],
-            (long long)res.trace_atoms[res.n_trace - 1]);
+    fprintf(out, "trace:        %lld rows, final mmd %.10g at %lld atoms\n", (long long)res.n_trace,
+            res.trace_mmd[res.n_trace - 1], (long long)res.trace_atoms[res.n_trace - 1]);
   {
     kd_info_iter_ it = {out, 0};
     KD_H5C(H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, kd_info_visit_, &it), KD_ERR_INPUT,

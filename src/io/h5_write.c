@@ -74,8 +74,8 @@ static kd_err kd_h5_dset_(hid_t loc, const char *path, hid_t lcpl, int is_int, i
   for (int i = 0; i < rank; i++) hd[i] = (hsize_t)dims[i];
   KD_H5C(s = rank ? H5Screate_simple(rank, hd, NULL) : H5Screate(H5S_SCALAR), KD_ERR_H5,
          "dataset %s: cannot create its dataspace", path);
-  KD_H5C(ds = H5Dcreate2(loc, path, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, s, lcpl,
-                         H5P_DEFAULT, H5P_DEFAULT),
+  KD_H5C(ds = H5Dcreate2(loc, path, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, s, lcpl, H5P_DEFAULT,
+                         H5P_DEFAULT),
          KD_ERR_IO, "cannot create dataset %s", path);
   int64_t count = 1;
   for (int i = 0; i < rank; i++) count *= dims[i];

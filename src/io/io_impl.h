@@ -10,12 +10,12 @@
 
 /** Check an HDF5 call (negative hid_t / herr_t = failure): jump to cleanup with `code` and the
  *  formatted message, followed by HDF5's own description of the innermost failure. */
-#define KD_H5C(expr, code, ...)                                               \
-  do {                                                                        \
-    if ((long long)(expr) < 0) {                                              \
-      err = kd_h5_fail_((code), __FILE__, __LINE__, __VA_ARGS__);              \
-      goto cleanup;                                                           \
-    }                                                                         \
+#define KD_H5C(expr, code, ...)                                   \
+  do {                                                            \
+    if ((long long)(expr) < 0) {                                  \
+      err = kd_h5_fail_((code), __FILE__, __LINE__, __VA_ARGS__); \
+      goto cleanup;                                               \
+    }                                                             \
   } while (0)
 
 /** Record message + ": " + the innermost HDF5 error description; returns code. Local. */
@@ -43,6 +43,5 @@ kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, in
 /** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d);
-
 
 #endif

@@ -92,8 +92,8 @@ static char *kd_csv_row_(kd_csv_ *c, double *vals, int cap, int *nf, kd_err *err
     }
     int bad = kd_csv_fields_(s, vals, cap, nf);
     if (bad) {
-      *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
-                        "%s:%ld: column %d is not a number", c->path, c->lineno, bad);
+      *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "%s:%ld: column %d is not a number",
+                        c->path, c->lineno, bad);
       return NULL;
     }
     return s;

@@ -28,8 +28,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   htri_t ex = H5Lexists(f, dset, H5P_DEFAULT);
   if (ex <= 0) H5Eclear2(H5E_DEFAULT);
   KD_CHECK(ex > 0, KD_ERR_FILE, "%s: dataset '%s' not found", path, dset);
-  KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path,
-         dset);
+  KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
   KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
   H5T_class_t cls = H5Tget_class(ty);
   KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,

@@ -85,7 +85,8 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
       break;
     case KD_KERNEL_ATTENTION:
       kd_key_(key, sizeof key, section, "dk");
-      KD_CHECK(d >= 2, KD_ERR_CONFIG, "%s: %s: the attention kernel needs points (k, v) of "
+      KD_CHECK(d >= 2, KD_ERR_CONFIG,
+               "%s: %s: the attention kernel needs points (k, v) of "
                "dimension >= 2, the data has d = %d",
                kd_config_where(cfg, key, where, sizeof where), key, d);
       KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
@@ -286,6 +287,7 @@ kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_
   kd_pointset *ps = NULL;
   int64_t n = 0, seed = 0;
   int d = 0;
+  const double t0 = kd_dist_wtime();
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
@@ -335,7 +337,8 @@ kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_
     n = kd_pointset_n_global(ps);
     d = kd_pointset_dim(ps);
     KD_TRY(kd_pointset_validate(ps, what));
-    kd_log_verbose("%s: %lld points in %d dimensions", what, (long long)n, d);
+    kd_log_info("%s: %lld points in %d dimensions, loaded in %.2f s", what, (long long)n, d,
+                kd_dist_wtime() - t0);
   } else if (ctx->validate_only) {
     KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
   }
@@ -395,15 +398,14 @@ kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_ke
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
-  KD_TRY(kd_config_get_str(cfg, key, has_data ? "data" : NULL,
-                           has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES
-                                    : "hdf5|csv|" KD_MEASURE_CHOICES,
-                           !has_data, &type));
+  KD_TRY(kd_config_get_str(
+      cfg, key, has_data ? "data" : NULL,
+      has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES : "hdf5|csv|" KD_MEASURE_CHOICES, !has_data,
+      &type));
   if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
-      if (!*owned_points)
-        KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
+      if (!*owned_points) KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
       pts = *owned_points;
     }
     kd_key_(key, sizeof key, section, "self");
@@ -465,13 +467,20 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   res->kernel_evals = evals;
   KD_CHECK(res->n >= 1 && res->points && res->weights && res->indices, KD_ERR_INTERNAL,
            "algorithm %s returned no points", desc->name);
+  kd_log_info("%s finished in %.3f s (%llu kernel evaluations)", desc->name, t,
+              (unsigned long long)evals);
   if (isnan(res->mmd)) {
+    double tm = kd_dist_wtime();
     KD_TRY(kd_mmd(target, res->points, res->weights, (kd_lidx)res->n, &mmd, &mmd2));
     res->mmd = mmd;
+    kd_log_info("exact MMD of the %lld-point rule against the target: %.6e (%.3f s)",
+                (long long)res->n, mmd, kd_dist_wtime() - tm);
     if (isnan(mmd)) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
-      kd_log_warn("the target's double integral was skipped (target.self: false): mmd is NaN; "
-                  "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g", mmd2);
+      kd_log_warn(
+          "the target's double integral was skipped (target.self: false): mmd is NaN; "
+          "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g",
+          mmd2);
     }
   }
   kd_kernel_reset_evals(k);

@@ -17,8 +17,8 @@
 
 typedef struct {
   const char *task;
-  kd_pointset *points; /* candidates / data / sample pool (may be NULL for quad) */
-  kd_pointset *tpts;   /* points of a file target */
+  kd_pointset *points;     /* candidates / data / sample pool (may be NULL for quad) */
+  kd_pointset *tpts;       /* points of a file target */
   kd_pointset *median_pts; /* quad: generated sample for the median heuristic */
   kd_kernel *kernel;
   kd_target *target;
@@ -51,12 +51,20 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   KD_TRY(kd_task_read_pointset_ex(ctx, section, &s->points, &n, &d));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
-  KD_TRY(kd_task_read_target_ex(ctx, "target", ctx->validate_only ? NULL : s->kernel, s->points,
-                                1, &s->target, &s->tpts));
+  if (!strcmp(task, "herd")) {
+    /* herding needs an explicit target (type: data = the candidates' empirical measure) */
+    const char *t = NULL;
+    KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
+                             "data|hdf5|csv|uniform_box|gaussian|gaussian_mixture|sphere|torus|"
+                             "grid|trunc_gaussian",
+                             1, &t));
+  }
+  KD_TRY(kd_task_read_target_ex(ctx, "target", ctx->validate_only ? NULL : s->kernel, s->points, 1,
+                                &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
   if (!ctx->validate_only)
-    kd_log_info("task %s: %s of %lld points in %d dimension%s, kernel %s", task, section,
-                (long long)n, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
+    kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
+                d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
   *state = s;
   s = NULL;
 cleanup:
@@ -103,8 +111,8 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
     const kd_pointset *mp = s->points ? s->points : s->tpts;
     if (!mp) {
       KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ms));
-      KD_TRY(kd_pointset_generate(ctx->comm, &m, ms, ctx->seed ^ 0x6d656469616eULL,
-                                  &s->median_pts));
+      KD_TRY(
+          kd_pointset_generate(ctx->comm, &m, ms, ctx->seed ^ 0x6d656469616eULL, &s->median_pts));
       mp = s->median_pts;
     }
     KD_TRY(kd_task_kernel_finish(ctx, s->kernel, mp));
@@ -143,11 +151,22 @@ static kd_err kd_generic_target_(void *state, kd_target **t) {
 }
 
 const kd_task_desc kd_task_herd = {
-    "herd", "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
-    kd_herd_setup_, kd_generic_run_, kd_generic_destroy_, kd_generic_target_};
+    "herd",
+    "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
+    kd_herd_setup_,
+    kd_generic_run_,
+    kd_generic_destroy_,
+    kd_generic_target_};
 const kd_task_desc kd_task_thin = {
-    "thin", "coreset of a data set matching its empirical distribution (or a target)",
-    kd_thin_setup_, kd_generic_run_, kd_generic_destroy_, kd_generic_target_};
-const kd_task_desc kd_task_quad = {
-    "quad", "convex quadrature rule for a target measure", kd_quad_setup_, kd_generic_run_,
-    kd_generic_destroy_, kd_generic_target_};
+    "thin",
+    "coreset of a data set matching its empirical distribution (or a target)",
+    kd_thin_setup_,
+    kd_generic_run_,
+    kd_generic_destroy_,
+    kd_generic_target_};
+const kd_task_desc kd_task_quad = {"quad",
+                                   "convex quadrature rule for a target measure",
+                                   kd_quad_setup_,
+                                   kd_generic_run_,
+                                   kd_generic_destroy_,
+                                   kd_generic_target_};

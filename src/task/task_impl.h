@@ -78,7 +78,6 @@ kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char
 kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
                            kd_pointset *data, kd_target **out, kd_pointset **owned_points);
 
-
 /* ---- extensions (task/task_common.c) ---- */
 /** kd_task_read_pointset that also reports the shape (*n, *d), which is known in validate_only
  *  mode too (generators from the config, files from their headers). Collective. */

@@ -27,9 +27,9 @@ int main(int argc, char **argv) {
     hsize_t dims[2] = {(hsize_t)n, (hsize_t)d};
     hid_t f = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t s = H5Screate_simple(2, dims, NULL);
-    hid_t ds = f >= 0 ? H5Dcreate2(f, argv[3], H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT,
-                                   H5P_DEFAULT)
-                      : -1;
+    hid_t ds =
+        f >= 0 ? H5Dcreate2(f, argv[3], H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+               : -1;
     if (ds < 0 || (n > 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0))
       rc = 2;
     if (ds >= 0) H5Dclose(ds);

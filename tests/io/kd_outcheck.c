@@ -43,8 +43,7 @@ int main(int argc, char **argv) {
     }
     for (kd_gidx i = 0; i < a.n * a.d; i++)
       if (!isfinite(a.points[i])) good = 0;
-    ok = good && a.n == atol(argv[3]) && a.d == atoi(argv[4]) && fabs(s - 1) <= 1e-12 &&
-         a.mmd >= 0;
+    ok = good && a.n == atol(argv[3]) && a.d == atoi(argv[4]) && fabs(s - 1) <= 1e-12 && a.mmd >= 0;
     if (!ok)
       fprintf(stderr, "kd_outcheck: %s invalid (n %lld d %d weight sum %.17g mmd %g)\n", argv[2],
               (long long)a.n, a.d, s, a.mmd);

@@ -11,31 +11,31 @@
 
 static const char *kYaml =
     "# comment line 1\n"
-    "task: thin\n"                       /* line 2 */
-    "data:\n"                            /* 3 */
-    "  type: gaussian\n"                 /* 4 */
-    "  n: 1000\n"                        /* 5 */
-    "  mean: [0.5, -1, 2e-3]\n"          /* 6 */
-    "  quoted: \"12\"\n"                 /* 7 */
-    "  flag: yes\n"                      /* 8 */
-    "kernel:\n"                          /* 9 */
-    "  ls: 0.25\n"                       /* 10 */
-    "  means:\n"                         /* 11 */
-    "    - [1, 2]\n"                     /* 12 */
-    "    - [3, 4]\n"                     /* 13 */
-    "  empty:\n";                        /* 14 */
+    "task: thin\n"              /* line 2 */
+    "data:\n"                   /* 3 */
+    "  type: gaussian\n"        /* 4 */
+    "  n: 1000\n"               /* 5 */
+    "  mean: [0.5, -1, 2e-3]\n" /* 6 */
+    "  quoted: \"12\"\n"        /* 7 */
+    "  flag: yes\n"             /* 8 */
+    "kernel:\n"                 /* 9 */
+    "  ls: 0.25\n"              /* 10 */
+    "  means:\n"                /* 11 */
+    "    - [1, 2]\n"            /* 12 */
+    "    - [3, 4]\n"            /* 13 */
+    "  empty:\n";               /* 14 */
 
 static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 
 /* Run a getter expected to fail and check the message contains `want`. */
-#define EXPECT_FAIL(call, want)                                                             \
-  do {                                                                                      \
-    kd_err_clear();                                                                         \
-    kd_err e_ = (call);                                                                     \
-    KD_TEST(e_ == KD_ERR_CONFIG, "%s should fail with KD_ERR_CONFIG, got %d", #call, e_);   \
-    KD_TEST(contains(kd_err_message(), want), "message '%s' should contain '%s'",           \
-            kd_err_message(), want);                                                        \
-    kd_err_clear();                                                                         \
+#define EXPECT_FAIL(call, want)                                                           \
+  do {                                                                                    \
+    kd_err_clear();                                                                       \
+    kd_err e_ = (call);                                                                   \
+    KD_TEST(e_ == KD_ERR_CONFIG, "%s should fail with KD_ERR_CONFIG, got %d", #call, e_); \
+    KD_TEST(contains(kd_err_message(), want), "message '%s' should contain '%s'",         \
+            kd_err_message(), want);                                                      \
+    kd_err_clear();                                                                       \
   } while (0)
 
 static void test_getters(void) {
@@ -121,8 +121,9 @@ static void test_unused_and_set(void) {
   kd_err_clear();
   KD_TEST_OK(kd_config_get_int(cfg, "a.typo", 0, 0, 10, &i));
   e = kd_config_check_unused(cfg);
-  KD_TEST(e == KD_ERR_CONFIG && contains(kd_err_message(), "u.yaml:4: b: unknown or unused section"),
-          "section reported: %s", kd_err_message());
+  KD_TEST(
+      e == KD_ERR_CONFIG && contains(kd_err_message(), "u.yaml:4: b: unknown or unused section"),
+      "section reported: %s", kd_err_message());
   kd_err_clear();
   /* --set replaces, creates, and is named in messages */
   KD_TEST_OK(kd_config_set(cfg, "b.y=7.5"));
@@ -135,7 +136,8 @@ static void test_unused_and_set(void) {
   KD_TEST(n == 3 && v && v[2] == 3.0, "--set list");
   free(v);
   KD_TEST_OK(kd_config_set(cfg, "a.x=oops"));
-  EXPECT_FAIL(kd_config_get_int(cfg, "a.x", 0, 0, 10, &i), "u.yaml: --set: a.x: expected an integer");
+  EXPECT_FAIL(kd_config_get_int(cfg, "a.x", 0, 0, 10, &i),
+              "u.yaml: --set: a.x: expected an integer");
   kd_err_clear();
   KD_TEST(kd_config_set(cfg, "novalue") == KD_ERR_ARG, "--set without '='");
   kd_err_clear();

@@ -1,6 +1,7 @@
 /* test_h5_output.c - the HDF5 output contract: kd_output_write then kd_output_read gives back the
  * coreset, metrics and trace bit for bit; the root attributes and extra datasets are where
  * kd_io.h says; no temporary file is left; a failed write leaves nothing at the path. */
+#include <dirent.h>
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,23 @@ static int exists(const char *p) {
   return stat(p, &st) == 0;
 }
 
-/* Number of directory entries starting with prefix (temporaries are "<path>.tmp.<pid>"). */
+/* Number of temporaries "<base>.tmp.*" next to base (readdir: no fork under MPI). */
 static int count_tmp(const char *base) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "ls -1 %s.tmp.* 2>/dev/null | wc -l", base);
-  FILE *p = popen(cmd, "r");
-  int n = -1;
-  if (p) {
-    if (fscanf(p, "%d", &n) != 1) n = -1;
-    pclose(p);
+  char dir[512], prefix[512];
+  const char *slash = strrchr(base, '/');
+  if (slash) {
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - base), base);
+    snprintf(prefix, sizeof prefix, "%s.tmp.", slash + 1);
+  } else {
+    snprintf(dir, sizeof dir, ".");
+    snprintf(prefix, sizeof prefix, "%s.tmp.", base);
   }
+  DIR *d = opendir(dir);
+  if (!d) return 0; /* no directory: no temporaries */
+  int n = 0;
+  for (struct dirent *e = readdir(d); e; e = readdir(d))
+    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
+  closedir(d);
   return n;
 }
 
@@ -55,8 +63,8 @@ static int attr_exists(hid_t loc, const char *name) { return H5Aexists(loc, name
 
 static void test_roundtrip(const char *path) {
   kd_result r = KD_RESULT_INIT, b = KD_RESULT_INIT;
-  kd_output_meta meta = {"thin", "uniform", "gaussian(ls=1)", kd_test_size(), 99,
-                         "task: thin\nrun:\n  seed: 99\n"};
+  kd_output_meta meta = {"thin",         "uniform", "gaussian(ls=1)",
+                         kd_test_size(), 99,        "task: thin\nrun:\n  seed: 99\n"};
   char *yaml = NULL, *task = NULL, *algo = NULL;
   make_result(&r);
   KD_TEST_OK(kd_output_write(MPI_COMM_WORLD, path, &meta, &r));
@@ -86,9 +94,8 @@ static void test_roundtrip(const char *path) {
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   KD_TEST(f >= 0, "H5Fopen");
   if (f >= 0) {
-    static const char *const roots[] = {"kdistill_version", "task",       "algorithm",
-                                        "kernel",           "n_ranks",    "seed",
-                                        "created_utc",      "config_yaml"};
+    static const char *const roots[] = {"kdistill_version", "task", "algorithm",   "kernel",
+                                        "n_ranks",          "seed", "created_utc", "config_yaml"};
     for (int i = 0; i < 8; i++) KD_TEST(attr_exists(f, roots[i]), "root attribute %s", roots[i]);
     int32_t nr = 0;
     uint64_t seed = 0;
@@ -103,11 +110,16 @@ static void test_roundtrip(const char *path) {
                 attr_exists(m, "kernel_evals") && attr_exists(m, "lmo_calls"),
             "/metrics attributes");
     if (m >= 0) H5Gclose(m);
-    static const char *const ds[] = {"/coreset/points",    "/coreset/weights",
-                                     "/coreset/indices",   "/metrics/trace/iteration",
-                                     "/metrics/trace/n_atoms", "/metrics/trace/mmd",
-                                     "/metrics/trace/seconds", "/test/deep/matrix",
-                                     "/test/ints",         "/test/p_value"};
+    static const char *const ds[] = {"/coreset/points",
+                                     "/coreset/weights",
+                                     "/coreset/indices",
+                                     "/metrics/trace/iteration",
+                                     "/metrics/trace/n_atoms",
+                                     "/metrics/trace/mmd",
+                                     "/metrics/trace/seconds",
+                                     "/test/deep/matrix",
+                                     "/test/ints",
+                                     "/test/p_value"};
     for (int i = 0; i < 10; i++) {
       hid_t d = H5Dopen2(f, ds[i], H5P_DEFAULT);
       KD_TEST(d >= 0, "dataset %s", ds[i]);
@@ -125,7 +137,9 @@ static void test_roundtrip(const char *path) {
   free(task);
   free(algo);
   kd_result_free(&b);
-  /* a second write replaces the file atomically */
+  /* a second write replaces the file atomically (the barrier keeps rank 0 from creating its
+   * temporary while other ranks still look for leftovers of the first write) */
+  MPI_Barrier(MPI_COMM_WORLD);
   r.mmd = 0.5;
   KD_TEST_OK(kd_output_write(MPI_COMM_WORLD, path, &meta, &r));
   KD_TEST_OK(kd_output_read(path, &b, NULL, NULL, NULL));
@@ -173,6 +187,25 @@ static void test_failures(const char *dir) {
   kd_result_free(&r);
 }
 
+/* rm -rf without fork (fork under MPI is unsafe). */
+static void rm_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    if (d) {
+      for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        rm_tree(sub);
+      }
+      closedir(d);
+    }
+  }
+  remove(path);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   kd_h5_quiet();
@@ -188,9 +221,7 @@ int main(int argc, char **argv) {
   test_failures(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   if (kd_test_rank() == 0) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+    rm_tree(dir);
   }
   return kd_test_finish();
 }
