@@ -55,7 +55,8 @@ static kd_err kd_sweep_base_hash_(const char *base_yaml, uint64_t *h) {
   KD_TRY(kd_config_set(c, "sweep=null"));
   KD_TRY(kd_config_set(c, "output=null"));
   KD_TRY(kd_config_emit_resolved(c, &text));
-  *h = kd_sweep_fnv1a(kd_sweep_fnv1a(KD_SWEEP_FNV_OFFSET, "kdistill " KD_VERSION_STRING "\n"), text);
+  *h =
+      kd_sweep_fnv1a(kd_sweep_fnv1a(KD_SWEEP_FNV_OFFSET, "kdistill " KD_VERSION_STRING "\n"), text);
 cleanup:
   free(text);
   kd_config_destroy(&c);
@@ -169,8 +170,7 @@ static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, int p, kd_task_ctx *pctx, 
   KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &s));
   pctx->seed = (uint64_t)s;
   KD_TRY(kd_config_get_f64(cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
-  KD_TRY(kd_config_get_int(cfg, "run.checkpoint_every", 0, 0, INT64_MAX,
-                           &pctx->checkpoint_every));
+  KD_TRY(kd_config_get_int(cfg, "run.checkpoint_every", 0, 0, INT64_MAX, &pctx->checkpoint_every));
   KD_TRY(kd_config_get_str(cfg, "run.checkpoint_path", "", NULL, 0, &cp));
   KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &out));
   ckpt[0] = '\0';
@@ -265,8 +265,10 @@ static kd_err kd_sweep_make_dir_(MPI_Comm comm, const char *dir) {
     struct stat sb;
     if (stat(dir, &sb) == 0) {
       if (!S_ISDIR(sb.st_mode))
-        err = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "sweep.dir: %s exists and is not a "
-                         "directory", dir);
+        err = kd_err_set(KD_ERR_IO, __FILE__, __LINE__,
+                         "sweep.dir: %s exists and is not a "
+                         "directory",
+                         dir);
     } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
       err = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "sweep.dir: cannot create %s: %s", dir,
                        strerror(errno));
@@ -558,7 +560,7 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   for (int p = 0; p < n; p++)
     if (rows[p].status == KD_ERR_INTERRUPTED) {
       KD_FAIL(KD_ERR_INTERRUPTED,
-              "sweep interrupted: points not run are marked status %d in %s/summary.csv", 
+              "sweep interrupted: points not run are marked status %d in %s/summary.csv",
               (int)KD_ERR_INTERRUPTED, sp->dir);
     }
   if (first_fail != KD_OK && (!sp->allow_failures || bp < 0)) {
@@ -582,4 +584,7 @@ cleanup:
 const kd_task_desc kd_task_sweep = {
     "sweep",
     "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_, NULL};
+    kd_sweep_setup_,
+    kd_sweep_run_,
+    kd_sweep_destroy_,
+    NULL};

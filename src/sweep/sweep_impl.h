@@ -26,17 +26,17 @@
 
 /** The parsed sweep section. Owned strings; free with kd_sweep_spec_free. */
 typedef struct {
-  char *task;     /* base task name */
-  char *mode;     /* "product", "zip" or "points" */
+  char *task; /* base task name */
+  char *mode; /* "product", "zip" or "points" */
   int n_keys;
-  char **keys;    /* [n_keys] parameter keys, in order of first appearance */
+  char **keys; /* [n_keys] parameter keys, in order of first appearance */
   int n_points;
   char **vals;    /* [n_points * n_keys] value texts (YAML scalar or flow sequence); NULL: the
                      point leaves that key at its base value */
   int64_t groups; /* 0: auto */
   char *dir, *prefix;
   int allow_failures;
-  int resume;     /* skip points whose output exists with the same point hash */
+  int resume; /* skip points whose output exists with the same point hash */
 } kd_sweep_spec;
 
 #define KD_SWEEP_MAX_POINTS 100000

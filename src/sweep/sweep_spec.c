@@ -175,8 +175,8 @@ static kd_err kd_sweep_read_axes_(kd_config *cfg, kd_sweep_spec *sp, const char 
     } else {
       total *= nv;
       KD_CHECK(total <= KD_SWEEP_MAX_POINTS, KD_ERR_CONFIG,
-               "%s: %s: the product has more than %d points",
-               kd_config_where(cfg, sec, where, 512), sec, KD_SWEEP_MAX_POINTS);
+               "%s: %s: the product has more than %d points", kd_config_where(cfg, sec, where, 512),
+               sec, KD_SWEEP_MAX_POINTS);
     }
   }
   sp->n_points = (int)total;
@@ -247,7 +247,8 @@ static kd_err kd_sweep_read_points_(kd_config *cfg, kd_sweep_spec *sp) {
           char **t2 = calloc((size_t)n * (size_t)nc, sizeof *t2);
           KD_CHECK(t2, KD_ERR_MEM, "out of memory");
           for (int q = 0; q < n; q++)
-            for (int c = 0; c < cap_keys; c++) t2[(size_t)q * nc + c] = tmp[(size_t)q * cap_keys + c];
+            for (int c = 0; c < cap_keys; c++)
+              t2[(size_t)q * nc + c] = tmp[(size_t)q * cap_keys + c];
           free(tmp);
           tmp = t2;
           cap_keys = nc;
@@ -302,8 +303,8 @@ kd_err kd_sweep_spec_read(kd_config *cfg, kd_sweep_spec *sp) {
   if (strcmp(sp->mode, "points") == 0)
     KD_TRY(kd_sweep_read_points_(cfg, sp));
   else
-    KD_TRY(kd_sweep_read_axes_(cfg, sp, strcmp(sp->mode, "zip") == 0 ? "sweep.zip"
-                                                                     : "sweep.product"));
+    KD_TRY(
+        kd_sweep_read_axes_(cfg, sp, strcmp(sp->mode, "zip") == 0 ? "sweep.zip" : "sweep.product"));
   KD_TRY(kd_config_get_int(cfg, "sweep.groups", 0, 0, 1 << 20, &sp->groups));
   KD_TRY(kd_config_get_str(cfg, "sweep.dir", "sweep_out", NULL, 0, &s));
   KD_CHECK(s[0] != '\0', KD_ERR_CONFIG, "%s: sweep.dir: empty path",

@@ -6,7 +6,8 @@
  * kernel_evals (uint64), file and message (variable-length UTF-8 strings), and /sweep/params/<key>
  * per swept key: float64 when every value of the key is a number, strings otherwise ("" where a
  * point leaves the key at its base value). Attributes of /sweep: task, mode, n_points, n_groups,
- * config_yaml. Root attribute kdistill_version. Both files appear atomically (temporary + rename). */
+ * config_yaml. Root attribute kdistill_version. Both files appear atomically (temporary + rename).
+ */
 #include <errno.h>
 #include <hdf5.h>
 #include <math.h>
@@ -17,13 +18,12 @@
 
 #include "sweep/sweep_impl.h"
 
-#define KD_SWEEP_H5(call)                                                              \
-  do {                                                                                 \
-    if ((long long)(call) < 0) {                                                       \
-      err = kd_err_set(KD_ERR_H5, __FILE__, __LINE__, "%s: HDF5 call failed: %s", tmp, \
-                       #call);                                                         \
-      goto cleanup;                                                                    \
-    }                                                                                  \
+#define KD_SWEEP_H5(call)                                                                      \
+  do {                                                                                         \
+    if ((long long)(call) < 0) {                                                               \
+      err = kd_err_set(KD_ERR_H5, __FILE__, __LINE__, "%s: HDF5 call failed: %s", tmp, #call); \
+      goto cleanup;                                                                            \
+    }                                                                                          \
   } while (0)
 
 static void kd_sweep_csv_field_(FILE *f, const char *s) {
@@ -61,10 +61,9 @@ static kd_err kd_sweep_write_csv_(const kd_sweep_spec *sp, const kd_sweep_row *r
       fputc(',', f);
       kd_sweep_csv_field_(f, sp->vals[(size_t)p * sp->n_keys + k]);
     }
-    fprintf(f, ",%lld,%.17g,%lld,%.6f,%llu,", (long long)r->status, r->mmd,
-            (long long)r->n_atoms, r->seconds, (unsigned long long)r->kernel_evals);
-    kd_sweep_csv_field_(f, r->status == KD_OK ? kd_sweep_point_path(sp, p, file, sizeof file)
-                                               : "");
+    fprintf(f, ",%lld,%.17g,%lld,%.6f,%llu,", (long long)r->status, r->mmd, (long long)r->n_atoms,
+            r->seconds, (unsigned long long)r->kernel_evals);
+    kd_sweep_csv_field_(f, r->status == KD_OK ? kd_sweep_point_path(sp, p, file, sizeof file) : "");
     fputc(',', f);
     kd_sweep_csv_field_(f, r->message);
     fputc('\n', f);
@@ -92,8 +91,7 @@ static int kd_sweep_is_number_(const char *s, double *v) {
   return end && *end == '\0' && errno == 0 && isfinite(*v);
 }
 
-static kd_err kd_sweep_h5_attr_str_(hid_t obj, const char *name, const char *val,
-                                    const char *tmp) {
+static kd_err kd_sweep_h5_attr_str_(hid_t obj, const char *name, const char *val, const char *tmp) {
   kd_err err = KD_OK;
   hid_t t = -1, sp = -1, a = -1;
   KD_SWEEP_H5(t = H5Tcopy(H5T_C_S1));

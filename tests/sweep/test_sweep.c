@@ -45,7 +45,8 @@ static void kd_test_spec_(void) {
       "    - {key: kernel.ls, values: 0.5}\n");
   KD_TEST(cfg != NULL, "load product");
   KD_TEST_OK(kd_sweep_spec_read(cfg, &sp));
-  KD_TEST(sp.n_points == 6 && sp.n_keys == 3, "product: %d points, %d keys", sp.n_points, sp.n_keys);
+  KD_TEST(sp.n_points == 6 && sp.n_keys == 3, "product: %d points, %d keys", sp.n_points,
+          sp.n_keys);
   KD_TEST(!strcmp(sp.mode, "product") && !strcmp(sp.task, "thin") && !strcmp(sp.dir, "sweep_out"),
           "mode/task/dir");
   /* last axis fastest: point 3 = (16, 2, 0.5) */
@@ -136,8 +137,7 @@ static void kd_test_groups_(void) {
           int g = kd_sweep_group_of(r, size, G);
           if (r == 0 || g != prev) {
             if (!KD_TEST(g == (r == 0 ? 0 : prev + 1) && kd_sweep_group_leader(g, size, G) == r,
-                         "group %d leader %d at rank %d", g, kd_sweep_group_leader(g, size, G),
-                         r))
+                         "group %d leader %d at rank %d", g, kd_sweep_group_leader(g, size, G), r))
               return;
             count++;
           }
@@ -232,8 +232,7 @@ static void kd_test_end_to_end_(int groups) {
       KD_TEST(stored.n == n_out[p / 2] && direct.n == stored.n, "point %d: %lld atoms", p,
               (long long)stored.n);
       int same = direct.n == stored.n;
-      for (int64_t i = 0; same && i < stored.n; i++)
-        same = direct.indices[i] == stored.indices[i];
+      for (int64_t i = 0; same && i < stored.n; i++) same = direct.indices[i] == stored.indices[i];
       KD_TEST(same, "point %d: same coreset as the direct run", p);
       KD_TEST_REL(stored.mmd, direct.mmd, 1e-12, "point mmd vs direct run");
       KD_TEST(task && !strcmp(task, "thin") && algo && !strcmp(algo, "uniform"), "point attrs");
@@ -315,8 +314,7 @@ static void kd_test_failures_(void) {
       KD_TEST(e == KD_OK && res.n == 7, "allow_failures: ok, best has %lld atoms",
               (long long)res.n);
       const kd_result_dataset *st = kd_result_find(&res, "/sweep/status");
-      KD_TEST(st && st->i64[0] == 0 && st->i64[1] == KD_ERR_CONFIG && st->i64[2] == 0,
-              "statuses");
+      KD_TEST(st && st->i64[0] == 0 && st->i64[1] == KD_ERR_CONFIG && st->i64[2] == 0, "statuses");
     } else {
       KD_TEST(e == KD_ERR_CONFIG && strstr(kd_err_message(), "sweep point 1") &&
                   strstr(kd_err_message(), "summary.csv"),
