@@ -475,9 +475,15 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
       kd_log_warn("%s", rows[p].message); /* printed when rank 0 is in this group */
     } else {
       char label[300];
-      kd_log_info("sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s", p + 1, n,
-                  kd_sweep_point_label(sp, p, label, sizeof label), pres.mmd, (long long)pres.n,
-                  pres.seconds, done ? "  (kept from an earlier run)" : "");
+      /* progress of this group (rank 0 prints its own group's): points left, time left from the
+       * mean time per point so far */
+      const int left = (n - 1 - p) / G, mine = (p - g) / G + 1;
+      const double el = kd_dist_wtime() - t0, eta = left > 0 ? el / mine * left : 0.0;
+      kd_log_info(
+          "sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s  [group %d: %d left, "
+          "eta %.0f s]",
+          p + 1, n, kd_sweep_point_label(sp, p, label, sizeof label), pres.mmd, (long long)pres.n,
+          pres.seconds, done ? "  (kept from an earlier run)" : "", g, left, eta);
       /* keep the group's best result (replicated on the group's ranks) */
       double m = isnan(pres.mmd) ? INFINITY : pres.mmd;
       if (best_p < 0 || m < best_mmd) {
