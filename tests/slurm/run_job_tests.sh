@@ -156,6 +156,7 @@ fi
 if want requeue; then
   echo "== sweep.sbatch interrupted by USR1, requeued (KD_REQUEUE=1), resumed with the finished points"
   out=$WORK/rq.h5
+  t0=$SECONDS
   (
     cd "$WORK" && KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_REQUEUE=1 \
       KD_SET="sweep.dir=$WORK/rq_points" timeout 600 sbatch --wait --parsable -J kdtest-rq -n 2 \
@@ -169,7 +170,7 @@ if want requeue; then
   [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
   wait "$waiter"
   rc=$(cat "$WORK/rq.rc" 2>/dev/null)
-  echo "  job ${jid:-?}: final exit ${rc:-?}"
+  echo "  job ${jid:-?}: final exit ${rc:-?} after $((SECONDS - t0)) s (SLURM delays a requeued job's restart)"
   check $(( rc != 0 )) "requeue: final exit $rc, expected 0"
   grep -q "interrupted: checkpoint written (exit 3)" "$WORK/rq.err"; check $? "requeue: first run interrupted (exit 3)"
   grep -q "requeuing job" "$WORK/rq.err"; check $? "requeue: job requeued itself"
