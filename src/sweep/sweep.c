@@ -324,13 +324,27 @@ cleanup:
   return err;
 }
 
-/* Copy the best point's result from its group (root = that group's leader) to every rank. */
+/* Copy the best point's result from its group (root = that group's leader) to every rank: the
+ * coreset, trace, MMD, time, evaluation count and metrics. The point's own extra datasets stay in
+ * its point file (they are dropped here, so every rank holds the same result). */
 static kd_err kd_sweep_bcast_result_(MPI_Comm comm, int root, kd_result *r, kd_task_info *info) {
   kd_err err = KD_OK;
-  int64_t hdr[3] = {r->n, r->d, r->n_trace};
+  int64_t hdr[4] = {r->n, r->d, r->n_trace, r->n_metrics};
   double sc[2] = {r->mmd, r->seconds};
   uint64_t ev = r->kernel_evals;
   const int me = kd_dist_rank(comm) == root;
+  struct {
+    char name[120];
+    double value;
+  } met;
+  for (int i = 0; i < r->n_datasets; i++) {
+    free(r->datasets[i].path);
+    free(r->datasets[i].f64);
+    free(r->datasets[i].i64);
+  }
+  free(r->datasets);
+  r->datasets = NULL;
+  r->n_datasets = 0;
   KD_TRY(kd_dist_bcast(comm, hdr, sizeof hdr, root));
   KD_TRY(kd_dist_bcast(comm, sc, sizeof sc, root));
   KD_TRY(kd_dist_bcast(comm, &ev, sizeof ev, root));
@@ -351,6 +365,15 @@ static kd_err kd_sweep_bcast_result_(MPI_Comm comm, int root, kd_result *r, kd_t
     KD_TRY(kd_dist_bcast(comm, r->trace_atoms, (int64_t)sizeof(int64_t) * hdr[2], root));
     KD_TRY(kd_dist_bcast(comm, r->trace_mmd, (int64_t)sizeof(double) * hdr[2], root));
     KD_TRY(kd_dist_bcast(comm, r->trace_seconds, (int64_t)sizeof(double) * hdr[2], root));
+  }
+  for (int64_t i = 0; i < hdr[3]; i++) {
+    memset(&met, 0, sizeof met);
+    if (me) {
+      snprintf(met.name, sizeof met.name, "%s", r->metrics[i].name);
+      met.value = r->metrics[i].value;
+    }
+    KD_TRY(kd_dist_bcast(comm, &met, sizeof met, root));
+    if (!me) KD_TRY(kd_result_set_metric(r, met.name, met.value));
   }
 cleanup:
   return err;
@@ -452,6 +475,14 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
         if (perr == KD_OK && algo) snprintf(pinfo.algorithm, sizeof pinfo.algorithm, "%s", algo);
         free(algo);
         perr = kd_dist_agreed(gcomm, perr);
+        if (perr != KD_OK) { /* unreadable after all: compute it again */
+          kd_log_warn("sweep point %d: cannot read %s back (%s); recomputing", p, path,
+                      kd_err_message());
+          kd_err_clear();
+          kd_result_free(&pres);
+          done = 0;
+          perr = KD_OK;
+        }
       }
     }
     if (!done) perr = kd_sweep_run_point_(ctx, st, gcomm, p, &pres, &pinfo);

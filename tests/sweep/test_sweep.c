@@ -252,6 +252,16 @@ static void kd_test_end_to_end_(int groups) {
   KD_TEST(kd_result_get_metric(&res, "sweep_best_point", &bp) && (int)bp == best_p,
           "best point %g, expected %d", bp, best_p);
   KD_TEST_REL(res.mmd, best, 1e-15, "best mmd");
+  /* the result is replicated: same shape, metrics and extras on every rank; the point's own
+   * extras (/sweep_point/...) stay in its file */
+  {
+    long v[4] = {(long)res.n, (long)res.n_metrics, (long)res.n_datasets, (long)res.n_trace};
+    long lo[4], hi[4];
+    MPI_Allreduce(v, lo, 4, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 4, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    KD_TEST(!memcmp(lo, hi, sizeof lo), "best result identical in shape on every rank");
+    KD_TEST(kd_result_find(&res, "/sweep_point/hash") == NULL, "no point extras in the result");
+  }
   const kd_result_dataset *m = kd_result_find(&res, "/sweep/mmd");
   const kd_result_dataset *st = kd_result_find(&res, "/sweep/status");
   const kd_result_dataset *pn = kd_result_find(&res, "/sweep/params/algorithm.n_out");
