@@ -161,10 +161,6 @@ static kd_err kd_cli_job_load_(const kd_cli_opts *o, int validate_only, kd_cli_j
   KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
   KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
-  KD_TRY(kd_config_get_int(job->cfg, "run.checkpoint_every", 0, 0, INT64_MAX,
-                           &job->ctx.checkpoint_every));
-  KD_TRY(
-      kd_config_get_str(job->cfg, "run.checkpoint_path", "", NULL, 0, &job->ctx.checkpoint_path));
   KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
   KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
   kd_log_set_interval(interval);
@@ -255,10 +251,8 @@ static kd_err kd_cli_mmd_(const kd_cli_opts *o, int rank) {
   memset(&job, 0, sizeof job);
   KD_TRY(kd_dist_agreed(MPI_COMM_WORLD, kd_output_read(o->file, &rule, NULL, NULL, NULL)));
   KD_TRY(kd_cli_job_load_(o, 0, &job));
-  KD_CHECK(job.task->target, KD_ERR_UNSUPPORTED, "kdistill mmd: task %s does not expose a target",
-           job.task->name);
   KD_TRY(job.task->setup(&job.ctx, &state));
-  KD_TRY(job.task->target(state, &t));
+  KD_TRY(kd_task_basic_target(job.task, state, &t));
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
            "%s: the rule has dimension %d but the config's target has %d", o->file, rule.d,
            kd_target_dim(t));

@@ -68,70 +68,92 @@ cleanup:
   return err;
 }
 
-/* The collective part: every rank opens with MPI-IO and reads its rows. Errors are local. */
-static kd_err kd_h5_read_rows_(MPI_Comm comm, const char *path, const char *dset, kd_pointset *ps,
-                               int64_t n_calls) {
+/* Handles of the collective (MPI-IO) read. */
+typedef struct {
+  hid_t fapl, f, ds, fs, dxpl;
+} kd_h5_par_;
+
+static void kd_h5_par_close_(kd_h5_par_ *h) {
+  if (h->dxpl >= 0) H5Pclose(h->dxpl);
+  if (h->fs >= 0) H5Sclose(h->fs);
+  if (h->ds >= 0) H5Dclose(h->ds);
+  if (h->f >= 0) H5Fclose(h->f);
+  if (h->fapl >= 0) H5Pclose(h->fapl);
+  h->dxpl = h->fs = h->ds = h->f = h->fapl = -1;
+}
+
+/* Every rank opens the file with MPI-IO (collective); errors are local, agreed by the caller. */
+static kd_err kd_h5_par_open_(MPI_Comm comm, const char *path, const char *dset, kd_h5_par_ *h) {
   kd_err err = KD_OK;
-  hid_t fapl = -1, f = -1, ds = -1, fs = -1, ms = -1, dxpl = -1;
-  const int d = ps->d;
-  const int64_t rows_per_call = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
-  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
-  KD_H5C(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), KD_ERR_H5, "H5Pset_fapl_mpio");
-  KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE,
+  KD_H5C(h->fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_mpio(h->fapl, comm, MPI_INFO_NULL), KD_ERR_H5, "H5Pset_fapl_mpio");
+  KD_H5C(h->f = H5Fopen(path, H5F_ACC_RDONLY, h->fapl), KD_ERR_FILE,
          "%s: cannot open HDF5 file with MPI-IO", path);
-  KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: cannot open dataset '%s'", path,
-         dset);
-  KD_H5C(fs = H5Dget_space(ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
-  KD_H5C(dxpl = H5Pcreate(H5P_DATASET_XFER), KD_ERR_H5, "H5Pcreate(DATASET_XFER)");
-  KD_H5C(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), KD_ERR_H5, "H5Pset_dxpl_mpio");
-  const int rank2 = H5Sget_simple_extent_ndims(fs) == 2;
-  for (int64_t c = 0; c < n_calls; c++) {
-    int64_t r0 = c * rows_per_call;
-    int64_t nr = ps->n_local - r0;
-    if (nr > rows_per_call) nr = rows_per_call;
-    if (nr < 0) nr = 0;
-    hsize_t start[2] = {(hsize_t)(ps->offset + r0), 0}, count[2] = {(hsize_t)nr, (hsize_t)d};
-    hsize_t mdims[2] = {(hsize_t)(nr > 0 ? nr : 1), (hsize_t)d};
-    KD_H5C(ms = H5Screate_simple(rank2 ? 2 : 1, mdims, NULL), KD_ERR_H5, "H5Screate_simple");
-    if (nr > 0) {
-      KD_H5C(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), KD_ERR_H5,
-             "%s: %s: cannot select rows %lld..%lld", path, dset, (long long)start[0] + 1,
-             (long long)(start[0] + (hsize_t)nr));
-    } else {
-      KD_H5C(H5Sselect_none(fs), KD_ERR_H5, "H5Sselect_none");
-      KD_H5C(H5Sselect_none(ms), KD_ERR_H5, "H5Sselect_none");
-    }
-    KD_H5C(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, ps->rows + (size_t)r0 * (size_t)d),
-           KD_ERR_FILE, "%s: cannot read dataset '%s' (rows %lld..%lld)", path, dset,
-           (long long)start[0] + 1, (long long)(start[0] + (hsize_t)nr));
-    H5Sclose(ms);
-    ms = -1;
+  KD_H5C(h->ds = H5Dopen2(h->f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: cannot open dataset '%s'",
+         path, dset);
+  KD_H5C(h->fs = H5Dget_space(h->ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
+  KD_H5C(h->dxpl = H5Pcreate(H5P_DATASET_XFER), KD_ERR_H5, "H5Pcreate(DATASET_XFER)");
+  KD_H5C(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE), KD_ERR_H5, "H5Pset_dxpl_mpio");
+cleanup:
+  return err;
+}
+
+/* Collective read number c: this rank's rows [c*per, (c+1)*per) of its block, or an empty
+ * selection when it has none left or already failed (it must still take part in the call). */
+static kd_err kd_h5_par_read_(const kd_h5_par_ *h, kd_pointset *ps, int64_t c, int64_t per,
+                              int skip, const char *path, const char *dset) {
+  kd_err err = KD_OK;
+  hid_t ms = -1;
+  const int d = ps->d;
+  int64_t r0 = c * per, nr = skip ? 0 : ps->n_local - r0;
+  if (nr > per) nr = per;
+  if (nr < 0) nr = 0;
+  hsize_t start[2] = {(hsize_t)(ps->offset + r0), 0}, count[2] = {(hsize_t)nr, (hsize_t)d};
+  hsize_t mdims[2] = {(hsize_t)(nr > 0 ? nr : 1), (hsize_t)d};
+  const int rank2 = H5Sget_simple_extent_ndims(h->fs) == 2;
+  ms = H5Screate_simple(rank2 ? 2 : 1, mdims, NULL);
+  if (nr > 0) {
+    KD_H5C(ms, KD_ERR_H5, "H5Screate_simple");
+    KD_H5C(H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, count, NULL), KD_ERR_H5,
+           "%s: %s: cannot select rows %lld..%lld", path, dset, (long long)start[0] + 1,
+           (long long)(start[0] + (hsize_t)nr));
+  } else {
+    H5Sselect_none(h->fs);
+    if (ms >= 0) H5Sselect_none(ms);
   }
+  herr_t st = H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms >= 0 ? ms : H5S_ALL, h->fs, h->dxpl,
+                      nr > 0 ? ps->rows + (size_t)r0 * (size_t)d : ps->rows);
+  if (!skip)
+    KD_H5C(st, KD_ERR_FILE, "%s: cannot read dataset '%s' (rows %lld..%lld)", path, dset,
+           (long long)start[0] + 1, (long long)(start[0] + (hsize_t)nr));
 cleanup:
   if (ms >= 0) H5Sclose(ms);
-  if (dxpl >= 0) H5Pclose(dxpl);
-  if (fs >= 0) H5Sclose(fs);
-  if (ds >= 0) H5Dclose(ds);
-  if (f >= 0) H5Fclose(f);
-  if (fapl >= 0) H5Pclose(fapl);
   return err;
 }
 
 kd_err kd_pointset_read_h5(MPI_Comm comm, const char *path, const char *dset, kd_pointset **out) {
-  kd_err err = KD_OK;
+  kd_err err = KD_OK, lerr = KD_OK;
   kd_pointset *ps = NULL;
+  kd_h5_par_ h = {-1, -1, -1, -1, -1};
   int64_t n = 0;
   int d = 0;
   *out = NULL;
   KD_TRY(kd_h5_check_dataset(comm, path, dset, &n, &d));
   KD_TRY(kd_pointset_create(comm, n, d, &ps));
-  const int64_t rows_per_call = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
-  int64_t n_calls = (ps->n_local + rows_per_call - 1) / rows_per_call;
+  const int64_t per = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
+  int64_t n_calls = (ps->n_local + per - 1) / per;
   KD_TRY(kd_dist_max_i64(comm, &n_calls, 1));
-  KD_TRY(kd_dist_agreed(comm, kd_h5_read_rows_(comm, path, dset, ps, n_calls)));
+  KD_TRY(kd_dist_agreed(comm, kd_h5_par_open_(comm, path, dset, &h)));
+  /* a rank whose read fails keeps taking part (empty selection) so nobody waits */
+  for (int64_t c = 0; c < n_calls; c++) {
+    kd_err e = kd_h5_par_read_(&h, ps, c, per, lerr != KD_OK, path, dset);
+    if (e != KD_OK && lerr == KD_OK) lerr = e;
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
   *out = ps;
   ps = NULL;
 cleanup:
+  kd_h5_par_close_(&h);
   kd_pointset_destroy(&ps);
   return err;
 }

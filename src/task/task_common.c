@@ -439,6 +439,22 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
 }
 
 /* ------------------------------------------------------------------ run */
+/* Algorithms cannot see the config; when one rejects a parameter its message starts with the key
+ * ("algorithm.n_out = ..."). Prefix it with the key's FILE:LINE so every config error reads the
+ * same way. */
+static void kd_task_locate_message_(const kd_config *cfg) {
+  char key[128], where[512], msg[1024];
+  const char *m = kd_err_message();
+  if (strncmp(m, "algorithm.", 10) != 0) return;
+  size_t n = strcspn(m, " :=");
+  if (n == 0 || n >= sizeof key) return;
+  memcpy(key, m, n);
+  key[n] = '\0';
+  if (!kd_config_has(cfg, key)) return;
+  snprintf(msg, sizeof msg, "%s: %s", kd_config_where(cfg, key, where, sizeof where), m);
+  kd_err_set_message(msg);
+}
+
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
                         kd_result *res) {
@@ -458,7 +474,9 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   kd_kernel_reset_evals(k);
   kd_log_info("running %s (%s)", desc->name, desc->summary);
   t = kd_dist_wtime();
-  KD_TRY(kd_dist_agreed(ctx->comm, desc->run(&in, res)));
+  err = kd_dist_agreed(ctx->comm, desc->run(&in, res));
+  if (err == KD_ERR_CONFIG) kd_task_locate_message_(ctx->cfg);
+  KD_TRY(err);
   t = kd_dist_wtime() - t;
   KD_TRY(kd_dist_max(ctx->comm, &t, 1));
   evals = kd_kernel_evals(k);
@@ -484,6 +502,14 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
     }
   }
   kd_kernel_reset_evals(k);
+cleanup:
+  return err;
+}
+
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_config_get_int(ctx->cfg, "run.checkpoint_every", 0, 0, INT64_MAX, every));
+  KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, path));
 cleanup:
   return err;
 }

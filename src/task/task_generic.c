@@ -144,29 +144,24 @@ cleanup:
   return err;
 }
 
-static kd_err kd_generic_target_(void *state, kd_target **t) {
-  kd_generic_state *s = state;
-  *t = s ? s->target : NULL;
-  return *t ? KD_OK : kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__, "no target");
-}
-
 const kd_task_desc kd_task_herd = {
-    "herd",
-    "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
-    kd_herd_setup_,
-    kd_generic_run_,
-    kd_generic_destroy_,
-    kd_generic_target_};
+    "herd", "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
+    kd_herd_setup_, kd_generic_run_, kd_generic_destroy_};
 const kd_task_desc kd_task_thin = {
-    "thin",
-    "coreset of a data set matching its empirical distribution (or a target)",
-    kd_thin_setup_,
-    kd_generic_run_,
-    kd_generic_destroy_,
-    kd_generic_target_};
-const kd_task_desc kd_task_quad = {"quad",
-                                   "convex quadrature rule for a target measure",
-                                   kd_quad_setup_,
-                                   kd_generic_run_,
-                                   kd_generic_destroy_,
-                                   kd_generic_target_};
+    "thin", "coreset of a data set matching its empirical distribution (or a target)",
+    kd_thin_setup_, kd_generic_run_, kd_generic_destroy_};
+const kd_task_desc kd_task_quad = {"quad", "convex quadrature rule for a target measure",
+                                   kd_quad_setup_, kd_generic_run_, kd_generic_destroy_};
+
+kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t) {
+  kd_err err = KD_OK;
+  const kd_generic_state *s = state;
+  *t = NULL;
+  KD_CHECK(task == &kd_task_herd || task == &kd_task_thin || task == &kd_task_quad,
+           KD_ERR_UNSUPPORTED, "kdistill mmd: task %s is not supported (herd, thin, quad are)",
+           task->name);
+  KD_CHECK(s && s->target, KD_ERR_INTERNAL, "kdistill mmd: the task built no target");
+  *t = s->target;
+cleanup:
+  return err;
+}

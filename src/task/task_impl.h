@@ -27,10 +27,6 @@ typedef struct {
   kd_config *cfg;    /* borrowed */
   uint64_t seed;     /* run.seed */
   int validate_only; /* 1: read + check every key and open inputs, compute nothing */
-  /* run.checkpoint_every / run.checkpoint_path, for tasks whose algorithms checkpoint (0 / "":
-   * off). Added after the original fields; zero-initialised contexts stay valid. */
-  int64_t checkpoint_every;
-  const char *checkpoint_path;
 } kd_task_ctx;
 
 /** Strings for the output's root attributes; filled by run(). */
@@ -50,9 +46,6 @@ typedef struct {
   kd_err (*run)(const kd_task_ctx *ctx, void *state, kd_result *res, kd_task_info *info);
   /** Free the state; accepts NULL. */
   void (*destroy)(void **state);
-  /** Optional (may be NULL; added last so positional initialisers stay valid): the target built
-   *  by setup, borrowed, for `kdistill mmd`. Local. */
-  kd_err (*target)(void *state, kd_target **t);
 } kd_task_desc;
 
 /** Registry lookup; NULL if unknown. Iterate with kd_task_at(i) until NULL. */
@@ -100,6 +93,13 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
                         kd_result *res);
 /** The '|'-separated names of the registered algorithms of `task` into buf (empty if none). */
 void kd_task_algo_choices(const char *task, char *buf, int len);
+/** Read run.checkpoint_every (default 0 = off) and run.checkpoint_path (default "") for a task
+ *  whose algorithm checkpoints; only such tasks call this, so the keys are an error elsewhere.
+ *  *path points into the config. Local. */
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path);
+/** The target built by the setup of one of the basic tasks (herd, thin, quad), borrowed, for
+ *  `kdistill mmd`; KD_ERR_UNSUPPORTED for other tasks. Local. */
+kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t);
 /** The '|'-separated names of the registered tasks into buf. */
 void kd_task_choices(char *buf, int len);
 

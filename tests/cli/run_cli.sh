@@ -7,7 +7,7 @@
 set -u
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_cli_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-cd "$dir"
+cd "$dir" || exit 1
 fails=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -65,7 +65,7 @@ mpi validate quad.yaml --set candidates.type=uniform_box --set candidates.n=1000
 mpi run thin.yaml --output res/thin.h5 >run.txt 2>run.err || bad "run thin: $(cat run.err)"
 grep -q "^points:     300 -> 25 (d = 2)" run.txt && grep -q "^output:     res/thin.h5" run.txt &&
   ok "run summary" || bad "run summary: $(cat run.txt)"
-[ -f res/thin.h5 ] && [ -z "$(ls res | grep tmp)" ] && ok "output written, no temporary" ||
+[ -f res/thin.h5 ] && ! compgen -G "res/*.tmp.*" >/dev/null && ok "output written, no temporary" ||
   bad "output files: $(ls res)"
 "$KD_OUTCHECK" valid res/thin.h5 25 2 && ok "output valid" || bad "output invalid"
 mpi info res/thin.h5 >info.txt 2>&1 || bad "info: $(cat info.txt)"
@@ -88,5 +88,12 @@ mpi run thin.yaml --set algorithm.n_out=7 -o res/seven.h5 >s.txt 2>&1 &&
 mpi info nope.h5 >ni.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c '^kdistill: error: nope.h5: cannot open file' ni.txt)" = 1 ] &&
   ok "info on a missing file" || bad "info missing: $(cat ni.txt)"
+
+# every shipped config without external input files validates
+for cfg in "$KD_ROOT"/configs/*.yaml; do
+  grep -qE 'type: *(hdf5|csv)' "$cfg" && continue
+  mpi validate "$cfg" >v.txt 2>&1 && ok "validate $(basename "$cfg")" ||
+    bad "shipped config $(basename "$cfg") does not validate: $(cat v.txt)"
+done
 
 [ $fails = 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

@@ -30,7 +30,7 @@ out="$dir/out/result.h5"
 extra=()
 [ "$cmd" = run ] && extra=(--output "$out")
 [ "$cmd" = run_noout ] && cmd=run
-cd "$dir"
+cd "$dir" || exit 1
 # shellcheck disable=SC2086
 timeout 120 "$MPIEXEC" -n "$np" $KD_MPIEXEC_FLAGS "$KD_BIN" "$cmd" "$cfg" "${extra[@]}" $args \
   >stdout.txt 2>stderr.txt
@@ -51,7 +51,7 @@ if ! grep -qF -- "$expect" <<<"$line"; then
   echo "FAIL: the error line does not contain: $expect"
   fail=1
 fi
-if ls "$dir/out" 2>/dev/null | grep -q .; then
+if compgen -G "$dir/out/*" >/dev/null; then
   echo "FAIL: files left in the output directory: $(ls "$dir/out")"
   fail=1
 fi

@@ -7,7 +7,7 @@ case=$1
 src="$KD_REG/$case"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_reg_${case}_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-cd "$dir"
+cd "$dir" || exit 1
 ref() { sed -n "s/^$1 //p" "$src/reference.txt"; }
 n=$(ref n)
 d=$(ref d)
