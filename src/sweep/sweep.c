@@ -27,6 +27,7 @@ typedef struct {
   char base_name[512];
   const kd_task_desc *base;
   uint64_t base_hash; /* of the base configuration without the sweep and output sections */
+  char *base_ckpt;    /* run.checkpoint_path of the base configuration, or NULL */
 } kd_sweep_state;
 
 /* Hash identifying what point p computes: the kdistill version, the base configuration (sweep and
@@ -157,26 +158,39 @@ cleanup:
 }
 
 /* The job-level keys the CLI reads around a task (src/cli/main.c: run.seed, run.log_interval,
- * run.checkpoint_every, run.checkpoint_path, output.path), with the CLI's defaults and ranges, read
- * in a point's config: the point's seed and checkpoint settings go into pctx. A point that
- * checkpoints gets its own file, <run.checkpoint_path>.<point>, so groups never share one.
- * ckpt[len] holds the point's checkpoint path. */
-static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, int p, kd_task_ctx *pctx, char *ckpt,
-                                      int len) {
+ * output.path), with the CLI's defaults and ranges, read in a point's config; the point's seed goes
+ * into pctx. (run.checkpoint_* belong to the task: kd_task_read_checkpoint.) */
+static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, kd_task_ctx *pctx) {
   kd_err err = KD_OK;
   int64_t s = 0;
   double interval = 1.0;
-  const char *cp = NULL, *out = NULL;
+  const char *out = NULL;
   KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &s));
   pctx->seed = (uint64_t)s;
   KD_TRY(kd_config_get_f64(cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
-  KD_TRY(kd_config_get_int(cfg, "run.checkpoint_every", 0, 0, INT64_MAX, &pctx->checkpoint_every));
-  KD_TRY(kd_config_get_str(cfg, "run.checkpoint_path", "", NULL, 0, &cp));
   KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &out));
-  ckpt[0] = '\0';
-  if (cp[0]) snprintf(ckpt, (size_t)len, "%s.%04d", cp, p);
-  pctx->checkpoint_path = ckpt;
 cleanup:
+  return err;
+}
+
+/* A point of a checkpointing task gets its own checkpoint file, <run.checkpoint_path>.NNNN, so
+ * groups never share one. The key stays unread in the point's config (the task reads it, or the
+ * unknown-key check rejects it as for a stand-alone run). */
+static kd_err kd_sweep_point_checkpoint_(kd_config *pcfg, const char *base_ckpt, int p) {
+  kd_err err = KD_OK;
+  char *a = NULL;
+  if (!base_ckpt || !base_ckpt[0]) return KD_OK;
+  size_t cap = 2 * strlen(base_ckpt) + 64, o = 0;
+  KD_ALLOC(a, cap);
+  o = (size_t)snprintf(a, cap, "run.checkpoint_path='");
+  for (const char *c = base_ckpt; *c; c++) {
+    a[o++] = *c;
+    if (*c == '\'') a[o++] = '\'';
+  }
+  snprintf(a + o, cap - o, ".%04d'", p);
+  KD_TRY(kd_config_set(pcfg, a));
+cleanup:
+  free(a);
   return err;
 }
 
@@ -194,6 +208,7 @@ static void kd_sweep_destroy_(void **state) {
   kd_sweep_state *st = *state;
   kd_sweep_spec_free(&st->spec);
   free(st->base_yaml);
+  free(st->base_ckpt);
   free(st);
   *state = NULL;
 }
@@ -222,16 +237,24 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   snprintf(st->base_name, sizeof st->base_name, "%s", kd_config_name(ctx->cfg));
   KD_TRY(kd_config_emit_resolved(ctx->cfg, &st->base_yaml));
   KD_TRY(kd_sweep_base_hash_(st->base_yaml, &st->base_hash));
+  if (kd_config_has(ctx->cfg, "run.checkpoint_path")) {
+    const char *cp = NULL;
+    KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
+    size_t len = strlen(cp) + 1;
+    KD_ALLOC(st->base_ckpt, len);
+    memcpy(st->base_ckpt, cp, len);
+  }
   KD_TRY(kd_sweep_root_keys_(st->base_yaml, &n_roots, &roots));
   for (int i = 0; i < n_roots; i++)
     if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
   /* validate every point now: its config, the base task's keys and inputs, unknown keys */
   for (int p = 0; p < st->spec.n_points; p++) {
-    char path[1100], ckpt[1100];
+    char path[1100];
     kd_task_ctx pctx = *ctx;
     kd_sweep_point_path(&st->spec, p, path, sizeof path);
     err = kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg);
-    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, p, &pctx, ckpt, sizeof ckpt);
+    if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
+    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
     pctx.cfg = pcfg;
     pctx.validate_only = 1;
     if (err == KD_OK) err = st->base->setup(&pctx, &pstate);
@@ -286,11 +309,12 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   kd_err err = KD_OK;
   kd_config *pcfg = NULL;
   void *pstate = NULL;
-  char *yaml = NULL, path[1100], ckpt[1100];
+  char *yaml = NULL, path[1100];
   kd_task_ctx pctx = *ctx;
   kd_sweep_point_path(&st->spec, p, path, sizeof path);
   KD_TRY(kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg));
-  KD_TRY(kd_sweep_read_cli_keys_(pcfg, p, &pctx, ckpt, sizeof ckpt));
+  KD_TRY(kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p));
+  KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx));
   pctx.comm = gcomm;
   pctx.cfg = pcfg;
   pctx.validate_only = 0;
@@ -621,7 +645,4 @@ cleanup:
 const kd_task_desc kd_task_sweep = {
     "sweep",
     "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_,
-    kd_sweep_run_,
-    kd_sweep_destroy_,
-    NULL};
+    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_};
