@@ -19,7 +19,7 @@ const char *kd_kernel_name(kd_kernel_type t) {
 }
 
 kd_kernel_type kd_kernel_from_name(const char *name) {
-  for (int i = 0; i < KD_KERNEL_COUNT_; i++)
+  for (int i = 0; name && i < KD_KERNEL_COUNT_; i++)
     if (strcmp(kd_kernel_names_[i], name) == 0) return (kd_kernel_type)i;
   return KD_KERNEL_COUNT_;
 }
@@ -120,7 +120,8 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
 
 static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   kd_err err = KD_OK;
-  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG, "kernel.type: unknown kernel");
+  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG,
+           "kernel.type: unknown kernel");
   KD_CHECK(d >= 1, KD_ERR_CONFIG, "kernel: dimension must be >= 1");
   KD_CHECK(p->ls_median || (p->ls > 0 && isfinite(p->ls)), KD_ERR_CONFIG,
            "kernel.ls: must be > 0 or 'median' (got %g)", p->ls);
@@ -129,13 +130,15 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
              p->beta);
   if (p->type == KD_KERNEL_POLYNOMIAL) {
     KD_CHECK(p->degree >= 1, KD_ERR_CONFIG, "kernel.degree: must be >= 1 (got %d)", p->degree);
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   }
   if (p->type == KD_KERNEL_LINEAR)
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   if (p->type == KD_KERNEL_SOBOLEV)
-    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG, "kernel.order: must be 1, 2 or 3 (got %d)",
-             p->order);
+    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG,
+             "kernel.order: must be 1, 2 or 3 (got %d)", p->order);
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
@@ -151,8 +154,12 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   KD_ALLOC(k, 1);
   k->p = *p;
   k->d = d;
+  k->ls_pending = p->ls_median && p->type != KD_KERNEL_LINEAR && p->type != KD_KERNEL_SOBOLEV &&
+                  p->type != KD_KERNEL_ENERGY;
+  k->isa = kd_kernel_isa_();
   k->fam = kd_kernel_family_(p->type);
-  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered", kd_kernel_name(p->type));
+  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
+           kd_kernel_name(p->type));
   kd_kernel_refresh_(k);
   kd_kernel_update_desc_(k);
   *out = k;
@@ -172,6 +179,11 @@ void kd_kernel_refresh_(kd_kernel *k) {
 void kd_kernel_update_desc_(kd_kernel *k) {
   const kd_kernel_params *p = &k->p;
   const char *nm = kd_kernel_name(p->type);
+  char ls[32];
+  if (k->ls_pending)
+    snprintf(ls, sizeof ls, "median");
+  else
+    snprintf(ls, sizeof ls, "%.17g", p->ls);
   switch (p->type) {
     case KD_KERNEL_SOBOLEV:
       snprintf(k->desc, sizeof k->desc, "%s(order=%d)", nm, p->order);
@@ -183,16 +195,16 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       snprintf(k->desc, sizeof k->desc, "%s(c=%.17g)", nm, p->c);
       break;
     case KD_KERNEL_POLYNOMIAL:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c, p->degree);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,c=%.17g,degree=%d)", nm, ls, p->c, p->degree);
       break;
     case KD_KERNEL_IMQ:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,beta=%.17g)", nm, p->ls, p->beta);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,beta=%.17g)", nm, ls, p->beta);
       break;
     case KD_KERNEL_ATTENTION:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,dk=%d)", nm, p->ls, p->dk);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
       break;
     default:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g)", nm, p->ls);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s)", nm, ls);
   }
 }
 
@@ -207,4 +219,3 @@ int kd_kernel_dim(const kd_kernel *k) { return k->d; }
 const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
-

@@ -46,6 +46,8 @@ struct kd_kernel {
   const kd_kernel_family *fam;
   double c[4];     /* family constants (from setup) */
   double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
+  int isa;         /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
+  int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
   uint64_t evals;
   char desc[160];
 };
@@ -96,6 +98,9 @@ static inline double kd_kexp_neg_(double x) {
   memcpy(&sc, &sb, sizeof sc);
   return (q * sc) * 0x1p-54;
 }
+
+/** 0: portable loops, 1: AVX2+FMA, 2: AVX-512F micro-kernels available on this CPU. */
+int kd_kernel_isa_(void);
 
 /** Array form of kd_kexp_neg_ (multi-versioned); exported for the unit test. */
 void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);

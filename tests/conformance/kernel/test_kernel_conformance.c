@@ -47,26 +47,30 @@ static kd_kernel_params params_for(kd_kernel_type t, int d) {
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
-  const int dims[6] = {1, 2, 3, 4, 5, 12};
+  const int dims[7] = {1, 2, 3, 4, 5, 12, 200}; /* 200: panels narrower than 256 */
   const kd_lidx na = 37, nb = 300, ldk = nb + 3, ng = 60;
-  double *A = malloc(sizeof(double) * na * 12), *B = malloc(sizeof(double) * nb * 12);
+  double *A = malloc(sizeof(double) * na * 200), *B = malloc(sizeof(double) * nb * 200);
   double *K = malloc(sizeof(double) * na * ldk), *Kt = malloc(sizeof(double) * nb * na);
   double *S = malloc(sizeof(double) * 5 * 161), *w = malloc(sizeof(double) * nb);
   double *ones = malloc(sizeof(double) * nb), *y = malloc(sizeof(double) * na);
   double *y2 = malloc(sizeof(double) * na), *y3 = malloc(sizeof(double) * na);
   double *G = malloc(sizeof(double) * ng * ng), *ev = malloc(sizeof(double) * ng);
   double *dg = malloc(sizeof(double) * na);
+  double *Abig = malloc(sizeof(double) * 600 * 200), *Kbig = malloc(sizeof(double) * 600 * 40);
+  double *ybig = malloc(sizeof(double) * 600), *ybig2 = malloc(sizeof(double) * 600);
   for (kd_lidx j = 0; j < nb; j++) w[j] = kd_rng_normal(77, 0, (uint64_t)j), ones[j] = 1.0;
 
   for (int ti = 0; ti < KD_KERNEL_COUNT_; ti++) {
     const kd_kernel_type t = (kd_kernel_type)ti;
     const char *nm = kd_kernel_name(t);
-    for (int di = 0; di < 6; di++) {
+    for (int di = 0; di < 7; di++) {
       const int d = dims[di];
       if (t == KD_KERNEL_ATTENTION && d < 2) continue;
       kd_kernel_params p = params_for(t, d);
       kd_kernel *k = NULL;
       if (!KD_TEST_OK(kd_kernel_create(&p, d, &k))) continue;
+      kd_kernel *k1 = NULL; /* Sobolev: the one-coordinate kernel, for error scales */
+      if (t == KD_KERNEL_SOBOLEV) KD_TEST_OK(kd_kernel_create(&p, 1, &k1));
       points(t, d, na, 1000 + (uint64_t)d, A);
       points(t, d, nb, 2000 + (uint64_t)d, B);
 
@@ -82,16 +86,25 @@ int main(int argc, char **argv) {
           sym &= memcmp(&kij, &Kt[j * na + i], sizeof v) == 0;
           fin &= isfinite(kij);
           double ref = kd_kernel_ref_(k, A + i * d, B + j * d);
-          double rel = fabs(kij - ref) / fmax(1.0, fabs(ref));
+          double scale = fmax(1.0, fabs(ref));
+          if (k1) { /* Sobolev: a product of factors that can pass through 0; its round-off
+                     * scale is prod_i max(|f_i|, 1), not |k| */
+            scale = 1.0;
+            for (int c = 0; c < d; c++)
+              scale *= fmax(1.0, fabs(kd_kernel_ref_(k1, A + i * d + c, B + j * d + c)));
+          }
+          double rel = fabs(kij - ref) / scale;
           if (rel > maxrel) maxrel = rel;
         }
       KD_TEST(same, "%s d=%d: tile == pointwise bitwise", nm, d);
       KD_TEST(sym, "%s d=%d: K(B,A) == K(A,B)^T bitwise", nm, d);
       KD_TEST(fin, "%s d=%d: finite values", nm, d);
-      /* Sobolev of order 3 has factors near 0.03 (t = 1/2) where the expanded textbook B6 loses
-       * digits to cancellation: a looser bound there. */
-      const double rtol = t == KD_KERNEL_SOBOLEV ? 2e-12 : 1e-13;
-      KD_TEST(maxrel <= rtol, "%s d=%d: matches the textbook formula (max rel %.3g)", nm, d, maxrel);
+      /* Sobolev: the expanded textbook Bernoulli polynomials lose digits to cancellation (the
+       * order-3 factor 1 + 85.4 B6(t) is -0.97 at t = 1/2): a looser bound, growing with d. */
+      const double rtol = k1 ? 1e-13 * d + 2e-12 : 1e-13;
+      kd_kernel_destroy(&k1);
+      KD_TEST(maxrel <= rtol, "%s d=%d: matches the textbook formula (max rel %.3g)", nm, d,
+              maxrel);
 
       /* a sub-tile at another position equals the same entries */
       KD_TEST_OK(kd_kernel_eval_block(k, A + 5 * d, 5, B + 99 * d, 161, S, 161));
@@ -114,8 +127,8 @@ int main(int argc, char **argv) {
       }
       KD_TEST(maxerr <= 1e-14, "%s d=%d: matvec == tile . w (rel %.3g)", nm, d, maxerr);
       KD_TEST_OK(kd_kernel_matvec(k, A + 6 * d, 7, B, nb, w, 0.0, y2));
-      KD_TEST(memcmp(y2, y + 6, sizeof(double) * 7) == 0, "%s d=%d: matvec rows independent",
-              nm, d);
+      KD_TEST(memcmp(y2, y + 6, sizeof(double) * 7) == 0, "%s d=%d: matvec rows independent", nm,
+              d);
       KD_TEST_OK(kd_kernel_matvec(k, A + 3 * d, 1, B, nb, w, 0.0, y2));
       KD_TEST(memcmp(y2, y + 3, sizeof(double)) == 0, "%s d=%d: single-row matvec", nm, d);
       KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, NULL, 0.0, y2));
@@ -129,6 +142,92 @@ int main(int argc, char **argv) {
         if (e > maxerr) maxerr = e;
       }
       KD_TEST(maxerr <= 1e-12 * (1 + fabs(y[0])), "%s d=%d: beta y + K w", nm, d);
+
+      /* few columns (the row-wise path for nb < 4 <= 16 <= na; nb = 9 takes the general path)
+       * against pointwise values and against the general path (7 < 16 rows) */
+      {
+        const kd_lidx nbs[3] = {1, 3, 9};
+        for (int q = 0; q < 3; q++) {
+          const kd_lidx m = nbs[q];
+          KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, m, K, ldk));
+          same = 1;
+          for (kd_lidx i = 0; i < na; i++)
+            for (kd_lidx j = 0; j < m; j++) {
+              double v = kd_kernel_eval(k, A + i * d, B + j * d);
+              same &= memcmp(&v, &K[i * ldk + j], sizeof v) == 0;
+            }
+          KD_TEST(same, "%s d=%d nb=%lld: few-column tile == pointwise bitwise", nm, d,
+                  (long long)m);
+          KD_TEST_OK(kd_kernel_matvec(k, A, na, B, m, w, 0.0, y));
+          KD_TEST_OK(kd_kernel_matvec(k, A + 30 * d, 7, B, m, w, 0.0, y2));
+          KD_TEST(memcmp(y2, y + 30, sizeof(double) * 7) == 0,
+                  "%s d=%d nb=%lld: few-column matvec == general path bitwise", nm, d,
+                  (long long)m);
+          double e = 0.0;
+          for (kd_lidx i = 0; i < na; i++) {
+            double r = 0.0, ra = 0.0;
+            for (kd_lidx j = 0; j < m; j++) {
+              r += K[i * ldk + j] * w[j];
+              ra += fabs(K[i * ldk + j] * w[j]);
+            }
+            e = fmax(e, fabs(y[i] - r) / (ra > 0 ? ra : 1.0));
+          }
+          KD_TEST(e <= 1e-14, "%s d=%d nb=%lld: few-column matvec == tile . w", nm, d,
+                  (long long)m);
+        }
+      }
+
+      /* many rows, few columns: several 256-row chunks of the row-wise path and several
+       * 64-row blocks of the general one; matvec with beta != 0 */
+      {
+        const kd_lidx nr = 600;
+        points(t, d, nr, 3000 + (uint64_t)d, Abig);
+        for (int q = 0; q < 2; q++) {
+          const kd_lidx m = q ? 40 : 2;
+          KD_TEST_OK(kd_kernel_eval_block(k, Abig, nr, B, m, Kbig, m));
+          same = 1;
+          for (kd_lidx i = 0; i < nr; i++)
+            for (kd_lidx j = 0; j < m; j++) {
+              double v = kd_kernel_eval(k, Abig + i * d, B + j * d);
+              same &= memcmp(&v, &Kbig[i * m + j], sizeof v) == 0;
+            }
+          KD_TEST(same, "%s d=%d 600 x %lld: tile == pointwise bitwise", nm, d, (long long)m);
+          for (kd_lidx i = 0; i < nr; i++) ybig[i] = ybig2[i] = (double)i;
+          KD_TEST_OK(kd_kernel_matvec(k, Abig, nr, B, m, w, 0.25, ybig));
+          for (kd_lidx i0 = 0; i0 < nr; i0 += 150) /* in pieces: same bits */
+            KD_TEST_OK(kd_kernel_matvec(k, Abig + i0 * d, 150, B, m, w, 0.25, ybig2 + i0));
+          KD_TEST(memcmp(ybig, ybig2, sizeof(double) * nr) == 0,
+                  "%s d=%d 600 x %lld: matvec in pieces bitwise equal", nm, d, (long long)m);
+          double e = 0.0;
+          for (kd_lidx i = 0; i < nr; i++) {
+            double r = 0.25 * (double)i, ra = fabs(r);
+            for (kd_lidx j = 0; j < m; j++) {
+              r += Kbig[i * m + j] * w[j];
+              ra += fabs(Kbig[i * m + j] * w[j]);
+            }
+            e = fmax(e, fabs(ybig[i] - r) / (ra > 0 ? ra : 1.0));
+          }
+          KD_TEST(e <= 1e-14, "%s d=%d 600 x %lld: beta y + K w (rel %.3g)", nm, d, (long long)m,
+                  e);
+        }
+      }
+
+      /* every micro-kernel this CPU has (portable, AVX2, AVX-512) gives the same bits */
+      {
+        const int top = kd_kernel_isa_();
+        KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, nb, K, ldk));
+        KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, w, 0.0, y));
+        for (int isa = 0; isa <= top; isa++) {
+          k->isa = isa;
+          KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, nb, Kt, nb));
+          KD_TEST_OK(kd_kernel_matvec(k, A, na, B, nb, w, 0.0, y2));
+          same = memcmp(y, y2, sizeof(double) * na) == 0;
+          for (kd_lidx i = 0; i < na; i++)
+            same &= memcmp(K + i * ldk, Kt + i * nb, sizeof(double) * nb) == 0;
+          KD_TEST(same, "%s d=%d: micro-kernel %d gives the same bits as %d", nm, d, isa, top);
+        }
+        k->isa = top;
+      }
 
       /* diagonal == pointwise */
       KD_TEST_OK(kd_kernel_diag(k, A, na, dg));
@@ -177,5 +276,9 @@ int main(int argc, char **argv) {
   free(G);
   free(ev);
   free(dg);
+  free(Abig);
+  free(Kbig);
+  free(ybig);
+  free(ybig2);
   return kd_test_finish();
 }

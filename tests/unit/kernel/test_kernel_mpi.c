@@ -54,9 +54,9 @@ int main(int argc, char **argv) {
   mu.sd = sd;
 
   /* ---- median heuristic ---- */
-  const kd_gidx ns[2] = {1000, 37};
-  const kd_lidx samp[2] = {300, 1000};
-  for (int t = 0; t < 2; t++) {
+  const kd_gidx ns[4] = {1000, 37, 3, 2};
+  const kd_lidx samp[4] = {300, 1000, 1000, 2};
+  for (int t = 0; t < 4; t++) {
     kd_pointset *ps = NULL;
     KD_TEST_OK(kd_pointset_generate(c, &mu, ns[t], 17, &ps));
     double *X = malloc(sizeof(double) * (size_t)ns[t] * d);

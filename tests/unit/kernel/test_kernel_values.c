@@ -46,8 +46,11 @@ int main(int argc, char **argv) {
 
   /* ---- names and defaults ---- */
   for (int t = 0; t < KD_KERNEL_COUNT_; t++)
-    KD_TEST((int)kd_kernel_from_name(kd_kernel_name((kd_kernel_type)t)) == t, "name round trip %d", t);
-  KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_, "unknown name");
+    KD_TEST((int)kd_kernel_from_name(kd_kernel_name((kd_kernel_type)t)) == t, "name round trip %d",
+            t);
+  KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_ &&
+              kd_kernel_from_name(NULL) == KD_KERNEL_COUNT_,
+          "unknown name");
   kd_kernel_params def = kd_kernel_params_default(KD_KERNEL_IMQ);
   KD_TEST(def.ls == 1.0 && def.beta == 0.5 && def.c == 1.0 && def.degree == 2 && def.order == 1,
           "defaults");
@@ -155,7 +158,8 @@ int main(int argc, char **argv) {
     p.order = 2;
     KD_TEST_OK(kd_kernel_create(&p, 3, &k));
     double xs3[3] = {0.1, 0.9, 0.5}, ys3[3] = {0.2, 0.05, 2.75};
-    double prod = sob_series(2, 0.1, 20000) * sob_series(2, 0.85, 20000) * sob_series(2, 0.75, 20000);
+    double prod =
+        sob_series(2, 0.1, 20000) * sob_series(2, 0.85, 20000) * sob_series(2, 0.75, 20000);
     KD_TEST_REL(val3(k, xs3, ys3, "sobolev d3"), prod, 1e-12, "sobolev d=3 product");
     kd_kernel_destroy(&k);
   }
@@ -205,8 +209,9 @@ int main(int argc, char **argv) {
     kd_err_clear();
     p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
     p.order = 4;
-    KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.order"),
-            "order 4 rejected: %s", kd_err_message());
+    KD_TEST(
+        kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.order"),
+        "order 4 rejected: %s", kd_err_message());
     kd_err_clear();
     p = kd_kernel_params_default(KD_KERNEL_ATTENTION);
     p.dk = 2;
@@ -220,14 +225,28 @@ int main(int argc, char **argv) {
     kd_err_clear();
     p = kd_kernel_params_default(KD_KERNEL_POLYNOMIAL);
     p.degree = 0;
-    KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG &&
-                strstr(kd_err_message(), "kernel.degree"),
-            "degree 0 rejected: %s", kd_err_message());
+    KD_TEST(
+        kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.degree"),
+        "degree 0 rejected: %s", kd_err_message());
     kd_err_clear();
     p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
     p.ls = 0;
     p.ls_median = 1;
     KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+    /* until the median is computed the kernel refuses to evaluate */
+    double z2[2] = {0, 0}, kv = 0;
+    KD_TEST(strcmp(kd_kernel_describe(k), "gaussian(ls=median)") == 0, "pending describe: %s",
+            kd_kernel_describe(k));
+    KD_TEST(isnan(kd_kernel_eval(k, z2, z2)), "pending median: eval is NaN");
+    KD_TEST(kd_kernel_eval_block(k, z2, 1, z2, 1, &kv, 1) == KD_ERR_ARG &&
+                strstr(kd_err_message(), "kernel.ls"),
+            "pending median: block refused: %s", kd_err_message());
+    kd_err_clear();
+    kd_kernel_destroy(&k);
+    p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
+    p.ls_median = 1; /* families without ls ignore it */
+    KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+    KD_TEST(kd_kernel_eval(k, z2, z2) > 1.0, "sobolev ignores ls: median");
     kd_kernel_destroy(&k);
   }
 
