@@ -59,8 +59,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
                              "grid|trunc_gaussian",
                              1, &t));
   }
-  KD_TRY(kd_task_read_target_ex(ctx, "target", ctx->validate_only ? NULL : s->kernel, s->points, 1,
-                                &s->target, &s->tpts));
+  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
@@ -117,8 +116,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
     }
     KD_TRY(kd_task_kernel_finish(ctx, s->kernel, mp));
   }
-  KD_TRY(kd_task_read_target_ex(ctx, "target", ctx->validate_only ? NULL : s->kernel, NULL, 0,
-                                &s->target, &s->tpts));
+  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
   if (!ctx->validate_only)
     kd_log_info("task quad: target %s in %d dimension%s, kernel %s", type, d, d == 1 ? "" : "s",
