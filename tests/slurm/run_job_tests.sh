@@ -168,9 +168,19 @@ if want requeue; then
   for _ in $(seq 600); do [ -f "$WORK/rq_points/point_0000.h5" ] && break; sleep 0.2; done
   jid=$(cut -d';' -f1 "$WORK/rq.id" 2>/dev/null)
   [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
+  # SLURM holds a requeued job back (reason BeginTime, ~2 min); start it now
+  for _ in $(seq 300); do
+    [ -n "$jid" ] || break
+    if [ "$(squeue -h -j "$jid" -o %r 2>/dev/null)" = BeginTime ]; then
+      scontrol update JobId="$jid" StartTime=now && echo "  requeued job $jid: StartTime=now"
+      break
+    fi
+    [ -s "$WORK/rq.rc" ] && break
+    sleep 0.2
+  done
   wait "$waiter"
   rc=$(cat "$WORK/rq.rc" 2>/dev/null)
-  echo "  job ${jid:-?}: final exit ${rc:-?} after $((SECONDS - t0)) s (SLURM delays a requeued job's restart)"
+  echo "  job ${jid:-?}: final exit ${rc:-?} after $((SECONDS - t0)) s"
   check $(( rc != 0 )) "requeue: final exit $rc, expected 0"
   grep -q "interrupted: checkpoint written (exit 3)" "$WORK/rq.err"; check $? "requeue: first run interrupted (exit 3)"
   grep -q "requeuing job" "$WORK/rq.err"; check $? "requeue: job requeued itself"
