@@ -79,6 +79,17 @@ typedef struct {
   const kd_params *params;/* this algorithm's keys, resolved */
   uint64_t seed;
   const void *task_in;    /* task-specific extra inputs (e.g. CTT's second sample) */
+  /* Checkpointing (all NULL / 0 when off; zero-initialised callers stay valid). An iterative
+   * algorithm, at a safe point where a checkpoint is due (every checkpoint_every iterations, or
+   * once kd_interrupt_pending() was agreed over ranks), fills a kd_result with its state as extra
+   * datasets under /state/... in global order (independent of the rank count) plus its trace so
+   * far, and calls checkpoint(checkpoint_ctx, &state) (Collective: the task writes the file
+   * atomically). After a signal-driven checkpoint it returns KD_ERR_INTERRUPTED. */
+  kd_err (*checkpoint)(void *checkpoint_ctx, const kd_result *state);
+  void *checkpoint_ctx;
+  int64_t checkpoint_every;
+  /** State read from `--resume` (replicated on every rank), or NULL: restore and continue. */
+  const kd_result *resume;
 } kd_algo_in;
 
 typedef struct {

@@ -19,6 +19,7 @@
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 #include "kdistill/kdistill.h"
+#include "la/la_impl.h"
 #include "task/task_impl.h"
 
 #define KD_MAX_SETS 256
@@ -288,6 +289,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  kd_la_single_thread();
   kd_interrupt_install();
   kd_err_clear();
   err = kd_cli_parse_(argc, argv, &o);

@@ -58,6 +58,7 @@ cleanup:
 void kd_target_destroy(kd_target **t) {
   if (!t || !*t) return;
   kd_measure_free(&(*t)->m);
+  free((*t)->own);
   free(*t);
   *t = NULL;
 }

@@ -30,7 +30,7 @@ mpi run --bogus x.yaml >bogus.txt 2>&1
 cp "$KD_SRC/thin.yaml" "$KD_SRC/quad.yaml" .
 
 # validate + --print-defaults: every section, parses again, fixed point
-for cfg in thin quad "$KD_ROOT/configs/quickstart"; do
+for cfg in thin quad "$KD_ROOT/configs/thin_uniform_mixture"; do
   name=$(basename "$cfg")
   mpi validate "$cfg.yaml" --print-defaults >"$name.resolved.yaml" 2>"$name.err" ||
     bad "validate --print-defaults $name: $(cat "$name.err")"
