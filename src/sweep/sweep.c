@@ -567,7 +567,8 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   for (int p = 0; p < n; p++) {
     if (rows[p].status == KD_OK) continue;
     if (rows[p].status == KD_ERR_INTERRUPTED) {
-      snprintf(rows[p].message, sizeof rows[p].message, "not run: interrupted");
+      snprintf(rows[p].message, sizeof rows[p].message,
+               "interrupted: not run, or stopped by the signal");
       continue;
     }
     KD_TRY(kd_dist_bcast(ctx->comm, rows[p].message, KD_SWEEP_MSG_LEN,
