@@ -2,7 +2,8 @@
 # test_jobs_local.sh - the job scripts outside SLURM (run with bash, KD_LAUNCHER=mpirun/none), so
 # ordinary CI covers jobs/kd_job.sh without root or SLURM daemons: a real thinning run through
 # mpirun (exit 0, output written, log lines), USR1 sent to the script forwarded through mpirun to
-# both ranks of a stand-in solver (exit 3), TERM the same with KD_LAUNCHER=none, and bad input
+# both ranks of a stand-in solver (exit 3), TERM the same with KD_LAUNCHER=none, kdplot on the
+# real output (when h5py/matplotlib are there), and bad input
 # (missing binary, missing config, unknown launcher: exit 1 with a message, solver not started).
 # tests/slurm/run_job_tests.sh does the same under a real SLURM (ci/slurm.sh).
 #
@@ -37,6 +38,18 @@ grep -q "run: mpirun -np 2 $BIN run $WORK/thin.yaml --output $WORK/out.h5" "$WOR
 check $? "real run: command line logged"
 grep -q "done: $WORK/out.h5" "$WORK/run.err"; check $? "real run: done line"
 grep -q "coreset: *10 points in 2 dimensions" "$WORK/run.out"; check $? "real run: kdistill info of the output"
+
+# kdplot reads the real output (the layout kdistill writes, not only the h5py-made test files)
+PY=python3
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; fi
+if $PY -c "import h5py, matplotlib" 2>/dev/null; then
+  $PY "$REPO/tools/kdplot" coreset "$WORK/out.h5" -o "$WORK/coreset.png" > /dev/null 2>&1
+  check $? "kdplot coreset on the real output"
+  [ "$(stat -c %s "$WORK/coreset.png" 2>/dev/null || echo 0)" -gt 8192 ]
+  check $? "kdplot coreset: PNG missing or tiny"
+else
+  echo "note: kdplot on the real output skipped (no h5py/matplotlib for $PY)"
+fi
 
 # 2. USR1 to the script reaches both ranks through mpirun
 sig_test() { # launcher signal
