@@ -1,0 +1,146 @@
+/* herding_impl.h - state shared by the kernel-herding / Frank-Wolfe family (src/algo/herding/).
+ *
+ * Problem (Tsuji & Tanaka eq. (2.1); BPCG paper Sec. 4): minimise F(nu) = 1/2 ||mu - nu||_K^2 over
+ * nu = sum_i w_i k(x_i, .) with w in the simplex and x_i in a candidate set of m points whose rows
+ * are split over the ranks. The gradient at nu, tested against the vertex k(c, .), is
+ *   <grad F(nu), delta_c> = nu(c) - z(c),      z = kernel mean embedding of the target mu.
+ *
+ * Distribution. Every rank keeps, for its n_local candidates, z(c) (computed once) and
+ * nu(c) = sum_i w_i k(c, x_i), updated in place from the kernel column k(., x) of the one or two
+ * atoms a step touches (each rank evaluates only its own block of the column). The linear
+ * minimisation oracle is a local scan plus one kd_dist_argmin (ties: smallest global index). The
+ * active set (atoms in insertion order, weights, Gram matrix K_S, z at the atoms) is small and
+ * replicated: every rank computes the same away vertex, step size and small QP. Cost per step:
+ * O(n_local d) kernel work + O(|S|^2); memory O(n_local (1 + cached columns) + |S|^2).
+ *
+ * Exact quantities from the replicated state: nu(x_i) = (K_S w)_i, and
+ *   MMD^2 = zz - 2 w^T z_S + w^T K_S w,   FW gap = w^T (K_S w - z_S) - min_c (nu(c) - z(c)). */
+#ifndef KDISTILL_HERDING_IMPL_H
+#define KDISTILL_HERDING_IMPL_H
+
+#include "kdistill/kd_algo.h"
+
+/** min 1/2 w^T Q w - c^T w over {w >= 0} (no sum constraint); same active-set solver as
+ *  kd_simplex_qp (la/simplex_qp.c). w: in = start (zeros allowed), out = solution. KD_ERR_NUMERIC
+ *  if unbounded below or stalled. Local, deterministic. */
+kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
+
+/** The common stopping / tracing keys every herding algorithm declares first (in this order). */
+#define KD_HERD_COMMON_PARAMS                                                                     \
+  {"max_iter", KD_PARAM_INT, 1000, NULL, 1, 1e9, NULL, "maximum number of iterations"},          \
+      {"max_atoms", KD_PARAM_INT, 0, NULL, 0, 1e9, NULL,                                          \
+       "stop once the active set has this many atoms (0: no limit)"},                            \
+      {"tol_mmd", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL, "stop once the MMD is <= tol_mmd"},     \
+      {"tol_gap", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL,                                          \
+       "stop once the Frank-Wolfe gap is <= tol_gap"},                                            \
+      {"trace_every", KD_PARAM_INT, 1, NULL, 1, 1e9, NULL,                                        \
+       "record a trace row every this many iterations (and at the end)"},                         \
+      {"cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                                         \
+       "per-rank memory for cached kernel columns of active atoms (MiB)"}
+#define KD_HERD_N_COMMON 6
+
+typedef struct {
+  /* inputs (borrowed) */
+  MPI_Comm comm;
+  kd_kernel *kernel;
+  const kd_pointset *cand;
+  kd_target *target;
+  int d;
+  kd_gidx m;        /* candidates, global */
+  kd_lidx nl;       /* candidates, this rank */
+  kd_gidx off;      /* global index of the first local candidate */
+  const double *rows; /* local candidate rows [nl*d] */
+  /* per-candidate state (local block) */
+  double *z;    /* [nl] z(c) */
+  double *nu;   /* [nl] nu_t(c) */
+  double *kdiag;/* [nl] k(c, c) */
+  double *col;  /* [nl] scratch column */
+  double *col2; /* [nl] scratch column */
+  double zz;    /* int int k dmu dmu */
+  /* replicated active set, atoms in insertion order */
+  int n, cap;
+  kd_gidx *idx; /* [cap] candidate global indices */
+  double *x;    /* [cap*d] coordinates */
+  double *w;    /* [cap] weights */
+  double *zs;   /* [cap] z(x_i) */
+  double *K;    /* [cap*cap] Gram matrix, row-major with leading dimension cap */
+  double *kw;   /* [cap] (K_S w)_i = nu(x_i), refreshed by kd_herd_refresh */
+  int *slot;    /* [cap] cache slot of atom i's column, -1 if not cached */
+  /* column cache: n_slots columns of length nl */
+  int n_slots;
+  double *cache;
+  char *slot_used;
+  /* scalars refreshed by kd_herd_refresh */
+  double wkw, wz, mmd2, mmd;
+  /* counters */
+  int64_t lmo_calls;
+  double t0;
+} kd_herd;
+
+/** Common stopping keys, read from params. */
+typedef struct {
+  int64_t max_iter, max_atoms, trace_every;
+  double tol_mmd, tol_gap, cache_mb;
+} kd_herd_stop;
+
+kd_herd_stop kd_herd_stop_read(const kd_params *p);
+
+/** Set up the state: checks the candidate set (>= 2 points), computes z (kd_target_embed), the
+ *  diagonal and zz; nu = 0, empty active set. Collective over in->comm. Free with kd_herd_free. */
+kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h);
+void kd_herd_free(kd_herd *h);
+
+/** Local scan + one kd_dist_argmin of score[] over all candidates (ties: smallest global index);
+ *  *g gets the winner, *val its score. local_err is folded into the reduction. Collective. */
+kd_err kd_herd_argmin(kd_herd *h, const double *score, kd_err local_err, double *val, kd_gidx *g);
+/** Same with maximisation. Collective. */
+kd_err kd_herd_argmax(kd_herd *h, const double *score, kd_err local_err, double *val, kd_gidx *g);
+/** The global LMO: argmin_c nu(c) - z(c). Counts one LMO call. Collective. */
+kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g);
+
+/** Fetch the coordinates x[d] and z(x) of candidate g from its owner (one broadcast).
+ *  Collective. */
+kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx);
+/** Kernel column k(c, x) over the local candidates into out[nl] (one fused block evaluation).
+ *  Local. */
+kd_err kd_herd_column(kd_herd *h, const double *x, double *out);
+/** Column of active atom i: from the cache, or evaluated into scratch (which). *col points to it.
+ *  Local. */
+kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col);
+
+/** Position of candidate g in the active set, or -1. Local. */
+int kd_herd_find(const kd_herd *h, kd_gidx g);
+/** Append atom (g, x, zx) with weight 0; extends K (kernel row against the atoms) and caches its
+ *  column if col != NULL and a slot is free. Returns its position in *pos. Local. */
+kd_err kd_herd_add_atom(kd_herd *h, kd_gidx g, const double *x, double zx, const double *col,
+                        int *pos);
+/** Ensure candidate g is an atom (fetching it if needed; collective in that case since every rank
+ *  takes the same branch). *pos gets its position; *col_out (optional) its column (cached or in
+ *  scratch). Collective. */
+kd_err kd_herd_ensure_atom(kd_herd *h, kd_gidx g, double *scratch, const double **col_out,
+                           int *pos);
+/** Remove atom i (keeps the order of the others). Local. */
+void kd_herd_remove_atom(kd_herd *h, int i);
+/** Remove every atom with weight <= 0. Local. */
+void kd_herd_prune(kd_herd *h);
+
+/** Recompute kw = K_S w, wkw, wz, mmd2, mmd from the replicated state. Local. */
+void kd_herd_refresh(kd_herd *h);
+/** Rebuild nu = sum_i w_i k(., x_i) over the local candidates from the atom columns (after a
+ *  fully-corrective weight change). Local. */
+kd_err kd_herd_rebuild_nu(kd_herd *h);
+
+/** Fully-corrective step: weights <- argmin F over the simplex on the active set (kd_simplex_qp),
+ *  warm-started from the current weights; zero-weight atoms are dropped and nu rebuilt. Local. */
+kd_err kd_herd_fc_weights(kd_herd *h);
+
+/** Record the trace row / progress line for iteration it and check the common stopping rules
+ *  (gap may be NaN when unknown). Returns 1 in *stop when a rule fired. Local. */
+kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap, int force,
+                      kd_result *out, int *stop);
+
+/** Copy the active set into out (points, weights, indices), set out->mmd and the common metrics
+ *  (lmo_calls, iterations, fw_gap). Local. */
+kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out);
+
+#endif

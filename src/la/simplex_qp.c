@@ -1,0 +1,292 @@
+/* simplex_qp.c - small dense convex QPs solved by a primal active-set method:
+ *   kd_simplex_qp:  min 1/2 w^T Q w - c^T w  over {w >= 0, sum w = 1}  (la_impl.h contract)
+ *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (herding_impl.h; FC-PMP /
+ *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
+ * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
+ * step solves the equality-constrained subproblem in a null-space basis Z of {sum p_F = 0}
+ * (Householder: the columns 2..k of I - 2 v v^T with v chosen so that column 1 is 1/sqrt(k)), with an
+ * eigendecomposition (LAPACK dsyev) of the reduced Hessian Z^T Q_FF Z. Eigenvalues below a relative
+ * threshold are treated as zero: if the reduced gradient has a component in that null space the
+ * objective decreases linearly along it and the step goes to the boundary; otherwise the
+ * pseudo-inverse Newton step is the face minimiser. Blocking constraints leave F; at a face minimum
+ * the most violated KKT condition (smallest gradient entry, ties to the smallest index) enters F.
+ * Every loop runs in a fixed order, so equal inputs give equal bits on every rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/herding/herding_impl.h"
+#include "la/la_impl.h"
+
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+/* Gradient g = Q w - c, using only the free entries of w. */
+static void kd_qp_grad_(int n, const double *Q, const double *c, const double *w, const int *F,
+                        int k, double *g) {
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int a = 0; a < k; a++) s += Q[(size_t)i * n + F[a]] * w[F[a]];
+    g[i] = s - c[i];
+  }
+}
+
+/* KKT violation: simplex: w^T g - min_i g_i (the Frank-Wolfe gap, >= 0, 0 at the optimum).
+ * Nonnegative orthant: max(max_{i in F} |g_i|, max_{i not in F} -g_i). */
+static double kd_qp_kkt_(int n, const double *w, const double *g, const char *in_f, int simplex) {
+  if (simplex) {
+    double wg = 0.0, gmin = INFINITY;
+    for (int i = 0; i < n; i++) {
+      wg += w[i] * g[i];
+      if (g[i] < gmin) gmin = g[i];
+    }
+    return fmax(wg - gmin, 0.0);
+  }
+  double v = 0.0;
+  for (int i = 0; i < n; i++) v = fmax(v, in_f[i] ? fabs(g[i]) : -g[i]);
+  return v;
+}
+
+/* Direction p (length k, over F) from the face subproblem. *newton = 1 when p is the face minimiser
+ * step (take alpha = 1 if feasible), 0 when p is a zero-curvature descent ray. Scratch: ws. */
+static kd_err kd_qp_direction_(int n, const double *Q, const double *g, const int *F, int k,
+                               int simplex, double qscale, double *p, int *newton, double *ws,
+                               int lws) {
+  kd_err err = KD_OK;
+  const int r = simplex ? k - 1 : k;
+  double *Z = ws, *QZ = Z + (size_t)k * k, *H = QZ + (size_t)k * k, *ev = H + (size_t)k * k,
+         *rg = ev + k, *y = rg + k, *nn = y + k, *work = nn + k;
+  int lwork = lws - (int)(work - ws);
+  *newton = 1;
+  for (int a = 0; a < k; a++) p[a] = 0.0;
+  if (r <= 0) return KD_OK;
+  /* Z: k x r, column-major in Z[a + k*j] */
+  if (simplex) {
+    double u = 1.0 / sqrt((double)k), vn2 = 0.0;
+    double *v = y; /* scratch */
+    for (int a = 0; a < k; a++) v[a] = u - (a == 0 ? 1.0 : 0.0);
+    for (int a = 0; a < k; a++) vn2 += v[a] * v[a];
+    for (int j = 0; j < r; j++)
+      for (int a = 0; a < k; a++)
+        Z[a + (size_t)k * j] = (a == j + 1 ? 1.0 : 0.0) - 2.0 * v[a] * v[j + 1] / vn2;
+  } else {
+    for (int j = 0; j < r; j++)
+      for (int a = 0; a < k; a++) Z[a + (size_t)k * j] = a == j ? 1.0 : 0.0;
+  }
+  /* QZ = Q_FF Z (k x r), H = Z^T QZ (r x r, column-major), rg = Z^T g_F */
+  for (int j = 0; j < r; j++)
+    for (int a = 0; a < k; a++) {
+      double s = 0.0;
+      for (int b = 0; b < k; b++) s += Q[(size_t)F[a] * n + F[b]] * Z[b + (size_t)k * j];
+      QZ[a + (size_t)k * j] = s;
+    }
+  for (int j = 0; j < r; j++)
+    for (int i = 0; i <= j; i++) {
+      double s = 0.0;
+      for (int a = 0; a < k; a++) s += Z[a + (size_t)k * i] * QZ[a + (size_t)k * j];
+      H[i + (size_t)r * j] = s;
+      H[j + (size_t)r * i] = s;
+    }
+  double gnorm = 0.0;
+  for (int j = 0; j < r; j++) {
+    double s = 0.0;
+    for (int a = 0; a < k; a++) s += Z[a + (size_t)k * j] * g[F[a]];
+    rg[j] = s;
+    gnorm += s * s;
+  }
+  gnorm = sqrt(gnorm);
+  int info = 0;
+  dsyev_("V", "U", &r, H, &r, ev, work, &lwork, &info);
+  KD_LA(info);
+  double lmax = fmax(ev[r - 1], 0.0);
+  const double thr = 1e-11 * fmax(lmax, qscale);
+  double null2 = 0.0;
+  for (int j = 0; j < r; j++) y[j] = nn[j] = 0.0;
+  for (int e = 0; e < r; e++) {
+    const double *ue = H + (size_t)r * e;
+    double a = 0.0;
+    for (int j = 0; j < r; j++) a += ue[j] * rg[j];
+    if (ev[e] > thr) {
+      for (int j = 0; j < r; j++) y[j] -= a / ev[e] * ue[j];
+    } else {
+      null2 += a * a;
+      for (int j = 0; j < r; j++) nn[j] -= a * ue[j];
+    }
+  }
+  const double *dir = y;
+  if (sqrt(null2) > 1e-9 * (gnorm + qscale)) {
+    dir = nn;
+    *newton = 0;
+  }
+  for (int a = 0; a < k; a++) {
+    double s = 0.0;
+    for (int j = 0; j < r; j++) s += Z[a + (size_t)k * j] * dir[j];
+    p[a] = s;
+  }
+cleanup:
+  return err;
+}
+
+static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int simplex, double tol,
+                                int max_iter, double *w) {
+  kd_err err = KD_OK;
+  int *F = NULL;
+  char *in_f = NULL;
+  double *g = NULL, *p = NULL, *ws = NULL;
+  KD_CHECK(n >= 1 && Q && c && w, KD_ERR_ARG, "kd_simplex_qp: bad arguments (n = %d)", n);
+  KD_CHECK(max_iter >= 1 && tol >= 0, KD_ERR_ARG, "kd_simplex_qp: max_iter %d, tol %g", max_iter,
+           tol);
+  double qscale = 0.0;
+  for (int i = 0; i < n; i++) {
+    KD_CHECK(isfinite(c[i]) && isfinite(w[i]), KD_ERR_NUMERIC,
+             "kd_simplex_qp: non-finite input at entry %d", i);
+    for (int j = 0; j < n; j++)
+      KD_CHECK(isfinite(Q[(size_t)i * n + j]), KD_ERR_NUMERIC,
+               "kd_simplex_qp: non-finite Q(%d,%d)", i, j);
+    qscale = fmax(qscale, fabs(Q[(size_t)i * n + i]));
+  }
+  const double scale = fmax(1.0, fmax(qscale, 0.0));
+  double cmax = 0.0;
+  for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(c[i]));
+  const double kscale = fmax(scale, cmax);
+  const int lws = 3 * n * n + 4 * n + 64 * (n + 2);
+  KD_ALLOC(F, n);
+  KD_ALLOC(in_f, n);
+  KD_ALLOC(g, n);
+  KD_ALLOC(p, n);
+  KD_ALLOC(ws, lws);
+
+  /* starting point */
+  if (simplex) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+      if (w[i] < 0) w[i] = 0.0;
+      s += w[i];
+    }
+    if (!(s > 0)) {
+      int best = 0;
+      for (int i = 1; i < n; i++)
+        if (0.5 * Q[(size_t)i * n + i] - c[i] < 0.5 * Q[(size_t)best * n + best] - c[best])
+          best = i;
+      for (int i = 0; i < n; i++) w[i] = i == best ? 1.0 : 0.0;
+    } else {
+      for (int i = 0; i < n; i++) w[i] /= s;
+    }
+  } else {
+    for (int i = 0; i < n; i++)
+      if (w[i] < 0) w[i] = 0.0;
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    in_f[i] = w[i] > 0;
+    if (in_f[i]) F[k++] = i;
+  }
+
+  int face_opt = (k == 0), just_added = -1, refines = 0;
+  double kkt = INFINITY;
+  for (int it = 0; it < max_iter; it++) {
+    kd_qp_grad_(n, Q, c, w, F, k, g);
+    if (!face_opt) {
+      int newton = 1;
+      KD_TRY(kd_qp_direction_(n, Q, g, F, k, simplex, scale, p, &newton, ws, lws));
+      double amax = INFINITY;
+      int block = -1;
+      for (int a = 0; a < k; a++)
+        if (p[a] < 0) {
+          double t = -w[F[a]] / p[a];
+          if (t < amax) {
+            amax = t;
+            block = a;
+          }
+        }
+      if (!newton && block < 0) {
+        KD_FAIL(KD_ERR_NUMERIC, "kd_nonneg_qp: objective unbounded below (singular Q)");
+      }
+      double alpha = newton ? fmin(1.0, amax) : amax;
+      if (block >= 0 && F[block] == just_added && alpha <= 0.0) {
+        /* degenerate: the entering index would leave at once; stop at the current point */
+        kkt = kd_qp_kkt_(n, w, g, in_f, simplex);
+        if (kkt <= tol * kscale) break;
+        KD_FAIL(KD_ERR_NUMERIC, "kd_simplex_qp: no progress (degenerate face), KKT %.3g", kkt);
+      }
+      for (int a = 0; a < k; a++) w[F[a]] += alpha * p[a];
+      just_added = -1;
+      if (newton && amax >= 1.0) {
+        face_opt = 1;
+      } else {
+        w[F[block]] = 0.0;
+      }
+      /* leave F: blocking index and any entry driven to <= 0 by round-off */
+      int kk = 0;
+      for (int a = 0; a < k; a++) {
+        if (w[F[a]] <= 0.0) {
+          w[F[a]] = 0.0;
+          in_f[F[a]] = 0;
+        } else {
+          F[kk++] = F[a];
+        }
+      }
+      k = kk;
+      if (simplex) {
+        double s = 0.0;
+        for (int a = 0; a < k; a++) s += w[F[a]];
+        KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "kd_simplex_qp: lost feasibility");
+        for (int a = 0; a < k; a++) w[F[a]] /= s;
+      }
+      continue;
+    }
+    kkt = kd_qp_kkt_(n, w, g, in_f, simplex);
+    if (kkt <= tol * kscale) break;
+    /* entering index: smallest gradient outside F (ties: smallest index) */
+    int j = -1;
+    double lam = 0.0;
+    if (simplex)
+      for (int a = 0; a < k; a++) lam += w[F[a]] * g[F[a]];
+    for (int i = 0; i < n; i++)
+      if (!in_f[i] && g[i] < lam && (j < 0 || g[i] < g[j])) j = i;
+    if (j >= 0 && lam - g[j] > 0.5 * tol * kscale) {
+      int pos = k;
+      while (pos > 0 && F[pos - 1] > j) {
+        F[pos] = F[pos - 1];
+        pos--;
+      }
+      F[pos] = j;
+      k++;
+      in_f[j] = 1;
+      just_added = j;
+      face_opt = 0;
+      refines = 0;
+    } else {
+      /* the violation sits inside F (round-off of the face solve): refine a few times */
+      if (++refines > 3) break;
+      face_opt = 0;
+    }
+  }
+  /* exact feasibility */
+  double s = 0.0;
+  for (int i = 0; i < n; i++) {
+    if (!(w[i] > 0)) w[i] = 0.0;
+    s += w[i];
+  }
+  if (simplex) {
+    KD_CHECK(s > 0, KD_ERR_NUMERIC, "kd_simplex_qp: lost feasibility");
+    for (int i = 0; i < n; i++) w[i] /= s;
+  }
+  for (int i = 0; i < n; i++)
+    KD_CHECK(isfinite(w[i]), KD_ERR_NUMERIC, "kd_simplex_qp: non-finite solution");
+cleanup:
+  free(F);
+  free(in_f);
+  free(g);
+  free(p);
+  free(ws);
+  return err;
+}
+
+kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w) {
+  return kd_qp_active_set_(n, Q, c, 1, tol, max_iter, w);
+}
+
+kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w) {
+  return kd_qp_active_set_(n, Q, c, 0, tol, max_iter, w);
+}

@@ -1,0 +1,175 @@
+/* target.c - target objects (closed form or empirical), their embeddings, and the exact MMD of a
+ * weighted rule (X, w) against the target (e.g. Gretton et al.'s MMD in its kernel-mean form):
+ *   MMD^2 = zz - 2 w^T z(X) + w^T K(X,X) w,  z(x) = int k(x,y) dmu(y),  zz = int int k dmu dmu. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist_impl.h"
+#include "target/target_impl.h"
+
+kd_err kd_target_create_closed(MPI_Comm comm, kd_kernel *k, const kd_measure *m, kd_target **out) {
+  kd_err err = KD_OK;
+  kd_target *t = NULL;
+  char why[400];
+  KD_CHECK(out && k && m, KD_ERR_ARG, "target: NULL argument");
+  *out = NULL;
+  KD_TRY(kd_measure_validate(m, "target"));
+  KD_CHECK(kd_kernel_dim(k) == m->d, KD_ERR_ARG,
+           "target: kernel dimension %d does not match measure dimension %d", kd_kernel_dim(k),
+           m->d);
+  if (!kd_target_closed_supported_(k, m, why, (int)sizeof why))
+    KD_FAIL(KD_ERR_UNSUPPORTED, "%s", why);
+  KD_ALLOC(t, 1);
+  t->closed = 1;
+  t->comm = comm;
+  t->k = k;
+  KD_TRY(kd_measure_copy(m, &t->m));
+  *out = t;
+  t = NULL;
+cleanup:
+  kd_target_destroy(&t);
+  return err;
+}
+
+kd_err kd_target_create_empirical(kd_kernel *k, const kd_pointset *pts, int skip_self,
+                                  kd_target **out) {
+  kd_err err = KD_OK;
+  kd_target *t = NULL;
+  KD_CHECK(out && k && pts, KD_ERR_ARG, "target: NULL argument");
+  *out = NULL;
+  KD_CHECK(kd_kernel_dim(k) == kd_pointset_dim(pts), KD_ERR_ARG,
+           "target: kernel dimension %d does not match the target points' dimension %d",
+           kd_kernel_dim(k), kd_pointset_dim(pts));
+  KD_CHECK(kd_pointset_n_global(pts) > 0, KD_ERR_INPUT, "target: the target point set is empty");
+  KD_ALLOC(t, 1);
+  t->closed = 0;
+  t->comm = kd_pointset_comm(pts);
+  t->k = k;
+  t->pts = pts;
+  t->skip_self = skip_self != 0;
+  *out = t;
+  t = NULL;
+cleanup:
+  kd_target_destroy(&t);
+  return err;
+}
+
+void kd_target_destroy(kd_target **t) {
+  if (!t || !*t) return;
+  kd_measure_free(&(*t)->m);
+  free(*t);
+  *t = NULL;
+}
+
+int kd_target_is_closed(const kd_target *t) { return t->closed; }
+const kd_measure *kd_target_measure(const kd_target *t) { return t->closed ? &t->m : NULL; }
+const kd_pointset *kd_target_points(const kd_target *t) { return t->closed ? NULL : t->pts; }
+kd_kernel *kd_target_kernel(const kd_target *t) { return t->k; }
+MPI_Comm kd_target_comm(const kd_target *t) { return t->comm; }
+int kd_target_dim(const kd_target *t) { return kd_kernel_dim(t->k); }
+
+kd_err kd_target_embed(kd_target *t, const kd_pointset *X, double *z_local) {
+  kd_err err = KD_OK;
+  KD_CHECK(t && X, KD_ERR_ARG, "target: NULL argument");
+  KD_CHECK(kd_pointset_dim(X) == kd_target_dim(t), KD_ERR_ARG,
+           "target: points of dimension %d, target of dimension %d", kd_pointset_dim(X),
+           kd_target_dim(t));
+  KD_CHECK(kd_dist_size(kd_pointset_comm(X)) == kd_dist_size(t->comm), KD_ERR_ARG,
+           "target: the point set and the target live on communicators of different sizes");
+  if (t->closed)
+    KD_TRY(kd_target_closed_embed_(t, kd_pointset_rows_const(X), kd_pointset_n_local(X), z_local));
+  else
+    KD_TRY(kd_target_emp_embed_(t, kd_pointset_rows_const(X), kd_pointset_n_local(X), z_local));
+cleanup:
+  return err;
+}
+
+kd_err kd_target_embed_rows(kd_target *t, const double *X, kd_lidx n, double *z) {
+  kd_err err = KD_OK;
+  KD_CHECK(t && n >= 0 && (n == 0 || (X && z)), KD_ERR_ARG, "target: bad rows argument");
+  if (t->closed)
+    KD_TRY(kd_target_closed_embed_(t, X, n, z));
+  else
+    KD_TRY(kd_target_emp_embed_rows_(t, X, n, z));
+cleanup:
+  return err;
+}
+
+kd_err kd_target_self(kd_target *t, double *zz, int *available) {
+  kd_err err = KD_OK;
+  KD_CHECK(t && zz && available, KD_ERR_ARG, "target: NULL argument");
+  if (!t->closed && t->skip_self) {
+    *zz = NAN;
+    *available = 0;
+    return KD_OK;
+  }
+  if (!t->zz_done) {
+    double v = 0.0;
+    if (t->closed)
+      KD_TRY(kd_target_closed_self_(t, &v));
+    else
+      KD_TRY(kd_target_emp_self_(t, &v));
+    t->zz = v;
+    t->zz_done = 1;
+  }
+  *zz = t->zz;
+  *available = 1;
+cleanup:
+  return err;
+}
+
+kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd,
+              double *mmd2) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *z = NULL, *y = NULL, *yall = NULL;
+  KD_CHECK(t && X && w && mmd && n >= 1, KD_ERR_ARG, "mmd: need a rule with n >= 1 points");
+  MPI_Comm comm = t->comm;
+  const int p = kd_dist_size(comm), rank = kd_dist_rank(comm);
+  double zz = 0.0;
+  int avail = 0;
+  /* w^T K(X,X) w: rank r does rows [n r/p, n (r+1)/p) against all of X; the row values are
+   * gathered and summed in row order on every rank, so the sum does not depend on p. */
+  const kd_lidx r0 = (kd_lidx)((int64_t)n * rank / p), r1 = (kd_lidx)((int64_t)n * (rank + 1) / p);
+  const int d = kd_target_dim(t);
+  z = calloc((size_t)n, sizeof(double));
+  yall = calloc((size_t)n, sizeof(double));
+  y = calloc((size_t)(r1 - r0) + 1, sizeof(double));
+  if (!z || !yall || !y)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "mmd: cannot allocate %lld doubles",
+                      (long long)n);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_target_embed_rows(t, X, n, z));
+  KD_TRY(kd_target_self(t, &zz, &avail));
+  if (r1 > r0) lerr = kd_kernel_matvec(t->k, X + (size_t)r0 * d, r1 - r0, X, n, w, 0.0, y);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_allgatherv(comm, y, r1 - r0, yall));
+  double wz = 0.0, cz = 0.0, wkw = 0.0, ck = 0.0;
+  for (kd_lidx i = 0; i < n; i++) {
+    double a = w[i] * z[i], b = w[i] * yall[i], s;
+    s = wz + a;
+    cz += fabs(wz) >= fabs(a) ? (wz - s) + a : (a - s) + wz;
+    wz = s;
+    s = wkw + b;
+    ck += fabs(wkw) >= fabs(b) ? (wkw - s) + b : (b - s) + wkw;
+    wkw = s;
+  }
+  wz += cz;
+  wkw += ck;
+  double res[2];
+  if (avail) {
+    res[1] = (zz + wkw) - 2.0 * wz;
+    res[0] = sqrt(res[1] > 0.0 ? res[1] : 0.0);
+  } else {
+    res[1] = wkw - 2.0 * wz;
+    res[0] = NAN;
+  }
+  KD_TRY(kd_dist_bcast(comm, res, (int64_t)sizeof res, 0)); /* identical bits on every rank */
+  *mmd = res[0];
+  if (mmd2) *mmd2 = res[1];
+cleanup:
+  free(z);
+  free(y);
+  free(yall);
+  return err;
+}

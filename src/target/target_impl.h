@@ -1,0 +1,39 @@
+/* target_impl.h - the target struct and the helpers shared by the files of src/target/ only.
+ *   closed.c     closed-form kernel mean embeddings z(x) and double integrals zz
+ *   empirical.c  weighted point sets distributed over ranks (ring passes of target blocks)
+ *   target.c     creation, accessors and the exact MMD
+ *     MMD^2(w, X) = zz - 2 w^T z(X) + w^T K(X,X) w. */
+#ifndef KDISTILL_TARGET_IMPL_H
+#define KDISTILL_TARGET_IMPL_H
+
+#include "kdistill/kd_target.h"
+
+struct kd_target {
+  int closed;              /* 1: closed form (measure m), 0: empirical (points pts) */
+  MPI_Comm comm;           /* borrowed (the caller's, or the point set's) */
+  kd_kernel *k;            /* borrowed */
+  kd_measure m;            /* owned copy (closed form) */
+  const kd_pointset *pts;  /* borrowed (empirical) */
+  int skip_self;           /* empirical: zz not computed */
+  int zz_done;             /* zz cached */
+  double zz;
+};
+
+/** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
+int kd_target_closed_supported_(const kd_kernel *k, const kd_measure *m, char *why, int nwhy);
+/** Closed-form z at n rows X[n*d]. Local. */
+kd_err kd_target_closed_embed_(const kd_target *t, const double *X, kd_lidx n, double *z);
+/** Closed-form zz. Local. */
+kd_err kd_target_closed_self_(const kd_target *t, double *zz);
+
+/** Empirical z at the local rows of a distributed X (ring). Collective. */
+kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *z);
+/** Empirical z at replicated rows (local block contribution + sum). Collective. */
+kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, double *z);
+/** Empirical zz = w^T K w over the distributed set (ring over half the block pairs). Collective. */
+kd_err kd_target_emp_self_(kd_target *t, double *zz);
+
+/** n Gauss-Legendre nodes x[n] and weights w[n] on [-1, 1] (Newton on P_n). Local. */
+void kd_target_gauss_legendre_(int n, double *x, double *w);
+
+#endif

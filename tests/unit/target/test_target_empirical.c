@@ -1,0 +1,159 @@
+/* test_target_empirical.c - empirical targets against a serial brute-force double loop (so the
+ * results at 1, 2 and 4 ranks agree with each other to <= 2e-12 relative): z at a distributed set
+ * (ring), z at replicated rows, zz (symmetric half ring), kd_mmd, skip_self, the target against
+ * itself (MMD 0), and tiny targets with empty blocks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_test.h"
+
+static kd_kernel *mk_kernel(kd_kernel_type ty, double ls, int d) {
+  kd_kernel_params p = kd_kernel_params_default(ty);
+  p.ls = ls;
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  return k;
+}
+
+/* Target of N rows of a mixture, with weights 1 + (g mod 7) (or uniform). Returns the set and fills
+ * the replicated rows Y[N*d] and normalised weights v[N] for the brute force. */
+static kd_pointset *mk_target(MPI_Comm c, kd_gidx N, int d, int weighted, double *Y, double *v) {
+  double means[6] = {0, 0, 0, 1.5, -1, 0.5}, sds[6] = {0.6, 0.6, 0.6, 0.4, 0.8, 0.5},
+         mw[2] = {0.6, 0.4};
+  kd_measure mu = {0};
+  mu.type = KD_MEASURE_GAUSSIAN_MIXTURE;
+  mu.d = d;
+  mu.n_comp = 2;
+  mu.means = means;
+  mu.sds = sds;
+  mu.mix_w = mw;
+  kd_pointset *ps = NULL;
+  KD_TEST_OK(kd_pointset_generate(c, &mu, N, 21, &ps));
+  KD_TEST_OK(kd_measure_sample(&mu, 21, 0, N, Y));
+  double s = 0;
+  for (kd_gidx g = 0; g < N; g++) s += (v[g] = weighted ? 1.0 + (double)(g % 7) : 1.0);
+  for (kd_gidx g = 0; g < N; g++) v[g] /= s;
+  if (weighted) {
+    kd_lidx nl = kd_pointset_n_local(ps);
+    kd_gidx off = kd_pointset_offset(ps);
+    double *wl = malloc(sizeof(double) * (nl + 1));
+    for (kd_lidx i = 0; i < nl; i++) wl[i] = 1.0 + (double)((off + i) % 7);
+    KD_TEST_OK(kd_pointset_set_weights(ps, wl));
+    free(wl);
+  }
+  return ps;
+}
+
+static double brute_z(kd_kernel *k, const double *x, const double *Y, const double *v, kd_gidx N,
+                      int d) {
+  double s = 0;
+  for (kd_gidx j = 0; j < N; j++) s += v[j] * kd_kernel_eval(k, x, Y + j * d);
+  return s;
+}
+
+static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
+  const int d = 3;
+  kd_kernel *k = mk_kernel(ty, 0.9, d);
+  double *Y = malloc(sizeof(double) * N * d), *v = malloc(sizeof(double) * N);
+  kd_pointset *tp = mk_target(c, N, d, weighted, Y, v);
+  kd_target *t = NULL, *ts = NULL;
+  KD_TEST_OK(kd_target_create_empirical(k, tp, 0, &t));
+  KD_TEST(!kd_target_is_closed(t) && kd_target_points(t) == tp && !kd_target_measure(t),
+          "accessors");
+  /* z at a distributed uniform-box set (ring) */
+  double lo[3] = {-2, -2, -1}, hi[3] = {3, 1, 2};
+  kd_measure box = {0};
+  box.type = KD_MEASURE_UNIFORM_BOX;
+  box.d = d;
+  box.lo = lo;
+  box.hi = hi;
+  const kd_gidx nx = 301;
+  kd_pointset *X = NULL;
+  KD_TEST_OK(kd_pointset_generate(c, &box, nx, 5, &X));
+  kd_lidx nl = kd_pointset_n_local(X);
+  double *zl = malloc(sizeof(double) * (nl + 1));
+  KD_TEST_OK(kd_target_embed(t, X, zl));
+  const double *xr = kd_pointset_rows_const(X);
+  double worst = 0;
+  for (kd_lidx i = 0; i < nl; i++) {
+    double ref = brute_z(k, xr + i * d, Y, v, N, d);
+    worst = fmax(worst, fabs(zl[i] - ref) / fabs(ref));
+  }
+  KD_TEST(worst <= 1e-12, "%s N=%lld: ring z vs brute force, worst rel %.3g", kd_kernel_name(ty),
+          (long long)N, worst);
+  /* z at replicated rows, and the rule's MMD against brute force */
+  const int n = 40;
+  double *R = malloc(sizeof(double) * n * d), *w = malloc(sizeof(double) * n), z[40];
+  KD_TEST_OK(kd_measure_sample(&box, 6, 0, n, R));
+  double ws = 0;
+  for (int i = 0; i < n; i++) ws += (w[i] = 1.0 + (i % 3));
+  for (int i = 0; i < n; i++) w[i] /= ws;
+  KD_TEST_OK(kd_target_embed_rows(t, R, n, z));
+  worst = 0;
+  double wz = 0, wkw = 0, zz = 0;
+  for (int i = 0; i < n; i++) {
+    double ref = brute_z(k, R + i * d, Y, v, N, d);
+    worst = fmax(worst, fabs(z[i] - ref) / fabs(ref));
+    wz += w[i] * ref;
+    for (int j = 0; j < n; j++) wkw += w[i] * w[j] * kd_kernel_eval(k, R + i * d, R + j * d);
+  }
+  KD_TEST(worst <= 1e-12, "embed_rows vs brute force, worst rel %.3g", worst);
+  for (kd_gidx i = 0; i < N; i++) {
+    double r = 0;
+    for (kd_gidx j = 0; j < N; j++) r += v[j] * kd_kernel_eval(k, Y + i * d, Y + j * d);
+    zz += v[i] * r;
+  }
+  double got = NAN, mmd = NAN, mmd2 = NAN;
+  int av = 0;
+  KD_TEST_OK(kd_target_self(t, &got, &av));
+  KD_TEST(av == 1, "zz available");
+  KD_TEST_REL(got, zz, 1e-12, "zz vs brute double loop");
+  KD_TEST_OK(kd_mmd(t, R, w, n, &mmd, &mmd2));
+  KD_TEST_REL(mmd2, zz - 2 * wz + wkw, 1e-12, "mmd2 vs brute force");
+  KD_TEST_REL(mmd, sqrt(zz - 2 * wz + wkw), 1e-12, "mmd vs brute force");
+  /* skip_self: mmd NaN, mmd2 = MMD^2 - zz */
+  KD_TEST_OK(kd_target_create_empirical(k, tp, 1, &ts));
+  KD_TEST_OK(kd_target_self(ts, &got, &av));
+  KD_TEST(av == 0 && isnan(got), "skipped zz unavailable");
+  KD_TEST_OK(kd_mmd(ts, R, w, n, &mmd, &mmd2));
+  KD_TEST(isnan(mmd), "mmd NaN without zz");
+  KD_TEST_REL(mmd2, wkw - 2 * wz, 1e-12, "mmd2 = MMD^2 - zz without zz");
+  /* the target against itself: MMD^2 = 0 up to round-off, mmd clamped >= 0 */
+  KD_TEST_OK(kd_mmd(t, Y, v, N, &mmd, &mmd2));
+  KD_TEST(fabs(mmd2) <= 1e-13 * zz + 1e-15, "self MMD^2 = %.3g ~ 0", mmd2);
+  KD_TEST(mmd >= 0 && mmd <= 1e-6, "self MMD = %.3g ~ 0", mmd);
+  /* identical on every rank */
+  double mx[2] = {mmd2, -mmd2};
+  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, c);
+  KD_TEST(mx[0] == mmd2 && -mx[1] == mmd2, "mmd2 bitwise identical on all ranks");
+  kd_target_destroy(&ts);
+  kd_target_destroy(&t);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&tp);
+  kd_kernel_destroy(&k);
+  free(zl);
+  free(R);
+  free(w);
+  free(Y);
+  free(v);
+}
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  MPI_Comm c = MPI_COMM_WORLD;
+  run_case(c, KD_KERNEL_GAUSSIAN, 1037, 1);
+  run_case(c, KD_KERNEL_GAUSSIAN, 800, 0);
+  run_case(c, KD_KERNEL_LAPLACE, 517, 1);
+  run_case(c, KD_KERNEL_MATERN32, 3, 1); /* fewer rows than ranks: empty blocks */
+  run_case(c, KD_KERNEL_IMQ, 1, 0);
+  /* errors every rank sees: dimension mismatch */
+  kd_kernel *k = mk_kernel(KD_KERNEL_GAUSSIAN, 1, 2);
+  double Y[9], v[3];
+  kd_pointset *tp = mk_target(c, 3, 3, 0, Y, v);
+  kd_target *t = NULL;
+  KD_TEST(kd_target_create_empirical(k, tp, 0, &t) == KD_ERR_ARG && !t, "dimension mismatch");
+  kd_err_clear();
+  kd_pointset_destroy(&tp);
+  kd_kernel_destroy(&k);
+  return kd_test_finish();
+}
