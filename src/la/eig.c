@@ -1,12 +1,12 @@
 /* eig.c - top-s eigenpairs of a symmetric matrix (LAPACK dsyevr on one rank, ScaLAPACK pdsyevr on a
  * block-cyclic BLACS layout) and a rank-revealing null space (dgeqp3). Used for the Nystrom test
- * functions of eq. (10)-(11) and the Caratheodory steps of Remark 1 (Hayakawa, Oberhauser & Lyons). */
+ * functions of eq. (10)-(11) and the Caratheodory steps of Remark 1 (Hayakawa, Oberhauser & Lyons).
+ */
+#include <cblas.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cblas.h>
 
 #include "dist/dist_impl.h"
 #include "la/la_dist_impl.h"
@@ -108,7 +108,8 @@ kd_err kd_la_eig_top_dist(MPI_Comm comm, int l, kd_la_fill_fn fill, void *ctx, i
     A = calloc((size_t)lld * (nloc > 0 ? nloc : 1), sizeof *A);
     Zl = calloc((size_t)lld * (nloc > 0 ? nloc : 1), sizeof *Zl);
     w = calloc((size_t)l, sizeof *w);
-    if (!A || !Zl || !w) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "eigensolver: out of memory");
+    if (!A || !Zl || !w)
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "eigensolver: out of memory");
   }
   for (int lj = 0; lerr == KD_OK && lj < nloc; lj += nb) {
     const int gj = ((lj / nb) * g->npcol + g->mycol) * nb;

@@ -41,8 +41,8 @@ kd_err kd_la_eig_top_dist(MPI_Comm comm, int l, kd_la_fill_fn fill, void *ctx, i
                           double *lambda, double *U);
 
 /** Null space of the r x K column-major matrix M (lda = r) by QR with column pivoting (dgeqp3):
- *  returns q = K - rank null vectors in V[K*q] column-major (V[j + t*K]), each with a 1 at a distinct
- *  pivot position. rank = number of |R_ii| > rtol * |R_11|. M is overwritten. *q may be 0.
+ *  returns q = K - rank null vectors in V[K*q] column-major (V[j + t*K]), each with a 1 at a
+ * distinct pivot position. rank = number of |R_ii| > rtol * |R_11|. M is overwritten. *q may be 0.
  *  V must hold K*K doubles. Local. Errors: KD_ERR_MEM, KD_ERR_LA. */
 kd_err kd_la_null_space(int r, int K, double *M, double rtol, double *V, int *q);
 

@@ -8,6 +8,9 @@ static kd_err kd_mercer_recomb_run_(const kd_algo_in *in, kd_result *out) {
 }
 
 const kd_algo_desc kd_algo_mercer_recombination = {
-    "mercer_recombination", "quad",
+    "mercer_recombination",
+    "quad",
     "periodic Sobolev Mercer test functions + recombination, optional convex QP weights",
-    kd_quad_params, KD_QUAD_N_PARAMS, kd_mercer_recomb_run_};
+    kd_quad_params,
+    KD_QUAD_N_PARAMS,
+    kd_mercer_recomb_run_};

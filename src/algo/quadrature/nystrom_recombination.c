@@ -7,6 +7,9 @@ static kd_err kd_nystrom_recomb_run_(const kd_algo_in *in, kd_result *out) {
 }
 
 const kd_algo_desc kd_algo_nystrom_recombination = {
-    "nystrom_recombination", "quad",
+    "nystrom_recombination",
+    "quad",
     "Nystrom test functions + recombination of an N-point sample, optional convex QP weights",
-    kd_quad_params, KD_QUAD_N_PARAMS, kd_nystrom_recomb_run_};
+    kd_quad_params,
+    KD_QUAD_N_PARAMS,
+    kd_nystrom_recomb_run_};

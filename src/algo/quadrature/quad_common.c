@@ -1,7 +1,7 @@
 /* quad_common.c - convex kernel quadrature via test functions + recombination (Hayakawa, Oberhauser
- * & Lyons): Alg. 1 (steps 1-4), Nystrom test functions u_i^T k(Z,.)/sqrt(lambda_i) of eq. (10)-(11),
- * Mercer test functions of §2.2 for the periodic Sobolev kernel on the torus, and the "+ opt"
- * convex weights minimising the worst-case error (14) over the simplex.
+ * & Lyons): Alg. 1 (steps 1-4), Nystrom test functions u_i^T k(Z,.)/sqrt(lambda_i) of eq.
+ * (10)-(11), Mercer test functions of §2.2 for the periodic Sobolev kernel on the torus, and the "+
+ * opt" convex weights minimising the worst-case error (14) over the simplex.
  *
  * Layout: the N sample rows are cut into n_leaves contiguous leaves (a number fixed by N and n
  * only), leaves are split in blocks over ranks; each rank evaluates the test functions on its own
@@ -38,7 +38,8 @@ const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
     {"rank_deficient", KD_PARAM_STR, 0, "warn", 0, 0, "warn|error",
      "what to do when W has fewer than n-1 usable eigenvalues"},
     {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
-     "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all ranks"},
+     "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
+     "ranks"},
     {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
      "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep"},
     {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP"},
@@ -60,8 +61,8 @@ static int kd_mterm_cmp_(const void *a, const void *b) {
 }
 
 /* enumerate multi-indices with prod max(1,|k_j|) <= P; returns count (writes if out != NULL) */
-static int64_t kd_menum_(int d, int j, int64_t prod, int64_t P, int *cur, kd_mterm_ *out,
-                         int64_t n, int r) {
+static int64_t kd_menum_(int d, int j, int64_t prod, int64_t P, int *cur, kd_mterm_ *out, int64_t n,
+                         int r) {
   if (j == d) {
     if (out) {
       kd_mterm_ *t = &out[n];
@@ -229,53 +230,55 @@ static kd_err kd_features_(const kd_qfeat_ *q, int64_t lo, int64_t hi, kd_recomb
   const int *midx = q->midx;
   const kd_quad_kind kind = q->kind;
   for (int64_t leaf = lo; leaf < hi; leaf++) {
-  kd_recomb_set *ls = &leaves[leaf - lo];
-  const int64_t a = N * leaf / n_leaves, b = N * (leaf + 1) / n_leaves;
-  KD_TRY(kd_recomb_set_alloc(ls, b - a, m));
-  ls->n = b - a;
-  for (int64_t c0 = a; c0 < b; c0 += chunk) {
-    const int64_t cn = (b - c0) < chunk ? (b - c0) : chunk;
-    const double *Yc = Y + (size_t)(c0 - row0) * d;
-    KD_TRY(kd_kernel_diag(k, Yc, cn, kdiag));
-    double *Fc = ls->F + (size_t)(c0 - a) * m;
-    if (kind == KD_QUAD_NYSTROM) {
-      KD_TRY(kd_kernel_eval_block(k, Yc, cn, Z, ell, Kyz, ell));
-      if (s > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cn, s, (int)ell, 1.0, Kyz,
-                    (int)ell, U, s, 0.0, Phi, s);
-      for (int64_t i = 0; i < cn; i++) {
-        double k0 = 0;
-        for (int t = 0; t < s; t++) {
-          double v = Phi[i * s + t] / sqrt(lambda[t]);
-          Fc[i * m + t] = v;
-          k0 += v * v;
-        }
-        Fc[i * m + s] = kdiag[i] - k0;
-      }
-    } else {
-      const double twopi = 2.0 * 3.14159265358979323846;
-      for (int64_t i = 0; i < cn; i++) {
-        const double *y = Yc + (size_t)i * d;
-        double k0 = 0;
-        for (int t = 0; t < s; t++) {
-          double v = sqrt(lambda[t]);
-          for (int j = 0; j < d; j++) {
-            int kk = midx[t * d + j];
-            if (kk > 0) v *= sqrt(2.0) * cos(twopi * kk * y[j]);
-            else if (kk < 0) v *= sqrt(2.0) * sin(twopi * (-kk) * y[j]);
+    kd_recomb_set *ls = &leaves[leaf - lo];
+    const int64_t a = N * leaf / n_leaves, b = N * (leaf + 1) / n_leaves;
+    KD_TRY(kd_recomb_set_alloc(ls, b - a, m));
+    ls->n = b - a;
+    for (int64_t c0 = a; c0 < b; c0 += chunk) {
+      const int64_t cn = (b - c0) < chunk ? (b - c0) : chunk;
+      const double *Yc = Y + (size_t)(c0 - row0) * d;
+      KD_TRY(kd_kernel_diag(k, Yc, cn, kdiag));
+      double *Fc = ls->F + (size_t)(c0 - a) * m;
+      if (kind == KD_QUAD_NYSTROM) {
+        KD_TRY(kd_kernel_eval_block(k, Yc, cn, Z, ell, Kyz, ell));
+        if (s > 0)
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cn, s, (int)ell, 1.0, Kyz,
+                      (int)ell, U, s, 0.0, Phi, s);
+        for (int64_t i = 0; i < cn; i++) {
+          double k0 = 0;
+          for (int t = 0; t < s; t++) {
+            double v = Phi[i * s + t] / sqrt(lambda[t]);
+            Fc[i * m + t] = v;
+            k0 += v * v;
           }
-          Fc[i * m + t] = v;
-          k0 += v * v;
+          Fc[i * m + s] = kdiag[i] - k0;
         }
-        Fc[i * m + s] = kdiag[i] - k0;
+      } else {
+        const double twopi = 2.0 * 3.14159265358979323846;
+        for (int64_t i = 0; i < cn; i++) {
+          const double *y = Yc + (size_t)i * d;
+          double k0 = 0;
+          for (int t = 0; t < s; t++) {
+            double v = sqrt(lambda[t]);
+            for (int j = 0; j < d; j++) {
+              int kk = midx[t * d + j];
+              if (kk > 0)
+                v *= sqrt(2.0) * cos(twopi * kk * y[j]);
+              else if (kk < 0)
+                v *= sqrt(2.0) * sin(twopi * (-kk) * y[j]);
+            }
+            Fc[i * m + t] = v;
+            k0 += v * v;
+          }
+          Fc[i * m + s] = kdiag[i] - k0;
+        }
       }
-    }
-    for (int64_t i = 0; i < cn; i++) {
-      ls->gid[c0 - a + i] = c0 + i;
-      ls->w[c0 - a + i] = wall[c0 + i];
+      for (int64_t i = 0; i < cn; i++) {
+        ls->gid[c0 - a + i] = c0 + i;
+        ls->w[c0 - a + i] = wall[c0 + i];
+      }
     }
   }
-}
 cleanup:
   return err;
 }
@@ -420,9 +423,10 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
                "Nystrom: W = k(Z,Z) has only %d eigenvalues above %g * lambda_1, need n - 1 = %d "
                "(algorithm.rank_deficient: error)",
                keep, eig_rtol, s);
-      kd_log_warn("Nystrom: W has only %d usable eigenvalues (need n - 1 = %d); using %d test "
-                  "functions, the rule may have fewer than n points",
-                  keep, s, keep);
+      kd_log_warn(
+          "Nystrom: W has only %d usable eigenvalues (need n - 1 = %d); using %d test "
+          "functions, the rule may have fewer than n points",
+          keep, s, keep);
       /* compact U to keep columns */
       for (int64_t i = 0; i < ell; i++)
         memmove(U + (size_t)i * keep, U + (size_t)i * s, sizeof(double) * keep);
@@ -502,12 +506,12 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   tm.opt = kd_dist_wtime() - t0;
 
   /* ---- metrics (stage times: max over ranks, so every rank reports the same) ---- */
-  double tv[6] = {tm.sampling, tm.nystrom, tm.eigensolve, tm.test_functions, tm.recombination,
-                  tm.opt};
+  double tv[6] = {tm.sampling,       tm.nystrom,       tm.eigensolve,
+                  tm.test_functions, tm.recombination, tm.opt};
   KD_TRY(kd_dist_max(comm, tv, 6));
-  static const char *const tnames[6] = {"time_sampling",       "time_nystrom",
-                                        "time_eigensolve",     "time_test_functions",
-                                        "time_recombination",  "time_opt"};
+  static const char *const tnames[6] = {"time_sampling",      "time_nystrom",
+                                        "time_eigensolve",    "time_test_functions",
+                                        "time_recombination", "time_opt"};
   for (int i = 0; i < 6; i++) KD_TRY(kd_result_set_metric(out, tnames[i], tv[i]));
   KD_TRY(kd_result_set_metric(out, "sample_size", (double)N));
   KD_TRY(kd_result_set_metric(out, "test_functions", (double)s));

@@ -184,17 +184,13 @@ cleanup:
 }
 
 void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int64_t *hi) {
-  *lo = n_leaves * rank / size;
-  *hi = n_leaves * (rank + 1) / size;
+  /* leaf j lives on rank floor(j * size / n_leaves): leaf 0 (the root) is always on rank 0 */
+  *lo = (n_leaves * rank + size - 1) / size;
+  *hi = (n_leaves * (rank + 1) + size - 1) / size;
 }
 
 static int kd_leaf_owner_(int64_t leaf, int64_t n_leaves, int size) {
-  for (int r = 0; r < size; r++) {
-    int64_t lo, hi;
-    kd_recomb_leaf_range(n_leaves, r, size, &lo, &hi);
-    if (leaf >= lo && leaf < hi) return r;
-  }
-  return size - 1;
+  return (int)(leaf * size / n_leaves);
 }
 
 /* pack: [n, (gid, w, F[m]) x n] */

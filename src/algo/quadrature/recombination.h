@@ -34,7 +34,8 @@ void kd_recomb_set_free(kd_recomb_set *s);
  *  Errors: KD_ERR_MEM, KD_ERR_LA, KD_ERR_NUMERIC (non-finite input). */
 kd_err kd_recomb_reduce(kd_recomb_set *s);
 
-/** Leaves [*lo, *hi) of rank `rank` when n_leaves leaves are split in blocks over size ranks. */
+/** Leaves [*lo, *hi) of rank `rank` when n_leaves leaves are split in blocks over size ranks
+ *  (leaf j on rank floor(j * size / n_leaves), so leaf 0 is on rank 0). */
 void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int64_t *hi);
 
 /** Distributed recombination over a fixed binary tree of n_leaves leaves (independent of the rank
