@@ -394,6 +394,19 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
       KD_TRY(kd_pointset_gather_rows(emp, zsel, ell, Z));
     }
   }
+  /* non-finite coordinates (a bad data row) are a clear input error, agreed over ranks */
+  for (int64_t i = 0; lerr == KD_OK && i < nmine * d; i++)
+    if (!isfinite(Y[i])) {
+      const int64_t g = row0 + i / d;
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "quadrature: non-finite coordinate in target row %lld",
+                        (long long)(emp ? sel[g] + 1 : g + 1));
+    }
+  for (int64_t i = 0; Z && lerr == KD_OK && i < ell * d; i++)
+    if (!isfinite(Z[i]))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "quadrature: non-finite coordinate in target row %lld (Nystrom point)",
+                        (long long)(emp ? zsel[i / d] + 1 : i / d + 1));
   KD_TRY(kd_dist_agreed(comm, lerr));
   tm.sampling = kd_dist_wtime() - t0;
 
