@@ -295,7 +295,9 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   kd_kernel *k = in->kernel;
   kd_target *tg = in->target;
   const kd_measure *meas = kd_target_measure(tg);
-  const kd_pointset *emp = kd_target_points(tg);
+  /* the sample pool: the task's candidates if given, else an empirical target's rows; with neither,
+   * rows are drawn from the target's generator */
+  const kd_pointset *emp = in->points ? in->points : kd_target_points(tg);
   const int d = kd_kernel_dim(k);
   double *Z = NULL, *Yall = NULL, *wall = NULL, *Y = NULL, *lambda = NULL, *U = NULL;
   double *Kyz = NULL, *Phi = NULL, *kdiag = NULL, *X = NULL, *Q = NULL, *z = NULL, *wopt = NULL;
@@ -319,7 +321,10 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   const int qp_iter = (int)kd_params_int(in->params, "qp_max_iter");
 
   KD_CHECK(meas || emp, KD_ERR_UNSUPPORTED,
-           "quadrature needs a generator target or an empirical target");
+           "quadrature needs a generator target, an empirical target or a sample pool");
+  KD_CHECK(!emp || kd_pointset_dim(emp) == d, KD_ERR_INPUT,
+           "quadrature: the sample pool has dimension %d but the kernel %d",
+           emp ? kd_pointset_dim(emp) : 0, d);
   if (N == 0) N = n * n;
   if (emp && N > kd_pointset_n_global(emp)) N = kd_pointset_n_global(emp);
   if (ell == 0) ell = 10 * n;
@@ -359,7 +364,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   const uint64_t seedZ = kd_rng_u64(in->seed, KD_QSTREAM_NYS, 0);
   KD_ALLOC(Y, (size_t)(nmine > 0 ? nmine : 1) * d);
   KD_ALLOC(wall, N);
-  if (meas) {
+  if (!emp) {
     lerr = kd_measure_sample(meas, seedY, row0, nmine, Y);
     for (int64_t i = 0; i < N; i++) wall[i] = 1.0 / (double)N;
   } else {
@@ -381,7 +386,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   }
   if (kind == KD_QUAD_NYSTROM) {
     KD_ALLOC(Z, (size_t)ell * d);
-    if (meas) {
+    if (!emp) {
       if (lerr == KD_OK) lerr = kd_measure_sample(meas, seedZ, 0, ell, Z);
     } else {
       KD_ALLOC(zsel, ell);
@@ -485,7 +490,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   for (int64_t i = 0; i < nq; i++) {
     out->indices[i] = rule.gid[i];
     out->weights[i] = rule.w[i] / wsum;
-    if (meas)
+    if (!emp)
       KD_TRY(kd_measure_sample(meas, seedY, rule.gid[i], 1, out->points + (size_t)i * d));
     else
       memcpy(out->points + (size_t)i * d, Yall + (size_t)rule.gid[i] * d, sizeof(double) * d);
