@@ -8,8 +8,9 @@
 #include "kd_test.h"
 
 /* Run algorithm `name` (task quad) with "key=value" settings (NULL-terminated list). */
-static inline kd_err qt_run(MPI_Comm comm, const char *name, kd_kernel *k, kd_target *t,
-                            uint64_t seed, const char *const *kv, kd_result *res) {
+static inline kd_err qt_run_pool(MPI_Comm comm, const char *name, kd_kernel *k, kd_target *t,
+                                 kd_pointset *pool, uint64_t seed, const char *const *kv,
+                                 kd_result *res) {
   kd_err err = KD_OK;
   kd_params p = {0};
   const kd_algo_desc *desc = kd_algo_find("quad", name);
@@ -27,12 +28,18 @@ static inline kd_err qt_run(MPI_Comm comm, const char *name, kd_kernel *k, kd_ta
   in.comm = comm;
   in.kernel = k;
   in.target = t;
+  in.points = pool;
   in.params = &p;
   in.seed = seed;
   KD_TRY(desc->run(&in, res));
 cleanup:
   kd_params_free(&p);
   return err;
+}
+
+static inline kd_err qt_run(MPI_Comm comm, const char *name, kd_kernel *k, kd_target *t,
+                            uint64_t seed, const char *const *kv, kd_result *res) {
+  return qt_run_pool(comm, name, k, t, NULL, seed, kv, res);
 }
 
 /* Direct worst-case error^2 (eq. 14) of a rule against the uniform measure on the torus for the

@@ -108,6 +108,28 @@ int main(int argc, char **argv) {
     kd_result_free(&b);
     kd_result_free(&c);
   }
+  /* a sample pool (the task's candidates): support drawn from the pool's rows */
+  {
+    kd_pointset *pool = NULL;
+    const int64_t P = 3000;
+    KD_TEST_OK(kd_pointset_generate(world, &mu, P, 99, &pool));
+    double *rows = malloc(sizeof(double) * P);
+    KD_TEST_OK(kd_pointset_allgather(pool, rows));
+    const char *kv[] = {"n=32", NULL};
+    kd_result r = KD_RESULT_INIT;
+    KD_TEST_OK(qt_run_pool(world, "nystrom_recombination", k, tw, pool, 5, kv, &r));
+    qt_check_rule("pool", &r, 32, P);
+    int from_pool = 1;
+    for (int64_t i = 0; i < r.n; i++) from_pool &= r.points[i] == rows[r.indices[i]];
+    KD_TEST(from_pool, "rule points are the pool rows named by indices");
+    double sz = 0;
+    kd_result_get_metric(&r, "sample_size", &sz);
+    KD_TEST(sz == 1024, "N = n^2 = 1024 rows subsampled from the pool (got %g)", sz);
+    KD_TEST(qt_sobolev_wce2(k, &r) < 3 * 2 * zeta2 / (32.0 * 32.0), "pool rule quality");
+    kd_result_free(&r);
+    free(rows);
+    kd_pointset_destroy(&pool);
+  }
   kd_target_destroy(&tw);
   kd_target_destroy(&ts);
   kd_kernel_destroy(&k);
