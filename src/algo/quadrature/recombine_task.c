@@ -148,8 +148,11 @@ cleanup:
   return err;
 }
 
+/* designated initialisers: fields added later to kd_task_desc stay zero (NULL) */
 const kd_task_desc kd_task_recombine = {
-    "recombine",
-    "Caratheodory recombination of a weighted point set to <= m+1 rows matching m test-function "
-    "means",
-    kd_recombine_setup_, kd_recombine_run_, kd_recombine_destroy_};
+    .name = "recombine",
+    .summary = "Caratheodory recombination of a weighted point set to <= m+1 rows matching m "
+               "test-function means",
+    .setup = kd_recombine_setup_,
+    .run = kd_recombine_run_,
+    .destroy = kd_recombine_destroy_};
