@@ -8,6 +8,7 @@
 #include "quad_test_util.h"
 
 #define NSEED 10
+#define NSEED_MERCER 5 /* the Mercer variant (not asserted by the issue) on 5 seeds to save time */
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
@@ -50,13 +51,15 @@ int main(int argc, char **argv) {
         KD_TEST_OK(qt_run(world, "monte_carlo", k, tw, 100 + sd, kv_mc, &mc));
         e_mc += qt_sobolev_wce2(k, &mc) / NSEED;
       }
-      KD_TEST_OK(qt_run(world, "mercer_recombination", k, tw, 100 + sd, kv_opt, &me));
-      qt_check_rule("M.+emp+opt", &me, n, (int64_t)n * n);
-      double mm_rec = NAN, mm_opt = NAN;
-      kd_result_get_metric(&me, "mmd_recombination", &mm_rec);
-      kd_result_get_metric(&me, "mmd_opt", &mm_opt);
-      e_mer += mm_rec * mm_rec / NSEED;
-      e_mer_opt += mm_opt * mm_opt / NSEED;
+      if (sd < NSEED_MERCER) {
+        KD_TEST_OK(qt_run(world, "mercer_recombination", k, tw, 100 + sd, kv_opt, &me));
+        qt_check_rule("M.+emp+opt", &me, n, (int64_t)n * n);
+        double mm_rec = NAN, mm_opt = NAN;
+        kd_result_get_metric(&me, "mmd_recombination", &mm_rec);
+        kd_result_get_metric(&me, "mmd_opt", &mm_opt);
+        e_mer += mm_rec * mm_rec / NSEED_MERCER;
+        e_mer_opt += mm_opt * mm_opt / NSEED_MERCER;
+      }
       kd_result_free(&r);
       kd_result_free(&mc);
       kd_result_free(&me);
