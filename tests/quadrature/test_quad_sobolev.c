@@ -94,6 +94,21 @@ int main(int argc, char **argv) {
     }
     KD_TEST(same && dw <= 1e-12, "same rule on %d ranks and on 1 rank (max dw %.3g)",
             kd_test_size(), dw);
+    /* overlapped placement (rank 0 gets fewer leaves while it solves the eigenproblem) */
+    const char *kvo[] = {"n=32", "leaves=5", "overlap=true", NULL};
+    kd_result o = KD_RESULT_INIT;
+    KD_TEST_OK(qt_run(world, "nystrom_recombination", k, tw, 7, kvo, &o));
+    same = o.n == b.n;
+    dw = 0;
+    for (int64_t i = 0; same && i < o.n; i++) {
+      same &= o.indices[i] == b.indices[i];
+      dw = fmax(dw, fabs(o.weights[i] - b.weights[i]));
+    }
+    double l0 = -1;
+    kd_result_get_metric(&o, "leaves_rank0", &l0);
+    KD_TEST(same && dw <= 1e-12, "overlap: same rule (rank 0 had %g of 5 leaves, max dw %.3g)", l0,
+            dw);
+    kd_result_free(&o);
     /* ScaLAPACK eigen path (forced): valid rule, same quality */
     const char *kv2[] = {"n=32", "leaves=5", "eig_parallel_min=1", "block_size=24", NULL};
     kd_result c = KD_RESULT_INIT;

@@ -30,7 +30,7 @@ const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
      "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)"},
     {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
      "l, Nystrom points (0: 10 n); nystrom_recombination only"},
-    {"eig_parallel_min", KD_PARAM_INT, 2048, NULL, 1, 1e9, NULL,
+    {"eig_parallel_min", KD_PARAM_INT, 4096, NULL, 1, 1e9, NULL,
      "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)"},
     {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size"},
     {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
@@ -40,6 +40,9 @@ const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
     {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
      "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
      "ranks"},
+    {"overlap", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,
+     "LAPACK eigen path on > 1 rank: the other ranks evaluate k(Y,Z) while rank 0 solves the "
+     "eigenproblem (rank 0 gets fewer leaves; same result)"},
     {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
      "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep"},
     {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP"},
@@ -216,6 +219,7 @@ typedef struct {
   int64_t row0;
   const double *wall;
   int64_t N, n_leaves;
+  const double *Kpre, *dpre; /* optional precomputed k(Y, Z) [nmine x l] and k(y, y) [nmine] */
 } kd_qfeat_;
 
 /* F = (phi_1 .. phi_s, k1,diag) with phi_t = u_t^T k(Z, .) / sqrt(lambda_t) (eq. 11) or
@@ -302,7 +306,8 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   double *Z = NULL, *Yall = NULL, *wall = NULL, *Y = NULL, *lambda = NULL, *U = NULL;
   double *Kyz = NULL, *Phi = NULL, *kdiag = NULL, *X = NULL, *Q = NULL, *z = NULL, *wopt = NULL;
   int *midx = NULL;
-  int64_t *sel = NULL, *zsel = NULL;
+  int64_t *sel = NULL, *zsel = NULL, *lstart = NULL;
+  double *Kpre = NULL, *dpre = NULL;
   kd_recomb_set *leaves = NULL, rule = {0};
   int64_t n_leaves = 0, lo = 0, hi = 0;
   kd_qtimes_ tm = {0};
@@ -316,6 +321,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   const double eig_rtol = kd_params_f64(in->params, "eig_rtol");
   const int strict = strcmp(kd_params_str(in->params, "rank_deficient"), "error") == 0;
   int64_t leaves_p = kd_params_int(in->params, "leaves");
+  const int overlap_p = kd_params_bool(in->params, "overlap");
   const int do_opt = strcmp(kd_params_str(in->params, "opt"), "convex") == 0;
   const double qp_tol = kd_params_f64(in->params, "qp_tol");
   const int qp_iter = (int)kd_params_int(in->params, "qp_max_iter");
@@ -358,7 +364,38 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   if (leaves_p == 0 && n_leaves > 16) n_leaves = 16;
   if (n_leaves < 1) n_leaves = 1;
   if (n_leaves > N) n_leaves = N;
-  kd_recomb_leaf_range(n_leaves, rank, size, &lo, &hi);
+  /* Leaf placement. The merge tree depends on n_leaves only; the placement only decides who
+   * computes what. With the LAPACK eigen path on > 1 rank, rank 0 is busy with the eigenproblem
+   * while the others evaluate k(Y, Z) for their rows, so rank 0 gets fewer leaves: the eigen
+   * solve costs about 1.5 l^2 / (c_k + 2s) rows' worth of test functions (c_k ~ 64 flops per
+   * kernel value), by a flop model of dsyevr vs. kernel tile + GEMM. */
+  KD_ALLOC(lstart, size + 1);
+  const int lapack_path = kind == KD_QUAD_NYSTROM && !(ell >= eig_min && size > 1);
+  int overlap = overlap_p && lapack_path && size > 1 && n_leaves >= 2;
+  if (overlap) {
+    const double erows = 1.5 * (double)ell * (double)ell / (64.0 + 2.0 * (double)s);
+    double rows0 = (double)N / size - erows * (size - 1) / size;
+    if (rows0 < 0) rows0 = 0;
+    int64_t L0 = (int64_t)floor(rows0 * (double)n_leaves / (double)N + 0.5);
+    if (L0 > n_leaves / size) L0 = n_leaves / size;
+    lstart[0] = 0;
+    for (int r = 1; r <= size; r++) lstart[r] = L0 + (n_leaves - L0) * (r - 1) / (size - 1);
+    /* memory for the precomputed tiles: the largest share x l doubles, at most 1 GiB */
+    int64_t maxrows = 0;
+    for (int r = 0; r < size; r++) {
+      int64_t rr = N * lstart[r + 1] / n_leaves - N * lstart[r] / n_leaves;
+      if (rr > maxrows) maxrows = rr;
+    }
+    if ((double)maxrows * (double)ell * 8.0 > 1073741824.0) overlap = 0;
+  }
+  if (!overlap)
+    for (int r = 0; r <= size; r++) {
+      int64_t a, b;
+      kd_recomb_leaf_range(n_leaves, r < size ? r : size - 1, size, &a, &b);
+      lstart[r] = r < size ? a : n_leaves;
+    }
+  lo = lstart[rank];
+  hi = lstart[rank + 1];
   const int64_t row0 = N * lo / n_leaves, row1 = N * hi / n_leaves, nmine = row1 - row0;
   const uint64_t seedY = kd_rng_u64(in->seed, KD_QSTREAM_SAMPLE, 0);
   const uint64_t seedZ = kd_rng_u64(in->seed, KD_QSTREAM_NYS, 0);
@@ -421,10 +458,32 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   if (kind == KD_QUAD_NYSTROM) {
     kd_gram_ctx_ gctx = {k, Z, d};
     KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
+    if (overlap) {
+      Kpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1) * ell);
+      dpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1));
+      if (!Kpre || !dpre)
+        lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "k(Y,Z) tiles: %lld x %lld",
+                          (long long)nmine, (long long)ell);
+    }
+    if (overlap && rank != 0 && lerr == KD_OK) {
+      double tk = kd_dist_wtime();
+      lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
+      if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
+      tm.test_functions += kd_dist_wtime() - tk;
+    }
     if (ell >= eig_min && size > 1) {
+      KD_TRY(kd_dist_agreed(comm, lerr));
       KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, nb, lambda, U));
     } else {
-      if (rank == 0) lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, lambda, U);
+      if (rank == 0 && lerr == KD_OK)
+        lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, lambda, U);
+      if (rank == 0) tm.eigensolve = kd_dist_wtime() - t0;
+      if (overlap && rank == 0 && lerr == KD_OK) {
+        double tk = kd_dist_wtime();
+        lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
+        if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
+        tm.test_functions += kd_dist_wtime() - tk;
+      }
       KD_TRY(kd_dist_agreed(comm, lerr));
       KD_TRY(kd_dist_bcast(comm, lambda, (int64_t)sizeof(double) * s, 0));
       KD_TRY(kd_dist_bcast(comm, U, (int64_t)sizeof(double) * ell * s, 0));
@@ -450,7 +509,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
         memmove(U + (size_t)i * keep, U + (size_t)i * s, sizeof(double) * keep);
       s = keep;
     }
-    tm.eigensolve = kd_dist_wtime() - t0;
+    if (!lapack_path || !overlap) tm.eigensolve = kd_dist_wtime() - t0;
   } else {
     KD_ALLOC(midx, (size_t)(s > 0 ? s : 1) * d);
     KD_TRY(kd_quad_mercer_basis(d, kd_kernel_get_params(k)->order, s, midx, lambda));
@@ -467,16 +526,17 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
   }
   {
-    kd_qfeat_ fc = {k, kind, d, s, m, ell, Z, U, lambda, midx, Y, row0, wall, N, n_leaves};
+    kd_qfeat_ fc = {k,   kind, d,    s, m,        ell,  Z,    U,   lambda,
+                    midx, Y,   row0, wall, N, n_leaves, Kpre, dpre};
     lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
-  tm.test_functions = kd_dist_wtime() - t0;
+  tm.test_functions += kd_dist_wtime() - t0;
   if (kind == KD_QUAD_NYSTROM) tm.nystrom = tm.eigensolve + tm.test_functions;
 
   /* ---- 4. recombination: tree over leaves, then Alg. 1 steps 2-4 ---- */
   t0 = kd_dist_wtime();
-  KD_TRY(kd_recomb_tree(comm, m, n_leaves, leaves, &rule));
+  KD_TRY(kd_recomb_tree_map(comm, m, n_leaves, lstart, leaves, &rule));
   KD_TRY(kd_recomb_drop_one(&rule));
   tm.recombination = kd_dist_wtime() - t0;
   const int64_t nq = rule.n;
@@ -534,6 +594,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   KD_TRY(kd_result_set_metric(out, "sample_size", (double)N));
   KD_TRY(kd_result_set_metric(out, "test_functions", (double)s));
   KD_TRY(kd_result_set_metric(out, "leaves", (double)n_leaves));
+  KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(lstart[1] - lstart[0])));
   if (kind == KD_QUAD_NYSTROM) {
     KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)ell));
     KD_TRY(kd_result_set_metric(out, "eig_scalapack", (ell >= eig_min && size > 1) ? 1.0 : 0.0));
@@ -559,5 +620,8 @@ cleanup:
   free(midx);
   free(sel);
   free(zsel);
+  free(lstart);
+  free(Kpre);
+  free(dpre);
   return err;
 }

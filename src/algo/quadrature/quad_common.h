@@ -9,7 +9,7 @@
 typedef enum { KD_QUAD_NYSTROM = 0, KD_QUAD_MERCER = 1 } kd_quad_kind;
 
 /** The parameter table of both algorithms (Mercer ignores the Nystrom keys). */
-#define KD_QUAD_N_PARAMS 11
+#define KD_QUAD_N_PARAMS 12
 extern const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS];
 
 /** Run the pipeline: sample, test functions, distributed recombination, Alg. 1 steps 2-4,

@@ -189,8 +189,12 @@ void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int
   *hi = (n_leaves * (rank + 1) + size - 1) / size;
 }
 
-static int kd_leaf_owner_(int64_t leaf, int64_t n_leaves, int size) {
-  return (int)(leaf * size / n_leaves);
+/* owner of a leaf: the rank r with start[r] <= leaf < start[r+1] (start == NULL: block split) */
+static int kd_leaf_owner_(int64_t leaf, int64_t n_leaves, int size, const int64_t *start) {
+  if (!start) return (int)(leaf * size / n_leaves);
+  int r = 0;
+  while (r + 1 < size && start[r + 1] <= leaf) r++;
+  return r;
 }
 
 /* pack: [n, (gid, w, F[m]) x n] */
@@ -244,13 +248,24 @@ cleanup:
 
 kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
                       kd_recomb_set *out) {
+  return kd_recomb_tree_map(comm, m, n_leaves, NULL, leaves, out);
+}
+
+kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                          kd_recomb_set *leaves, kd_recomb_set *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_recomb_set *node = NULL; /* node[j] at the current level (only owned nodes are non-empty) */
   double *buf = NULL;
   const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
   int64_t lo, hi;
   memset(out, 0, sizeof *out);
-  kd_recomb_leaf_range(n_leaves, rank, size, &lo, &hi);
+  if (leaf_start) {
+    lo = leaf_start[rank];
+    hi = leaf_start[rank + 1];
+  } else {
+    kd_recomb_leaf_range(n_leaves, rank, size, &lo, &hi);
+  }
+  const int root = kd_leaf_owner_(0, n_leaves, size, leaf_start);
   const int64_t cap = 1 + (int64_t)(m + 1) * (m + 2);
   node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *node);
   buf = malloc(sizeof(double) * (size_t)cap);
@@ -274,8 +289,8 @@ kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *lea
         }
         continue;
       }
-      const int oL = kd_leaf_owner_(L * width, n_leaves, size);
-      const int oR = kd_leaf_owner_(R * width, n_leaves, size);
+      const int oL = kd_leaf_owner_(L * width, n_leaves, size, leaf_start);
+      const int oR = kd_leaf_owner_(R * width, n_leaves, size, leaf_start);
       if (oR == rank && oL != rank) {
         int64_t len = kd_pack_(&node[R], buf);
         KD_TRY(kd_dist_send(comm, buf, len, oL, (int)(jp & 0x7fff)));
@@ -304,11 +319,11 @@ kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *lea
     cnt = ncnt;
     width *= 2;
   }
-  /* the root lives on the owner of leaf 0 (rank 0): broadcast it */
+  /* the root lives on the owner of leaf 0: broadcast it */
   int64_t len = 0;
-  if (rank == 0) len = kd_pack_(&node[0], buf);
-  KD_TRY(kd_dist_bcast(comm, &len, sizeof len, 0));
-  KD_TRY(kd_dist_bcast(comm, buf, (int64_t)sizeof(double) * len, 0));
+  if (rank == root) len = kd_pack_(&node[0], buf);
+  KD_TRY(kd_dist_bcast(comm, &len, sizeof len, root));
+  KD_TRY(kd_dist_bcast(comm, buf, (int64_t)sizeof(double) * len, root));
   KD_TRY(kd_recomb_set_alloc(out, (int64_t)buf[0], m));
   kd_unpack_append_(out, buf);
 cleanup:

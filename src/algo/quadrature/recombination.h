@@ -47,6 +47,13 @@ void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int
 kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
                       kd_recomb_set *out);
 
+/** kd_recomb_tree with an explicit leaf placement: rank r holds leaves [leaf_start[r],
+ *  leaf_start[r+1]) (leaf_start[0] = 0, nondecreasing, leaf_start[size] = n_leaves; identical on
+ *  every rank); NULL means the block split of kd_recomb_leaf_range. The merge tree, hence the
+ *  result, does not depend on the placement. Collective over comm. */
+kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                          kd_recomb_set *leaves, kd_recomb_set *out);
+
 /** Alg. 1 steps 2-4: given at most m+1 points from kd_recomb_reduce whose last test function is
  *  k1,diag, remove one more point along a null direction u of [1; phi_1..phi_{m-1}] with
  *  k1,diag^T u >= 0, so the means of phi_1..phi_{m-1} stay and the mean of k1,diag does not grow.
