@@ -7,7 +7,8 @@
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   if (argc < 3) {
-    if (kd_test_rank() == 0) fprintf(stderr, "usage: %s sobolev|gaussian n [reps] [k=v ...]\n", argv[0]);
+    if (kd_test_rank() == 0)
+      fprintf(stderr, "usage: %s sobolev|gaussian n [reps] [k=v ...]\n", argv[0]);
     return kd_test_finish();
   }
   const int sob = strcmp(argv[1], "sobolev") == 0;
@@ -34,9 +35,8 @@ int main(int argc, char **argv) {
   int nk = 1;
   for (int i = 4; i < argc && nk < 15; i++) kv[nk++] = argv[i];
   kv[nk] = NULL;
-  static const char *const st[6] = {"time_sampling",      "time_eigensolve",
-                                     "time_test_functions", "time_recombination",
-                                     "time_opt",           "time_nystrom"};
+  static const char *const st[6] = {"time_sampling",      "time_eigensolve", "time_test_functions",
+                                    "time_recombination", "time_opt",        "time_nystrom"};
   for (int rep = 0; rep < reps; rep++) {
     kd_result r = KD_RESULT_INIT;
     MPI_Barrier(world);
@@ -50,11 +50,12 @@ int main(int argc, char **argv) {
     kd_result_get_metric(&r, "mmd_opt", &m2);
     kd_result_get_metric(&r, "eig_scalapack", &sc);
     if (kd_test_rank() == 0)
-      printf("%s n=%d ranks=%d rep=%d total %.3f s | sampling %.3f eigensolve %.3f (%s) "
-             "test_functions %.3f recombination %.3f opt %.3f | nystrom %.3f | wce N.+emp %.4e "
-             "+opt %.4e | size %lld\n",
-             argv[1], n, kd_test_size(), rep, total, v[0], v[1], sc > 0 ? "ScaLAPACK" : "LAPACK",
-             v[2], v[3], v[4], v[5], m1, m2, (long long)r.n);
+      printf(
+          "%s n=%d ranks=%d rep=%d total %.3f s | sampling %.3f eigensolve %.3f (%s) "
+          "test_functions %.3f recombination %.3f opt %.3f | nystrom %.3f | wce N.+emp %.4e "
+          "+opt %.4e | size %lld\n",
+          argv[1], n, kd_test_size(), rep, total, v[0], v[1], sc > 0 ? "ScaLAPACK" : "LAPACK", v[2],
+          v[3], v[4], v[5], m1, m2, (long long)r.n);
     fflush(stdout);
     kd_result_free(&r);
   }

@@ -62,8 +62,7 @@ static inline void qt_check_rule(const char *what, const kd_result *r, int64_t n
     for (int64_t j = 0; j < i; j++) ok &= r->indices[i] != r->indices[j];
     sum += r->weights[i];
   }
-  KD_TEST(r->n >= 1 && r->n <= n, "%s: size %lld <= n = %lld", what, (long long)r->n,
-          (long long)n);
+  KD_TEST(r->n >= 1 && r->n <= n, "%s: size %lld <= n = %lld", what, (long long)r->n, (long long)n);
   KD_TEST(ok, "%s: weights >= 0, distinct sample indices", what);
   KD_TEST_NEAR(sum, 1.0, 1e-12, what);
 }

@@ -28,8 +28,8 @@ int main(int argc, char **argv) {
 
   const char *kv1[] = {"n=8", "sample_size=5", NULL};
   e = qt_run(world, "nystrom_recombination", k, t, 1, kv1, &r);
-  KD_TEST(e == KD_ERR_CONFIG && strstr(kd_err_message(), "sample_size") && agreed(e),
-          "N < n+1: %s", kd_err_message());
+  KD_TEST(e == KD_ERR_CONFIG && strstr(kd_err_message(), "sample_size") && agreed(e), "N < n+1: %s",
+          kd_err_message());
   kd_err_clear();
   kd_result_free(&r);
 

@@ -50,11 +50,11 @@ int main(int argc, char **argv) {
         kd_result_free(&mc);
       }
       if (kd_test_rank() == 0)
-        printf("sobolev r=3 d=3 n=%2d: mean wce  MC %.4e  N.+emp %.4e  N.+emp+opt %.4e  "
-               "MC/(N.+emp+opt) %.2f\n",
-               ns[a], e_mc, e_rec, e_opt, e_mc / e_opt);
-      KD_TEST(e_opt < e_mc, "sobolev r=3 d=3 n=%d: N.+emp+opt %.4e < MC %.4e", ns[a], e_opt,
-              e_mc);
+        printf(
+            "sobolev r=3 d=3 n=%2d: mean wce  MC %.4e  N.+emp %.4e  N.+emp+opt %.4e  "
+            "MC/(N.+emp+opt) %.2f\n",
+            ns[a], e_mc, e_rec, e_opt, e_mc / e_opt);
+      KD_TEST(e_opt < e_mc, "sobolev r=3 d=3 n=%d: N.+emp+opt %.4e < MC %.4e", ns[a], e_opt, e_mc);
     }
     kd_target_destroy(&t);
     kd_kernel_destroy(&k);
@@ -84,7 +84,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 1000; i++)
       for (int j = 0; j < i; j++) {
         double s = 0;
-        for (int q = 0; q < d; q++) s += (rows[i * d + q] - rows[j * d + q]) * (rows[i * d + q] - rows[j * d + q]);
+        for (int q = 0; q < d; q++)
+          s += (rows[i * d + q] - rows[j * d + q]) * (rows[i * d + q] - rows[j * d + q]);
         dist[c++] = sqrt(s);
       }
     qsort(dist, (size_t)c, sizeof *dist, cmp_d);
@@ -122,11 +123,11 @@ int main(int argc, char **argv) {
         kd_result_free(&r);
       }
       if (kd_test_rank() == 0)
-        printf("gaussian 5-D mixture (ls %.4g) n=%2d: mean wce  MC %.4e  N.+emp %.4e  "
-               "N.+emp+opt %.4e  MC/(N.+emp+opt) %.2f\n",
-               kp.ls, ns[a], e_mc, e_rec, e_opt, e_mc / e_opt);
-      KD_TEST(e_opt < e_mc, "gaussian mixture n=%d: N.+emp+opt %.4e < MC %.4e", ns[a], e_opt,
-              e_mc);
+        printf(
+            "gaussian 5-D mixture (ls %.4g) n=%2d: mean wce  MC %.4e  N.+emp %.4e  "
+            "N.+emp+opt %.4e  MC/(N.+emp+opt) %.2f\n",
+            kp.ls, ns[a], e_mc, e_rec, e_opt, e_mc / e_opt);
+      KD_TEST(e_opt < e_mc, "gaussian mixture n=%d: N.+emp+opt %.4e < MC %.4e", ns[a], e_opt, e_mc);
     }
     free(rows);
     free(dist);

@@ -8,7 +8,8 @@
 #include "quad_test_util.h"
 
 #define NSEED 10
-#define NSEED_MERCER 5 /* the Mercer variant (not asserted by the issue) on 5 seeds to save time */
+#define NSEED_MERCER 5 /* the Mercer variant (not asserted by the issue) on 5 seeds to save time \
+                        */
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
@@ -42,8 +43,8 @@ int main(int argc, char **argv) {
       const double direct = qt_sobolev_wce2(k, &r);
       KD_TEST(fabs(m_opt * m_opt - direct) <= 1e-10, "mmd_opt^2 %.10g = direct (14) %.10g",
               m_opt * m_opt, direct);
-      KD_TEST(m_opt <= m_rec * (1 + 1e-9), "+opt does not increase the error (%.6g vs %.6g)",
-              m_opt, m_rec);
+      KD_TEST(m_opt <= m_rec * (1 + 1e-9), "+opt does not increase the error (%.6g vs %.6g)", m_opt,
+              m_rec);
       e_rec += m_rec * m_rec / NSEED;
       e_opt += m_opt * m_opt / NSEED;
       {
@@ -66,15 +67,15 @@ int main(int argc, char **argv) {
     }
     const double grid = 2 * zeta2 / ((double)n * n);
     if (kd_test_rank() == 0)
-      printf("r=1 d=1 n=%2d: mean wce^2  MC %.3e (theory %.3e)  N.+emp %.3e  N.+emp+opt %.3e  "
-             "M.+emp %.3e  M.+emp+opt %.3e  grid %.3e  MC/N.+emp %.1f  (N.+emp+opt)/grid %.2f\n",
-             n, e_mc, 2 * zeta2 / n, e_rec, e_opt, e_mer, e_mer_opt, grid, e_mc / e_rec,
-             e_opt / grid);
+      printf(
+          "r=1 d=1 n=%2d: mean wce^2  MC %.3e (theory %.3e)  N.+emp %.3e  N.+emp+opt %.3e  "
+          "M.+emp %.3e  M.+emp+opt %.3e  grid %.3e  MC/N.+emp %.1f  (N.+emp+opt)/grid %.2f\n",
+          n, e_mc, 2 * zeta2 / n, e_rec, e_opt, e_mer, e_mer_opt, grid, e_mc / e_rec, e_opt / grid);
     if (n == 64) {
       KD_TEST(e_rec * 4 <= e_mc, "n=64: N.+emp mean wce^2 %.3e at least 4x below MC %.3e", e_rec,
               e_mc);
-      KD_TEST(e_opt <= 3 * grid, "n=64: N.+emp+opt mean wce^2 %.3e within 3x of 2 zeta(2)/n^2 = %.3e",
-              e_opt, grid);
+      KD_TEST(e_opt <= 3 * grid,
+              "n=64: N.+emp+opt mean wce^2 %.3e within 3x of 2 zeta(2)/n^2 = %.3e", e_opt, grid);
       KD_TEST(e_mer * 4 <= e_mc, "n=64: M.+emp mean wce^2 %.3e at least 4x below MC %.3e", e_mer,
               e_mc);
     }

@@ -526,8 +526,8 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
   }
   {
-    kd_qfeat_ fc = {k,   kind, d,    s, m,        ell,  Z,    U,   lambda,
-                    midx, Y,   row0, wall, N, n_leaves, Kpre, dpre};
+    kd_qfeat_ fc = {k,    kind, d,    s,    m, ell,      Z,    U,   lambda,
+                    midx, Y,    row0, wall, N, n_leaves, Kpre, dpre};
     lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));

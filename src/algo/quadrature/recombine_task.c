@@ -44,8 +44,8 @@ static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   KD_TRY(kd_config_get_int(ctx->cfg, "recombine.leaves", 0, 0, 1000000, &s->leaves));
   if (s->data && s->tf)
     KD_CHECK(kd_pointset_n_global(s->tf) == kd_pointset_n_global(s->data), KD_ERR_INPUT,
-             "test_functions: %lld rows but data has %lld",
-             (long long)kd_pointset_n_global(s->tf), (long long)kd_pointset_n_global(s->data));
+             "test_functions: %lld rows but data has %lld", (long long)kd_pointset_n_global(s->tf),
+             (long long)kd_pointset_n_global(s->data));
   *state = s;
   s = NULL;
 cleanup:
@@ -89,8 +89,9 @@ static kd_err kd_recombine_run_(const kd_task_ctx *ctx, void *state, kd_result *
     const int64_t a = kd_pointset_rank_offset(F, r), b = kd_pointset_rank_offset(F, r + 1);
     free(blk);
     blk = malloc(sizeof(double) * (size_t)((b - a) * (m + 1) > 0 ? (b - a) * (m + 1) : 1));
-    if (!blk) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombine: block of %lld rows",
-                                (long long)(b - a));
+    if (!blk)
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombine: block of %lld rows",
+                        (long long)(b - a));
     KD_TRY(kd_dist_agreed(comm, lerr));
     if (r == rank)
       for (kd_lidx i = 0; i < nl; i++) {
@@ -151,8 +152,9 @@ cleanup:
 /* designated initialisers: fields added later to kd_task_desc stay zero (NULL) */
 const kd_task_desc kd_task_recombine = {
     .name = "recombine",
-    .summary = "Caratheodory recombination of a weighted point set to <= m+1 rows matching m "
-               "test-function means",
+    .summary =
+        "Caratheodory recombination of a weighted point set to <= m+1 rows matching m "
+        "test-function means",
     .setup = kd_recombine_setup_,
     .run = kd_recombine_run_,
     .destroy = kd_recombine_destroy_};
