@@ -28,8 +28,8 @@ for k in $KERNELS; do
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| kernel | n | ranks | total | sampling | eigensolve | test functions | recombination | opt | wce N.+emp | wce +opt |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| kernel | n | ranks | total (wall) | cpu (busiest rank) | sampling | eigensolve | test functions | recombination | opt | wce N.+emp | wce +opt |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 awk '
 function med(key, f,   n, i, j, t, a) {
   n = split(vals[key, f], a, " ");
@@ -41,6 +41,7 @@ function med(key, f,   n, i, j, t, a) {
   key = $1 " " nn[2] " " rr[2];
   if (!(key in seen)) { seen[key] = 1; order[++cnt] = key }
   vals[key, "total"] = vals[key, "total"] " " $6;
+  vals[key, "cpu"] = vals[key, "cpu"] " " $9;
   for (i = 1; i <= NF; i++) {
     if ($i == "sampling") vals[key, "s"] = vals[key, "s"] " " $(i + 1);
     if ($i == "eigensolve") { vals[key, "e"] = vals[key, "e"] " " $(i + 1); path[key] = $(i + 2) }
@@ -54,8 +55,8 @@ function med(key, f,   n, i, j, t, a) {
 END {
   for (c = 1; c <= cnt; c++) {
     key = order[c]; split(key, p, " ");
-    printf "| %s | %s | %s | %s | %s | %s %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3],
-      med(key, "total"), med(key, "s"), med(key, "e"), path[key], med(key, "t"), med(key, "r"),
+    printf "| %s | %s | %s | %s | %s | %s | %s %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3],
+      med(key, "total"), med(key, "cpu"), med(key, "s"), med(key, "e"), path[key], med(key, "t"), med(key, "r"),
       med(key, "o"), med(key, "w1"), med(key, "w2");
   }
 }' "$TMP"
