@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
           "%s n=%d ranks=%d rep=%d total %.3f s cpu %.3f s | sampling %.3f eigensolve %.3f (%s) "
           "test_functions %.3f recombination %.3f opt %.3f | nystrom %.3f | wce N.+emp %.4e "
           "+opt %.4e | size %lld\n",
-          argv[1], n, kd_test_size(), rep, total, v[0], v[1], sc > 0 ? "ScaLAPACK" : "LAPACK", v[2],
-          v[3], v[4], v[5], m1, m2, (long long)r.n);
+          argv[1], n, kd_test_size(), rep, total, cpu, v[0], v[1], sc > 0 ? "ScaLAPACK" : "LAPACK",
+          v[2], v[3], v[4], v[5], m1, m2, (long long)r.n);
     fflush(stdout);
     kd_result_free(&r);
   }
