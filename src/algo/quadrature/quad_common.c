@@ -30,7 +30,7 @@ const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
      "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)"},
     {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
      "l, Nystrom points (0: 10 n); nystrom_recombination only"},
-    {"eig_parallel_min", KD_PARAM_INT, 4096, NULL, 1, 1e9, NULL,
+    {"eig_parallel_min", KD_PARAM_INT, 8192, NULL, 1, 1e9, NULL,
      "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)"},
     {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size"},
     {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
