@@ -67,13 +67,13 @@ int main(int argc, char **argv) {
   kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
   p.order = 1;
   KD_TEST_OK(kd_kernel_create(&p, 1, &k));
-  compare("sobolev r=1 d=1 l=400 s=63 nb=32", k, 1, 400, 63, 32);
-  compare("sobolev r=1 d=1 l=333 s=40 nb=7", k, 1, 333, 40, 7);
+  compare("sobolev r=1 d=1 l=240 s=40 nb=32", k, 1, 240, 40, 32);
+  compare("sobolev r=1 d=1 l=131 s=20 nb=7", k, 1, 131, 20, 7);
   kd_kernel_destroy(&k);
   p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   p.ls = 0.5;
   KD_TEST_OK(kd_kernel_create(&p, 3, &k));
-  compare("gaussian d=3 l=300 s=31 nb=16", k, 3, 300, 31, 16);
+  compare("gaussian d=3 l=160 s=20 nb=16", k, 3, 160, 20, 16);
   kd_kernel_destroy(&k);
 
   /* bad arguments: s > l */
