@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 
+#include "la/la_impl.h"
+
 static long kd_test_pass_ = 0, kd_test_fail_ = 0;
 static int kd_test_rank_ = 0, kd_test_size_ = 1;
 
@@ -12,6 +14,7 @@ void kd_test_init(int *argc, char ***argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &kd_test_rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &kd_test_size_);
   kd_log_init(MPI_COMM_WORLD, KD_LOG_QUIET);
+  kd_la_single_thread();
 }
 
 int kd_test_rank(void) { return kd_test_rank_; }

@@ -1,6 +1,6 @@
-/* kernel.c - kernel objects: parameters, creation, per-pair evaluation and the generic block
- * routines (tile, fused mat-vec, diagonal) built on the per-pair formula. Families with a faster
- * blocked path override the block routines in their own file. */
+/* kernel.c - kernel objects: names, defaults, parameter checks, creation, descriptions, and the
+ * textbook reference formula (kd_kernel_ref_) the tests compare the fast paths with. The formulas
+ * of each family live in their own file (kernel_list.h); the block routines in kernel_block.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +19,21 @@ const char *kd_kernel_name(kd_kernel_type t) {
 }
 
 kd_kernel_type kd_kernel_from_name(const char *name) {
-  for (int i = 0; i < KD_KERNEL_COUNT_; i++)
+  for (int i = 0; name && i < KD_KERNEL_COUNT_; i++)
     if (strcmp(kd_kernel_names_[i], name) == 0) return (kd_kernel_type)i;
   return KD_KERNEL_COUNT_;
+}
+
+static const kd_kernel_family *const kd_kernel_families_[] = {
+#define KD_KFAM(sym) &sym,
+#include "kernel/kernel_list.h"
+#undef KD_KFAM
+};
+
+static const kd_kernel_family *kd_kernel_family_(kd_kernel_type t) {
+  for (size_t i = 0; i < sizeof kd_kernel_families_ / sizeof kd_kernel_families_[0]; i++)
+    if (kd_kernel_families_[i]->type == t) return kd_kernel_families_[i];
+  return NULL;
 }
 
 kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
@@ -50,7 +62,7 @@ static double kd_bernoulli_(int r, double x) {
   }
 }
 
-double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
+double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
   const kd_kernel_params *p = &k->p;
   const int d = k->d;
   double s2 = 0.0, dot = 0.0;
@@ -108,7 +120,8 @@ double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
 
 static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   kd_err err = KD_OK;
-  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG, "kernel.type: unknown kernel");
+  KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG,
+           "kernel.type: unknown kernel");
   KD_CHECK(d >= 1, KD_ERR_CONFIG, "kernel: dimension must be >= 1");
   KD_CHECK(p->ls_median || (p->ls > 0 && isfinite(p->ls)), KD_ERR_CONFIG,
            "kernel.ls: must be > 0 or 'median' (got %g)", p->ls);
@@ -117,13 +130,15 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
              p->beta);
   if (p->type == KD_KERNEL_POLYNOMIAL) {
     KD_CHECK(p->degree >= 1, KD_ERR_CONFIG, "kernel.degree: must be >= 1 (got %d)", p->degree);
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   }
   if (p->type == KD_KERNEL_LINEAR)
-    KD_CHECK(p->c >= 0, KD_ERR_CONFIG, "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
+    KD_CHECK(p->c >= 0 && isfinite(p->c), KD_ERR_CONFIG,
+             "kernel.c: must be >= 0 for a PSD kernel (got %g)", p->c);
   if (p->type == KD_KERNEL_SOBOLEV)
-    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG, "kernel.order: must be 1, 2 or 3 (got %d)",
-             p->order);
+    KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG,
+             "kernel.order: must be 1, 2 or 3 (got %d)", p->order);
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
@@ -139,13 +154,13 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   KD_ALLOC(k, 1);
   k->p = *p;
   k->d = d;
-  if (p->type == KD_KERNEL_SOBOLEV) {
-    /* (-1)^{r-1} (2 pi)^{2r} / (2r)! */
-    const double twopi = 2.0 * 3.14159265358979323846;
-    double f = 1.0;
-    for (int i = 2; i <= 2 * p->order; i++) f *= i;
-    k->sob_coef = ((p->order % 2) ? 1.0 : -1.0) * pow(twopi, 2 * p->order) / f;
-  }
+  k->ls_pending = p->ls_median && p->type != KD_KERNEL_LINEAR && p->type != KD_KERNEL_SOBOLEV &&
+                  p->type != KD_KERNEL_ENERGY;
+  k->isa = kd_kernel_isa_();
+  k->fam = kd_kernel_family_(p->type);
+  KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
+           kd_kernel_name(p->type));
+  kd_kernel_refresh_(k);
   kd_kernel_update_desc_(k);
   *out = k;
   k = NULL;
@@ -154,9 +169,21 @@ cleanup:
   return err;
 }
 
+void kd_kernel_refresh_(kd_kernel *k) {
+  memset(k->c, 0, sizeof k->c);
+  /* ls = median not yet computed: keep 1 so the constants stay finite until it is set */
+  if (!(k->p.ls > 0 && isfinite(k->p.ls))) k->p.ls = 1.0;
+  k->fam->setup(k);
+}
+
 void kd_kernel_update_desc_(kd_kernel *k) {
   const kd_kernel_params *p = &k->p;
   const char *nm = kd_kernel_name(p->type);
+  char ls[32];
+  if (k->ls_pending)
+    snprintf(ls, sizeof ls, "median");
+  else
+    snprintf(ls, sizeof ls, "%.17g", p->ls);
   switch (p->type) {
     case KD_KERNEL_SOBOLEV:
       snprintf(k->desc, sizeof k->desc, "%s(order=%d)", nm, p->order);
@@ -168,16 +195,16 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       snprintf(k->desc, sizeof k->desc, "%s(c=%.17g)", nm, p->c);
       break;
     case KD_KERNEL_POLYNOMIAL:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,c=%.17g,degree=%d)", nm, p->ls, p->c, p->degree);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,c=%.17g,degree=%d)", nm, ls, p->c, p->degree);
       break;
     case KD_KERNEL_IMQ:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,beta=%.17g)", nm, p->ls, p->beta);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,beta=%.17g)", nm, ls, p->beta);
       break;
     case KD_KERNEL_ATTENTION:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g,dk=%d)", nm, p->ls, p->dk);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
       break;
     default:
-      snprintf(k->desc, sizeof k->desc, "%s(ls=%.17g)", nm, p->ls);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s)", nm, ls);
   }
 }
 
@@ -192,35 +219,3 @@ int kd_kernel_dim(const kd_kernel *k) { return k->d; }
 const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
-
-double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
-  k->evals++;
-  return kd_kernel_pair_(k, x, y);
-}
-
-kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                            double *K, kd_lidx ldk) {
-  const int d = k->d;
-  for (kd_lidx i = 0; i < na; i++)
-    for (kd_lidx j = 0; j < nb; j++) K[i * ldk + j] = kd_kernel_pair_(k, A + i * d, B + j * d);
-  k->evals += (uint64_t)na * (uint64_t)nb;
-  return KD_OK;
-}
-
-kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                        const double *w, double beta, double *y) {
-  const int d = k->d;
-  for (kd_lidx i = 0; i < na; i++) {
-    double s = 0.0;
-    for (kd_lidx j = 0; j < nb; j++) s += kd_kernel_pair_(k, A + i * d, B + j * d) * (w ? w[j] : 1.0);
-    y[i] = (beta == 0.0 ? 0.0 : beta * y[i]) + s;
-  }
-  k->evals += (uint64_t)na * (uint64_t)nb;
-  return KD_OK;
-}
-
-kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag) {
-  for (kd_lidx i = 0; i < na; i++) diag[i] = kd_kernel_pair_(k, A + i * k->d, A + i * k->d);
-  k->evals += (uint64_t)na;
-  return KD_OK;
-}

@@ -1,20 +1,113 @@
-/* kernel_impl.h - the kernel struct, private to src/kernel/. */
+/* kernel_impl.h - the kernel struct and the family contract, private to src/kernel/.
+ *
+ * Every family evaluates k(x, y) in two steps, and every path (one pair, a tile, a fused mat-vec,
+ * the diagonal) performs exactly the same floating-point operations per pair:
+ *   1. an accumulation over the coordinates in increasing order (kd_kernel_acc), written with
+ *      explicit fma() so that no compiler contraction or vector width changes a bit;
+ *   2. a per-family "finish" map from the accumulator(s) to the kernel value, applied lane-wise
+ *      to arrays (so the compiler vectorises it without changing the per-element operations).
+ * Hence k(a, b) is bitwise the same whatever tile, block or rank a and b sit in. */
 #ifndef KDISTILL_KERNEL_IMPL_H
 #define KDISTILL_KERNEL_IMPL_H
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "kdistill/kd_kernel.h"
+
+/* Multi-versioned hot loops: AVX-512 / AVX2+FMA / baseline, chosen at load time. The versions
+ * compute identical bits (explicit fma(), lane-wise IEEE operations), only faster. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define KD_KCLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KD_KCLONES
+#endif
+
+/** What is accumulated per pair over the coordinates j = 0..d-1 (s starts at 0, or 1 for SOBOLEV):
+ *  SQDIST  s = fma(t, t, s) with t = x_j - y_j (squared distance, never negative)
+ *  DOT     s = fma(x_j, y_j, s)
+ *  SOBOLEV s = s * (1 + coef * B_{2r}(frac(|x_j - y_j|)))   (the whole product kernel)
+ *  ATTN    s = key dot (j < dk), s2 = value dot (j >= dk). */
+typedef enum { KD_KACC_SQDIST, KD_KACC_DOT, KD_KACC_SOBOLEV, KD_KACC_ATTN } kd_kernel_acc;
+
+typedef struct {
+  kd_kernel_type type;
+  kd_kernel_acc acc;
+  /** Precompute k->c[] from k->p (called at create and when ls changes). */
+  void (*setup)(kd_kernel *k);
+  /** out[j] = kernel value from s[j] (and s2[j] for ATTN), j < n. Pure, element-wise. */
+  void (*finish)(const kd_kernel *k, kd_lidx n, const double *s, const double *s2, double *out);
+} kd_kernel_family;
 
 struct kd_kernel {
   kd_kernel_params p;
   int d;
+  const kd_kernel_family *fam;
+  double c[4];     /* family constants (from setup) */
   double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
+  int isa;         /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
+  int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
   uint64_t evals;
   char desc[160];
 };
 
-/** k(x, y) by the direct formula (no counting). */
+/** k(x, y) by the fast path for one pair (no counting); bitwise equal to the block routines. */
 double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y);
+/** k(x, y) by the textbook formula with libm exp/pow and plain loops (no counting). A reference
+ *  for tests: agrees with kd_kernel_pair_ to a few ulp, not bitwise. */
+double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y);
 /** Refresh the description after a parameter change (median heuristic). */
 void kd_kernel_update_desc_(kd_kernel *k);
+/** Recompute the family constants after a parameter change. */
+void kd_kernel_refresh_(kd_kernel *k);
+
+/** Columns per packed panel of B in the block routines (multiple of 8). */
+#define KD_KERNEL_PANEL 256
+
+/** exp(x) for x <= 0 (the range the distance kernels use), vectorisable: Cody-Waite reduction
+ *  x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial by Horner with fma, 2^k built in the
+ *  exponent bits (scaled through 2^54 so that results down to the subnormal range round once).
+ *  Max relative error vs libm about 1 ulp on [-708, 0]; x < -746 gives 0; NaN gives NaN. */
+static inline double kd_kexp_neg_(double x) {
+  const double shifter = 0x1.8p52, log2e = 0x1.71547652b82fep0;
+  const double ln2hi = 0x1.62e42fefa39efp-1, ln2lo = 0x1.abc9e3b39803fp-56;
+  x = x < -746.0 ? -746.0 : x;
+  double t = fma(x, log2e, shifter);
+  double kf = t - shifter;
+  double r = fma(-kf, ln2hi, x);
+  r = fma(-kf, ln2lo, r);
+  double q = 1.0 / 6227020800.0;
+  q = fma(q, r, 1.0 / 479001600.0);
+  q = fma(q, r, 1.0 / 39916800.0);
+  q = fma(q, r, 1.0 / 3628800.0);
+  q = fma(q, r, 1.0 / 362880.0);
+  q = fma(q, r, 1.0 / 40320.0);
+  q = fma(q, r, 1.0 / 5040.0);
+  q = fma(q, r, 1.0 / 720.0);
+  q = fma(q, r, 1.0 / 120.0);
+  q = fma(q, r, 1.0 / 24.0);
+  q = fma(q, r, 1.0 / 6.0);
+  q = fma(q, r, 0.5);
+  q = fma(q, r, 1.0);
+  q = fma(q, r, 1.0);
+  uint64_t tb, sb;
+  double sc;
+  memcpy(&tb, &t, sizeof tb);
+  sb = (tb + 1023u + 54u) << 52; /* exponent field = k + 1023 + 54 */
+  memcpy(&sc, &sb, sizeof sc);
+  return (q * sc) * 0x1p-54;
+}
+
+/** 0: portable loops, 1: AVX2+FMA, 2: AVX-512F micro-kernels available on this CPU. */
+int kd_kernel_isa_(void);
+
+/** Array form of kd_kexp_neg_ (multi-versioned); exported for the unit test. */
+void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);
+
+/* The families (one file each), listed in kernel_list.h. */
+#define KD_KFAM(sym) extern const kd_kernel_family sym;
+#include "kernel/kernel_list.h"
+#undef KD_KFAM
 
 #endif

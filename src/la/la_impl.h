@@ -12,4 +12,8 @@
  *  Implemented in la/simplex_qp.c (herding issue); reused by thinning reweight and quadrature +opt. */
 kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
+/** Use one BLAS thread per process unless OPENBLAS_NUM_THREADS is set (ranks are the
+ *  parallelism). Local; call once after MPI_Init. */
+void kd_la_single_thread(void);
+
 #endif

@@ -4,10 +4,10 @@
  *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
  * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
  * step solves the equality-constrained subproblem in a null-space basis Z of {sum p_F = 0}
- * (Householder: the columns 2..k of I - 2 v v^T with v chosen so that column 1 is 1/sqrt(k)), with an
- * eigendecomposition (LAPACK dsyev) of the reduced Hessian Z^T Q_FF Z. Eigenvalues below a relative
- * threshold are treated as zero: if the reduced gradient has a component in that null space the
- * objective decreases linearly along it and the step goes to the boundary; otherwise the
+ * (Householder: the columns 2..k of I - 2 v v^T with v chosen so that column 1 is 1/sqrt(k)), with
+ * an eigendecomposition (LAPACK dsyev) of the reduced Hessian Z^T Q_FF Z. Eigenvalues below a
+ * relative threshold are treated as zero: if the reduced gradient has a component in that null
+ * space the objective decreases linearly along it and the step goes to the boundary; otherwise the
  * pseudo-inverse Newton step is the face minimiser. Blocking constraints leave F; at a face minimum
  * the most violated KKT condition (smallest gradient entry, ties to the smallest index) enters F.
  * Every loop runs in a fixed order, so equal inputs give equal bits on every rank. */
@@ -18,6 +18,11 @@
 #include "algo/herding/herding_impl.h"
 #include "la/la_impl.h"
 
+extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
+                    const int *lda, double *b, const int *ldb, int *info);
+extern void dpocon_(const char *uplo, const int *n, const double *a, const int *lda,
+                    const double *anorm, double *rcond, double *work, int *iwork, int *info);
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
 
@@ -48,80 +53,115 @@ static double kd_qp_kkt_(int n, const double *w, const double *g, const char *in
 }
 
 /* Direction p (length k, over F) from the face subproblem. *newton = 1 when p is the face minimiser
- * step (take alpha = 1 if feasible), 0 when p is a zero-curvature descent ray. Scratch: ws. */
+ * step (take alpha = 1 if feasible), 0 when p is a zero-curvature descent ray. Scratch: ws.
+ * Simplex faces use the Householder reflection P = I - 2 v v^T / (v^T v), v = 1/sqrt(k) - e_1,
+ * whose first column is 1/sqrt(k) and whose other columns span {sum p = 0}: the reduced Hessian is
+ * (P A P)[1:, 1:] with A = Q_FF, formed in O(k^2) from q = A v. */
 static kd_err kd_qp_direction_(int n, const double *Q, const double *g, const int *F, int k,
                                int simplex, double qscale, double *p, int *newton, double *ws,
                                int lws) {
   kd_err err = KD_OK;
-  const int r = simplex ? k - 1 : k;
-  double *Z = ws, *QZ = Z + (size_t)k * k, *H = QZ + (size_t)k * k, *ev = H + (size_t)k * k,
-         *rg = ev + k, *y = rg + k, *nn = y + k, *work = nn + k;
+  const int r = simplex ? k - 1 : k, o = simplex ? 1 : 0;
+  double *H = ws, *ev = H + (size_t)k * k, *rg = ev + k, *y = rg + k, *nn = y + k, *v = nn + k,
+         *qv = v + k, *t = qv + k, *work = t + k;
   int lwork = lws - (int)(work - ws);
+  double vn2 = 1.0, vqv = 0.0, vg = 0.0;
   *newton = 1;
   for (int a = 0; a < k; a++) p[a] = 0.0;
   if (r <= 0) return KD_OK;
-  /* Z: k x r, column-major in Z[a + k*j] */
   if (simplex) {
-    double u = 1.0 / sqrt((double)k), vn2 = 0.0;
-    double *v = y; /* scratch */
-    for (int a = 0; a < k; a++) v[a] = u - (a == 0 ? 1.0 : 0.0);
-    for (int a = 0; a < k; a++) vn2 += v[a] * v[a];
-    for (int j = 0; j < r; j++)
-      for (int a = 0; a < k; a++)
-        Z[a + (size_t)k * j] = (a == j + 1 ? 1.0 : 0.0) - 2.0 * v[a] * v[j + 1] / vn2;
-  } else {
-    for (int j = 0; j < r; j++)
-      for (int a = 0; a < k; a++) Z[a + (size_t)k * j] = a == j ? 1.0 : 0.0;
-  }
-  /* QZ = Q_FF Z (k x r), H = Z^T QZ (r x r, column-major), rg = Z^T g_F */
-  for (int j = 0; j < r; j++)
+    const double u = 1.0 / sqrt((double)k);
+    vn2 = 0.0;
+    for (int a = 0; a < k; a++) {
+      v[a] = u - (a == 0 ? 1.0 : 0.0);
+      vn2 += v[a] * v[a];
+    }
     for (int a = 0; a < k; a++) {
       double s = 0.0;
-      for (int b = 0; b < k; b++) s += Q[(size_t)F[a] * n + F[b]] * Z[b + (size_t)k * j];
-      QZ[a + (size_t)k * j] = s;
+      const double *Qa = Q + (size_t)F[a] * n;
+      for (int b = 0; b < k; b++) s += Qa[F[b]] * v[b];
+      qv[a] = s;
+      vqv += v[a] * s;
+      vg += v[a] * g[F[a]];
     }
-  for (int j = 0; j < r; j++)
-    for (int i = 0; i <= j; i++) {
-      double s = 0.0;
-      for (int a = 0; a < k; a++) s += Z[a + (size_t)k * i] * QZ[a + (size_t)k * j];
-      H[i + (size_t)r * j] = s;
-      H[j + (size_t)r * i] = s;
-    }
-  double gnorm = 0.0;
-  for (int j = 0; j < r; j++) {
-    double s = 0.0;
-    for (int a = 0; a < k; a++) s += Z[a + (size_t)k * j] * g[F[a]];
-    rg[j] = s;
-    gnorm += s * s;
   }
+  /* H = (P A P)[o:, o:] (column-major = row-major, symmetric); rg = (P g_F)[o:] */
+  for (int i = 0; i < r; i++) {
+    const int ai = i + o;
+    const double *Qa = Q + (size_t)F[ai] * n;
+    for (int j = 0; j < r; j++) {
+      const int bj = j + o;
+      double h = Qa[F[bj]];
+      if (simplex)
+        h += (-2.0 * (v[ai] * qv[bj] + qv[ai] * v[bj]) + 4.0 * vqv * v[ai] * v[bj] / vn2) / vn2;
+      H[i + (size_t)r * j] = h;
+    }
+    rg[i] = g[F[ai]] - (simplex ? 2.0 * v[ai] * vg / vn2 : 0.0);
+  }
+  double gnorm = 0.0;
+  for (int j = 0; j < r; j++) gnorm += rg[j] * rg[j];
   gnorm = sqrt(gnorm);
   int info = 0;
+  const double *dir = y;
+  {
+    /* fast path: Cholesky of the reduced Hessian when it is well conditioned (the usual case);
+     * otherwise (singular / near-singular) the eigendecomposition below. */
+    double *C = work, anorm = 0.0, rcond = 0.0;
+    for (int j = 0; j < r; j++) {
+      double cs = 0.0;
+      for (int i = 0; i < r; i++) {
+        C[i + (size_t)r * j] = H[i + (size_t)r * j];
+        cs += fabs(H[i + (size_t)r * j]);
+      }
+      anorm = fmax(anorm, cs);
+    }
+    dpotrf_("U", &r, C, &r, &info);
+    if (info == 0) {
+      int *iwork = (int *)(C + (size_t)r * r + 3 * (size_t)r);
+      dpocon_("U", &r, C, &r, &anorm, &rcond, C + (size_t)r * r, iwork, &info);
+    }
+    if (info == 0 && rcond > 1e-10) {
+      int one = 1;
+      for (int j = 0; j < r; j++) y[j] = -rg[j];
+      dpotrs_("U", &r, &one, C, &r, y, &r, &info);
+      KD_LA(info);
+      goto back;
+    }
+    info = 0;
+  }
   dsyev_("V", "U", &r, H, &r, ev, work, &lwork, &info);
   KD_LA(info);
-  double lmax = fmax(ev[r - 1], 0.0);
-  const double thr = 1e-11 * fmax(lmax, qscale);
-  double null2 = 0.0;
-  for (int j = 0; j < r; j++) y[j] = nn[j] = 0.0;
-  for (int e = 0; e < r; e++) {
-    const double *ue = H + (size_t)r * e;
-    double a = 0.0;
-    for (int j = 0; j < r; j++) a += ue[j] * rg[j];
-    if (ev[e] > thr) {
-      for (int j = 0; j < r; j++) y[j] -= a / ev[e] * ue[j];
-    } else {
-      null2 += a * a;
-      for (int j = 0; j < r; j++) nn[j] -= a * ue[j];
+  {
+    double lmax = fmax(ev[r - 1], 0.0);
+    const double thr = 1e-11 * fmax(lmax, qscale);
+    double null2 = 0.0;
+    for (int j = 0; j < r; j++) y[j] = nn[j] = 0.0;
+    for (int e = 0; e < r; e++) {
+      const double *ue = H + (size_t)r * e;
+      double a = 0.0;
+      for (int j = 0; j < r; j++) a += ue[j] * rg[j];
+      if (ev[e] > thr) {
+        for (int j = 0; j < r; j++) y[j] -= a / ev[e] * ue[j];
+      } else {
+        null2 += a * a;
+        for (int j = 0; j < r; j++) nn[j] -= a * ue[j];
+      }
+    }
+    if (sqrt(null2) > 1e-9 * (gnorm + qscale)) {
+      dir = nn;
+      *newton = 0;
     }
   }
-  const double *dir = y;
-  if (sqrt(null2) > 1e-9 * (gnorm + qscale)) {
-    dir = nn;
-    *newton = 0;
-  }
-  for (int a = 0; a < k; a++) {
-    double s = 0.0;
-    for (int j = 0; j < r; j++) s += Z[a + (size_t)k * j] * dir[j];
-    p[a] = s;
+back:
+  /* p = P [0; dir] (simplex) or dir */
+  if (simplex) {
+    double vt = 0.0;
+    t[0] = 0.0;
+    for (int j = 0; j < r; j++) t[j + 1] = dir[j];
+    for (int a = 0; a < k; a++) vt += v[a] * t[a];
+    for (int a = 0; a < k; a++) p[a] = t[a] - 2.0 * v[a] * vt / vn2;
+  } else {
+    for (int a = 0; a < k; a++) p[a] = dir[a];
   }
 cleanup:
   return err;
@@ -141,15 +181,15 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
     KD_CHECK(isfinite(c[i]) && isfinite(w[i]), KD_ERR_NUMERIC,
              "kd_simplex_qp: non-finite input at entry %d", i);
     for (int j = 0; j < n; j++)
-      KD_CHECK(isfinite(Q[(size_t)i * n + j]), KD_ERR_NUMERIC,
-               "kd_simplex_qp: non-finite Q(%d,%d)", i, j);
+      KD_CHECK(isfinite(Q[(size_t)i * n + j]), KD_ERR_NUMERIC, "kd_simplex_qp: non-finite Q(%d,%d)",
+               i, j);
     qscale = fmax(qscale, fabs(Q[(size_t)i * n + i]));
   }
   const double scale = fmax(1.0, fmax(qscale, 0.0));
   double cmax = 0.0;
   for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(c[i]));
   const double kscale = fmax(scale, cmax);
-  const int lws = 3 * n * n + 4 * n + 64 * (n + 2);
+  const int lws = 4 * n * n + 8 * n + 64 * (n + 2);
   KD_ALLOC(F, n);
   KD_ALLOC(in_f, n);
   KD_ALLOC(g, n);
@@ -206,7 +246,7 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
       if (block >= 0 && F[block] == just_added && alpha <= 0.0) {
         /* degenerate: the entering index would leave at once; stop at the current point */
         kkt = kd_qp_kkt_(n, w, g, in_f, simplex);
-        if (kkt <= tol * kscale) break;
+        if (kkt <= fmax(1e4 * tol, 1e-9) * kscale) break; /* converged to round-off */
         KD_FAIL(KD_ERR_NUMERIC, "kd_simplex_qp: no progress (degenerate face), KKT %.3g", kkt);
       }
       for (int a = 0; a < k; a++) w[F[a]] += alpha * p[a];

@@ -35,7 +35,9 @@ static double kd_erf_diff_(double u, double v) {
 }
 
 /* Phi(v) - Phi(u), standard normal CDF. */
-static double kd_phi_diff_(double u, double v) { return 0.5 * kd_erf_diff_(u / KD_SQRT2_, v / KD_SQRT2_); }
+static double kd_phi_diff_(double u, double v) {
+  return 0.5 * kd_erf_diff_(u / KD_SQRT2_, v / KD_SQRT2_);
+}
 
 static double kd_gauss_z1_(double x, double m, double s, double l) {
   double q = l * l + s * s, t = x - m;
@@ -160,8 +162,8 @@ int kd_target_closed_supported_(const kd_kernel *k, const kd_measure *m, char *w
 static kd_err kd_target_ls_(const kd_target *t, double *l) {
   kd_err err = KD_OK;
   *l = kd_kernel_get_params(t->k)->ls;
-  KD_CHECK(*l > 0 && isfinite(*l), KD_ERR_ARG, "target: kernel.ls is %g (median heuristic not applied?)",
-           *l);
+  KD_CHECK(*l > 0 && isfinite(*l), KD_ERR_ARG,
+           "target: kernel.ls is %g (median heuristic not applied?)", *l);
 cleanup:
   return err;
 }
@@ -231,7 +233,8 @@ kd_err kd_target_closed_embed_(const kd_target *t, const double *X, kd_lidx n, d
       }
       break;
     default:
-      KD_FAIL(KD_ERR_INTERNAL, "target: closed form for measure '%s' missing", kd_measure_name(m->type));
+      KD_FAIL(KD_ERR_INTERNAL, "target: closed form for measure '%s' missing",
+              kd_measure_name(m->type));
   }
 cleanup:
   free(Z);
@@ -277,7 +280,8 @@ kd_err kd_target_closed_self_(const kd_target *t, double *zz) {
         }
       break;
     default:
-      KD_FAIL(KD_ERR_INTERNAL, "target: closed form for measure '%s' missing", kd_measure_name(m->type));
+      KD_FAIL(KD_ERR_INTERNAL, "target: closed form for measure '%s' missing",
+              kd_measure_name(m->type));
   }
   *zz = v;
 cleanup:

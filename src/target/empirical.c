@@ -1,22 +1,21 @@
 /* empirical.c - an empirical target: the weighted point set (y_j, v_j), j < N, with rows split in
  * contiguous blocks over the ranks (weights v from the point set, or 1/N when uniform):
  *   z(x) = sum_j v_j k(x, y_j),   zz = sum_i sum_j v_i v_j k(y_i, y_j).
- * z at a distributed X: every rank keeps its X rows and the target blocks travel around the ring
- * (p - 1 shifts of one block of rows and weights), so each rank does N n_local kernel evaluations
- * and holds at most two target blocks: O(N m / p) work and O(N d / p) memory per rank.
- * zz: the same ring over half of the block pairs (steps 0 .. p/2), using symmetry: block pairs at
- * ring distance s and p - s are the same pair, the diagonal block uses its upper tile triangle, and
- * at distance p/2 (p even) the two ranks of a pair split it by rows. Work N^2 / (2p) per rank.
- * Contributions of the blocks are added with Neumaier compensation so the result depends on the
- * rank count only at the level of round-off inside one kernel mat-vec. */
+ * Everything is summed over fixed global chunks of 2048 target rows (see "chunk-aligned sets"
+ * below), which makes z, zz and the MMD bitwise independent of the rank count in practice.
+ * z at a distributed X: every rank keeps its X rows and the chunk-aligned target sets travel around
+ * the ring (p - 1 shifts), so each rank does N n_local kernel evaluations and holds three sets:
+ * O(N m / p) work and O(N d / p) memory per rank.
+ * zz: the same ring over half of the set pairs (steps 0 .. p/2), using symmetry: set pairs at ring
+ * distance s and p - s are the same pair, within the own set only chunk pairs c <= c' are
+ * evaluated, and at distance p/2 (p even) the two ranks of a pair take half of the lower set's
+ * chunks each. Work N^2 / (2p) per rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist/dist_impl.h"
 #include "target/target_impl.h"
-
-enum { KD_EMP_TILE = 1024 }; /* rows per tile of the diagonal block in zz */
 
 static void kd_neu_add_(double *s, double *c, double v) {
   double t = *s + v;
@@ -27,32 +26,111 @@ static void kd_neu_add_(double *s, double *c, double v) {
   *s = t;
 }
 
-/* Largest block of the target over all ranks (no traffic: offsets are known everywhere). */
-static kd_lidx kd_emp_max_block_(const kd_pointset *pts) {
-  int p = kd_dist_size(kd_pointset_comm(pts));
-  kd_lidx mx = 0;
-  for (int r = 0; r < p; r++) {
-    kd_lidx nb = (kd_lidx)(kd_pointset_rank_offset(pts, r + 1) - kd_pointset_rank_offset(pts, r));
-    if (nb > mx) mx = nb;
-  }
-  return mx;
+/* ---- chunk-aligned sets: bitwise rank-count independence of z ----
+ * z(x) is the sum over fixed global chunks c = [cC, (c+1)C) of the target of the partials
+ * P_c(x) = sum_{j in c} v_j k(x, y_j). Each P_c comes from one kernel mat-vec over exactly that
+ * chunk, whose row results depend only on the row and the chunk (kd_kernel_matvec contract), so
+ * P_c(x) has the same bits at any rank count. The partials are added with Neumaier compensation,
+ * whose result is the correctly rounded sum except when the exact sum lies within ~k eps^2 of a
+ * rounding boundary, so z is bitwise independent of p and of the order of addition in practice
+ * (differences, if ever, of one ulp).
+ * Rank r owns the chunks [S_r, E_r): S_r = floor_C(o_r), E_r = floor_C(o_{r+1}) (E = N on the last
+ * rank), o_r its first row. It lacks the prefix [S_r, o_r) (fewer than C rows, at the end of the
+ * previous ranks' blocks), which arrives by ring shifts before first use. */
+enum { KD_EMP_CHUNK = 2048 };
+
+static kd_gidx kd_emp_floor_(kd_gidx x) { return x / KD_EMP_CHUNK * KD_EMP_CHUNK; }
+
+static void kd_emp_range_(const kd_pointset *pts, int r, int p, kd_gidx *S, kd_gidx *E) {
+  *S = kd_emp_floor_(kd_pointset_rank_offset(pts, r));
+  *E = r == p - 1 ? kd_pointset_n_global(pts) : kd_emp_floor_(kd_pointset_rank_offset(pts, r + 1));
 }
 
-/* Ring buffers: cur = [rows (nl*d) | weights (nl)] of the local block, nxt of the same capacity. */
-static kd_err kd_emp_buffers_(const kd_target *t, double **cur, double **nxt, int64_t *cap,
-                              int64_t *ncur) {
-  kd_err err = KD_OK;
+/* Pack rows [a, b) of (prefix P, np rows as [rows | weights]) ++ (local block L, weights wl or
+ * uniform wu) into dst = [rows | weights]. */
+static void kd_emp_pack_(int d, const double *P, kd_lidx np, const double *L, const double *wl,
+                         double wu, kd_lidx a, kd_lidx b, double *dst) {
+  const kd_lidx n = b - a;
+  for (kd_lidx i = a; i < b; i++) {
+    const double *src = i < np ? P + i * d : L + (i - np) * d;
+    memcpy(dst + (i - a) * d, src, (size_t)d * sizeof(double));
+    dst[n * d + (i - a)] = i < np ? P[np * d + i] : (wl ? wl[i - np] : wu);
+  }
+}
+
+/* Build t->own (collective, once): this rank's chunk-aligned rows and weights. */
+static kd_err kd_emp_own_(kd_target *t) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  MPI_Comm comm = t->comm;
   const kd_pointset *pts = t->pts;
-  const int d = kd_pointset_dim(pts);
+  const int p = kd_dist_size(comm), rank = kd_dist_rank(comm), d = kd_pointset_dim(pts);
   const kd_lidx nl = kd_pointset_n_local(pts);
-  const double *w = kd_pointset_weights_const(pts);
-  *cap = (int64_t)kd_emp_max_block_(pts) * (d + 1);
-  KD_ALLOC(*cur, *cap);
-  KD_ALLOC(*nxt, *cap);
-  if (nl) memcpy(*cur, kd_pointset_rows_const(pts), (size_t)nl * d * sizeof(double));
-  for (kd_lidx i = 0; i < nl; i++)
-    (*cur)[nl * d + i] = w ? w[i] : 1.0 / (double)kd_pointset_n_global(pts);
-  *ncur = (int64_t)nl * (d + 1);
+  const kd_gidx o = kd_pointset_offset(pts), N = kd_pointset_n_global(pts);
+  const double *L = kd_pointset_rows_const(pts), *wl = kd_pointset_weights_const(pts);
+  const double wu = 1.0 / (double)N;
+  const int64_t cap = (int64_t)KD_EMP_CHUNK * (d + 1);
+  double *pre = NULL, *sb = NULL, *rb = NULL, *own = NULL;
+  kd_lidx npre = 0;
+  if (t->own) return KD_OK;
+  kd_gidx S, E;
+  kd_emp_range_(pts, rank, p, &S, &E);
+  /* rounds of shifts: rank q needs O_{q-1}, which contains O_{q-2} when E_{q-1} < o_{q-1} */
+  int H = 0, R = 0;
+  for (int q = 1; q < p; q++) {
+    kd_gidx Sq, Eq;
+    kd_emp_range_(pts, q - 1, p, &Sq, &Eq);
+    R = 1 + (Eq < kd_pointset_rank_offset(pts, q - 1) ? R : 0);
+    if (R > H) H = R;
+  }
+  pre = calloc((size_t)cap + 1, sizeof(double));
+  sb = calloc((size_t)cap + 1, sizeof(double));
+  rb = calloc((size_t)cap + 1, sizeof(double));
+  own = calloc((size_t)(E - S) * (d + 1) + 1, sizeof(double));
+  if (!pre || !sb || !rb || !own)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate the chunk sets");
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  for (int h = 0; h < H; h++) {
+    /* O_r = rows [E, o + nl) of (prefix ++ block), as positions in that concatenation */
+    kd_lidx a = (kd_lidx)(E - (o - npre)), b = npre + nl, ns = 0;
+    if (rank < p - 1 && a >= 0 && b > a && b - a <= KD_EMP_CHUNK) {
+      kd_emp_pack_(d, pre, npre, L, wl, wu, a, b, sb);
+      ns = b - a;
+    }
+    int64_t nr = 0;
+    KD_TRY(kd_dist_ring_shift(comm, sb, ns * (d + 1), rb, cap, &nr));
+    if (rank > 0) {
+      npre = (kd_lidx)(nr / (d + 1));
+      memcpy(pre, rb, (size_t)nr * sizeof(double));
+    }
+  }
+  if (rank > 0 && npre != (kd_lidx)(o - S))
+    lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
+                      "target: chunk prefix of %lld rows, expected %lld", (long long)npre,
+                      (long long)(o - S));
+  if (!lerr && E > S) kd_emp_pack_(d, pre, npre, L, wl, wu, 0, (kd_lidx)(E - S), own);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  t->own = own;
+  t->own_n = (kd_lidx)(E - S);
+  own = NULL;
+cleanup:
+  free(pre);
+  free(sb);
+  free(rb);
+  free(own);
+  return err;
+}
+
+/* Add the partials of the chunks of the set B (nb rows, chunk-aligned, weights after the rows) at
+ * the rows A[na] into (z, comp); y is scratch of na doubles. */
+static kd_err kd_emp_chunks_(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                             int d, double *y, double *z, double *comp) {
+  kd_err err = KD_OK;
+  if (na <= 0) return KD_OK;
+  for (kd_lidx j0 = 0; j0 < nb; j0 += KD_EMP_CHUNK) {
+    const kd_lidx nc = nb - j0 < KD_EMP_CHUNK ? nb - j0 : KD_EMP_CHUNK;
+    KD_TRY(kd_kernel_matvec(k, A, na, B + j0 * d, nc, B + nb * d + j0, 0.0, y));
+    for (kd_lidx i = 0; i < na; i++) kd_neu_add_(&z[i], &comp[i], y[i]);
+  }
 cleanup:
   return err;
 }
@@ -63,23 +141,24 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
   const int p = kd_dist_size(comm), d = kd_pointset_dim(t->pts);
   double *cur = NULL, *nxt = NULL, *tmp = NULL, *comp = NULL;
   int64_t cap = 0, ncur = 0, nr = 0;
-  lerr = kd_emp_buffers_(t, &cur, &nxt, &cap, &ncur);
-  if (!lerr) {
-    tmp = calloc((size_t)nl + 1, sizeof(double));
-    comp = calloc((size_t)nl + 1, sizeof(double));
-    if (!tmp || !comp)
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld doubles",
-                        (long long)nl);
+  KD_TRY(kd_emp_own_(t));
+  for (int q = 0; q < p; q++) {
+    kd_gidx S, E;
+    kd_emp_range_(t->pts, q, p, &S, &E);
+    if ((int64_t)(E - S) * (d + 1) > cap) cap = (int64_t)(E - S) * (d + 1);
   }
+  cur = calloc((size_t)cap + 1, sizeof(double));
+  nxt = calloc((size_t)cap + 1, sizeof(double));
+  tmp = calloc((size_t)nl + 1, sizeof(double));
+  comp = calloc((size_t)nl + 1, sizeof(double));
+  if (!cur || !nxt || !tmp || !comp)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
+  ncur = (int64_t)t->own_n * (d + 1);
+  memcpy(cur, t->own, (size_t)ncur * sizeof(double));
   for (kd_lidx i = 0; i < nl; i++) z[i] = 0.0;
   for (int s = 0; s < p; s++) {
-    const kd_lidx nb = (kd_lidx)(ncur / (d + 1));
-    if (!lerr && nl > 0 && nb > 0) {
-      lerr = kd_kernel_matvec(t->k, Xl, nl, cur, nb, cur + nb * d, 0.0, tmp);
-      if (!lerr)
-        for (kd_lidx i = 0; i < nl; i++) kd_neu_add_(&z[i], &comp[i], tmp[i]);
-    }
+    if (!lerr) lerr = kd_emp_chunks_(t->k, Xl, nl, cur, (kd_lidx)(ncur / (d + 1)), d, tmp, z, comp);
     if (s + 1 < p) {
       KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
       double *sw = cur;
@@ -101,101 +180,143 @@ cleanup:
 kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, double *z) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = t->comm;
-  const kd_pointset *pts = t->pts;
-  const kd_lidx nl = kd_pointset_n_local(pts);
-  const double *wp = kd_pointset_weights_const(pts);
-  double *wu = NULL;
-  if (!wp) {
-    wu = malloc(((size_t)nl + 1) * sizeof(double));
-    if (!wu)
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate weights");
-    else
-      for (kd_lidx i = 0; i < nl; i++) wu[i] = 1.0 / (double)kd_pointset_n_global(pts);
-  }
-  for (kd_lidx i = 0; i < n; i++) z[i] = 0.0;
-  if (!lerr && nl > 0 && n > 0)
-    lerr = kd_kernel_matvec(t->k, X, n, kd_pointset_rows_const(pts), nl, wp ? wp : wu, 0.0, z);
+  const int p = kd_dist_size(comm), d = kd_pointset_dim(t->pts);
+  double *s = NULL, *c = NULL, *y = NULL, *G = NULL;
+  /* rows in batches so the gathered partial sums (2 p per row) stay within ~2^22 doubles */
+  kd_lidx nbt = (kd_lidx)(((int64_t)1 << 21) / p);
+  if (nbt < 1) nbt = 1;
+  if (nbt > n) nbt = n;
+  KD_TRY(kd_emp_own_(t));
+  s = calloc((size_t)n + 1, sizeof(double));
+  c = calloc((size_t)n + 1, sizeof(double));
+  y = calloc((size_t)(n > 2 * nbt ? n : 2 * nbt) + 1, sizeof(double));
+  G = calloc((size_t)2 * nbt * p + 1, sizeof(double));
+  if (!s || !c || !y || !G)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld rows",
+                      (long long)n);
+  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, t->own, t->own_n, d, y, s, c);
   KD_TRY(kd_dist_agreed(comm, lerr));
-  for (kd_lidx off = 0; off < n; off += (kd_lidx)1 << 28) {
-    kd_lidx len = n - off < ((kd_lidx)1 << 28) ? n - off : ((kd_lidx)1 << 28);
-    KD_TRY(kd_dist_sum(comm, z + off, (int)len));
+  /* combine the (sum, compensation) pairs of all ranks in rank order, compensated again */
+  for (kd_lidx b0 = 0; b0 < n; b0 += nbt) {
+    const kd_lidx nb = n - b0 < nbt ? n - b0 : nbt;
+    memcpy(y, s + b0, (size_t)nb * sizeof(double));
+    memcpy(y + nb, c + b0, (size_t)nb * sizeof(double));
+    KD_TRY(kd_dist_allgatherv(comm, y, 2 * nb, G));
+    for (kd_lidx i = 0; i < nb; i++) {
+      double a = 0.0, e = 0.0;
+      for (int r = 0; r < p; r++) {
+        kd_neu_add_(&a, &e, G[(size_t)r * 2 * nb + i]);
+        kd_neu_add_(&a, &e, G[(size_t)r * 2 * nb + nb + i]);
+      }
+      z[b0 + i] = a + e;
+    }
   }
 cleanup:
-  free(wu);
+  free(s);
+  free(c);
+  free(y);
+  free(G);
   return err;
 }
 
-/* Add c * sum_i wa_i (K(A, B) wb)_i to (*acc, *comp); y is scratch of na doubles. */
-static kd_err kd_emp_quad_(kd_kernel *k, const double *A, const double *wa, kd_lidx na,
-                           const double *B, const double *wb, kd_lidx nb, double c, double *y,
-                           double *acc, double *comp) {
+/* Chunk-pair term (2 - [c == c']) v_c^T K(c, c') v_c' for the chunks starting at rows a of set A
+ * and b of set B (sets chunk-aligned, weights after the rows), A the lower global chunk. The
+ * mat-vec and the dot product see only the two chunks, so the term has the same bits wherever and
+ * whenever it is computed. */
+static kd_err kd_emp_pair_(kd_kernel *k, int d, const double *A, kd_lidx na, kd_lidx a,
+                           const double *B, kd_lidx nb, kd_lidx b, double c, double *y, double *acc,
+                           double *comp) {
   kd_err err = KD_OK;
-  if (na <= 0 || nb <= 0) return KD_OK;
-  KD_TRY(kd_kernel_matvec(k, A, na, B, nb, wb, 0.0, y));
+  const kd_lidx ma = na - a < KD_EMP_CHUNK ? na - a : KD_EMP_CHUNK;
+  const kd_lidx mb = nb - b < KD_EMP_CHUNK ? nb - b : KD_EMP_CHUNK;
+  const double *wa = A + na * d + a;
+  KD_TRY(kd_kernel_matvec(k, A + a * d, ma, B + b * d, mb, B + nb * d + b, 0.0, y));
   double s = 0.0;
-  for (kd_lidx i = 0; i < na; i++) s += wa[i] * y[i];
+  for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
   kd_neu_add_(acc, comp, c * s);
 cleanup:
   return err;
 }
 
+/* All chunk pairs between sets L (local, global chunks of rank `rank`) and R (remote, of rank q),
+ * restricted to chunks [l0, l1) of L and [r0, r1) of R (chunk indices), weight 2, computed with the
+ * lower global chunk as A. */
+static kd_err kd_emp_cross_(kd_kernel *k, int d, const double *L, kd_lidx nl, kd_lidx l0,
+                            kd_lidx l1, const double *R, kd_lidx nr, kd_lidx r0, kd_lidx r1,
+                            int remote_lower, double *y, double *acc, double *comp) {
+  kd_err err = KD_OK;
+  for (kd_lidx i = l0; i < l1; i++)
+    for (kd_lidx j = r0; j < r1; j++) {
+      if (remote_lower)
+        KD_TRY(kd_emp_pair_(k, d, R, nr, j * KD_EMP_CHUNK, L, nl, i * KD_EMP_CHUNK, 2.0, y, acc,
+                            comp));
+      else
+        KD_TRY(kd_emp_pair_(k, d, L, nl, i * KD_EMP_CHUNK, R, nr, j * KD_EMP_CHUNK, 2.0, y, acc,
+                            comp));
+    }
+cleanup:
+  return err;
+}
+
+static kd_lidx kd_emp_nchunks_(kd_lidx n) { return (n + KD_EMP_CHUNK - 1) / KD_EMP_CHUNK; }
+
 kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = t->comm;
   const int p = kd_dist_size(comm), rank = kd_dist_rank(comm), d = kd_pointset_dim(t->pts);
-  double *loc = NULL, *cur = NULL, *nxt = NULL, *y = NULL;
-  int64_t cap = 0, nloc = 0, ncur = 0, nr = 0;
+  double *cur = NULL, *nxt = NULL, *y = NULL, *G = NULL;
+  int64_t cap = 0, ncur = 0, nr = 0;
   double acc = 0.0, comp = 0.0;
-  lerr = kd_emp_buffers_(t, &loc, &cur, &cap, &nloc);
-  if (!lerr) {
-    memcpy(cur, loc, (size_t)nloc * sizeof(double));
-    ncur = nloc;
-    y = calloc((size_t)(cap / (d + 1)) + 1, sizeof(double));
-    if (!y) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate scratch");
+  KD_TRY(kd_emp_own_(t));
+  for (int q = 0; q < p; q++) {
+    kd_gidx S, E;
+    kd_emp_range_(t->pts, q, p, &S, &E);
+    if ((int64_t)(E - S) * (d + 1) > cap) cap = (int64_t)(E - S) * (d + 1);
   }
+  cur = calloc((size_t)cap + 1, sizeof(double));
+  nxt = calloc((size_t)cap + 1, sizeof(double));
+  y = calloc(KD_EMP_CHUNK, sizeof(double));
+  G = calloc((size_t)2 * p, sizeof(double));
+  if (!cur || !nxt || !y || !G)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
-  const kd_lidx nl = (kd_lidx)(nloc / (d + 1));
-  const double *R = loc, *W = loc + nl * d;
-  /* step 0: the diagonal block, upper tile triangle */
-  for (kd_lidx i0 = 0; i0 < nl && !lerr; i0 += KD_EMP_TILE) {
-    kd_lidx ni = nl - i0 < KD_EMP_TILE ? nl - i0 : KD_EMP_TILE, i1 = i0 + ni;
-    lerr = kd_emp_quad_(t->k, R + i0 * d, W + i0, ni, R + i0 * d, W + i0, ni, 1.0, y, &acc, &comp);
-    if (!lerr)
-      lerr = kd_emp_quad_(t->k, R + i0 * d, W + i0, ni, R + i1 * d, W + i1, nl - i1, 2.0, y, &acc,
-                          &comp);
-  }
-  nxt = malloc((size_t)cap * sizeof(double) + 8);
-  if (!nxt && !lerr) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate");
+  const double *L = t->own;
+  const kd_lidx nl = t->own_n, ncl = kd_emp_nchunks_(nl);
+  ncur = (int64_t)nl * (d + 1);
+  memcpy(cur, L, (size_t)ncur * sizeof(double));
+  /* step 0: chunk pairs c <= c' of the own set */
+  for (kd_lidx i = 0; i < ncl && !lerr; i++)
+    for (kd_lidx j = i; j < ncl && !lerr; j++)
+      lerr = kd_emp_pair_(t->k, d, L, nl, i * KD_EMP_CHUNK, L, nl, j * KD_EMP_CHUNK,
+                          i == j ? 1.0 : 2.0, y, &acc, &comp);
   KD_TRY(kd_dist_agreed(comm, lerr));
-  /* steps 1 .. p/2: the block of rank (rank - s) mod p */
+  /* steps 1 .. p/2: the set of rank q = (rank - s) mod p */
   for (int s = 1; 2 * s <= p; s++) {
     KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
     double *sw = cur;
     cur = nxt;
     nxt = sw;
     ncur = nr;
-    const kd_lidx nb = (kd_lidx)(ncur / (d + 1));
-    const double *B = cur, *WB = cur + nb * d;
+    const kd_lidx nb = (kd_lidx)(ncur / (d + 1)), ncb = kd_emp_nchunks_(nb);
+    const int q = (rank - s + p) % p, remote_lower = q < rank;
     if (lerr) continue;
-    if (2 * s < p) {
-      lerr = kd_emp_quad_(t->k, R, W, nl, B, WB, nb, 2.0, y, &acc, &comp);
-    } else if (rank < p / 2) { /* pair (rank, rank + p/2): first half of my rows */
-      lerr = kd_emp_quad_(t->k, R, W, nl / 2, B, WB, nb, 2.0, y, &acc, &comp);
-    } else { /* pair (rank - p/2, rank): second half of the partner's rows */
-      kd_lidx h = nb / 2;
-      lerr = kd_emp_quad_(t->k, B + h * d, WB + h, nb - h, R, W, nl, 2.0, y, &acc, &comp);
-    }
+    if (2 * s < p) /* the pair (rank, q) */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, 0, ncb, remote_lower, y, &acc, &comp);
+    else if (rank < p / 2) /* pair (rank, rank + p/2): the first half of my chunks */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl / 2, cur, nb, 0, ncb, 0, y, &acc, &comp);
+    else /* pair (rank - p/2, rank): the second half of the partner's chunks */
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, ncb / 2, ncb, 1, y, &acc, &comp);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
-  double v[2] = {acc, comp};
-  KD_TRY(kd_dist_sum(comm, v, 2));
-  double res = v[0] + v[1];
-  KD_TRY(kd_dist_bcast(comm, &res, (int64_t)sizeof res, 0)); /* identical bits on every rank */
-  *zz = res;
+  /* the (sum, compensation) pairs of all ranks, added in rank order, compensated again */
+  double v[2] = {acc, comp}, a = 0.0, e = 0.0;
+  KD_TRY(kd_dist_allgatherv(comm, v, 2, G));
+  for (int r = 0; r < 2 * p; r++) kd_neu_add_(&a, &e, G[r]);
+  *zz = a + e;
 cleanup:
-  free(loc);
   free(cur);
   free(nxt);
   free(y);
+  free(G);
   return err;
 }

@@ -58,6 +58,7 @@ cleanup:
 void kd_target_destroy(kd_target **t) {
   if (!t || !*t) return;
   kd_measure_free(&(*t)->m);
+  free((*t)->own);
   free(*t);
   *t = NULL;
 }
@@ -104,13 +105,15 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available) {
     *available = 0;
     return KD_OK;
   }
-  if (!t->zz_done) {
+  const double ls = kd_kernel_get_params(t->k)->ls;
+  if (!t->zz_done || t->zz_ls != ls) {
     double v = 0.0;
     if (t->closed)
       KD_TRY(kd_target_closed_self_(t, &v));
     else
       KD_TRY(kd_target_emp_self_(t, &v));
     t->zz = v;
+    t->zz_ls = ls;
     t->zz_done = 1;
   }
   *zz = t->zz;

@@ -9,14 +9,17 @@
 #include "kdistill/kd_target.h"
 
 struct kd_target {
-  int closed;              /* 1: closed form (measure m), 0: empirical (points pts) */
-  MPI_Comm comm;           /* borrowed (the caller's, or the point set's) */
-  kd_kernel *k;            /* borrowed */
-  kd_measure m;            /* owned copy (closed form) */
-  const kd_pointset *pts;  /* borrowed (empirical) */
-  int skip_self;           /* empirical: zz not computed */
-  int zz_done;             /* zz cached */
-  double zz;
+  int closed;             /* 1: closed form (measure m), 0: empirical (points pts) */
+  MPI_Comm comm;          /* borrowed (the caller's, or the point set's) */
+  kd_kernel *k;           /* borrowed */
+  kd_measure m;           /* owned copy (closed form) */
+  const kd_pointset *pts; /* borrowed (empirical) */
+  int skip_self;          /* empirical: zz not computed */
+  int zz_done;            /* zz cached ... */
+  double zz, zz_ls;       /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
+  double *own;            /* empirical: this rank's chunk-aligned target rows and weights,
+                             [own_n*d rows | own_n weights], built on first use (empirical.c) */
+  kd_lidx own_n;
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */

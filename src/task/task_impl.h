@@ -33,6 +33,7 @@ typedef struct {
 typedef struct {
   char algorithm[64];
   char kernel[160];
+  kd_gidx n_in; /* input points (data / candidates / pool); 0 if none. Added last: optional. */
 } kd_task_info;
 
 typedef struct {
@@ -69,5 +70,37 @@ kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char
  *  after the target (NULL if none). Collective. */
 kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
                            kd_pointset *data, kd_target **out, kd_pointset **owned_points);
+
+/* ---- extensions (task/task_common.c) ---- */
+/** kd_task_read_pointset that also reports the shape (*n, *d), which is known in validate_only
+ *  mode too (generators from the config, files from their headers). Collective. */
+kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                                kd_gidx *n, int *d);
+/** kd_task_read_target with an explicit has_data: in validate_only mode data is NULL although the
+ *  task has a data set (so `type: data` is allowed and is the default). If *owned_points is
+ *  non-NULL on entry it is the already-loaded point set of a file target (type hdf5/csv) and is
+ *  used instead of reading the file again. In validate_only mode *out may be NULL. Collective. */
+kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
+                              kd_pointset *data, int has_data, kd_target **out,
+                              kd_pointset **owned_points);
+/** Run one algorithm the way every task should: resets the kernel's counter, times desc->run
+ *  (max over ranks), agrees its error, sums kernel evaluations over ranks into res->kernel_evals,
+ *  and, if the algorithm left res->mmd NaN, fills it with the exact kd_mmd against target (when
+ *  the target's double integral is unavailable res->mmd stays NaN and the metric
+ *  "mmd2_minus_self" holds MMD^2 - int int k). Collective. */
+kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
+                        kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
+                        kd_result *res);
+/** The '|'-separated names of the registered algorithms of `task` into buf (empty if none). */
+void kd_task_algo_choices(const char *task, char *buf, int len);
+/** Read run.checkpoint_every (default 0 = off) and run.checkpoint_path (default "") for a task
+ *  whose algorithm checkpoints; only such tasks call this, so the keys are an error elsewhere.
+ *  *path points into the config. Local. */
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path);
+/** The target built by the setup of one of the basic tasks (herd, thin, quad), borrowed, for
+ *  `kdistill mmd`; KD_ERR_UNSUPPORTED for other tasks. Local. */
+kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t);
+/** The '|'-separated names of the registered tasks into buf. */
+void kd_task_choices(char *buf, int len);
 
 #endif

@@ -4,3 +4,4 @@
 #include "algo/quadrature/quadrature_tasks.h"
 #include "algo/testing/testing_tasks.h"
 #include "algo/apps/apps_tasks.h"
+#include "sweep/sweep_tasks.h"

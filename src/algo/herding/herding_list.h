@@ -1,1 +1,12 @@
 /* herding_list.h - KD_ALGO(symbol) lines of the herding family. */
+KD_ALGO(kd_algo_fw_eq)
+KD_ALGO(kd_algo_fw_linesearch)
+KD_ALGO(kd_algo_fcfw)
+KD_ALGO(kd_algo_afw)
+KD_ALGO(kd_algo_pfw)
+KD_ALGO(kd_algo_bpcg)
+KD_ALGO(kd_algo_bpcg_lazy)
+KD_ALGO(kd_algo_pmp)
+KD_ALGO(kd_algo_gcos)
+KD_ALGO(kd_algo_fc_pmp)
+KD_ALGO(kd_algo_fc_gcos)

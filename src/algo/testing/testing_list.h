@@ -1,1 +1,3 @@
 /* testing_list.h - KD_ALGO(symbol) lines of the testing family. */
+KD_ALGO(kd_algo_ctt)
+KD_ALGO(kd_algo_ctt_exact)

@@ -104,8 +104,8 @@ int main(int argc, char **argv) {
   }
   /* 4. vertex solution: c strongly favours coordinate 2 */
   {
-    double Q[9] = {1, 0.2, 0, 0.2, 1, 0.1, 0, 0.1, 1}, c[3] = {0, 0, 10}, w[3] = {1.0 / 3, 1.0 / 3,
-                                                                              1.0 / 3};
+    double Q[9] = {1, 0.2, 0, 0.2, 1, 0.1, 0, 0.1, 1}, c[3] = {0, 0, 10},
+           w[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
     KD_TEST_OK(kd_simplex_qp(3, Q, c, 1e-14, 100, w));
     KD_TEST(w[0] == 0 && w[1] == 0 && w[2] == 1, "vertex: %g %g %g", w[0], w[1], w[2]);
   }
@@ -157,6 +157,29 @@ int main(int argc, char **argv) {
     KD_TEST_OK(kd_simplex_qp(N, Q, c, 1e-13, 1000, w1));
     KD_TEST_OK(kd_simplex_qp(N, Q, c, 1e-13, 1000, w2));
     KD_TEST(memcmp(w1, w2, sizeof w1) == 0, "deterministic");
+  }
+  /* 7b. full-rank non-diagonal PSD (n = 80, Cholesky path), several starts: KKT and equal optima */
+  {
+    enum { N = 80, R = 100 };
+    static double A[N * R], Q[N * N];
+    double c[N], w[N], f0 = 0;
+    for (int i = 0; i < N * R; i++) A[i] = kd_rng_normal(seed, 5, i) / 10;
+    for (int i = 0; i < N; i++) {
+      c[i] = kd_rng_normal(seed, 6, i);
+      for (int j = 0; j < N; j++) {
+        double s = i == j ? 0.1 : 0.0;
+        for (int r = 0; r < R; r++) s += A[i * R + r] * A[j * R + r];
+        Q[i * N + j] = s;
+      }
+    }
+    for (int start = 0; start < 3; start++) {
+      for (int i = 0; i < N; i++) w[i] = start == 0 ? 0 : (start == 1 ? 1.0 : (i % 7 == 0));
+      KD_TEST_OK(kd_simplex_qp(N, Q, c, 1e-13, 2000, w));
+      check_feasible(N, Q, c, w, "full rank");
+      double f = obj(N, Q, c, w);
+      if (start == 0) f0 = f;
+      KD_TEST_NEAR(f, f0, 1e-11 * fmax(1, fabs(f0)), "full rank: same optimum from any start");
+    }
   }
   /* 8. near-singular Gaussian Gram of 60 close 1-D points (condition ~1e17), closed-form-free:
    * compare against a long projected-gradient run (optimal value) */

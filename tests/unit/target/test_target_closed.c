@@ -167,6 +167,20 @@ static void test_gaussian(MPI_Comm c) {
   KD_TEST_REL(zz1, l / sqrt(l * l + 2 * sd[0] * sd[0]), 1e-12, "1-D gauss zz by quadrature");
   qr_free(&q0);
   qr_free(&q1);
+  /* a later change of ls (median heuristic) is seen by z and by the cached zz */
+  kd_pointset *ps = NULL;
+  KD_TEST_OK(kd_pointset_generate(c, &mu, 300, 4, &ps));
+  KD_TEST_OK(kd_kernel_set_median_ls(k, ps, 1, 300));
+  double l2 = kd_kernel_get_params(k)->ls, ref = 1, x0[2] = {0.1, 0.2};
+  KD_TEST(l2 != l, "median ls %g differs from %g", l2, l);
+  for (int j = 0; j < 2; j++) ref *= l2 / sqrt(l2 * l2 + 2 * sd[j] * sd[j]);
+  KD_TEST_REL(zzclosed(t), ref, 1e-14, "zz recomputed for the new ls");
+  ref = 1;
+  for (int j = 0; j < 2; j++)
+    ref *= l2 / sqrt(l2 * l2 + sd[j] * sd[j]) *
+           exp(-(x0[j] - mean[j]) * (x0[j] - mean[j]) / (2 * (l2 * l2 + sd[j] * sd[j])));
+  KD_TEST_REL(zclosed(t, x0), ref, 1e-14, "z with the new ls");
+  kd_pointset_destroy(&ps);
   kd_target_destroy(&t);
   KD_TEST(t == NULL, "destroy sets NULL");
   kd_kernel_destroy(&k);
@@ -224,7 +238,8 @@ static void test_mixture(MPI_Comm c) {
   KD_TEST_OK(kd_target_create_closed(c, k, &mu, &t));
   double zq[4] = {0}, zzq = 0;
   for (int cpt = 0; cpt < 3; cpt++) {
-    qr1 q0 = qr_gauss(means[2 * cpt], sds[2 * cpt], 30), q1 = qr_gauss(means[2 * cpt + 1], sds[2 * cpt + 1], 30);
+    qr1 q0 = qr_gauss(means[2 * cpt], sds[2 * cpt], 30),
+        q1 = qr_gauss(means[2 * cpt + 1], sds[2 * cpt + 1], 30);
     for (int i = 0; i < 4; i++) zq[i] += w[cpt] * z_quad2_full(pts2[i], &q0, &q1, l);
     zzq += w[cpt] * zz_via_z(t, &q0, &q1);
     qr_free(&q0);
@@ -249,7 +264,8 @@ static void test_trunc(MPI_Comm c) {
   kd_kernel *k = mk_kernel(KD_KERNEL_GAUSSIAN, l, 2, 1);
   kd_target *t = NULL;
   KD_TEST_OK(kd_target_create_closed(c, k, &mu, &t));
-  qr1 q0 = qr_trunc(mean[0], sd[0], lo[0], hi[0], 30), q1 = qr_trunc(mean[1], sd[1], lo[1], hi[1], 30);
+  qr1 q0 = qr_trunc(mean[0], sd[0], lo[0], hi[0], 30),
+      q1 = qr_trunc(mean[1], sd[1], lo[1], hi[1], 30);
   for (int i = 0; i < 4; i++)
     KD_TEST_REL(zclosed(t, pts2[i]), z_quad2_full(pts2[i], &q0, &q1, l), 1e-12, "gauss x trunc z");
   KD_TEST_REL(zzclosed(t), zz_via_z(t, &q0, &q1), 1e-12, "gauss x trunc zz = int z dmu");
@@ -398,6 +414,16 @@ static void test_rate(MPI_Comm c) {
       KD_TEST_OK(kd_measure_sample(&mu, 100 + r, 0, n, X));
       KD_TEST_OK(kd_mmd(t, X, w, n, &mmd, &mmd2));
       mean2 += mmd2 / R;
+      if (a == 2 && r == 0) { /* the same on one rank alone: bitwise equal (rows of w'Kw are
+                                 computed independently and summed in row order) */
+        kd_target *t1 = NULL;
+        double m1 = NAN, m2 = NAN;
+        KD_TEST_OK(kd_target_create_closed(MPI_COMM_SELF, k, &mu, &t1));
+        KD_TEST_OK(kd_mmd(t1, X, w, n, &m1, &m2));
+        KD_TEST(m1 == mmd && m2 == mmd2, "closed mmd at p ranks == at 1 rank: %.17g vs %.17g", mmd2,
+                m2);
+        kd_target_destroy(&t1);
+      }
       if (a == 0 && r == 0) { /* brute force */
         double z[32], s1 = 0, s2 = 0;
         KD_TEST_OK(kd_target_embed_rows(t, X, n, z));

@@ -81,6 +81,52 @@ static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
   }
   KD_TEST(worst <= 1e-12, "%s N=%lld: ring z vs brute force, worst rel %.3g", kd_kernel_name(ty),
           (long long)N, worst);
+  /* bitwise: the same target on one rank (MPI_COMM_SELF), with the same weight bits */
+  {
+    int p = kd_test_size();
+    double *wall = NULL, *z1 = malloc(sizeof(double) * (nl + 1)), zr[40], zr1[40];
+    if (kd_pointset_weights_const(tp)) {
+      int *cnt = malloc(sizeof(int) * p), *dsp = malloc(sizeof(int) * p);
+      for (int r = 0; r < p; r++) {
+        dsp[r] = (int)kd_pointset_rank_offset(tp, r);
+        cnt[r] = (int)(kd_pointset_rank_offset(tp, r + 1) - dsp[r]);
+      }
+      wall = malloc(sizeof(double) * N);
+      MPI_Allgatherv(kd_pointset_weights_const(tp), (int)kd_pointset_n_local(tp), MPI_DOUBLE, wall,
+                     cnt, dsp, MPI_DOUBLE, c);
+      free(cnt);
+      free(dsp);
+    }
+    kd_pointset *tp1 = NULL;
+    kd_target *t1 = NULL;
+    KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, N, d, Y, wall, &tp1));
+    KD_TEST_OK(kd_target_create_empirical(k, tp1, 0, &t1));
+    KD_TEST_OK(kd_target_embed_rows(t1, xr, nl, z1));
+    long diff = 0;
+    for (kd_lidx i = 0; i < nl; i++) diff += z1[i] != zl[i];
+    KD_TEST(diff == 0, "ring z at %d ranks bitwise equal to one rank: %ld rows differ", p, diff);
+    double R0[120];
+    KD_TEST_OK(kd_measure_sample(&box, 9, 0, 40, R0));
+    KD_TEST_OK(kd_target_embed_rows(t, R0, 40, zr));
+    KD_TEST_OK(kd_target_embed_rows(t1, R0, 40, zr1));
+    diff = 0;
+    for (int i = 0; i < 40; i++) diff += zr[i] != zr1[i];
+    KD_TEST(diff == 0, "embed_rows at %d ranks bitwise equal to one rank: %ld differ", p, diff);
+    double zzp = NAN, zz1 = NAN, mp = NAN, m1 = NAN, w40[40];
+    int avp = 0, av1 = 0;
+    KD_TEST_OK(kd_target_self(t, &zzp, &avp));
+    KD_TEST_OK(kd_target_self(t1, &zz1, &av1));
+    KD_TEST(avp && av1 && zzp == zz1, "zz at %d ranks bitwise equal to one rank: %.17g vs %.17g", p,
+            zzp, zz1);
+    for (int i = 0; i < 40; i++) w40[i] = 1.0 / 40;
+    KD_TEST_OK(kd_mmd(t, R0, w40, 40, &mp, NULL));
+    KD_TEST_OK(kd_mmd(t1, R0, w40, 40, &m1, NULL));
+    KD_TEST(mp == m1, "mmd at %d ranks bitwise equal to one rank: %.17g vs %.17g", p, mp, m1);
+    kd_target_destroy(&t1);
+    kd_pointset_destroy(&tp1);
+    free(wall);
+    free(z1);
+  }
   /* z at replicated rows, and the rule's MMD against brute force */
   const int n = 40;
   double *R = malloc(sizeof(double) * n * d), *w = malloc(sizeof(double) * n), z[40];
@@ -98,11 +144,12 @@ static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
     for (int j = 0; j < n; j++) wkw += w[i] * w[j] * kd_kernel_eval(k, R + i * d, R + j * d);
   }
   KD_TEST(worst <= 1e-12, "embed_rows vs brute force, worst rel %.3g", worst);
-  for (kd_gidx i = 0; i < N; i++) {
+  for (kd_gidx i = kd_test_rank(); i < N; i += kd_test_size()) { /* brute rows split by rank */
     double r = 0;
     for (kd_gidx j = 0; j < N; j++) r += v[j] * kd_kernel_eval(k, Y + i * d, Y + j * d);
     zz += v[i] * r;
   }
+  MPI_Allreduce(MPI_IN_PLACE, &zz, 1, MPI_DOUBLE, MPI_SUM, c);
   double got = NAN, mmd = NAN, mmd2 = NAN;
   int av = 0;
   KD_TEST_OK(kd_target_self(t, &got, &av));
@@ -142,6 +189,7 @@ int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm c = MPI_COMM_WORLD;
   run_case(c, KD_KERNEL_GAUSSIAN, 1037, 1);
+  run_case(c, KD_KERNEL_GAUSSIAN, 5000, 1); /* several 2048-row chunks across block borders */
   run_case(c, KD_KERNEL_GAUSSIAN, 800, 0);
   run_case(c, KD_KERNEL_LAPLACE, 517, 1);
   run_case(c, KD_KERNEL_MATERN32, 3, 1); /* fewer rows than ranks: empty blocks */
@@ -153,6 +201,18 @@ int main(int argc, char **argv) {
   kd_target *t = NULL;
   KD_TEST(kd_target_create_empirical(k, tp, 0, &t) == KD_ERR_ARG && !t, "dimension mismatch");
   kd_err_clear();
+  if (kd_test_size() > 1) { /* a point set on another communicator size cannot meet the ring */
+    kd_kernel *k3 = mk_kernel(KD_KERNEL_GAUSSIAN, 1, 3);
+    kd_pointset *xs = NULL;
+    double z[3];
+    KD_TEST_OK(kd_target_create_empirical(k3, tp, 0, &t));
+    KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, 3, 3, Y, NULL, &xs));
+    KD_TEST(kd_target_embed(t, xs, z) == KD_ERR_ARG, "communicator size mismatch");
+    kd_err_clear();
+    kd_pointset_destroy(&xs);
+    kd_target_destroy(&t);
+    kd_kernel_destroy(&k3);
+  }
   kd_pointset_destroy(&tp);
   kd_kernel_destroy(&k);
   return kd_test_finish();

@@ -1,0 +1,532 @@
+/* herding_state.c - the distributed herding state of herding_impl.h: per-candidate z and nu
+ * blocks, the replicated active set with its Gram matrix, the LMO, atom bookkeeping, the
+ * fully-corrective weight solve, tracing and output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/herding/herding_impl.h"
+#include "dist/dist_impl.h"
+#include "la/la_impl.h"
+
+/* Keep the first local failure for the next collective; the caller continues in step. */
+static void kd_herd_defer_(kd_herd *h, kd_err e) {
+  if (e != KD_OK && h->pending_err == KD_OK) h->pending_err = e;
+}
+
+kd_herd_stop kd_herd_stop_read(const kd_params *p) {
+  kd_herd_stop s;
+  s.max_iter = kd_params_int(p, "max_iter");
+  s.max_atoms = kd_params_int(p, "max_atoms");
+  s.trace_every = kd_params_int(p, "trace_every");
+  s.tol_mmd = kd_params_f64(p, "tol_mmd");
+  s.tol_gap = kd_params_f64(p, "tol_gap");
+  s.cache_mb = kd_params_f64(p, "cache_mb");
+  return s;
+}
+
+/* Second phase of kd_herd_init: the target embedding at the candidates and zz. Collective. */
+static kd_err kd_herd_init_target_(kd_herd *h) {
+  kd_err err = KD_OK;
+  int avail = 0;
+  KD_TRY(kd_target_embed(h->target, h->cand, h->z));
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = -h->z[c]; /* nu = 0 */
+  KD_TRY(kd_target_self(h->target, &h->zz, &avail));
+  KD_CHECK(avail, KD_ERR_UNSUPPORTED,
+           "herd: the target's double integral (zz) is unavailable; herding needs it for the "
+           "exact MMD");
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
+  kd_err err = KD_OK;
+  memset(h, 0, sizeof *h);
+  h->in = in;
+  h->kernel = in->kernel;
+  h->cand = in->points;
+  h->target = in->target;
+  h->t0 = kd_dist_wtime();
+  KD_CHECK(h->kernel && h->cand && h->target, KD_ERR_ARG,
+           "herd: kernel, candidates and target are required");
+  h->d = kd_pointset_dim(h->cand);
+  h->m = kd_pointset_n_global(h->cand);
+  h->nl = kd_pointset_n_local(h->cand);
+  h->off = kd_pointset_offset(h->cand);
+  h->rows = kd_pointset_rows_const(h->cand);
+  KD_CHECK(h->m >= 2, KD_ERR_INPUT,
+           "candidates: herding needs at least 2 candidate points, got %lld", (long long)h->m);
+  KD_CHECK(kd_kernel_dim(h->kernel) == h->d && kd_target_dim(h->target) == h->d, KD_ERR_INPUT,
+           "herd: dimension mismatch (candidates d = %d, kernel d = %d, target d = %d)", h->d,
+           kd_kernel_dim(h->kernel), kd_target_dim(h->target));
+  KD_ALLOC(h->z, h->nl);
+  KD_ALLOC(h->g, h->nl);
+  KD_ALLOC(h->kdiag, h->nl);
+  KD_ALLOC(h->col, h->nl);
+  KD_ALLOC(h->col2, h->nl);
+  h->cap = 16;
+  KD_ALLOC(h->idx, h->cap);
+  KD_ALLOC(h->x, (size_t)h->cap * h->d);
+  KD_ALLOC(h->w, h->cap);
+  KD_ALLOC(h->zs, h->cap);
+  KD_ALLOC(h->kw, h->cap);
+  KD_ALLOC(h->slot, h->cap);
+  KD_ALLOC(h->K, (size_t)h->cap * h->cap);
+  {
+    double per_col = 8.0 * (double)(h->nl > 0 ? h->nl : 1);
+    double ns = floor(cache_mb * 1048576.0 / per_col);
+    h->n_slots = ns > 1e6 ? 1000000 : (int)ns;
+  }
+  KD_TRY(kd_kernel_diag(h->kernel, h->rows, h->nl, h->kdiag));
+cleanup:
+  /* allocation failures are local: agree before the collectives of the second phase */
+  if (kd_dist_agree(h->in->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
+  if (err != KD_OK) return err;
+  return kd_herd_init_target_(h);
+}
+
+void kd_herd_free(kd_herd *h) {
+  free(h->z);
+  free(h->g);
+  free(h->kdiag);
+  free(h->col);
+  free(h->col2);
+  free(h->idx);
+  free(h->x);
+  free(h->w);
+  free(h->zs);
+  free(h->kw);
+  free(h->slot);
+  free(h->K);
+  free(h->cache);
+  free(h->slot_used);
+  memset(h, 0, sizeof *h);
+}
+
+static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err, int sign,
+                               double *val, kd_gidx *g) {
+  double best = INFINITY;
+  kd_gidx bi = -1;
+  for (kd_lidx i = 0; i < h->nl; i++) {
+    double s = sign * score[i];
+    if (isnan(s)) {
+      if (local_err == KD_OK)
+        local_err =
+            kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__, "herd: NaN score at candidate row %lld",
+                       (long long)(h->off + i + 1));
+      continue;
+    }
+    if (bi < 0 || s < best) {
+      best = s;
+      bi = h->off + i;
+    }
+  }
+  if (bi < 0) best = INFINITY;
+  if (local_err == KD_OK) local_err = h->pending_err;
+  kd_err err = kd_dist_argmin(h->in->comm, best, bi, local_err, val, g);
+  h->pending_err = KD_OK; /* delivered (or it is now the agreed error of every rank) */
+  *val *= sign;
+  return err;
+}
+
+kd_err kd_herd_argmin(kd_herd *h, const double *score, kd_err local_err, double *val, kd_gidx *g) {
+  return kd_herd_argbest_(h, score, local_err, 1, val, g);
+}
+
+kd_err kd_herd_argmax(kd_herd *h, const double *score, kd_err local_err, double *val, kd_gidx *g) {
+  return kd_herd_argbest_(h, score, local_err, -1, val, g);
+}
+
+kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
+  kd_err lerr = KD_OK;
+  h->lmo_calls++;
+  if (!h->lmin_valid) {
+    double best = INFINITY;
+    kd_lidx bi = -1;
+    int nan = 0;
+    for (kd_lidx c = 0; c < h->nl; c++) {
+      const double s = h->g[c];
+      if (s < best) {
+        best = s;
+        bi = c;
+      } else if (s != s) {
+        nan = 1;
+      }
+    }
+    h->lmin_val = best;
+    h->lmin_idx = bi < 0 ? -1 : h->off + bi;
+    h->lmin_nan = nan;
+    h->lmin_valid = 1;
+  }
+  if (h->pending_err != KD_OK)
+    lerr = h->pending_err;
+  else if (h->lmin_nan)
+    lerr =
+        kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
+                   "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->in->comm));
+  h->pending_err = KD_OK;
+  return kd_dist_argmin(h->in->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr,
+                        val, g);
+}
+
+kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
+  kd_err err = KD_OK;
+  double buf[64 + 1];
+  double *b = buf, *heap = NULL;
+  if (h->d + 1 > 65) { /* same branch on every rank: agree on the allocation */
+    heap = malloc(sizeof(double) * (size_t)(h->d + 1));
+    KD_TRY(kd_dist_agreed(
+        h->in->comm,
+        heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
+    b = heap;
+  }
+  int owner = kd_pointset_owner(h->cand, g);
+  if (g >= h->off && g < h->off + h->nl) {
+    memcpy(b, h->rows + (size_t)(g - h->off) * h->d, sizeof(double) * h->d);
+    b[h->d] = h->z[g - h->off];
+  }
+  KD_TRY(kd_dist_bcast(h->in->comm, b, (int64_t)sizeof(double) * (h->d + 1), owner));
+  memcpy(x, b, sizeof(double) * h->d);
+  *zx = b[h->d];
+cleanup:
+  free(heap);
+  return err;
+}
+
+kd_err kd_herd_column(kd_herd *h, const double *x, double *out) {
+  if (h->nl == 0) return KD_OK;
+  /* one row (x) against the candidate panel: the block kernel's panels run over the candidates,
+   * so nothing is padded or reduced (k is symmetric bit for bit) */
+  kd_err e = kd_kernel_eval_block(h->kernel, x, 1, h->rows, h->nl, out, h->nl);
+  if (e != KD_OK) {
+    kd_herd_defer_(h, e);
+    for (kd_lidx c = 0; c < h->nl; c++) out[c] = NAN;
+  }
+  return KD_OK;
+}
+
+kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **col) {
+  if (h->slot[i] >= 0) {
+    *col = h->cache + (size_t)h->slot[i] * h->nl;
+    return KD_OK;
+  }
+  *col = scratch;
+  return kd_herd_column(h, h->x + (size_t)i * h->d, scratch);
+}
+
+int kd_herd_find(const kd_herd *h, kd_gidx g) {
+  for (int i = 0; i < h->n; i++)
+    if (h->idx[i] == g) return i;
+  return -1;
+}
+
+static kd_err kd_herd_grow_local_(kd_herd *h) {
+  kd_err err = KD_OK;
+  int nc = 2 * h->cap;
+  double *K = NULL;
+  void *p;
+  KD_ALLOC(K, (size_t)nc * nc);
+  for (int i = 0; i < h->n; i++)
+    memcpy(K + (size_t)i * nc, h->K + (size_t)i * h->cap, sizeof(double) * h->n);
+  free(h->K);
+  h->K = K;
+#define KD_HERD_GROW_(arr, count)                                              \
+  p = realloc(arr, sizeof(*(arr)) * (size_t)(count));                          \
+  KD_CHECK(p, KD_ERR_MEM, "herd: cannot grow the active set to %d atoms", nc); \
+  arr = p;
+  KD_HERD_GROW_(h->idx, nc);
+  KD_HERD_GROW_(h->x, (size_t)nc * h->d);
+  KD_HERD_GROW_(h->w, nc);
+  KD_HERD_GROW_(h->zs, nc);
+  KD_HERD_GROW_(h->kw, nc);
+  KD_HERD_GROW_(h->slot, nc);
+#undef KD_HERD_GROW_
+  h->cap = nc;
+cleanup:
+  return err;
+}
+
+/* Every rank grows at the same moment (the active set is replicated), so a local allocation
+ * failure is agreed here, before any rank can enter the next collective. Collective. */
+static kd_err kd_herd_grow_(kd_herd *h) {
+  return kd_dist_agreed(h->in->comm, kd_herd_grow_local_(h));
+}
+
+/* A free cache slot (growing the cache up to n_slots), or -1. Growing may move h->cache, so
+ * column pointers into the cache must be re-read after adding an atom. Failure to grow is not an
+ * error (the column is then recomputed when needed). */
+static int kd_herd_take_slot_(kd_herd *h) {
+  for (int s = 0; s < h->slots_alloc; s++)
+    if (!h->slot_used[s]) {
+      h->slot_used[s] = 1;
+      return s;
+    }
+  if (h->slots_alloc >= h->n_slots) return -1;
+  int ns = h->slots_alloc ? 2 * h->slots_alloc : 8;
+  if (ns > h->n_slots) ns = h->n_slots;
+  double *c = realloc(h->cache, sizeof(double) * (size_t)ns * (size_t)h->nl);
+  if (!c) return -1;
+  h->cache = c;
+  char *u = realloc(h->slot_used, (size_t)ns);
+  if (!u) return -1;
+  h->slot_used = u;
+  memset(u + h->slots_alloc, 0, (size_t)(ns - h->slots_alloc));
+  int s = h->slots_alloc;
+  h->slots_alloc = ns;
+  h->slot_used[s] = 1;
+  return s;
+}
+
+kd_err kd_herd_add_atom(kd_herd *h, kd_gidx g, const double *x, double zx, const double *col,
+                        int *pos) {
+  kd_err err = KD_OK;
+  if (h->n == h->cap) KD_TRY(kd_herd_grow_(h));
+  int n = h->n, cap = h->cap;
+  h->idx[n] = g;
+  memcpy(h->x + (size_t)n * h->d, x, sizeof(double) * h->d);
+  h->w[n] = 0.0;
+  h->zs[n] = zx;
+  h->kw[n] = 0.0;
+  h->slot[n] = -1;
+  if (n > 0) {
+    kd_err e = kd_kernel_eval_block(h->kernel, x, 1, h->x, n, h->K + (size_t)n * cap, n);
+    if (e != KD_OK) {
+      kd_herd_defer_(h, e);
+      for (int j = 0; j < n; j++) h->K[(size_t)n * cap + j] = NAN;
+    }
+  }
+  for (int j = 0; j < n; j++) h->K[(size_t)j * cap + n] = h->K[(size_t)n * cap + j];
+  h->K[(size_t)n * cap + n] = kd_kernel_eval(h->kernel, x, x);
+  for (int j = 0; j < n; j++) h->kw[n] += h->K[(size_t)n * cap + j] * h->w[j];
+  if (col && h->nl > 0) {
+    int s = kd_herd_take_slot_(h);
+    if (s >= 0) {
+      memcpy(h->cache + (size_t)s * h->nl, col, sizeof(double) * h->nl);
+      h->slot[n] = s;
+    }
+  }
+  h->n = n + 1;
+  *pos = n;
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_ensure_atom(kd_herd *h, kd_gidx g, double *scratch, const double **col_out,
+                           int *pos) {
+  kd_err err = KD_OK;
+  double xb[64], *x = xb, *heap = NULL, zx = 0.0;
+  int p = kd_herd_find(h, g);
+  if (p >= 0) {
+    if (col_out) KD_TRY(kd_herd_atom_column(h, p, scratch, col_out));
+    *pos = p;
+    goto cleanup;
+  }
+  if (h->d > 64) { /* same branch on every rank: agree on the allocation */
+    heap = malloc(sizeof(double) * (size_t)h->d);
+    KD_TRY(kd_dist_agreed(
+        h->in->comm,
+        heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
+    x = heap;
+  }
+  KD_TRY(kd_herd_fetch(h, g, x, &zx));
+  {
+    /* evaluate the column straight into a free cache slot (no copy), else into scratch */
+    int s = h->nl > 0 ? kd_herd_take_slot_(h) : -1;
+    double *dst = s >= 0 ? h->cache + (size_t)s * h->nl : scratch;
+    kd_err ce = kd_herd_column(h, x, dst);
+    if (ce == KD_OK) ce = kd_herd_add_atom(h, g, x, zx, NULL, pos);
+    if (ce != KD_OK && s >= 0) h->slot_used[s] = 0;
+    KD_TRY(ce);
+    h->slot[*pos] = s;
+    if (col_out) *col_out = dst;
+  }
+cleanup:
+  free(heap);
+  return err;
+}
+
+void kd_herd_remove_atom(kd_herd *h, int i) {
+  int n = h->n, cap = h->cap, d = h->d;
+  if (h->slot[i] >= 0 && h->slot_used) h->slot_used[h->slot[i]] = 0;
+  for (int r = 0; r < n; r++) {
+    if (r == i) continue;
+    double *dst = h->K + (size_t)(r > i ? r - 1 : r) * cap;
+    const double *src = h->K + (size_t)r * cap;
+    for (int c = 0, cc = 0; c < n; c++)
+      if (c != i) dst[cc++] = src[c];
+  }
+  memmove(h->idx + i, h->idx + i + 1, sizeof(*h->idx) * (size_t)(n - i - 1));
+  memmove(h->x + (size_t)i * d, h->x + (size_t)(i + 1) * d,
+          sizeof(double) * (size_t)(n - i - 1) * d);
+  memmove(h->w + i, h->w + i + 1, sizeof(double) * (size_t)(n - i - 1));
+  memmove(h->zs + i, h->zs + i + 1, sizeof(double) * (size_t)(n - i - 1));
+  memmove(h->kw + i, h->kw + i + 1, sizeof(double) * (size_t)(n - i - 1));
+  memmove(h->slot + i, h->slot + i + 1, sizeof(int) * (size_t)(n - i - 1));
+  h->n = n - 1;
+}
+
+void kd_herd_prune(kd_herd *h) {
+  for (int i = h->n - 1; i >= 0; i--)
+    if (!(h->w[i] > 0.0)) kd_herd_remove_atom(h, i);
+}
+
+void kd_herd_refresh(kd_herd *h) {
+  double wkw = 0.0, wz = 0.0;
+  for (int i = 0; i < h->n; i++) {
+    double s = 0.0;
+    const double *Ki = h->K + (size_t)i * h->cap;
+    for (int j = 0; j < h->n; j++) s += Ki[j] * h->w[j];
+    h->kw[i] = s;
+    wkw += h->w[i] * s;
+    wz += h->w[i] * h->zs[i];
+  }
+  h->wkw = wkw;
+  h->wz = wz;
+  h->mmd2 = h->zz - 2.0 * wz + wkw;
+  h->mmd = sqrt(fmax(h->mmd2, 0.0));
+}
+
+kd_err kd_herd_rebuild_nu(kd_herd *h) {
+  kd_err err = KD_OK;
+  h->lmin_valid = 0;
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = 0.0;
+  for (int i = 0; i < h->n; i++) {
+    const double *col;
+    KD_TRY(kd_herd_atom_column(h, i, h->col, &col));
+    const double wi = h->w[i];
+    for (kd_lidx c = 0; c < h->nl; c++) h->g[c] += wi * col[c];
+  }
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] -= h->z[c];
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_replicate(kd_herd *h, kd_err local, double *v, int n, double *buf) {
+  kd_err err = KD_OK;
+  for (int i = 0; i < n; i++) buf[i] = v[i];
+  buf[n] = (double)local;
+  KD_TRY(kd_dist_bcast(h->in->comm, buf, (int64_t)sizeof(double) * (n + 1), 0));
+  for (int i = 0; i < n; i++) v[i] = buf[i];
+  err = (kd_err)(int)buf[n];
+  if (err != KD_OK) {
+    /* every rank takes this branch: install rank 0's message everywhere */
+    kd_err mine = local != KD_OK ? local : err;
+    if (kd_dist_agree(h->in->comm, &mine) != KD_OK) err = KD_ERR_MPI;
+  }
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_fc_weights(kd_herd *h) {
+  kd_err err = KD_OK;
+  const int n = h->n;
+  double *Q = malloc(sizeof(double) * ((size_t)n * n + 2));
+  /* a local allocation failure must be agreed before the broadcast below */
+  KD_TRY(kd_dist_agreed(h->in->comm, Q ? KD_OK
+                                       : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                                    "herd: cannot allocate the %d x %d QP", n, n)));
+  for (int i = 0; i < n; i++)
+    memcpy(Q + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
+  /* The QP runs on every rank; rank 0's weights and outcome are broadcast so the replicated active
+   * set stays identical even where LAPACK could round differently (heterogeneous nodes). A stalled
+   * solve still leaves a feasible point no worse than the start: keep it, warn once. */
+  kd_err qe = kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w);
+  if (qe == KD_ERR_NUMERIC) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+      if (!(h->w[i] > 0)) h->w[i] = 0.0;
+      s += h->w[i];
+    }
+    if (s > 0 && isfinite(s)) {
+      for (int i = 0; i < n; i++) h->w[i] /= s;
+      if (!h->qp_warned)
+        kd_log_warn("herd: fully-corrective QP stalled (%s); keeping its last feasible weights",
+                    kd_err_message());
+      h->qp_warned = 1;
+      kd_err_clear();
+      qe = KD_OK;
+    }
+  }
+  KD_TRY(kd_herd_replicate(h, qe, h->w, n, Q));
+  kd_herd_prune(h);
+  KD_TRY(kd_herd_rebuild_nu(h));
+  kd_herd_refresh(h);
+cleanup:
+  free(Q);
+  return err;
+}
+
+kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap, int force,
+                      kd_result *out, int *stop) {
+  int s = 0;
+  for (int i = 0; i < h->n; i++)
+    if (it == 0 || h->w[i] < h->wmin_seen) h->wmin_seen = h->w[i];
+  if (it >= st->max_iter) s = 1;
+  if (st->max_atoms > 0 && h->n >= st->max_atoms) s = 1;
+  if (h->mmd <= st->tol_mmd) s = 1;
+  if (!isnan(gap) && gap <= st->tol_gap) s = 1;
+  if (force || s || it % st->trace_every == 0) {
+    int64_t last = out->n_trace > 0 ? out->trace_iter[out->n_trace - 1] : -1;
+    if (last != it)
+      kd_herd_defer_(h, kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
+  }
+  kd_log_progress("herd", it, h->mmd, h->n, s);
+  *stop = s;
+  return KD_OK;
+}
+
+kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out) {
+  kd_err err = h->pending_err;
+  h->pending_err = KD_OK;
+  KD_TRY(kd_dist_agreed(h->in->comm, err));
+  uint64_t ev = kd_kernel_evals(h->kernel);
+  KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
+  KD_TRY(kd_result_alloc(out, h->n, h->d));
+  memcpy(out->points, h->x, sizeof(double) * (size_t)h->n * h->d);
+  double s = 0.0;
+  for (int i = 0; i < h->n; i++) s += h->w[i];
+  for (int i = 0; i < h->n; i++) {
+    out->weights[i] = h->w[i] / s;
+    out->indices[i] = h->idx[i];
+  }
+  out->mmd = h->mmd;
+  out->kernel_evals = ev;
+  out->seconds = kd_dist_wtime() - h->t0;
+  KD_TRY(kd_result_set_metric(out, "lmo_calls", (double)h->lmo_calls));
+  KD_TRY(kd_result_set_metric(out, "iterations", (double)iterations));
+  KD_TRY(kd_result_set_metric(out, "fw_gap", gap));
+  KD_TRY(kd_result_set_metric(out, "min_weight_seen", h->wmin_seen));
+  KD_TRY(kd_result_set_metric(out, "fw_steps", (double)h->n_fw_steps));
+  KD_TRY(kd_result_set_metric(out, "pairwise_steps", (double)h->n_pair_steps));
+  KD_TRY(kd_result_set_metric(out, "away_steps", (double)h->n_away_steps));
+  KD_TRY(kd_result_set_metric(out, "drop_steps", (double)h->n_drop_steps));
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx) {
+  kd_err err = KD_OK;
+  kd_herd h;
+  memset(&h, 0, sizeof h);
+  kd_herd_stop st = kd_herd_stop_read(in->params);
+  int64_t it = 0;
+  double gap = NAN, last_gap = NAN;
+  int stop = 0;
+  if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
+  KD_TRY(kd_herd_init(in, st.cache_mb, &h));
+  h.tol_gap = st.tol_gap;
+  KD_TRY(kd_herd_start(&h));
+  KD_TRY(kd_herd_record(&h, &st, 0, NAN, 1, out, &stop));
+  while (!stop) {
+    it++;
+    gap = NAN;
+    KD_TRY(fn(&h, ctx, it, &gap));
+    if (!isnan(gap)) last_gap = gap;
+    KD_TRY(kd_herd_record(&h, &st, it, gap, h.done, out, &stop));
+    if (h.done) break;
+  }
+  KD_TRY(kd_herd_output(&h, it, last_gap, out));
+cleanup:
+  kd_herd_free(&h);
+  return err;
+}

@@ -1,0 +1,112 @@
+/* ctt_common.c - the permutation machinery shared by `ctt` and `ctt_exact`: random relabelling of
+ * the s coresets, the labelled squared MMD from the coreset mean-kernel matrix (eq. 37), and the
+ * randomised threshold of Alg. 3 (paper 003). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "algo/testing/ctt_impl.h"
+
+kd_err kd_ctt_decide(const double *stat2, int64_t B, double alpha, uint64_t seed,
+                     kd_ctt_decision *out) {
+  kd_err err = KD_OK;
+  KD_CHECK(B >= 1, KD_ERR_ARG, "algorithm.B must be >= 1, got %lld", (long long)B);
+  KD_CHECK(alpha > 0.0 && alpha < 1.0, KD_ERR_ARG, "algorithm.alpha must be in (0,1), got %g",
+           alpha);
+  const double obs = stat2[B];
+  int64_t less = 0, ties = 0, greater = 0;
+  for (int64_t b = 0; b < B; b++) {
+    if (stat2[b] < obs)
+      less++;
+    else if (stat2[b] == obs)
+      ties++;
+    else
+      greater++;
+  }
+  /* position among the B+1 values: 1 + less + (how many of the ties fall below it), uniform */
+  kd_rng r = kd_rng_make(seed, KD_CTT_STREAM_DECIDE);
+  int64_t below = (int64_t)kd_rng_next_below(&r, (uint64_t)ties + 1);
+  double u = kd_rng_uniform(seed, KD_CTT_STREAM_DECIDE, 1);
+  out->n_less = less;
+  out->n_ties = ties;
+  out->rank = 1 + less + below;
+  double pr = (double)out->rank - (1.0 - alpha) * (double)(B + 1);
+  out->p_reject = pr < 0.0 ? 0.0 : (pr > 1.0 ? 1.0 : pr);
+  out->reject = u < out->p_reject;
+  out->p_value = (double)(1 + ties + greater) / (double)(B + 1);
+cleanup:
+  return err;
+}
+
+void kd_ctt_permute_labels(int64_t s, int64_t s_m, uint64_t seed, int64_t b,
+                           unsigned char *labels) {
+  for (int64_t i = 0; i < s; i++) labels[i] = (unsigned char)(i < s_m ? 0 : 1);
+  kd_rng r = kd_rng_make(seed, KD_CTT_STREAM_PERM + (uint64_t)b);
+  for (int64_t i = s - 1; i > 0; i--) {
+    int64_t j = (int64_t)kd_rng_next_below(&r, (uint64_t)i + 1);
+    unsigned char t = labels[i];
+    labels[i] = labels[j];
+    labels[j] = t;
+  }
+}
+
+double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *labels) {
+  int64_t s_m = 0;
+  for (int64_t i = 0; i < s; i++) s_m += labels[i] == 0;
+  const double wx = 1.0 / (double)s_m, wy = -1.0 / (double)(s - s_m);
+  double total = 0.0;
+  for (int64_t i = 0; i < s; i++) {
+    const double wi = labels[i] ? wy : wx;
+    double row = 0.0;
+    for (int64_t j = 0; j < s; j++) row += (labels[j] ? wy : wx) * G[i * s + j];
+    total += wi * row;
+  }
+  return total;
+}
+
+kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_pointset **y) {
+  kd_err err = KD_OK;
+  const kd_ctt_in *ti = in->task_in;
+  KD_CHECK(in->points, KD_ERR_ARG, "ctt: no first sample X given");
+  KD_CHECK(ti && ti->y, KD_ERR_ARG, "ctt: no second sample Y given (task_in)");
+  *y = ti->y;
+  const int64_t B = kd_params_int(in->params, "B");
+  const double alpha = kd_params_f64(in->params, "alpha");
+  KD_CHECK(B >= 1, KD_ERR_CONFIG, "algorithm.B must be >= 1, got %lld", (long long)B);
+  KD_CHECK(alpha > 0.0 && alpha < 1.0, KD_ERR_CONFIG, "algorithm.alpha must be in (0,1), got %g",
+           alpha);
+  const kd_gidx m = kd_pointset_n_global(in->points), n = kd_pointset_n_global(*y);
+  KD_CHECK(m >= 1, KD_ERR_INPUT, "ctt: the first sample X is empty (m = 0)");
+  KD_CHECK(n >= 1, KD_ERR_INPUT, "ctt: the second sample Y is empty (n = 0)");
+  KD_CHECK(kd_pointset_dim(in->points) == kd_pointset_dim(*y), KD_ERR_INPUT,
+           "ctt: X has dimension %d but Y has dimension %d", kd_pointset_dim(in->points),
+           kd_pointset_dim(*y));
+  KD_CHECK(kd_kernel_dim(in->kernel) == kd_pointset_dim(*y), KD_ERR_INPUT,
+           "ctt: kernel dimension %d differs from the data dimension %d", kd_kernel_dim(in->kernel),
+           kd_pointset_dim(*y));
+cleanup:
+  return err;
+}
+
+kd_err kd_ctt_add_outputs(kd_result *out, const double *stat2, int64_t B,
+                          const kd_ctt_decision *dec) {
+  kd_err err = KD_OK;
+  double *perm = NULL;
+  KD_ALLOC(perm, B);
+  for (int64_t b = 0; b < B; b++) perm[b] = sqrt(fmax(stat2[b], 0.0));
+  const double stat = sqrt(fmax(stat2[B], 0.0));
+  const int64_t rej = dec->reject, rank = dec->rank;
+  const int64_t dims[1] = {B};
+  KD_TRY(kd_result_add_f64(out, "/test/statistic", 0, NULL, &stat));
+  KD_TRY(kd_result_add_f64(out, "/test/statistic_squared", 0, NULL, &stat2[B]));
+  KD_TRY(kd_result_add_f64(out, "/test/p_value", 0, NULL, &dec->p_value));
+  KD_TRY(kd_result_add_i64(out, "/test/reject", 0, NULL, &rej));
+  KD_TRY(kd_result_add_i64(out, "/test/rank", 0, NULL, &rank));
+  KD_TRY(kd_result_add_f64(out, "/test/p_reject", 0, NULL, &dec->p_reject));
+  KD_TRY(kd_result_add_f64(out, "/test/permutation_statistics", 1, dims, perm));
+  KD_TRY(kd_result_set_metric(out, "statistic", stat));
+  KD_TRY(kd_result_set_metric(out, "p_value", dec->p_value));
+  KD_TRY(kd_result_set_metric(out, "reject", (double)dec->reject));
+cleanup:
+  free(perm);
+  return err;
+}

@@ -1,0 +1,156 @@
+/* ctt_study.c - level / power / time studies of Compress Then Test (paper 003, Sec. 6, Fig. 2):
+ * T seeded replicates of two generator samples, each tested on one rank (a one-rank communicator
+ * split off comm) by CTT at every requested g and by the exact permutation test on the same
+ * data. Replicate t runs on rank t mod p; its data seeds are kd_rng_u64(seed, STUDY, 3t) (X) and
+ * (.., 3t+1) (Y), its test seed (.., 3t+2), so the table does not depend on the rank count
+ * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/testing/ctt_impl.h"
+#include "dist/dist_impl.h"
+
+#define KD_CTT_STREAM_STUDY 0x4354570000000000ULL
+
+extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact;
+
+static kd_err kd_study_set_(kd_params *p, const char *key, double v) {
+  for (int i = 0; i < p->n; i++)
+    if (strcmp(p->spec[i].key, key) == 0) {
+      p->v[i].i = (int64_t)v;
+      p->v[i].f = v;
+      return KD_OK;
+    }
+  return kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__, "study: no parameter %s", key);
+}
+
+void kd_ctt_study_free(kd_ctt_study_out *o) {
+  if (!o) return;
+  free(o->g);
+  free(o->rejections);
+  free(o->rate);
+  free(o->se);
+  free(o->mean_seconds);
+  free(o->reject);
+  free(o->p_value);
+  free(o->statistic);
+  free(o->seconds);
+  memset(o, 0, sizeof *o);
+}
+
+kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ctt_study_out *o) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  MPI_Comm self = MPI_COMM_NULL;
+  kd_params pc = {0}, pe = {0};
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  memset(o, 0, sizeof *o);
+  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
+  const int nc = sp->n_g + (sp->exact ? 1 : 0);
+  const int64_t T = sp->T;
+  KD_CHECK(nc >= 1, KD_ERR_CONFIG, "study: nothing to run (no g values and exact: false)");
+  KD_CHECK(T >= 1, KD_ERR_CONFIG, "study.replicates must be >= 1");
+  KD_CHECK(sp->mx->d == sp->my->d, KD_ERR_CONFIG,
+           "study: x has dimension %d but y has dimension %d", sp->mx->d, sp->my->d);
+  o->n_conf = nc;
+  o->T = T;
+  KD_ALLOC(o->g, nc);
+  KD_ALLOC(o->rejections, nc);
+  KD_ALLOC(o->rate, nc);
+  KD_ALLOC(o->se, nc);
+  KD_ALLOC(o->mean_seconds, nc);
+  KD_ALLOC(o->reject, T * nc);
+  KD_ALLOC(o->p_value, T * nc);
+  KD_ALLOC(o->statistic, T * nc);
+  KD_ALLOC(o->seconds, T * nc);
+  for (int c = 0; c < nc; c++) o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
+  KD_TRY(kd_params_defaults(kd_algo_ctt.params, kd_algo_ctt.n_params, &pc));
+  KD_TRY(kd_params_defaults(kd_algo_ctt_exact.params, kd_algo_ctt_exact.n_params, &pe));
+  KD_TRY(kd_study_set_(&pc, "s", (double)sp->s));
+  KD_TRY(kd_study_set_(&pc, "B", (double)sp->B));
+  KD_TRY(kd_study_set_(&pc, "delta", sp->delta));
+  KD_TRY(kd_study_set_(&pc, "alpha", sp->alpha));
+  KD_TRY(kd_study_set_(&pe, "B", (double)sp->B));
+  KD_TRY(kd_study_set_(&pe, "alpha", sp->alpha));
+  KD_TRY(kd_study_set_(&pe, "tile", (double)(sp->exact_tile > 0 ? sp->exact_tile : 256)));
+  KD_TRY(kd_kernel_create(sp->kp, sp->mx->d, &k));
+  KD_TRY(kd_dist_split(comm, rank, &self));
+
+  for (int64_t t = rank; t < T && lerr == KD_OK; t += p) {
+    const uint64_t sx = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t);
+    const uint64_t sy = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 1);
+    const uint64_t st = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 2);
+    lerr = kd_pointset_generate(self, sp->mx, sp->m, sx, &X);
+    if (lerr == KD_OK) lerr = kd_pointset_generate(self, sp->my, sp->n, sy, &Y);
+    for (int c = 0; c < nc && lerr == KD_OK; c++) {
+      kd_result r = KD_RESULT_INIT;
+      const kd_algo_desc *desc = c < sp->n_g ? &kd_algo_ctt : &kd_algo_ctt_exact;
+      if (c < sp->n_g) lerr = kd_study_set_(&pc, "g", (double)sp->g_list[c]);
+      kd_ctt_in ti = {Y};
+      kd_algo_in in;
+      memset(&in, 0, sizeof in);
+      in.comm = self;
+      in.kernel = k;
+      in.points = X;
+      in.params = c < sp->n_g ? &pc : &pe;
+      in.seed = st;
+      in.task_in = &ti;
+      if (lerr == KD_OK) lerr = desc->run(&in, &r);
+      if (lerr == KD_OK) {
+        const kd_result_dataset *dr = kd_result_find(&r, "/test/reject");
+        const kd_result_dataset *dp = kd_result_find(&r, "/test/p_value");
+        const kd_result_dataset *ds = kd_result_find(&r, "/test/statistic");
+        o->reject[t * nc + c] = dr->i64[0];
+        o->p_value[t * nc + c] = dp->f64[0];
+        o->statistic[t * nc + c] = ds->f64[0];
+        o->seconds[t * nc + c] = r.seconds;
+      }
+      kd_result_free(&r);
+    }
+    kd_pointset_destroy(&X);
+    kd_pointset_destroy(&Y);
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_sum_i64(comm, o->reject, (int)(T * nc)));
+  KD_TRY(kd_dist_sum(comm, o->p_value, (int)(T * nc)));
+  KD_TRY(kd_dist_sum(comm, o->statistic, (int)(T * nc)));
+  KD_TRY(kd_dist_sum(comm, o->seconds, (int)(T * nc)));
+  for (int c = 0; c < nc; c++) {
+    int64_t rj = 0;
+    double sec = 0.0;
+    for (int64_t t = 0; t < T; t++) {
+      rj += o->reject[t * nc + c];
+      sec += o->seconds[t * nc + c];
+    }
+    o->rejections[c] = rj;
+    o->rate[c] = (double)rj / (double)T;
+    o->se[c] = sqrt(o->rate[c] * (1.0 - o->rate[c]) / (double)T);
+    o->mean_seconds[c] = sec / (double)T;
+  }
+cleanup:
+  if (err != KD_OK) kd_ctt_study_free(o);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+  kd_params_free(&pc);
+  kd_params_free(&pe);
+  kd_dist_comm_free(&self);
+  return err;
+}
+
+kd_err kd_ctt_study_add_outputs(const kd_ctt_study_out *st, kd_result *r) {
+  kd_err err = KD_OK;
+  const int64_t d1[1] = {st->n_conf}, d2[2] = {st->T, st->n_conf};
+  KD_TRY(kd_result_add_i64(r, "/study/g", 1, d1, st->g));
+  KD_TRY(kd_result_add_i64(r, "/study/rejections", 1, d1, st->rejections));
+  KD_TRY(kd_result_add_f64(r, "/study/rejection_rate", 1, d1, st->rate));
+  KD_TRY(kd_result_add_f64(r, "/study/se", 1, d1, st->se));
+  KD_TRY(kd_result_add_f64(r, "/study/mean_seconds", 1, d1, st->mean_seconds));
+  KD_TRY(kd_result_add_i64(r, "/study/reject", 2, d2, st->reject));
+  KD_TRY(kd_result_add_f64(r, "/study/p_value", 2, d2, st->p_value));
+  KD_TRY(kd_result_add_f64(r, "/study/statistic", 2, d2, st->statistic));
+  KD_TRY(kd_result_add_f64(r, "/study/seconds", 2, d2, st->seconds));
+cleanup:
+  return err;
+}

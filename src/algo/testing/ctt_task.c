@@ -1,0 +1,323 @@
+/* ctt_task.c - the tasks of the testing family (paper 003, Sec. 6):
+ *   task: ctt        one two-sample test of X (section `x:`) against Y (section `y:`) by the
+ *                    algorithm of `algorithm.name` (ctt = Compress Then Test, Alg. 3; ctt_exact =
+ *                    the quadratic permutation MMD test); outputs /test/... and the coresets.
+ *   task: ctt_study  rejection rate +- SE and mean time per test over `study.replicates` seeded
+ *                    replicates of generator samples (`x:`, `y:` measure sections) for every g of
+ *                    `study.g` and the exact test; /study/... datasets and a CSV table.
+ * Tasks read config and write the CSV; the algorithms in ctt.c / ctt_exact.c / ctt_study.c do not.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algo/testing/ctt_impl.h"
+#include "dist/dist_impl.h"
+#include "task/task_impl.h"
+
+/* ------------------------------------------------------------------ shared */
+/* Median heuristic on the pooled sample: up to `per` seeded rows of each of X and Y (replicated
+ * on every rank), handed to kd_task_kernel_finish (which subsamples by kernel.median_sample). */
+static kd_err kd_ctt_pooled_median_(const kd_task_ctx *ctx, kd_kernel *k, const double *rows,
+                                    kd_gidx nrows, int d) {
+  kd_err err = KD_OK;
+  kd_pointset *pool = NULL;
+  KD_TRY(kd_pointset_from_replicated(ctx->comm, nrows, d, rows, NULL, &pool));
+  KD_TRY(kd_task_kernel_finish(ctx, k, pool));
+cleanup:
+  kd_pointset_destroy(&pool);
+  return err;
+}
+
+/* Seeded stratified choice of r of the n global rows (r <= n): row i is drawn uniformly from
+ * stratum [i n / r, (i+1) n / r), so the rows are distinct and spread over the whole set (also
+ * for sorted files), with O(r) memory. */
+static void kd_ctt_pick_rows_(uint64_t seed, uint64_t stream, kd_gidx n, kd_lidx r, kd_gidx *idx) {
+  kd_rng g = kd_rng_make(seed, stream);
+  for (kd_lidx i = 0; i < r; i++) {
+    const kd_gidx lo = (kd_gidx)((double)i * (double)n / (double)r);
+    kd_gidx hi = (kd_gidx)((double)(i + 1) * (double)n / (double)r);
+    if (hi > n) hi = n;
+    if (hi <= lo) hi = lo + 1;
+    idx[i] = lo + (kd_gidx)kd_rng_next_below(&g, (uint64_t)(hi - lo));
+  }
+}
+
+/* ------------------------------------------------------------------ task: ctt */
+typedef struct {
+  kd_pointset *x, *y;
+  kd_kernel *k;
+  const kd_algo_desc *desc;
+  kd_params params;
+} kd_ctt_state;
+
+static void kd_ctt_destroy_(void **state) {
+  kd_ctt_state *s = state ? *state : NULL;
+  if (!s) return;
+  kd_pointset_destroy(&s->x);
+  kd_pointset_destroy(&s->y);
+  kd_kernel_destroy(&s->k);
+  kd_params_free(&s->params);
+  free(s);
+  *state = NULL;
+}
+
+static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
+  kd_err err = KD_OK;
+  kd_ctt_state *s = NULL;
+  double *rows = NULL;
+  kd_gidx *idx = NULL;
+  KD_ALLOC(s, 1);
+  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x));
+  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y));
+  if (s->x && s->y)
+    KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
+             "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),
+             kd_pointset_dim(s->y));
+  const int d = s->x ? kd_pointset_dim(s->x) : 2; /* validate_only: shapes unknown here */
+  KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
+  KD_TRY(kd_task_read_algo(ctx, "algorithm", "ctt", &s->desc, &s->params));
+  if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
+    const kd_gidx m = kd_pointset_n_global(s->x), n = kd_pointset_n_global(s->y);
+    const kd_lidx rx = m < 2000 ? (kd_lidx)m : 2000, ry = n < 2000 ? (kd_lidx)n : 2000;
+    KD_ALLOC(rows, (rx + ry) * d);
+    KD_ALLOC(idx, rx > ry ? rx : ry);
+    kd_ctt_pick_rows_(ctx->seed, 0x6d656478ULL, m, rx, idx);
+    KD_TRY(kd_pointset_gather_rows(s->x, idx, rx, rows));
+    kd_ctt_pick_rows_(ctx->seed, 0x6d656479ULL, n, ry, idx);
+    KD_TRY(kd_pointset_gather_rows(s->y, idx, ry, rows + (size_t)rx * d));
+    KD_TRY(kd_ctt_pooled_median_(ctx, s->k, rows, rx + ry, d));
+  }
+  *state = s;
+  s = NULL;
+cleanup:
+  free(rows);
+  free(idx);
+  if (s) {
+    void *v = s;
+    kd_ctt_destroy_(&v);
+  }
+  return err;
+}
+
+static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *res,
+                               kd_task_info *info) {
+  kd_err err = KD_OK;
+  kd_ctt_state *s = state;
+  kd_ctt_in ti = {s->y};
+  kd_algo_in in;
+  memset(&in, 0, sizeof in);
+  in.comm = ctx->comm;
+  in.kernel = s->k;
+  in.points = s->x;
+  in.params = &s->params;
+  in.seed = ctx->seed;
+  in.task_in = &ti;
+  snprintf(info->algorithm, sizeof info->algorithm, "%s", s->desc->name);
+  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
+  kd_log_info("running %s on m = %lld, n = %lld points", s->desc->name,
+              (long long)kd_pointset_n_global(s->x), (long long)kd_pointset_n_global(s->y));
+  KD_TRY(kd_dist_agreed(ctx->comm, s->desc->run(&in, res)));
+  {
+    double st = NAN, pv = NAN, rj = NAN;
+    kd_result_get_metric(res, "statistic", &st);
+    kd_result_get_metric(res, "p_value", &pv);
+    kd_result_get_metric(res, "reject", &rj);
+    kd_log_info("%s: statistic %.6g, p-value %.4f, %s (%.3f s)", s->desc->name, st, pv,
+                rj > 0.5 ? "reject" : "do not reject", res->seconds);
+  }
+cleanup:
+  return err;
+}
+
+/* designated initialisers: later optional fields of kd_task_desc stay zero (NULL) */
+const kd_task_desc kd_task_ctt = {
+    .name = "ctt",
+    .summary =
+        "two-sample test of x against y: Compress Then Test or the exact permutation MMD test",
+    .setup = kd_ctt_setup_,
+    .run = kd_ctt_run_task_,
+    .destroy = kd_ctt_destroy_};
+
+/* ------------------------------------------------------------- task: ctt_study */
+typedef struct {
+  kd_measure mx, my;
+  kd_kernel *k;
+  kd_ctt_study_spec sp;
+  int64_t *g_list;
+  const char *csv;
+} kd_study_state;
+
+static void kd_study_destroy_(void **state) {
+  kd_study_state *s = state ? *state : NULL;
+  if (!s) return;
+  kd_measure_free(&s->mx);
+  kd_measure_free(&s->my);
+  kd_kernel_destroy(&s->k);
+  free(s->g_list);
+  free(s);
+  *state = NULL;
+}
+
+static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
+  kd_err err = KD_OK;
+  kd_study_state *s = NULL;
+  kd_config *cfg = ctx->cfg;
+  double *gl = NULL, *rows = NULL;
+  int ng = 0, exact = 1;
+  char where[512];
+  int64_t v = 0;
+  KD_ALLOC(s, 1);
+  KD_TRY(kd_task_read_measure(ctx, "x", &s->mx));
+  KD_TRY(kd_task_read_measure(ctx, "y", &s->my));
+  KD_CHECK(s->mx.d == s->my.d, KD_ERR_CONFIG, "%s: y: dimension %d differs from x's %d",
+           kd_config_where(cfg, "y", where, sizeof where), s->my.d, s->mx.d);
+  const int d = s->mx.d;
+  KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
+  kd_ctt_study_spec *sp = &s->sp;
+  KD_TRY(kd_config_get_int(cfg, "study.m", 4096, 1, 1000000000000LL, &sp->m));
+  KD_TRY(kd_config_get_int(cfg, "study.n", sp->m, 1, 1000000000000LL, &sp->n));
+  KD_TRY(kd_config_get_int(cfg, "study.replicates", 100, 1, 100000000, &sp->T));
+  KD_TRY(kd_config_get_int(cfg, "study.s", 16, 2, 1048576, &sp->s));
+  KD_TRY(kd_config_get_int(cfg, "study.B", 100, 1, 100000000, &sp->B));
+  KD_TRY(kd_config_get_f64(cfg, "study.alpha", 0.05, 0, 1, &sp->alpha));
+  KD_CHECK(sp->alpha > 0 && sp->alpha < 1, KD_ERR_CONFIG, "%s: study.alpha must be in (0,1)",
+           kd_config_where(cfg, "study.alpha", where, sizeof where));
+  KD_TRY(kd_config_get_f64(cfg, "study.delta", 0.5, 0, 1, &sp->delta));
+  KD_CHECK(sp->delta > 0 && sp->delta < 1, KD_ERR_CONFIG, "%s: study.delta must be in (0,1)",
+           kd_config_where(cfg, "study.delta", where, sizeof where));
+  KD_TRY(kd_config_get_bool(cfg, "study.exact", 1, &exact));
+  KD_TRY(kd_config_get_int(cfg, "study.exact_tile", 256, 8, 8192, &v));
+  sp->exact = exact;
+  sp->exact_tile = v;
+  if (kd_config_has(cfg, "study.g")) {
+    KD_TRY(kd_config_get_f64_list(cfg, "study.g", 0, &ng, &gl));
+  } else {
+    ng = 3;
+    KD_ALLOC(gl, 3);
+    gl[0] = 0, gl[1] = 1, gl[2] = 2;
+  }
+  KD_ALLOC(s->g_list, ng ? ng : 1);
+  for (int i = 0; i < ng; i++) {
+    KD_CHECK(gl[i] == floor(gl[i]) && gl[i] >= 0 && gl[i] <= 30, KD_ERR_CONFIG,
+             "%s: study.g: entries must be integers in [0,30], got %g",
+             kd_config_where(cfg, "study.g", where, sizeof where), gl[i]);
+    s->g_list[i] = (int64_t)gl[i];
+  }
+  KD_CHECK(ng + exact >= 1, KD_ERR_CONFIG, "%s: study: empty g list and exact: false",
+           kd_config_where(cfg, "study", where, sizeof where));
+  KD_TRY(kd_config_get_str(cfg, "study.csv", "", NULL, 0, &s->csv));
+  sp->mx = &s->mx;
+  sp->my = &s->my;
+  sp->g_list = s->g_list;
+  sp->n_g = ng;
+  sp->seed = ctx->seed;
+  /* bins must split evenly; checked here so a bad grid fails before any replicate runs */
+  KD_CHECK((sp->s * sp->m) % (sp->m + sp->n) == 0 && sp->s * sp->m / (sp->m + sp->n) >= 1 &&
+               sp->s < sp->m + sp->n && sp->m % (sp->s * sp->m / (sp->m + sp->n)) == 0 &&
+               sp->n % (sp->s - sp->s * sp->m / (sp->m + sp->n)) == 0 &&
+               sp->m / (sp->s * sp->m / (sp->m + sp->n)) >= 4,
+           KD_ERR_CONFIG,
+           "%s: study.s = %lld does not split m = %lld and n = %lld into equal bins of at least "
+           "4 points (Alg. 3 needs s m/(m+n) and s n/(m+n) integer bins of (m+n)/s points)",
+           kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
+           (long long)sp->n);
+  if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
+    /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
+    const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
+    const kd_lidx ry = sp->n < 2000 ? (kd_lidx)sp->n : 2000;
+    KD_ALLOC(rows, (rx + ry) * d);
+    KD_TRY(kd_measure_sample(&s->mx, kd_rng_u64(ctx->seed, 0x70696c6fULL, 0), 0, rx, rows));
+    KD_TRY(kd_measure_sample(&s->my, kd_rng_u64(ctx->seed, 0x70696c6fULL, 1), 0, ry,
+                             rows + (size_t)rx * d));
+    KD_TRY(kd_ctt_pooled_median_(ctx, s->k, rows, rx + ry, d));
+  }
+  *state = s;
+  s = NULL;
+cleanup:
+  free(gl);
+  free(rows);
+  if (s) {
+    void *p = s;
+    kd_study_destroy_(&p);
+  }
+  return err;
+}
+
+/* Rank 0 writes the table to "<path>.tmp.<pid>" and renames it; the outcome is agreed. */
+static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *s,
+                                  const kd_ctt_study_out *st) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  if (!s->csv[0]) return KD_OK;
+  if (kd_dist_rank(ctx->comm) == 0) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", s->csv, (long)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+      lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot create %s", tmp);
+    } else {
+      const kd_ctt_study_spec *sp = &s->sp;
+      int bad = fprintf(fp,
+                        "method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
+                        "mean_seconds\n") < 0;
+      for (int c = 0; c < st->n_conf && !bad; c++)
+        bad = fprintf(fp, "%s,%lld,%lld,%lld,%lld,%d,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g\n",
+                      st->g[c] < 0 ? "exact" : "ctt", (long long)st->g[c], (long long)sp->s,
+                      (long long)sp->m, (long long)sp->n, s->mx.d, (long long)sp->B, sp->alpha,
+                      (long long)st->T, (long long)st->rejections[c], st->rate[c], st->se[c],
+                      st->mean_seconds[c]) < 0;
+      bad |= fclose(fp) != 0;
+      if (bad) {
+        remove(tmp);
+        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s", tmp);
+      } else if (rename(tmp, s->csv) != 0) {
+        remove(tmp);
+        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot rename %s to %s", tmp,
+                          s->csv);
+      }
+    }
+  }
+  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
+cleanup:
+  return err;
+}
+
+static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
+                            kd_task_info *info) {
+  kd_err err = KD_OK;
+  kd_study_state *s = state;
+  kd_ctt_study_out st;
+  memset(&st, 0, sizeof st);
+  s->sp.kp = kd_kernel_get_params(s->k);
+  snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
+  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
+  kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,
+              (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
+              s->sp.exact ? " and the exact test" : "");
+  const double t0 = kd_dist_wtime();
+  KD_TRY(kd_ctt_study_run(ctx->comm, &s->sp, &st));
+  KD_TRY(kd_result_alloc(res, 0, s->mx.d));
+  KD_TRY(kd_ctt_study_add_outputs(&st, res));
+  res->seconds = kd_dist_wtime() - t0;
+  KD_TRY(kd_dist_max(ctx->comm, &res->seconds, 1));
+  res->mmd = NAN;
+  for (int c = 0; c < st.n_conf; c++)
+    kd_log_info("%-5s g=%-3lld rejection rate %.4f +- %.4f, %.5f s per test",
+                st.g[c] < 0 ? "exact" : "ctt", (long long)st.g[c], st.rate[c], st.se[c],
+                st.mean_seconds[c]);
+  KD_TRY(kd_study_write_csv_(ctx, s, &st));
+cleanup:
+  kd_ctt_study_free(&st);
+  return err;
+}
+
+const kd_task_desc kd_task_ctt_study = {
+    .name = "ctt_study",
+    .summary =
+        "rejection rate and time per test of CTT (grid of g) and the exact test over seeded "
+        "replicates",
+    .setup = kd_study_setup_,
+    .run = kd_study_run_,
+    .destroy = kd_study_destroy_};

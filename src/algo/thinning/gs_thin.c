@@ -1,0 +1,27 @@
+/* gs_thin.c - GS-Thin, Low-Rank Thinning Alg. B.5 with GS-Halve-Cubic (Alg. B.7): repeated
+ * kernelized Gram-Schmidt-walk halving. Cubic in the size of every halving: for small inputs. */
+#include "algo/thinning/thin_impl.h"
+
+static const kd_param_spec kd_gs_thin_params_[] = {
+    KD_THIN_PARAM_NOUT, KD_THIN_PARAM_REFINE,   KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL, KD_THIN_PARAM_REWEIGHT,
+};
+
+static kd_err kd_gs_thin_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_thin_plan plan;
+  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
+  plan.kind = KD_HALVE_GS;
+  plan.compress = 0;
+  KD_TRY(kd_thin_run(in, &plan, out));
+cleanup:
+  return err;
+}
+
+const kd_algo_desc kd_algo_gs_thin = {
+    "gs_thin",
+    "thin",
+    "GS-Thin: repeated Gram-Schmidt halving, cubic time (Alg. B.5, B.7)",
+    kd_gs_thin_params_,
+    (int)(sizeof kd_gs_thin_params_ / sizeof kd_gs_thin_params_[0]),
+    kd_gs_thin_run_};

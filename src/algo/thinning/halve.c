@@ -1,0 +1,294 @@
+/* halve.c - the halving rules of Low-Rank Thinning App. B: KH(delta) (Alg. B.1, simplified
+ * swapping threshold), LKH(delta) (Alg. B.2, linear kernel with get_swap_params) and GS-Halve-Cubic
+ * (Alg. B.7, kernelized Gram-Schmidt walk with rank-one inverse downdates). Each keeps one point of
+ * every consecutive pair (x_{2i}, x_{2i+1}); the coin of pair i is kd_rng_uniform(seed, stream, i).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/thinning/thin_impl.h"
+
+/* Alg. B.1. psi = sum_{S2} k(x,.) - sum_{S1} k(x,.) is kept as signs s_j (+1: S2, -1: S1) of the
+ * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')).
+ * Blocked: for a chunk of KD_KH_CHUNK pairs the contribution of all earlier points comes from one
+ * fused mat-vec (the earlier points are packed once per chunk, not once per pair) and the
+ * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. */
+#define KD_KH_CHUNK 64
+static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
+                           uint64_t seed, uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  double *sgn = NULL, *y = NULL, *G = NULL;
+  /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
+  const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
+  const kd_lidx np = n / 2, C = KD_KH_CHUNK;
+  double bmax = 0.0;
+  KD_ALLOC(sgn, n);
+  KD_ALLOC(y, 2 * C);
+  KD_ALLOC(G, 4 * C * C);
+  for (kd_lidx i0 = 0; i0 < np; i0 += C) {
+    const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
+    const double *A = X + 2 * i0 * d;
+    if (i0 > 0) {
+      KD_TRY(kd_kernel_matvec(k, A, w, X, 2 * i0, sgn, 0.0, y));
+    } else {
+      for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
+    }
+    KD_TRY(kd_kernel_eval_block(k, A, w, A, w, G, w));
+    for (kd_lidx t = 0; t < c; t++) {
+      const kd_lidx i = i0 + t, r = 2 * t;
+      const double *g0 = G + r * w, *g1 = G + (r + 1) * w;
+      double b2 = g0[r] + g1[r + 1] - 2.0 * g0[r + 1];
+      double b = sqrt(b2 > 0 ? b2 : 0.0);
+      if (b > bmax) bmax = b;
+      double a = b * bmax * logterm;
+      double alpha = y[r] - y[r + 1];
+      for (kd_lidx u = 0; u < r; u++) alpha += sgn[2 * i0 + u] * (g0[u] - g1[u]);
+      double prob = 0.0;
+      if (a > 0) {
+        prob = 0.5 * (1.0 - alpha / a);
+        prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+      }
+      int swap = kd_rng_uniform(seed, stream, (uint64_t)i) < prob;
+      /* S1 (kept) gets x, S2 gets x' unless swapped */
+      keep[i] = 2 * i + (swap ? 1 : 0);
+      sgn[2 * i] = swap ? 1.0 : -1.0;
+      sgn[2 * i + 1] = swap ? -1.0 : 1.0;
+    }
+  }
+cleanup:
+  free(sgn);
+  free(y);
+  free(G);
+  return err;
+}
+
+/* Alg. B.2: linear kernel, psi in R^d, delta_i = delta / (2 i (log(n/2) + 1)) (i 1-based). */
+static kd_err kd_halve_lkh_(const double *X, kd_lidx n, int d, double delta, uint64_t seed,
+                            uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  double *psi = NULL;
+  double sig2 = 0.0;
+  const double lg = log((double)n / 2.0) + 1.0;
+  KD_ALLOC(psi, d);
+  for (kd_lidx i = 0; i < n / 2; i++) {
+    const double *x = X + 2 * i * d, *xp = x + d;
+    double b2 = 0.0, alpha = 0.0;
+    for (int j = 0; j < d; j++) {
+      double t = x[j] - xp[j];
+      b2 += t * t;
+      alpha += psi[j] * t;
+    }
+    double b = sqrt(b2);
+    double di = delta / (2.0 * (double)(i + 1) * lg);
+    /* get_swap_params(sigma, b, delta_i) */
+    double a = b * sqrt(sig2) * sqrt(2.0 * log(2.0 / di));
+    if (b2 > a) a = b2;
+    if (a > 0) {
+      double t = 1.0 + (b2 - 2.0 * a) * sig2 / (a * a);
+      sig2 += b2 * (t > 0 ? t : 0.0);
+    }
+    double prob = 0.0;
+    if (a > 0) {
+      prob = 0.5 * (1.0 - alpha / a);
+      prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+    }
+    int swap = kd_rng_uniform(seed, stream, (uint64_t)i) < prob;
+    keep[i] = 2 * i + (swap ? 1 : 0);
+    /* psi += eta f, f = x - x', eta = +1 if swapped else -1 */
+    double eta = swap ? 1.0 : -1.0;
+    for (int j = 0; j < d; j++) psi[j] += eta * (x[j] - xp[j]);
+  }
+cleanup:
+  free(psi);
+  return err;
+}
+
+/* Alg. B.7. Q_ij = k(a_i,a_j) + k(b_i,b_j) - k(a_i,b_j) - k(b_i,a_j) for pairs (a_i, b_i).
+ * C = (Q_{A2 x A2})^{-1} over the ordered index list `act` (active set without the pivot).
+ * Removing index i from the set uses the Schur downdate C' = C_-i,-i - C_-i,i C_i,-i / C_ii, which
+ * equals the inverse of the smaller principal block (the rank-one update of Alg. B.7).
+ * A tiny ridge (1e-10 * mean diag) keeps Q numerically positive definite. */
+extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+extern void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+
+static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint64_t seed,
+                           uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  const kd_lidx h = n / 2;
+  double *Q = NULL, *Kf = NULL, *C = NULL, *C2 = NULL, *z = NULL, *u = NULL, *A = NULL, *B = NULL;
+  kd_lidx *act = NULL, *pos = NULL;
+  int *frozen = NULL, *inA = NULL;
+  KD_ALLOC(Q, h * h);
+  KD_ALLOC(A, h * d);
+  KD_ALLOC(B, h * d);
+  KD_ALLOC(z, h);
+  KD_ALLOC(u, h);
+  KD_ALLOC(act, h);
+  KD_ALLOC(pos, h);
+  KD_ALLOC(frozen, h);
+  KD_ALLOC(inA, h);
+  for (kd_lidx i = 0; i < h; i++) {
+    memcpy(A + i * d, X + 2 * i * d, sizeof(double) * d);
+    memcpy(B + i * d, X + (2 * i + 1) * d, sizeof(double) * d);
+  }
+  {
+    /* Q = K(A,A) + K(B,B) - K(A,B) - K(B,A) */
+    KD_ALLOC(Kf, h * h);
+    KD_TRY(kd_kernel_eval_block(k, A, h, A, h, Q, h));
+    KD_TRY(kd_kernel_eval_block(k, B, h, B, h, Kf, h));
+    for (kd_lidx i = 0; i < h * h; i++) Q[i] += Kf[i];
+    KD_TRY(kd_kernel_eval_block(k, A, h, B, h, Kf, h));
+    for (kd_lidx i = 0; i < h; i++)
+      for (kd_lidx j = 0; j < h; j++) Q[i * h + j] -= Kf[i * h + j] + Kf[j * h + i];
+    double tr = 0;
+    for (kd_lidx i = 0; i < h; i++) tr += Q[i * h + i];
+    double ridge = 1e-10 * (tr > 0 ? tr / (double)h : 1.0);
+    for (kd_lidx i = 0; i < h; i++) Q[i * h + i] += ridge;
+  }
+  kd_rng r = kd_rng_make(seed, stream);
+  kd_lidx p = (kd_lidx)kd_rng_next_below(&r, (uint64_t)h);
+  for (kd_lidx i = 0; i < h; i++) inA[i] = 1;
+  /* act = A \ {p} in increasing order; C = inverse of Q over act */
+  kd_lidx na = 0;
+  for (kd_lidx i = 0; i < h; i++)
+    if (i != p) act[na++] = i;
+  KD_ALLOC(C, na * na);
+  KD_ALLOC(C2, na * na);
+  if (na > 0) {
+    for (kd_lidx a = 0; a < na; a++)
+      for (kd_lidx b = 0; b < na; b++) C[a * na + b] = Q[act[a] * h + act[b]];
+    int nn = (int)na, info = 0;
+    dpotrf_("L", &nn, C, &nn, &info);
+    KD_CHECK(info == 0, KD_ERR_NUMERIC,
+             "GS-Halve: paired kernel matrix not positive definite "
+             "(info %d); are there duplicate rows?",
+             info);
+    dpotri_("L", &nn, C, &nn, &info);
+    KD_LA(info);
+    /* column-major lower == row-major upper: symmetrise */
+    for (kd_lidx a = 0; a < na; a++)
+      for (kd_lidx b = a + 1; b < na; b++) C[b * na + a] = C[a * na + b];
+  }
+  kd_lidx nfrozen = 0;
+  for (int64_t it = 0; nfrozen < h && it < 4 * h + 8; it++) {
+    /* A' = A \ {smallest frozen index still in A} */
+    kd_lidx rem = -1;
+    for (kd_lidx i = 0; i < h; i++)
+      if (inA[i] && frozen[i]) {
+        rem = i;
+        break;
+      }
+    kd_lidx pnew = p, drop = -1;
+    if (rem >= 0) {
+      inA[rem] = 0;
+      if (rem == p) {
+        /* new pivot uniformly from A' (which then leaves the inverse's index set) */
+        kd_lidx cnt = 0;
+        for (kd_lidx i = 0; i < h; i++) cnt += inA[i];
+        if (cnt == 0) break;
+        kd_lidx pick = (kd_lidx)kd_rng_next_below(&r, (uint64_t)cnt);
+        for (kd_lidx i = 0; i < h; i++)
+          if (inA[i] && pick-- == 0) {
+            pnew = i;
+            break;
+          }
+        drop = pnew;
+      } else {
+        drop = rem;
+      }
+    }
+    if (drop >= 0) {
+      kd_lidx di = -1;
+      for (kd_lidx a = 0; a < na; a++)
+        if (act[a] == drop) di = a;
+      KD_CHECK(di >= 0, KD_ERR_INTERNAL, "GS-Halve: index bookkeeping");
+      double cii = C[di * na + di];
+      kd_lidx nb = 0;
+      for (kd_lidx a = 0; a < na; a++) {
+        if (a == di) continue;
+        kd_lidx mb = 0;
+        for (kd_lidx b = 0; b < na; b++) {
+          if (b == di) continue;
+          C2[nb * (na - 1) + mb] = C[a * na + b] - C[a * na + di] * C[di * na + b] / cii;
+          mb++;
+        }
+        nb++;
+      }
+      for (kd_lidx a = di; a + 1 < na; a++) act[a] = act[a + 1];
+      na--;
+      double *t = C;
+      C = C2;
+      C2 = t;
+    }
+    p = pnew;
+    /* u_{act} = -C Q_{act,p}, u_p = 1, 0 elsewhere */
+    for (kd_lidx i = 0; i < h; i++) u[i] = 0.0;
+    u[p] = 1.0;
+    for (kd_lidx a = 0; a < na; a++) {
+      double s = 0.0;
+      for (kd_lidx b = 0; b < na; b++) s += C[a * na + b] * Q[act[b] * h + p];
+      u[act[a]] = -s;
+    }
+    /* step sizes keeping z in [-1,1]^h */
+    double dp = INFINITY, dm = INFINITY;
+    for (kd_lidx i = 0; i < h; i++) {
+      if (!inA[i] || u[i] == 0.0) continue;
+      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i]; /* largest + step */
+      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i]; /* most negative step */
+      if (up < dp) dp = up;
+      if (-dn < dm) dm = -dn;
+    }
+    if (dp < 0) dp = 0;
+    if (dm < 0) dm = 0;
+    double step = 0.0;
+    if (dp + dm > 0 && isfinite(dp + dm))
+      step = (kd_rng_next_uniform(&r) < dm / (dp + dm)) ? dp : -dm;
+    for (kd_lidx i = 0; i < h; i++) {
+      if (!inA[i] || frozen[i]) continue;
+      z[i] += step * u[i];
+      if (fabs(z[i]) >= 1.0 - 1e-9) {
+        z[i] = z[i] > 0 ? 1.0 : -1.0;
+        frozen[i] = 1;
+        nfrozen++;
+      }
+    }
+  }
+  /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic)
+   */
+  for (kd_lidx i = 0; i < h; i++) keep[i] = 2 * i + (z[i] >= 0 ? 0 : 1);
+cleanup:
+  free(Q);
+  free(Kf);
+  free(C);
+  free(C2);
+  free(z);
+  free(u);
+  free(A);
+  free(B);
+  free(act);
+  free(pos);
+  free(frozen);
+  free(inA);
+  return err;
+}
+
+kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "halving needs an even count (got %lld)", (long long)n);
+  if (n == 0) goto cleanup;
+  switch (kind) {
+    case KD_HALVE_KH:
+      KD_TRY(kd_halve_kh_(k, X, n, d, delta, seed, stream, keep));
+      break;
+    case KD_HALVE_LKH:
+      KD_TRY(kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep));
+      break;
+    case KD_HALVE_GS:
+      KD_TRY(kd_halve_gs_(k, X, n, d, seed, stream, keep));
+      break;
+  }
+cleanup:
+  return err;
+}

@@ -1,0 +1,139 @@
+/* thin_impl.h - building blocks shared by the thinning family (private to src/algo/thinning/ and
+ * src/algo/apps/): the halving rules of Low-Rank Thinning App. B (KH(delta) Alg. B.1, LKH(delta)
+ * Alg. B.2, GS-Halve-Cubic Alg. B.7), the KH-Refine swap pass (App. H, Alg. H.1), the Compress
+ * recursion (Alg. B.4 / B.8) on one rank, and the distributed driver used by every `thin`
+ * algorithm. All Local functions are deterministic: randomness is keyed by (seed, stream, counter)
+ * with stream = node id * 64 + level, so results never depend on where a call runs. */
+#ifndef KDISTILL_THIN_IMPL_H
+#define KDISTILL_THIN_IMPL_H
+
+#include "kdistill/kd_algo.h"
+
+typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2 } kd_halve_kind;
+
+/** stream of a node: (node id, level) -> one 64-bit stream id. Levels < 64. */
+#define KD_THIN_STREAM(node, level) ((uint64_t)(node)*64u + (uint64_t)(level))
+/** level id used for the remainder halving inside a leaf bin */
+#define KD_THIN_LEVEL_REMAINDER 62
+/** level id used for the final halving rounds at the root (level = 40 + round) */
+#define KD_THIN_LEVEL_FINAL 40
+
+/** Halve the sequence X[n*d] (n even, consecutive pairs (X_{2i}, X_{2i+1})): keep[i] in {2i, 2i+1}
+ *  for i < n/2. KH: Alg. B.1 with a_i = b_i b_max,i (1/2 + log(2n/delta)) (delta < 0 selects the
+ *  `tight` threshold a_i = b_i b_max,i / 2); LKH: Alg. B.2 (linear
+ *  kernel <x,y>, get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS walk with
+ *  rank-one inverse downdates; delta unused). Local. */
+kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep);
+
+/** KH-Refine swap pass (App. H, Alg. H.1): candidates C[nc*d], zc[nc] = mean embedding of the
+ * target P_in at the candidates, sel[m] = distinct indices into C (the current coreset). For i =
+ * 0..m-1 replace sel[i] by the candidate not in the coreset (or sel[i] itself) that minimises
+ *  MMD(P_in, coreset); ties keep the current point, then the lowest index. The MMD never increases
+ *  (Remark 3). `passes` sweeps (1 = Alg. H.1), stopping early after a sweep without a swap.
+ *  *n_swaps (optional) counts the replacements. Local. */
+kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                      kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps);
+
+/** Compress (Alg. B.4 / B.8) of one node of height h: X[4^h * d] rows -> out[2^(g+h)] indices into
+ *  X (or all 4^h rows when h <= g). Node id `node` keys the randomness (children 4*node+c).
+ *  delta_fn scaling: the halving at a node of input size l uses delta * l^2 / delta_den.
+ *  refine_top: 1 -> the halving at this node (not its children) is followed by KH-Refine against
+ *  the uniform measure on X itself. Local. */
+kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, int d, int h, int g,
+                             double delta, double delta_den, uint64_t seed, uint64_t node,
+                             int refine_top, kd_lidx *out, kd_lidx *n_out);
+
+/** Remainder rule: a bin of s rows with B <= s < 2B logical slots (B = bin size) becomes B rows by
+ *  kernel-halving its last 2(s-B) rows (pairs in order) and keeping the first 2B - s rows as they
+ *  are. keep[B] gets indices into the bin. LKH/GS bins use the same halving rule as the algorithm.
+ *  Local. */
+kd_err kd_thin_absorb_remainder(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx s,
+                                kd_lidx B, int d, double delta, uint64_t seed, uint64_t bin,
+                                kd_lidx *keep);
+
+/** What a `thin` algorithm asks the distributed driver for. */
+typedef struct {
+  kd_halve_kind kind;
+  int compress;      /* 1: Compress with oversampling g over the bins; 0: plain repeated halving */
+  int g;             /* oversampling (compress only) */
+  double delta;      /* failure probability in (0,1) */
+  int refine;        /* 1: KH-Refine after the last halving round (target = P_in) */
+  int max_rounds;    /* > 0: at most this many halving rounds (kh: 1); 0: down to n_out */
+  kd_gidx n_out;     /* requested output size */
+  int reweight;      /* 1: convex reweighting against P_in (kd_simplex_qp) */
+  int tight;         /* 1: KH threshold a_i = b_i b_max,i / 2 instead of Alg. B.1's */
+  int refine_passes; /* sweeps of the refine pass (>= 1) */
+  int refine_pool;   /* candidates of KH-Refine: the input of the last refine_pool halving rounds */
+  int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
+} kd_thin_plan;
+
+/** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
+ *  Collective. */
+kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out);
+
+/** Shared parameter rows (so every algorithm documents the same keys the same way). */
+#define KD_THIN_PARAM_NOUT \
+  { "n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points" }
+#define KD_THIN_PARAM_DELTA                                            \
+  {                                                                    \
+    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,                      \
+        "failure probability delta, in (0,1) (KH swapping thresholds)" \
+  }
+#define KD_THIN_PARAM_G                                                                   \
+  {                                                                                       \
+    "g", KD_PARAM_INT, 4, NULL, 0, 30, NULL,                                              \
+        "Compress oversampling: bins output 2^g sqrt(size) points; needs 4^(g+1) <= n_in" \
+  }
+#define KD_THIN_PARAM_REFINE                                                \
+  {                                                                         \
+    "refine", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,                           \
+        "run the KH-Refine swap pass (App. H) after the last halving round" \
+  }
+#define KD_THIN_PARAM_REWEIGHT                                                 \
+  {                                                                            \
+    "reweight", KD_PARAM_STR, 0, "none", 0, 0, "none|convex",                  \
+        "convex: re-optimise the output weights over the simplex against P_in" \
+  }
+
+#define KD_THIN_PARAM_THRESHOLD                                                                  \
+  {                                                                                              \
+    "threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "simplified|tight",                        \
+        "KH swapping threshold: simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = " \
+        "b_i b_max / 2 (greedier, no sub-Gaussian guarantee)"                                    \
+  }
+
+#define KD_THIN_PARAM_PASSES                                                                  \
+  {                                                                                           \
+    "refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                     \
+        "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep " \
+        "swaps "                                                                              \
+        "nothing"                                                                             \
+  }
+
+#define KD_THIN_PARAM_POOL                                                                       \
+  {                                                                                              \
+    "refine_pool", KD_PARAM_INT, 1, NULL, 1, 4, NULL,                                            \
+        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
+        "2 n_out candidates; 2: 4 n_out)"                                                        \
+  }
+
+#define KD_THIN_PARAM_POOL2                                                                      \
+  {                                                                                              \
+    "refine_pool", KD_PARAM_INT, 2, NULL, 1, 4, NULL,                                            \
+        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
+        "2 n_out candidates; 2: 4 n_out, with the best of the KT-Split branches refined)"        \
+  }
+#define KD_THIN_PARAM_RTARGET                                                                     \
+  {                                                                                               \
+    "refine_target", KD_PARAM_STR, 0, "input", 0, 0, "input|compress",                            \
+        "measure KH-Refine matches: input = P_in (O(n_in n_out) kernel evaluations); compress = " \
+        "the "                                                                                    \
+        "Compress output (O(2^g sqrt(n_in) n_out), Compress++ style)"                             \
+  }
+
+/** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,
+ *  reweight). Local. */
+kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan);
+
+#endif

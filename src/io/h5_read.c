@@ -1,0 +1,270 @@
+/* h5_read.c - reading kdistill output files back (kd_output_read, `kdistill info`). Local: one
+ * process opens the file read-only with the sec2 driver. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_impl.h"
+
+static kd_err kd_h5_open_ro_(const char *path, hid_t *f) {
+  kd_err err = KD_OK;
+  hid_t fapl = -1;
+  FILE *probe = fopen(path, "rb");
+  *f = -1;
+  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
+  fclose(probe);
+  kd_h5_quiet();
+  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
+  KD_H5C(*f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: not a readable HDF5 file",
+         path);
+cleanup:
+  if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+/* String attribute (variable or fixed length) -> malloc'ed copy. */
+static kd_err kd_h5_read_attr_str_(hid_t loc, const char *name, const char *path, char **out) {
+  kd_err err = KD_OK;
+  hid_t a = -1, ft = -1, mt = -1, sp = -1;
+  char *vl = NULL, *buf = NULL;
+  *out = NULL;
+  KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing", path,
+         name);
+  KD_H5C(ft = H5Aget_type(a), KD_ERR_H5, "%s: attribute '%s': H5Aget_type", path, name);
+  KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string", path,
+           name);
+  KD_H5C(mt = H5Tcopy(H5T_C_S1), KD_ERR_H5, "H5Tcopy");
+  KD_H5C(H5Tset_cset(mt, H5Tget_cset(ft)), KD_ERR_H5, "H5Tset_cset");
+  htri_t var = H5Tis_variable_str(ft);
+  KD_H5C(var, KD_ERR_H5, "%s: attribute '%s': H5Tis_variable_str", path, name);
+  if (var) {
+    KD_H5C(H5Tset_size(mt, H5T_VARIABLE), KD_ERR_H5, "H5Tset_size");
+    KD_H5C(H5Aread(a, mt, &vl), KD_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
+    size_t n = vl ? strlen(vl) : 0;
+    KD_ALLOC(buf, n + 1);
+    if (n) memcpy(buf, vl, n);
+  } else {
+    size_t n = H5Tget_size(ft);
+    KD_CHECK(n > 0, KD_ERR_INPUT, "%s: attribute '%s' has size 0", path, name);
+    KD_H5C(H5Tset_size(mt, n + 1), KD_ERR_H5, "H5Tset_size");
+    KD_ALLOC(buf, n + 2);
+    KD_H5C(H5Aread(a, mt, buf), KD_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
+  }
+  *out = buf;
+  buf = NULL;
+cleanup:
+  if (vl) H5free_memory(vl);
+  free(buf);
+  if (sp >= 0) H5Sclose(sp);
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  if (a >= 0) H5Aclose(a);
+  return err;
+}
+
+static kd_err kd_h5_read_attr_num_(hid_t loc, const char *name, const char *path, hid_t mtype,
+                                   void *val) {
+  kd_err err = KD_OK;
+  hid_t a = -1;
+  KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing", path,
+         name);
+  KD_H5C(H5Aread(a, mtype, val), KD_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  return err;
+}
+
+/* 1-D or 2-D dataset: dims (rank <= 2). */
+static kd_err kd_h5_dims_(hid_t f, const char *dpath, const char *path, int *rank,
+                          hsize_t dims[2]) {
+  kd_err err = KD_OK;
+  hid_t d = -1, s = -1;
+  dims[0] = dims[1] = 0;
+  KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT,
+         "%s: dataset %s is missing (not a kdistill output?)", path, dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  int r = H5Sget_simple_extent_ndims(s);
+  KD_CHECK(r >= 0 && r <= 2, KD_ERR_INPUT, "%s: %s has rank %d (expected 1 or 2)", path, dpath, r);
+  KD_H5C(H5Sget_simple_extent_dims(s, dims, NULL), KD_ERR_H5, "%s: %s: extent", path, dpath);
+  *rank = r;
+cleanup:
+  if (s >= 0) H5Sclose(s);
+  if (d >= 0) H5Dclose(d);
+  return err;
+}
+
+static kd_err kd_h5_read_all_(hid_t f, const char *dpath, const char *path, hid_t mtype,
+                              hsize_t expect, void *buf) {
+  kd_err err = KD_OK;
+  hid_t d = -1, s = -1;
+  KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT, "%s: dataset %s is missing", path,
+         dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  hssize_t np = H5Sget_simple_extent_npoints(s);
+  KD_CHECK(np >= 0 && (hsize_t)np == expect, KD_ERR_INPUT,
+           "%s: %s has %lld elements, expected %llu", path, dpath, (long long)np,
+           (unsigned long long)expect);
+  if (expect > 0)
+    KD_H5C(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), KD_ERR_INPUT,
+           "%s: cannot read %s", path, dpath);
+cleanup:
+  if (s >= 0) H5Sclose(s);
+  if (d >= 0) H5Dclose(d);
+  return err;
+}
+
+typedef struct {
+  kd_result *res;
+  const char *path;
+  kd_err err;
+} kd_metrics_iter_;
+
+static herr_t kd_metrics_cb_(hid_t loc, const char *name, const H5A_info_t *info, void *data) {
+  kd_metrics_iter_ *it = data;
+  kd_err err = KD_OK;
+  (void)info;
+  if (!strcmp(name, "mmd") || !strcmp(name, "seconds") || !strcmp(name, "kernel_evals")) return 0;
+  double v = NAN;
+  KD_TRY(kd_h5_read_attr_num_(loc, name, it->path, H5T_NATIVE_DOUBLE, &v));
+  KD_TRY(kd_result_set_metric(it->res, name, v));
+cleanup:
+  it->err = err;
+  return err ? -1 : 0;
+}
+
+kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
+                      char **algorithm) {
+  kd_err err = KD_OK;
+  hid_t f = -1, m = -1;
+  hsize_t dims[2], wd[2];
+  int rank = 0, wr = 0;
+  if (config_yaml) *config_yaml = NULL;
+  if (task) *task = NULL;
+  if (algorithm) *algorithm = NULL;
+  KD_TRY(kd_h5_open_ro_(path, &f));
+  KD_TRY(kd_h5_dims_(f, "/coreset/points", path, &rank, dims));
+  KD_CHECK(rank == 2 && dims[1] >= 1, KD_ERR_INPUT, "%s: /coreset/points must be n x d", path);
+  KD_TRY(kd_h5_dims_(f, "/coreset/weights", path, &wr, wd));
+  KD_CHECK(wr == 1 && wd[0] == dims[0], KD_ERR_INPUT,
+           "%s: /coreset/weights must have one entry per point", path);
+  KD_TRY(kd_result_alloc(res, (kd_gidx)dims[0], (int)dims[1]));
+  KD_TRY(kd_h5_read_all_(f, "/coreset/points", path, H5T_NATIVE_DOUBLE, dims[0] * dims[1],
+                         res->points));
+  KD_TRY(kd_h5_read_all_(f, "/coreset/weights", path, H5T_NATIVE_DOUBLE, dims[0], res->weights));
+  KD_TRY(kd_h5_read_all_(f, "/coreset/indices", path, H5T_NATIVE_INT64, dims[0], res->indices));
+  KD_H5C(m = H5Gopen2(f, "/metrics", H5P_DEFAULT), KD_ERR_INPUT, "%s: group /metrics is missing",
+         path);
+  KD_TRY(kd_h5_read_attr_num_(m, "mmd", path, H5T_NATIVE_DOUBLE, &res->mmd));
+  KD_TRY(kd_h5_read_attr_num_(m, "seconds", path, H5T_NATIVE_DOUBLE, &res->seconds));
+  KD_TRY(kd_h5_read_attr_num_(m, "kernel_evals", path, H5T_NATIVE_UINT64, &res->kernel_evals));
+  {
+    kd_metrics_iter_ it = {res, path, KD_OK};
+    hsize_t idx = 0;
+    herr_t st = H5Aiterate2(m, H5_INDEX_CRT_ORDER, H5_ITER_NATIVE, &idx, kd_metrics_cb_, &it);
+    if (st < 0 && it.err == KD_OK) {
+      /* creation order is not tracked: fall back to name order */
+      idx = 0;
+      H5Eclear2(H5E_DEFAULT);
+      st = H5Aiterate2(m, H5_INDEX_NAME, H5_ITER_INC, &idx, kd_metrics_cb_, &it);
+    }
+    KD_TRY(it.err);
+    KD_H5C(st, KD_ERR_INPUT, "%s: cannot list the attributes of /metrics", path);
+  }
+  htri_t has_trace = H5Lexists(m, "trace", H5P_DEFAULT);
+  KD_H5C(has_trace, KD_ERR_H5, "%s: H5Lexists(/metrics/trace)", path);
+  if (has_trace) {
+    hsize_t td[2];
+    int tr = 0;
+    KD_TRY(kd_h5_dims_(f, "/metrics/trace/iteration", path, &tr, td));
+    KD_CHECK(tr == 1, KD_ERR_INPUT, "%s: /metrics/trace/iteration must be 1-D", path);
+    for (int64_t i = 0; i < (int64_t)td[0]; i++) KD_TRY(kd_result_trace_push(res, 0, 0, 0.0, 0.0));
+    KD_TRY(kd_h5_read_all_(f, "/metrics/trace/iteration", path, H5T_NATIVE_INT64, td[0],
+                           res->trace_iter));
+    KD_TRY(kd_h5_read_all_(f, "/metrics/trace/n_atoms", path, H5T_NATIVE_INT64, td[0],
+                           res->trace_atoms));
+    KD_TRY(
+        kd_h5_read_all_(f, "/metrics/trace/mmd", path, H5T_NATIVE_DOUBLE, td[0], res->trace_mmd));
+    KD_TRY(kd_h5_read_all_(f, "/metrics/trace/seconds", path, H5T_NATIVE_DOUBLE, td[0],
+                           res->trace_seconds));
+  }
+  if (config_yaml) KD_TRY(kd_h5_read_attr_str_(f, "config_yaml", path, config_yaml));
+  if (task) KD_TRY(kd_h5_read_attr_str_(f, "task", path, task));
+  if (algorithm) KD_TRY(kd_h5_read_attr_str_(f, "algorithm", path, algorithm));
+cleanup:
+  if (m >= 0) H5Gclose(m);
+  if (f >= 0) H5Fclose(f);
+  if (err) {
+    if (config_yaml) free(*config_yaml), *config_yaml = NULL;
+    if (task) free(*task), *task = NULL;
+    if (algorithm) free(*algorithm), *algorithm = NULL;
+  }
+  return err;
+}
+
+/* ---------------------------------------------------------------- info */
+typedef struct {
+  FILE *out;
+  int n;
+} kd_info_iter_;
+
+static herr_t kd_info_visit_(hid_t o, const char *name, const H5O_info_t *info, void *data) {
+  kd_info_iter_ *it = data;
+  (void)o;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  if (!strncmp(name, "coreset/", 8) || !strncmp(name, "metrics/trace/", 14)) return 0;
+  fprintf(it->out, "%s/%s", it->n++ ? ", " : "  extra datasets: ", name);
+  return 0;
+}
+
+kd_err kd_output_info(const char *path, FILE *out) {
+  kd_err err = KD_OK;
+  kd_result res = KD_RESULT_INIT;
+  char *s[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+  static const char *const names[6] = {"kdistill_version", "task",        "algorithm",
+                                       "kernel",           "created_utc", "config_yaml"};
+  int32_t nr = 0;
+  uint64_t seed = 0;
+  hid_t f = -1;
+  KD_TRY(kd_output_read(path, &res, NULL, NULL, NULL));
+  KD_TRY(kd_h5_open_ro_(path, &f));
+  for (int i = 0; i < 6; i++) KD_TRY(kd_h5_read_attr_str_(f, names[i], path, &s[i]));
+  KD_TRY(kd_h5_read_attr_num_(f, "n_ranks", path, H5T_NATIVE_INT32, &nr));
+  KD_TRY(kd_h5_read_attr_num_(f, "seed", path, H5T_NATIVE_UINT64, &seed));
+  double wsum = 0, wmin = INFINITY, wmax = -INFINITY;
+  int64_t n_idx = 0;
+  for (kd_gidx i = 0; i < res.n; i++) {
+    wsum += res.weights[i];
+    wmin = fmin(wmin, res.weights[i]);
+    wmax = fmax(wmax, res.weights[i]);
+    n_idx += res.indices[i] >= 0;
+  }
+  fprintf(out, "file:         %s\n", path);
+  fprintf(out, "kdistill:     %s (created %s on %d rank%s, seed %llu)\n", s[0], s[4], (int)nr,
+          nr == 1 ? "" : "s", (unsigned long long)seed);
+  fprintf(out, "task:         %s\nalgorithm:    %s\nkernel:       %s\n", s[1], s[2], s[3]);
+  fprintf(out, "coreset:      %lld points in %d dimension%s, %lld from input rows\n",
+          (long long)res.n, res.d, res.d == 1 ? "" : "s", (long long)n_idx);
+  if (res.n > 0) fprintf(out, "weights:      sum %.15g, min %.6g, max %.6g\n", wsum, wmin, wmax);
+  fprintf(out, "mmd:          %.10g\n", res.mmd);
+  fprintf(out, "seconds:      %.6g\n", res.seconds);
+  fprintf(out, "kernel_evals: %llu\n", (unsigned long long)res.kernel_evals);
+  for (int i = 0; i < res.n_metrics; i++)
+    fprintf(out, "metric:       %s = %.10g\n", res.metrics[i].name, res.metrics[i].value);
+  if (res.n_trace > 0)
+    fprintf(out, "trace:        %lld rows, final mmd %.10g at %lld atoms\n", (long long)res.n_trace,
+            res.trace_mmd[res.n_trace - 1], (long long)res.trace_atoms[res.n_trace - 1]);
+  {
+    kd_info_iter_ it = {out, 0};
+    KD_H5C(H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, kd_info_visit_, &it), KD_ERR_INPUT,
+           "%s: cannot list the datasets", path);
+    if (it.n) fputc('\n', out);
+  }
+  fprintf(out, "config_yaml:  %zu bytes (h5dump -a /config_yaml %s)\n", strlen(s[5]), path);
+cleanup:
+  if (f >= 0) H5Fclose(f);
+  for (int i = 0; i < 6; i++) free(s[i]);
+  kd_result_free(&res);
+  return err;
+}

@@ -1,0 +1,220 @@
+/* h5_write.c - the HDF5 output file (the contract documented in kd_io.h and README.md).
+ * Rank 0 writes "<path>.tmp.<pid>" with the serial sec2 driver (the result is replicated, so one
+ * writer suffices), every rank agrees on the outcome, then rank 0 renames the file into place. A
+ * failure at any step removes the temporary, so nothing is ever left at `path`. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dist/dist_impl.h"
+#include "io/io_impl.h"
+
+static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
+  char *buf = data;
+  if (n == 0 && e->desc && e->desc[0]) snprintf(buf, 256, "%s", e->desc);
+  return 0;
+}
+
+kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...) {
+  char msg[768], h5[256] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, kd_h5_walk_cb_, h5);
+  H5Eclear2(H5E_DEFAULT);
+  if (h5[0]) return kd_err_set(code, file, line, "%s (HDF5: %s)", msg, h5);
+  return kd_err_set(code, file, line, "%s", msg);
+}
+
+void kd_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static kd_err kd_h5_attr_str_(hid_t loc, const char *name, const char *val) {
+  kd_err err = KD_OK;
+  hid_t t = -1, s = -1, a = -1;
+  KD_H5C(t = H5Tcopy(H5T_C_S1), KD_ERR_H5, "attribute %s: H5Tcopy", name);
+  KD_H5C(H5Tset_size(t, H5T_VARIABLE), KD_ERR_H5, "attribute %s: H5Tset_size", name);
+  KD_H5C(H5Tset_cset(t, H5T_CSET_UTF8), KD_ERR_H5, "attribute %s: H5Tset_cset", name);
+  KD_H5C(s = H5Screate(H5S_SCALAR), KD_ERR_H5, "attribute %s: H5Screate", name);
+  KD_H5C(a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "cannot create attribute %s", name);
+  const char *v = val ? val : "";
+  KD_H5C(H5Awrite(a, t, &v), KD_ERR_IO, "cannot write attribute %s", name);
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  if (s >= 0) H5Sclose(s);
+  if (t >= 0) H5Tclose(t);
+  return err;
+}
+
+static kd_err kd_h5_attr_num_(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
+                              const void *val) {
+  kd_err err = KD_OK;
+  hid_t s = -1, a = -1;
+  KD_H5C(s = H5Screate(H5S_SCALAR), KD_ERR_H5, "attribute %s: H5Screate", name);
+  KD_H5C(a = H5Acreate2(loc, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "cannot create attribute %s", name);
+  KD_H5C(H5Awrite(a, mtype, val), KD_ERR_IO, "cannot write attribute %s", name);
+cleanup:
+  if (a >= 0) H5Aclose(a);
+  if (s >= 0) H5Sclose(s);
+  return err;
+}
+
+static kd_err kd_h5_dset_(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
+                          const int64_t *dims, const void *data) {
+  kd_err err = KD_OK;
+  hid_t s = -1, ds = -1;
+  hsize_t hd[2] = {0, 0};
+  for (int i = 0; i < rank; i++) hd[i] = (hsize_t)dims[i];
+  KD_H5C(s = rank ? H5Screate_simple(rank, hd, NULL) : H5Screate(H5S_SCALAR), KD_ERR_H5,
+         "dataset %s: cannot create its dataspace", path);
+  KD_H5C(ds = H5Dcreate2(loc, path, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, s, lcpl, H5P_DEFAULT,
+                         H5P_DEFAULT),
+         KD_ERR_IO, "cannot create dataset %s", path);
+  int64_t count = 1;
+  for (int i = 0; i < rank; i++) count *= dims[i];
+  if (count > 0)
+    KD_H5C(H5Dwrite(ds, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                    H5P_DEFAULT, data),
+           KD_ERR_IO, "cannot write dataset %s", path);
+cleanup:
+  if (ds >= 0) H5Dclose(ds);
+  if (s >= 0) H5Sclose(s);
+  return err;
+}
+
+static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
+                                    const kd_result *res) {
+  kd_err err = KD_OK;
+  hid_t fapl = -1, f = -1, g = -1, m = -1, tr = -1, lcpl = -1;
+  char stamp[40];
+  time_t now = time(NULL);
+  struct tm tmv;
+  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
+  KD_H5C(f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl), KD_ERR_IO,
+         "%s: cannot create the output file", tmp);
+  KD_H5C(lcpl = H5Pcreate(H5P_LINK_CREATE), KD_ERR_H5, "H5Pcreate(LINK_CREATE)");
+  KD_H5C(H5Pset_create_intermediate_group(lcpl, 1), KD_ERR_H5, "H5Pset_create_intermediate_group");
+  /* root attributes */
+  if (!gmtime_r(&now, &tmv)) memset(&tmv, 0, sizeof tmv);
+  strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  int32_t nr = meta->n_ranks;
+  uint64_t seed = meta->seed;
+  KD_TRY(kd_h5_attr_str_(f, "kdistill_version", KD_VERSION_STRING));
+  KD_TRY(kd_h5_attr_str_(f, "task", meta->task));
+  KD_TRY(kd_h5_attr_str_(f, "algorithm", meta->algorithm));
+  KD_TRY(kd_h5_attr_str_(f, "kernel", meta->kernel));
+  KD_TRY(kd_h5_attr_num_(f, "n_ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &nr));
+  KD_TRY(kd_h5_attr_num_(f, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed));
+  KD_TRY(kd_h5_attr_str_(f, "created_utc", stamp));
+  KD_TRY(kd_h5_attr_str_(f, "config_yaml", meta->config_yaml));
+  /* coreset */
+  KD_H5C(g = H5Gcreate2(f, "/coreset", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "cannot create group /coreset");
+  int64_t dims[2] = {res->n, res->d};
+  KD_TRY(kd_h5_dset_(f, "/coreset/points", H5P_DEFAULT, 0, 2, dims, res->points));
+  KD_TRY(kd_h5_dset_(f, "/coreset/weights", H5P_DEFAULT, 0, 1, dims, res->weights));
+  KD_TRY(kd_h5_dset_(f, "/coreset/indices", H5P_DEFAULT, 1, 1, dims, res->indices));
+  /* metrics */
+  KD_H5C(m = H5Gcreate2(f, "/metrics", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "cannot create group /metrics");
+  uint64_t evals = res->kernel_evals;
+  KD_TRY(kd_h5_attr_num_(m, "mmd", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->mmd));
+  KD_TRY(kd_h5_attr_num_(m, "seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->seconds));
+  KD_TRY(kd_h5_attr_num_(m, "kernel_evals", H5T_STD_U64LE, H5T_NATIVE_UINT64, &evals));
+  for (int i = 0; i < res->n_metrics; i++) {
+    const char *name = res->metrics[i].name;
+    KD_CHECK(strcmp(name, "mmd") && strcmp(name, "seconds") && strcmp(name, "kernel_evals"),
+             KD_ERR_INTERNAL, "metric name '%s' is reserved", name);
+    KD_TRY(kd_h5_attr_num_(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->metrics[i].value));
+  }
+  if (res->n_trace > 0) {
+    int64_t nt = res->n_trace;
+    KD_H5C(tr = H5Gcreate2(m, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+           "cannot create group /metrics/trace");
+    KD_TRY(kd_h5_dset_(tr, "iteration", H5P_DEFAULT, 1, 1, &nt, res->trace_iter));
+    KD_TRY(kd_h5_dset_(tr, "n_atoms", H5P_DEFAULT, 1, 1, &nt, res->trace_atoms));
+    KD_TRY(kd_h5_dset_(tr, "mmd", H5P_DEFAULT, 0, 1, &nt, res->trace_mmd));
+    KD_TRY(kd_h5_dset_(tr, "seconds", H5P_DEFAULT, 0, 1, &nt, res->trace_seconds));
+  }
+  /* extra datasets at their paths */
+  for (int i = 0; i < res->n_datasets; i++) {
+    const kd_result_dataset *x = &res->datasets[i];
+    KD_TRY(kd_h5_dset_(f, x->path, lcpl, x->is_int, x->rank, x->dims,
+                       x->is_int ? (const void *)x->i64 : (const void *)x->f64));
+  }
+  if (tr >= 0) H5Gclose(tr);
+  if (m >= 0) H5Gclose(m);
+  if (g >= 0) H5Gclose(g);
+  tr = m = g = -1;
+  KD_H5C(H5Fclose(f), KD_ERR_IO, "%s: cannot close the output file", tmp);
+  f = -1;
+cleanup:
+  if (tr >= 0) H5Gclose(tr);
+  if (m >= 0) H5Gclose(m);
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) H5Fclose(f);
+  if (lcpl >= 0) H5Pclose(lcpl);
+  if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+/* mkdir -p of the directory part of path. */
+static kd_err kd_mkdir_parents_(const char *path) {
+  kd_err err = KD_OK;
+  char *p = NULL;
+  size_t n = strlen(path);
+  KD_ALLOC(p, n + 1);
+  memcpy(p, path, n + 1);
+  for (size_t i = 1; i < n; i++) {
+    if (p[i] != '/') continue;
+    p[i] = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      KD_FAIL(KD_ERR_IO, "%s: cannot create directory %s: %s", path, p, strerror(errno));
+    p[i] = '/';
+  }
+cleanup:
+  free(p);
+  return err;
+}
+
+kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                       const kd_result *res) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  char *tmp = NULL;
+  const int root = kd_dist_rank(comm) == 0;
+  int placed = 0;
+  if (root) {
+    size_t n = strlen(path) + 32;
+    tmp = malloc(n);
+    if (!tmp) {
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "out of memory");
+    } else {
+      snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+      kd_h5_quiet();
+      lerr = kd_mkdir_parents_(path);
+      if (!lerr) lerr = kd_output_write_file_(tmp, meta, res);
+      if (lerr) remove(tmp);
+    }
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  placed = root;
+  if (root && rename(tmp, path) != 0) {
+    placed = 0;
+    lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "%s: cannot move the output into place: %s",
+                      path, strerror(errno));
+    remove(tmp);
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+cleanup:
+  if (err && root && tmp && !placed) remove(tmp);
+  free(tmp);
+  return err;
+}

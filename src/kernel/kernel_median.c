@@ -1,0 +1,198 @@
+/* kernel_median.c - the median heuristic for the length scale: ls = median of |x_i - x_j| over the
+ * pairs i < j of a seeded subsample of at most max_sample rows.
+ *
+ * The subsample is the max_sample rows with the smallest keys kd_rng_u64(seed, KD_MEDIAN_STREAM, g)
+ * (ties by the global index g), so it depends only on (seed, n), never on the rank count: each rank
+ * proposes its own smallest keys, an all-gather merges the proposals, every rank picks the same
+ * rows and gathers them (kd_pointset_gather_rows). The m(m-1)/2 distances are split over the
+ * ranks and the exact median is found by bisection on the value with one small sum per round, so
+ * memory per rank is m(m-1)/(2p) doubles and the result does not depend on p. An even number of
+ * distances gives the mean of the two middle ones. Distances use the kernel's squared-distance
+ * accumulation, so they are bitwise the same as inside the kernels. */
+#include <stdlib.h>
+
+#include "dist/dist_impl.h"
+#include "kernel/kernel_impl.h"
+
+#define KD_MEDIAN_STREAM 0x6d656469616e6c73ULL /* "medianls" */
+
+typedef struct {
+  uint64_t key;
+  kd_gidx g;
+} kd_median_key;
+
+static int kd_median_key_cmp_(const void *pa, const void *pb) {
+  const kd_median_key *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->g > b->g) - (a->g < b->g);
+}
+
+static int kd_gidx_cmp_(const void *pa, const void *pb) {
+  kd_gidx a = *(const kd_gidx *)pa, b = *(const kd_gidx *)pb;
+  return (a > b) - (a < b);
+}
+
+static int kd_double_cmp_(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t seed,
+                               kd_lidx max_sample) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_median_key *keys = NULL;
+  int64_t *prop = NULL, *all = NULL;
+  kd_gidx *idx = NULL;
+  double *rows = NULL, *dist = NULL;
+  MPI_Comm comm = kd_pointset_comm(ps);
+  const kd_gidx n = kd_pointset_n_global(ps);
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  const int d = kd_pointset_dim(ps);
+  /* checks every rank makes identically: no agreement needed */
+  KD_CHECK(k != NULL, KD_ERR_ARG, "kernel: NULL kernel");
+  KD_CHECK(d == k->d, KD_ERR_INPUT,
+           "kernel.ls: median heuristic on points of dimension %d, kernel "
+           "dimension %d",
+           d, k->d);
+  KD_CHECK(max_sample >= 2, KD_ERR_CONFIG, "kernel.median_sample: must be >= 2 (got %lld)",
+           (long long)max_sample);
+  KD_CHECK(n >= 2, KD_ERR_INPUT, "kernel.ls: median heuristic needs at least 2 points (got %lld)",
+           (long long)n);
+  const kd_lidx m = n < max_sample ? (kd_lidx)n : max_sample;
+
+  /* 1. local proposals: this rank's m smallest (key, g) */
+  const kd_lidx np = nl < m ? nl : m;
+  const kd_gidx off = kd_pointset_offset(ps);
+  keys = malloc(sizeof *keys * (size_t)(nl > 0 ? nl : 1));
+  prop = malloc(sizeof *prop * (size_t)(2 * np + 1));
+  if (!keys || !prop) {
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "kernel.ls: median heuristic: out of memory");
+  } else {
+    for (kd_lidx i = 0; i < nl; i++) {
+      keys[i].key = kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i));
+      keys[i].g = off + i;
+    }
+    qsort(keys, (size_t)nl, sizeof *keys, kd_median_key_cmp_);
+    for (kd_lidx i = 0; i < np; i++) {
+      uint64_t kk = keys[i].key;
+      memcpy(&prop[2 * i], &kk, sizeof kk);
+      prop[2 * i + 1] = keys[i].g;
+    }
+  }
+  KD_TRY(kd_dist_agree(comm, &lerr));
+  KD_TRY(lerr);
+
+  /* 2. merge: every rank sees all proposals (at most size * m pairs) and picks the same m rows */
+  int64_t tot = 2 * np;
+  KD_TRY(kd_dist_sum_i64(comm, &tot, 1));
+  KD_ALLOC(all, tot);
+  KD_TRY(kd_dist_allgatherv_i64(comm, prop, 2 * np, all));
+  {
+    const kd_lidx nall = tot / 2;
+    kd_median_key *mk = keys; /* reuse when large enough */
+    if (nall > nl) {
+      free(keys);
+      keys = NULL;
+      KD_ALLOC(keys, nall);
+      mk = keys;
+    }
+    for (kd_lidx i = 0; i < nall; i++) {
+      uint64_t kk;
+      memcpy(&kk, &all[2 * i], sizeof kk);
+      mk[i].key = kk;
+      mk[i].g = all[2 * i + 1];
+    }
+    qsort(mk, (size_t)nall, sizeof *mk, kd_median_key_cmp_);
+    KD_CHECK(nall >= m, KD_ERR_INTERNAL, "kernel.ls: median subsample short (%lld < %lld)",
+             (long long)nall, (long long)m);
+    KD_ALLOC(idx, m);
+    for (kd_lidx i = 0; i < m; i++) idx[i] = mk[i].g;
+    qsort(idx, (size_t)m, sizeof *idx, kd_gidx_cmp_);
+  }
+
+  /* 3. gather the rows; rank r computes the pairs [P r / p, P (r+1) / p) of the enumeration
+   * (0,1), (0,2), ..., (1,2), ... and sorts its share */
+  KD_ALLOC(rows, (size_t)m * d);
+  KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
+  const int64_t npair = (int64_t)m * (int64_t)(m - 1) / 2;
+  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
+  const int64_t q0 = npair * rank / size, q1 = npair * (rank + 1) / size;
+  dist = malloc(sizeof *dist * (size_t)(q1 - q0 > 0 ? q1 - q0 : 1));
+  lerr = dist ? KD_OK
+              : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                           "kernel.ls: median heuristic: cannot allocate %lld distances "
+                           "(lower kernel.median_sample)",
+                           (long long)(q1 - q0));
+  KD_TRY(kd_dist_agree(comm, &lerr));
+  KD_TRY(lerr);
+  {
+    kd_lidx i = 0;
+    int64_t q = 0; /* index of pair (i, i+1) */
+    while (q1 > q0 && q + (m - 1 - i) <= q0) q += m - 1 - i++;
+    kd_lidx j = i + 1 + (kd_lidx)(q0 - q);
+    for (int64_t t = 0; t < q1 - q0; t++) {
+      double s2 = 0.0;
+      for (int kk = 0; kk < d; kk++) {
+        double u = rows[i * d + kk] - rows[j * d + kk];
+        s2 = fma(u, u, s2);
+      }
+      dist[t] = sqrt(s2);
+      if (++j == m) j = ++i + 1;
+    }
+    qsort(dist, (size_t)(q1 - q0), sizeof *dist, kd_double_cmp_);
+  }
+  /* 4. the exact order statistics k1 = (P-1)/2 and k2 = P/2 of all distances by bisection on
+   * the bit patterns (non-negative doubles order like their bits): the result is the same value
+   * whatever the rank count. 64 rounds of one 2-element sum. */
+  {
+    const int64_t kth[2] = {(npair - 1) / 2, npair / 2};
+    uint64_t lo[2] = {0, 0}, hi[2] = {0x7ff0000000000000ULL, 0x7ff0000000000000ULL};
+    for (int round = 0; round < 64 && (lo[0] < hi[0] || lo[1] < hi[1]); round++) {
+      int64_t cnt[2];
+      uint64_t mid[2];
+      for (int c = 0; c < 2; c++) {
+        mid[c] = lo[c] + (hi[c] - lo[c]) / 2;
+        double v;
+        memcpy(&v, &mid[c], sizeof v);
+        /* local count of distances <= v (dist is sorted) */
+        int64_t a = 0, b = q1 - q0;
+        while (a < b) {
+          int64_t h = a + (b - a) / 2;
+          if (dist[h] <= v)
+            a = h + 1;
+          else
+            b = h;
+        }
+        cnt[c] = a;
+      }
+      KD_TRY(kd_dist_sum_i64(comm, cnt, 2));
+      for (int c = 0; c < 2; c++) {
+        if (lo[c] >= hi[c]) continue;
+        if (cnt[c] >= kth[c] + 1)
+          hi[c] = mid[c];
+        else
+          lo[c] = mid[c] + 1;
+      }
+    }
+    double v1, v2;
+    memcpy(&v1, &lo[0], sizeof v1);
+    memcpy(&v2, &lo[1], sizeof v2);
+    const double med = 0.5 * (v1 + v2);
+    KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
+             "kernel.ls: median heuristic gave %g (more than half of the sampled pairs coincide "
+             "or are not finite); set kernel.ls to a number",
+             med);
+    k->p.ls = med; /* p.ls_median stays as the caller set it: it records where ls came from */
+    k->ls_pending = 0;
+    kd_kernel_refresh_(k);
+    kd_kernel_update_desc_(k);
+  }
+cleanup:
+  free(keys);
+  free(prop);
+  free(all);
+  free(idx);
+  free(rows);
+  free(dist);
+  return err;
+}

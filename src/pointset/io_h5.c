@@ -1,0 +1,159 @@
+/* io_h5.c - point sets from HDF5 datasets. Rank 0 first checks the file and dataset with a serial
+ * open (so every error has one clear message, agreed by all ranks); then all ranks open the file
+ * with the MPI-IO driver and read their own contiguous block of rows with a collective hyperslab
+ * read, converting any integer or float type to double. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist_impl.h"
+#include "io/io_impl.h"
+#include "pointset/pointset_impl.h"
+
+/* Rows per H5Dread call are limited so that one call moves at most this many doubles. */
+#define KD_H5_CHUNK_DOUBLES ((int64_t)1 << 26)
+
+static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *d) {
+  kd_err err = KD_OK;
+  hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
+  hsize_t dims[2] = {0, 0};
+  FILE *probe = fopen(path, "rb");
+  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
+  fclose(probe);
+  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
+  htri_t is_h5 = H5Fis_hdf5(path);
+  KD_CHECK(is_h5 > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
+  KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
+  htri_t ex = H5Lexists(f, dset, H5P_DEFAULT);
+  if (ex <= 0) H5Eclear2(H5E_DEFAULT);
+  KD_CHECK(ex > 0, KD_ERR_FILE, "%s: dataset '%s' not found", path, dset);
+  KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
+  KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
+  H5T_class_t cls = H5Tget_class(ty);
+  KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,
+           "%s: dataset '%s' must hold numbers (integer or float), not this type", path, dset);
+  KD_H5C(sp = H5Dget_space(ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
+  int r = H5Sget_simple_extent_ndims(sp);
+  KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
+           "%s: dataset '%s' has rank %d; expected n x d (2-D) or n (1-D)", path, dset, r);
+  KD_H5C(H5Sget_simple_extent_dims(sp, dims, NULL), KD_ERR_H5, "%s: %s: extent", path, dset);
+  *n = (int64_t)dims[0];
+  *d = r == 2 ? (int)dims[1] : 1;
+  KD_CHECK(r == 1 || (dims[1] >= 1 && dims[1] <= 1000000), KD_ERR_INPUT,
+           "%s: dataset '%s' has %llu columns", path, dset, (unsigned long long)dims[1]);
+cleanup:
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  if (f >= 0) H5Fclose(f);
+  if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, int64_t *n, int *d) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  int64_t shape[2] = {0, 0};
+  kd_h5_quiet();
+  if (kd_dist_rank(comm) == 0) {
+    int dd = 0;
+    lerr = kd_h5_probe_(path, dset, &shape[0], &dd);
+    shape[1] = dd;
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_bcast(comm, shape, (int64_t)sizeof shape, 0));
+  if (n) *n = shape[0];
+  if (d) *d = (int)shape[1];
+cleanup:
+  return err;
+}
+
+/* Handles of the collective (MPI-IO) read. */
+typedef struct {
+  hid_t fapl, f, ds, fs, dxpl;
+} kd_h5_par_;
+
+static void kd_h5_par_close_(kd_h5_par_ *h) {
+  if (h->dxpl >= 0) H5Pclose(h->dxpl);
+  if (h->fs >= 0) H5Sclose(h->fs);
+  if (h->ds >= 0) H5Dclose(h->ds);
+  if (h->f >= 0) H5Fclose(h->f);
+  if (h->fapl >= 0) H5Pclose(h->fapl);
+  h->dxpl = h->fs = h->ds = h->f = h->fapl = -1;
+}
+
+/* Every rank opens the file with MPI-IO (collective); errors are local, agreed by the caller. */
+static kd_err kd_h5_par_open_(MPI_Comm comm, const char *path, const char *dset, kd_h5_par_ *h) {
+  kd_err err = KD_OK;
+  KD_H5C(h->fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_mpio(h->fapl, comm, MPI_INFO_NULL), KD_ERR_H5, "H5Pset_fapl_mpio");
+  KD_H5C(h->f = H5Fopen(path, H5F_ACC_RDONLY, h->fapl), KD_ERR_FILE,
+         "%s: cannot open HDF5 file with MPI-IO", path);
+  KD_H5C(h->ds = H5Dopen2(h->f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: cannot open dataset '%s'",
+         path, dset);
+  KD_H5C(h->fs = H5Dget_space(h->ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
+  KD_H5C(h->dxpl = H5Pcreate(H5P_DATASET_XFER), KD_ERR_H5, "H5Pcreate(DATASET_XFER)");
+  KD_H5C(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE), KD_ERR_H5, "H5Pset_dxpl_mpio");
+cleanup:
+  return err;
+}
+
+/* Collective read number c: this rank's rows [c*per, (c+1)*per) of its block, or an empty
+ * selection when it has none left or already failed (it must still take part in the call). */
+static kd_err kd_h5_par_read_(const kd_h5_par_ *h, kd_pointset *ps, int64_t c, int64_t per,
+                              int skip, const char *path, const char *dset) {
+  kd_err err = KD_OK;
+  hid_t ms = -1;
+  const int d = ps->d;
+  int64_t r0 = c * per, nr = skip ? 0 : ps->n_local - r0;
+  if (nr > per) nr = per;
+  if (nr < 0) nr = 0;
+  hsize_t start[2] = {(hsize_t)(ps->offset + r0), 0}, count[2] = {(hsize_t)nr, (hsize_t)d};
+  hsize_t mdims[2] = {(hsize_t)(nr > 0 ? nr : 1), (hsize_t)d};
+  const int rank2 = H5Sget_simple_extent_ndims(h->fs) == 2;
+  ms = H5Screate_simple(rank2 ? 2 : 1, mdims, NULL);
+  if (nr > 0) {
+    KD_H5C(ms, KD_ERR_H5, "H5Screate_simple");
+    KD_H5C(H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, count, NULL), KD_ERR_H5,
+           "%s: %s: cannot select rows %lld..%lld", path, dset, (long long)start[0] + 1,
+           (long long)(start[0] + (hsize_t)nr));
+  } else {
+    H5Sselect_none(h->fs);
+    if (ms >= 0) H5Sselect_none(ms);
+  }
+  herr_t st = H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms >= 0 ? ms : H5S_ALL, h->fs, h->dxpl,
+                      nr > 0 ? ps->rows + (size_t)r0 * (size_t)d : ps->rows);
+  if (!skip)
+    KD_H5C(st, KD_ERR_FILE, "%s: cannot read dataset '%s' (rows %lld..%lld)", path, dset,
+           (long long)start[0] + 1, (long long)(start[0] + (hsize_t)nr));
+cleanup:
+  if (ms >= 0) H5Sclose(ms);
+  return err;
+}
+
+kd_err kd_pointset_read_h5(MPI_Comm comm, const char *path, const char *dset, kd_pointset **out) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_pointset *ps = NULL;
+  kd_h5_par_ h = {-1, -1, -1, -1, -1};
+  int64_t n = 0;
+  int d = 0;
+  *out = NULL;
+  KD_TRY(kd_h5_check_dataset(comm, path, dset, &n, &d));
+  KD_TRY(kd_pointset_create(comm, n, d, &ps));
+  const int64_t per = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
+  int64_t n_calls = (ps->n_local + per - 1) / per;
+  KD_TRY(kd_dist_max_i64(comm, &n_calls, 1));
+  KD_TRY(kd_dist_agreed(comm, kd_h5_par_open_(comm, path, dset, &h)));
+  /* a rank whose read fails keeps taking part (empty selection) so nobody waits */
+  for (int64_t c = 0; c < n_calls; c++) {
+    kd_err e = kd_h5_par_read_(&h, ps, c, per, lerr != KD_OK, path, dset);
+    if (e != KD_OK && lerr == KD_OK) lerr = e;
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  *out = ps;
+  ps = NULL;
+cleanup:
+  kd_h5_par_close_(&h);
+  kd_pointset_destroy(&ps);
+  return err;
+}

@@ -1,0 +1,523 @@
+/* task_common.c - helpers shared by tasks: reading kernel, measure, point-set, target and
+ * algorithm sections, and running one algorithm with timing, evaluation counting and the exact MMD.
+ * Every key a task uses is read here through the typed getters, so kd_config_check_unused catches
+ * typos and the resolved config lists every default. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist_impl.h"
+#include "io/io_impl.h"
+#include "task/task_impl.h"
+
+#define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
+
+static void kd_key_(char *buf, size_t len, const char *section, const char *key) {
+  snprintf(buf, len, "%s.%s", section, key);
+}
+
+/* ------------------------------------------------------------ kernel */
+static int kd_kernel_uses_ls_(kd_kernel_type t) {
+  return t != KD_KERNEL_LINEAR && t != KD_KERNEL_SOBOLEV && t != KD_KERNEL_ENERGY;
+}
+
+static void kd_kernel_choices_(char *buf, size_t len) {
+  buf[0] = '\0';
+  for (int i = 0; i < KD_KERNEL_COUNT_; i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s%s", i ? "|" : "", kd_kernel_name((kd_kernel_type)i));
+  }
+}
+
+kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], choices[512], where[512];
+  const char *name = NULL;
+  int64_t iv = 0;
+  *out = NULL;
+  kd_kernel_choices_(choices, sizeof choices);
+  kd_key_(key, sizeof key, section, "name");
+  KD_TRY(kd_config_get_str(cfg, key, "gaussian", choices, 0, &name));
+  kd_kernel_type t = kd_kernel_from_name(name);
+  kd_kernel_params p = kd_kernel_params_default(t);
+  if (kd_kernel_uses_ls_(t)) {
+    /* distance kernels default to the median heuristic; scale parameters of dot-product kernels
+     * default to 1 */
+    const int dot = (t == KD_KERNEL_POLYNOMIAL || t == KD_KERNEL_ATTENTION);
+    const char *ls = NULL;
+    kd_key_(key, sizeof key, section, "ls");
+    KD_TRY(kd_config_get_str(cfg, key, dot ? "1" : "median", NULL, 0, &ls));
+    if (!strcmp(ls, "median")) {
+      p.ls_median = 1;
+    } else {
+      char *end = NULL;
+      double v = strtod(ls, &end);
+      KD_CHECK(end != ls && *end == '\0' && isfinite(v) && v > 0, KD_ERR_CONFIG,
+               "%s: %s: expected a positive number or 'median', got '%s'",
+               kd_config_where(cfg, key, where, sizeof where), key, ls);
+      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &p.ls));
+    }
+    kd_key_(key, sizeof key, section, "median_sample");
+    KD_TRY(kd_config_get_int(cfg, key, 1000, 2, 100000000, &iv));
+  }
+  switch (t) {
+    case KD_KERNEL_IMQ:
+      kd_key_(key, sizeof key, section, "beta");
+      KD_TRY(kd_config_get_f64(cfg, key, 0.5, 1e-12, 1e6, &p.beta));
+      break;
+    case KD_KERNEL_LINEAR:
+      kd_key_(key, sizeof key, section, "c");
+      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 0.0, INFINITY, &p.c));
+      break;
+    case KD_KERNEL_POLYNOMIAL:
+      kd_key_(key, sizeof key, section, "c");
+      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 0.0, INFINITY, &p.c));
+      kd_key_(key, sizeof key, section, "degree");
+      KD_TRY(kd_config_get_int(cfg, key, 2, 1, 64, &iv));
+      p.degree = (int)iv;
+      break;
+    case KD_KERNEL_SOBOLEV:
+      kd_key_(key, sizeof key, section, "order");
+      KD_TRY(kd_config_get_int(cfg, key, 1, 1, 3, &iv));
+      p.order = (int)iv;
+      break;
+    case KD_KERNEL_ATTENTION:
+      kd_key_(key, sizeof key, section, "dk");
+      KD_CHECK(d >= 2, KD_ERR_CONFIG,
+               "%s: %s: the attention kernel needs points (k, v) of "
+               "dimension >= 2, the data has d = %d",
+               kd_config_where(cfg, key, where, sizeof where), key, d);
+      KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
+      p.dk = (int)iv;
+      break;
+    default:
+      break;
+  }
+  if (t == KD_KERNEL_ENERGY)
+    KD_CHECK(d >= 1, KD_ERR_CONFIG, "%s: energy kernel needs d >= 1", section);
+  KD_TRY(kd_kernel_create(&p, d, out));
+cleanup:
+  return err;
+}
+
+kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps) {
+  kd_err err = KD_OK;
+  int64_t ns = 1000;
+  if (!k || !kd_kernel_get_params(k)->ls_median) return KD_OK;
+  KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ns));
+  KD_CHECK(ps != NULL, KD_ERR_CONFIG,
+           "kernel.ls: 'median' needs a point set to compute the heuristic on; set a number");
+  KD_TRY(kd_kernel_set_median_ls(k, ps, ctx->seed, (kd_lidx)ns));
+  kd_log_verbose("kernel: median heuristic gives %s", kd_kernel_describe(k));
+cleanup:
+  return err;
+}
+
+/* ----------------------------------------------------------- measure */
+/* A per-coordinate vector key: absent -> default broadcast (inserted as a list of length d);
+ * a single number or a list of length 1 broadcasts; otherwise the length must be d. */
+static kd_err kd_read_vec_(const kd_task_ctx *ctx, const char *section, const char *name, int d,
+                           double def, double lo, double hi, double **out) {
+  kd_err err = KD_OK;
+  char key[256], where[512];
+  double *v = NULL, *in = NULL;
+  int n = 0;
+  *out = NULL;
+  kd_key_(key, sizeof key, section, name);
+  KD_ALLOC(v, d);
+  KD_TRY(kd_config_get_f64_list(ctx->cfg, key, 0, &n, &in));
+  if (n == 0) {
+    for (int j = 0; j < d; j++) v[j] = def;
+    KD_TRY(kd_config_default_f64_list(ctx->cfg, key, d, v));
+  } else {
+    KD_CHECK(n == 1 || n == d, KD_ERR_CONFIG, "%s: %s: has %d values but d = %d",
+             kd_config_where(ctx->cfg, key, where, sizeof where), key, n, d);
+    for (int j = 0; j < d; j++) {
+      v[j] = in[n == 1 ? 0 : j];
+      KD_CHECK(v[j] >= lo && v[j] <= hi, KD_ERR_CONFIG, "%s: %s: value %g is out of range",
+               kd_config_where(ctx->cfg, key, where, sizeof where), key, v[j]);
+    }
+  }
+  *out = v;
+  v = NULL;
+cleanup:
+  free(v);
+  free(in);
+  return err;
+}
+
+/* Length of a vector key if it is a list longer than 1 (0 otherwise). */
+static int kd_vec_len_(const kd_task_ctx *ctx, const char *section, const char *name) {
+  char key[256];
+  kd_key_(key, sizeof key, section, name);
+  int n = kd_config_count(ctx->cfg, key);
+  return n > 1 ? n : 0;
+}
+
+kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *m) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], sub[300], where[512];
+  const char *type = NULL;
+  double *tmp = NULL;
+  int64_t iv = 0;
+  memset(m, 0, sizeof *m);
+  kd_key_(key, sizeof key, section, "type");
+  KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES, 1, &type));
+  m->type = kd_measure_from_name(type);
+  if (m->type == KD_MEASURE_GAUSSIAN_MIXTURE) {
+    kd_key_(key, sizeof key, section, "means");
+    int nc = kd_config_count(cfg, key);
+    KD_CHECK(nc >= 1, KD_ERR_CONFIG, "%s: %s: required: a list of component means (lists)",
+             kd_config_where(cfg, key, where, sizeof where), key);
+    snprintf(sub, sizeof sub, "%s.0", key);
+    int d0 = 0;
+    KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &d0, &tmp));
+    free(tmp);
+    tmp = NULL;
+    kd_key_(key, sizeof key, section, "d");
+    KD_TRY(kd_config_get_int(cfg, key, d0, d0, d0, &iv));
+    const int d = (int)iv;
+    m->d = d;
+    m->n_comp = nc;
+    KD_ALLOC(m->means, (size_t)nc * d);
+    KD_ALLOC(m->sds, (size_t)nc * d);
+    KD_ALLOC(m->mix_w, nc);
+    for (int c = 0; c < nc; c++) {
+      int n = 0;
+      snprintf(sub, sizeof sub, "%s.means.%d", section, c);
+      KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
+      KD_CHECK(n == d, KD_ERR_CONFIG, "%s: %s: has %d values, component 0 has %d",
+               kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
+      memcpy(m->means + (size_t)c * d, tmp, (size_t)d * sizeof(double));
+      free(tmp);
+      tmp = NULL;
+    }
+    kd_key_(key, sizeof key, section, "sds");
+    int ns = kd_config_count(cfg, key);
+    if (!kd_config_has(cfg, key)) {
+      double one = 1.0;
+      KD_TRY(kd_config_get_f64(cfg, key, one, 1e-300, INFINITY, &one));
+      for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = 1.0;
+    } else if (ns == 0) {
+      double s = 1.0;
+      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &s));
+      for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = s;
+    } else {
+      KD_CHECK(ns == nc, KD_ERR_CONFIG, "%s: %s: has %d entries for %d components",
+               kd_config_where(cfg, key, where, sizeof where), key, ns, nc);
+      for (int c = 0; c < nc; c++) {
+        int n = 0;
+        snprintf(sub, sizeof sub, "%s.sds.%d", section, c);
+        KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
+        KD_CHECK(n == 1 || n == d, KD_ERR_CONFIG, "%s: %s: has %d values but d = %d",
+                 kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
+        for (int j = 0; j < d; j++) m->sds[(size_t)c * d + j] = tmp[n == 1 ? 0 : j];
+        free(tmp);
+        tmp = NULL;
+      }
+    }
+    kd_key_(key, sizeof key, section, "weights");
+    int nw = 0;
+    KD_TRY(kd_config_get_f64_list(cfg, key, 0, &nw, &tmp));
+    if (nw == 0) {
+      for (int c = 0; c < nc; c++) m->mix_w[c] = 1.0 / nc;
+      KD_TRY(kd_config_default_f64_list(cfg, key, nc, m->mix_w));
+    } else {
+      KD_CHECK(nw == nc, KD_ERR_CONFIG, "%s: %s: has %d values for %d components",
+               kd_config_where(cfg, key, where, sizeof where), key, nw, nc);
+      double s = 0;
+      for (int c = 0; c < nc; c++) s += tmp[c];
+      KD_CHECK(s > 0, KD_ERR_CONFIG, "%s: %s: must have a positive sum",
+               kd_config_where(cfg, key, where, sizeof where), key);
+      for (int c = 0; c < nc; c++) m->mix_w[c] = tmp[c] / s;
+    }
+  } else {
+    int dl = 0;
+    static const char *const vecs[] = {"lo", "hi", "mean", "sd"};
+    for (int i = 0; i < 4; i++) {
+      int l = kd_vec_len_(ctx, section, vecs[i]);
+      if (l > dl) dl = l;
+    }
+    const int ddef = dl > 0 ? dl : (m->type == KD_MEASURE_SPHERE ? 3 : 2);
+    kd_key_(key, sizeof key, section, "d");
+    KD_TRY(kd_config_get_int(cfg, key, ddef, 1, 1000000, &iv));
+    const int d = (int)iv;
+    m->d = d;
+    switch (m->type) {
+      case KD_MEASURE_UNIFORM_BOX:
+      case KD_MEASURE_GRID:
+        KD_TRY(kd_read_vec_(ctx, section, "lo", d, 0.0, -INFINITY, INFINITY, &m->lo));
+        KD_TRY(kd_read_vec_(ctx, section, "hi", d, 1.0, -INFINITY, INFINITY, &m->hi));
+        if (m->type == KD_MEASURE_GRID) {
+          kd_key_(key, sizeof key, section, "grid_n");
+          KD_TRY(kd_config_get_int(cfg, key, 10, 1, 100000000, &m->grid_n));
+        }
+        break;
+      case KD_MEASURE_GAUSSIAN:
+      case KD_MEASURE_TRUNC_GAUSSIAN:
+        KD_TRY(kd_read_vec_(ctx, section, "mean", d, 0.0, -INFINITY, INFINITY, &m->mean));
+        KD_TRY(kd_read_vec_(ctx, section, "sd", d, 1.0, 1e-300, INFINITY, &m->sd));
+        if (m->type == KD_MEASURE_TRUNC_GAUSSIAN) {
+          KD_TRY(kd_read_vec_(ctx, section, "lo", d, -1.0, -INFINITY, INFINITY, &m->lo));
+          KD_TRY(kd_read_vec_(ctx, section, "hi", d, 1.0, -INFINITY, INFINITY, &m->hi));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  KD_TRY(kd_measure_validate(m, section));
+cleanup:
+  free(tmp);
+  if (err) kd_measure_free(m);
+  return err;
+}
+
+/* ---------------------------------------------------------- point sets */
+kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                                kd_gidx *nout, int *dout) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], what[1200], where[512];
+  const char *type = NULL, *path = NULL;
+  kd_measure m;
+  kd_pointset *ps = NULL;
+  int64_t n = 0, seed = 0;
+  int d = 0;
+  const double t0 = kd_dist_wtime();
+  memset(&m, 0, sizeof m);
+  *out = NULL;
+  kd_key_(key, sizeof key, section, "type");
+  KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES "|hdf5|csv", 1, &type));
+  if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+    kd_key_(key, sizeof key, section, "path");
+    KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
+    snprintf(what, sizeof what, "%s (%s)", section, path);
+    if (!strcmp(type, "hdf5")) {
+      const char *dset = NULL;
+      kd_key_(key, sizeof key, section, "dataset");
+      KD_TRY(kd_config_get_str(cfg, key, "data", NULL, 0, &dset));
+      if (ctx->validate_only)
+        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, &n, &d));
+      else
+        KD_TRY(kd_pointset_read_h5(ctx->comm, path, dset, &ps));
+    } else {
+      const char *h = NULL;
+      kd_key_(key, sizeof key, section, "header");
+      KD_TRY(kd_config_get_str(cfg, key, "auto", "auto|true|false", 0, &h));
+      int header = !strcmp(h, "auto") ? -1 : !strcmp(h, "true");
+      if (ctx->validate_only)
+        KD_TRY(kd_csv_check(ctx->comm, path, header, &n, &d));
+      else
+        KD_TRY(kd_pointset_read_csv(ctx->comm, path, header, &ps));
+    }
+    KD_CHECK(ps || ctx->validate_only, KD_ERR_INTERNAL, "no point set");
+  } else {
+    KD_TRY(kd_task_read_measure(ctx, section, &m));
+    d = m.d;
+    snprintf(what, sizeof what, "%s (%s)", section, type);
+    if (m.type == KD_MEASURE_GRID) {
+      double total = pow((double)m.grid_n, (double)d);
+      kd_key_(key, sizeof key, section, "grid_n");
+      KD_CHECK(total <= 1e12, KD_ERR_CONFIG, "%s: %s: grid_n^d = %g points is too many",
+               kd_config_where(cfg, key, where, sizeof where), key, total);
+      n = (int64_t)llround(total);
+    } else {
+      kd_key_(key, sizeof key, section, "n");
+      KD_TRY(kd_config_get_int(cfg, key, 1000, 1, 1000000000000LL, &n));
+    }
+    kd_key_(key, sizeof key, section, "seed");
+    KD_TRY(kd_config_get_int(cfg, key, (int64_t)ctx->seed, 0, INT64_MAX, &seed));
+    if (!ctx->validate_only) KD_TRY(kd_pointset_generate(ctx->comm, &m, n, (uint64_t)seed, &ps));
+  }
+  if (ps) {
+    n = kd_pointset_n_global(ps);
+    d = kd_pointset_dim(ps);
+    KD_TRY(kd_pointset_validate(ps, what));
+    kd_log_info("%s: %lld points in %d dimensions, loaded in %.2f s", what, (long long)n, d,
+                kd_dist_wtime() - t0);
+  } else if (ctx->validate_only) {
+    KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
+  }
+  if (nout) *nout = n;
+  if (dout) *dout = d;
+  *out = ps;
+  ps = NULL;
+cleanup:
+  kd_measure_free(&m);
+  kd_pointset_destroy(&ps);
+  return err;
+}
+
+kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out) {
+  return kd_task_read_pointset_ex(ctx, section, out, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ algorithm */
+void kd_task_algo_choices(const char *task, char *buf, int len) {
+  buf[0] = '\0';
+  for (int i = 0; kd_algo_at(i); i++) {
+    const kd_algo_desc *a = kd_algo_at(i);
+    if (strcmp(a->task, task)) continue;
+    size_t l = strlen(buf);
+    snprintf(buf + l, (size_t)len - l, "%s%s", l ? "|" : "", a->name);
+  }
+}
+
+kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
+                         const kd_algo_desc **desc, kd_params *params) {
+  kd_err err = KD_OK;
+  char key[256], choices[2048], where[512];
+  const char *name = NULL;
+  *desc = NULL;
+  kd_task_algo_choices(task, choices, sizeof choices);
+  kd_key_(key, sizeof key, section, "name");
+  KD_CHECK(choices[0], KD_ERR_UNSUPPORTED, "%s: task %s has no registered algorithm",
+           kd_config_where(ctx->cfg, key, where, sizeof where), task);
+  KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, choices, 1, &name));
+  *desc = kd_algo_find(task, name);
+  KD_CHECK(*desc, KD_ERR_INTERNAL, "algorithm %s vanished from the registry", name);
+  KD_TRY(kd_config_get_params(ctx->cfg, section, (*desc)->params, (*desc)->n_params, params));
+cleanup:
+  return err;
+}
+
+/* --------------------------------------------------------------- target */
+kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
+                              kd_pointset *data, int has_data, kd_target **out,
+                              kd_pointset **owned_points) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], where[512];
+  const char *type = NULL;
+  kd_measure m;
+  int self = 1, d = 0;
+  memset(&m, 0, sizeof m);
+  *out = NULL;
+  kd_key_(key, sizeof key, section, "type");
+  KD_TRY(kd_config_get_str(
+      cfg, key, has_data ? "data" : NULL,
+      has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES : "hdf5|csv|" KD_MEASURE_CHOICES, !has_data,
+      &type));
+  if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+    const kd_pointset *pts = data;
+    if (strcmp(type, "data")) {
+      if (!*owned_points) KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
+      pts = *owned_points;
+    }
+    kd_key_(key, sizeof key, section, "self");
+    KD_TRY(kd_config_get_bool(cfg, key, 1, &self));
+    if (pts && k) {
+      kd_key_(key, sizeof key, section, "type");
+      KD_CHECK(kd_pointset_dim(pts) == kd_kernel_dim(k), KD_ERR_INPUT,
+               "%s: %s: the target points have dimension %d but the kernel's points have %d",
+               kd_config_where(cfg, key, where, sizeof where), section, kd_pointset_dim(pts),
+               kd_kernel_dim(k));
+      KD_TRY(kd_target_create_empirical(k, pts, !self, out));
+    }
+  } else {
+    KD_TRY(kd_task_read_measure(ctx, section, &m));
+    if (k) {
+      kd_key_(key, sizeof key, section, "d");
+      KD_CHECK(m.d == kd_kernel_dim(k), KD_ERR_CONFIG,
+               "%s: %s: the target has dimension %d but the points have %d",
+               kd_config_where(cfg, key, where, sizeof where), key, m.d, kd_kernel_dim(k));
+      KD_TRY(kd_target_create_closed(ctx->comm, k, &m, out));
+    }
+  }
+cleanup:
+  kd_measure_free(&m);
+  return err;
+}
+
+kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
+                           kd_pointset *data, kd_target **out, kd_pointset **owned_points) {
+  return kd_task_read_target_ex(ctx, section, k, data, data != NULL, out, owned_points);
+}
+
+/* ------------------------------------------------------------------ run */
+/* Algorithms cannot see the config; when one rejects a parameter its message starts with the key
+ * ("algorithm.n_out = ..."). Prefix it with the key's FILE:LINE so every config error reads the
+ * same way. */
+static void kd_task_locate_message_(const kd_config *cfg) {
+  char key[128], where[512], msg[1024];
+  const char *m = kd_err_message();
+  if (strncmp(m, "algorithm.", 10) != 0) return;
+  size_t n = strcspn(m, " :=");
+  if (n == 0 || n >= sizeof key) return;
+  memcpy(key, m, n);
+  key[n] = '\0';
+  if (!kd_config_has(cfg, key)) return;
+  snprintf(msg, sizeof msg, "%s: %s", kd_config_where(cfg, key, where, sizeof where), m);
+  kd_err_set_message(msg);
+}
+
+kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
+                        kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
+                        kd_result *res) {
+  kd_err err = KD_OK;
+  kd_algo_in in;
+  double t = 0, mmd = NAN, mmd2 = NAN;
+  uint64_t evals = 0;
+  memset(&in, 0, sizeof in);
+  in.comm = ctx->comm;
+  in.kernel = k;
+  in.points = points;
+  in.target = target;
+  in.params = params;
+  in.seed = ctx->seed;
+  in.task_in = task_in;
+  res->mmd = NAN;
+  kd_kernel_reset_evals(k);
+  kd_log_info("running %s (%s)", desc->name, desc->summary);
+  t = kd_dist_wtime();
+  err = kd_dist_agreed(ctx->comm, desc->run(&in, res));
+  if (err == KD_ERR_CONFIG) kd_task_locate_message_(ctx->cfg);
+  KD_TRY(err);
+  t = kd_dist_wtime() - t;
+  KD_TRY(kd_dist_max(ctx->comm, &t, 1));
+  evals = kd_kernel_evals(k);
+  KD_TRY(kd_dist_sum_u64(ctx->comm, &evals, 1));
+  res->seconds = t;
+  res->kernel_evals = evals;
+  KD_CHECK(res->n >= 1 && res->points && res->weights && res->indices, KD_ERR_INTERNAL,
+           "algorithm %s returned no points", desc->name);
+  kd_log_info("%s finished in %.3f s (%llu kernel evaluations)", desc->name, t,
+              (unsigned long long)evals);
+  if (isnan(res->mmd)) {
+    double tm = kd_dist_wtime();
+    KD_TRY(kd_mmd(target, res->points, res->weights, (kd_lidx)res->n, &mmd, &mmd2));
+    res->mmd = mmd;
+    kd_log_info("exact MMD of the %lld-point rule against the target: %.6e (%.3f s)",
+                (long long)res->n, mmd, kd_dist_wtime() - tm);
+    if (isnan(mmd)) {
+      KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
+      kd_log_warn(
+          "the target's double integral was skipped (target.self: false): mmd is NaN; "
+          "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g",
+          mmd2);
+    }
+  }
+  kd_kernel_reset_evals(k);
+cleanup:
+  return err;
+}
+
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_config_get_int(ctx->cfg, "run.checkpoint_every", 0, 0, INT64_MAX, every));
+  KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, path));
+cleanup:
+  return err;
+}
+
+void kd_task_choices(char *buf, int len) {
+  buf[0] = '\0';
+  for (int i = 0; kd_task_at(i); i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, (size_t)len - l, "%s%s", l ? "|" : "", kd_task_at(i)->name);
+  }
+}

@@ -1,0 +1,165 @@
+/* task_generic.c - the three basic tasks:
+ *   herd: candidates section -> point set; target section (closed form, file, or `data` = the
+ *         candidates) -> mu; an algorithm of task "herd" picks a weighted rule from the candidates.
+ *   thin: data section -> point set; target defaults to the empirical measure of the data; an
+ *         algorithm of task "thin" returns a subset (coreset) of the data.
+ *   quad: target section -> mu (closed form or file); an algorithm of task "quad" returns a
+ *         quadrature rule. The optional candidates section is a sample pool passed as points.
+ * Each builds the kernel for the points' dimension (ls: median computed on the relevant points
+ * before any target is created), runs the algorithm through kd_task_run_algo (timing, evaluation
+ * count, exact MMD) and reports the algorithm and kernel names. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "task/task_impl.h"
+
+typedef struct {
+  const char *task;
+  kd_pointset *points;     /* candidates / data / sample pool (may be NULL for quad) */
+  kd_pointset *tpts;       /* points of a file target */
+  kd_pointset *median_pts; /* quad: generated sample for the median heuristic */
+  kd_kernel *kernel;
+  kd_target *target;
+  const kd_algo_desc *desc;
+  kd_params params;
+} kd_generic_state;
+
+static void kd_generic_destroy_(void **state) {
+  kd_generic_state *s = state ? *state : NULL;
+  if (!s) return;
+  kd_target_destroy(&s->target); /* before the point sets and kernel it borrows */
+  kd_pointset_destroy(&s->tpts);
+  kd_pointset_destroy(&s->points);
+  kd_pointset_destroy(&s->median_pts);
+  kd_kernel_destroy(&s->kernel);
+  kd_params_free(&s->params);
+  free(s);
+  *state = NULL;
+}
+
+/* herd and thin: a point set section, then kernel, median, target, algorithm. */
+static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
+                                       const char *section, void **state) {
+  kd_err err = KD_OK;
+  kd_generic_state *s = NULL;
+  kd_gidx n = 0;
+  int d = 0;
+  KD_ALLOC(s, 1);
+  s->task = task;
+  KD_TRY(kd_task_read_pointset_ex(ctx, section, &s->points, &n, &d));
+  KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
+  if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
+  if (!strcmp(task, "herd")) {
+    /* herding needs an explicit target (type: data = the candidates' empirical measure) */
+    const char *t = NULL;
+    KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
+                             "data|hdf5|csv|uniform_box|gaussian|gaussian_mixture|sphere|torus|"
+                             "grid|trunc_gaussian",
+                             1, &t));
+  }
+  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
+  KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
+  if (!ctx->validate_only)
+    kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
+                d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
+  *state = s;
+  s = NULL;
+cleanup:
+  kd_generic_destroy_((void **)&s);
+  return err;
+}
+
+static kd_err kd_herd_setup_(const kd_task_ctx *ctx, void **state) {
+  return kd_generic_setup_points_(ctx, "herd", "candidates", state);
+}
+
+static kd_err kd_thin_setup_(const kd_task_ctx *ctx, void **state) {
+  return kd_generic_setup_points_(ctx, "thin", "data", state);
+}
+
+/* quad: the target fixes the dimension; the pool (candidates) is optional. */
+static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
+  kd_err err = KD_OK;
+  kd_generic_state *s = NULL;
+  kd_measure m;
+  const char *type = NULL;
+  int d = 0, pd = 0;
+  int64_t ms = 0;
+  memset(&m, 0, sizeof m);
+  KD_ALLOC(s, 1);
+  s->task = "quad";
+  KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
+                           "hdf5|csv|uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|"
+                           "trunc_gaussian",
+                           1, &type));
+  if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+    KD_TRY(kd_task_read_pointset_ex(ctx, "target", &s->tpts, NULL, &d));
+  } else {
+    KD_TRY(kd_task_read_measure(ctx, "target", &m));
+    d = m.d;
+  }
+  if (kd_config_has(ctx->cfg, "candidates")) {
+    KD_TRY(kd_task_read_pointset_ex(ctx, "candidates", &s->points, NULL, &pd));
+    KD_CHECK(pd == d, KD_ERR_INPUT,
+             "candidates: the sample pool has dimension %d but the target has %d", pd, d);
+  }
+  KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
+  if (!ctx->validate_only && kd_kernel_get_params(s->kernel)->ls_median) {
+    const kd_pointset *mp = s->points ? s->points : s->tpts;
+    if (!mp) {
+      KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ms));
+      KD_TRY(
+          kd_pointset_generate(ctx->comm, &m, ms, ctx->seed ^ 0x6d656469616eULL, &s->median_pts));
+      mp = s->median_pts;
+    }
+    KD_TRY(kd_task_kernel_finish(ctx, s->kernel, mp));
+  }
+  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
+  KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
+  if (!ctx->validate_only)
+    kd_log_info("task quad: target %s in %d dimension%s, kernel %s", type, d, d == 1 ? "" : "s",
+                kd_kernel_describe(s->kernel));
+  *state = s;
+  s = NULL;
+cleanup:
+  kd_measure_free(&m);
+  kd_generic_destroy_((void **)&s);
+  return err;
+}
+
+static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
+                              kd_task_info *info) {
+  kd_err err = KD_OK;
+  kd_generic_state *s = state;
+  KD_CHECK(s && s->target, KD_ERR_INTERNAL, "task run without setup");
+  snprintf(info->algorithm, sizeof info->algorithm, "%s", s->desc->name);
+  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->kernel));
+  info->n_in = s->points ? kd_pointset_n_global(s->points) : 0;
+  KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, res));
+cleanup:
+  return err;
+}
+
+const kd_task_desc kd_task_herd = {
+    "herd", "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
+    kd_herd_setup_, kd_generic_run_, kd_generic_destroy_};
+const kd_task_desc kd_task_thin = {
+    "thin", "coreset of a data set matching its empirical distribution (or a target)",
+    kd_thin_setup_, kd_generic_run_, kd_generic_destroy_};
+const kd_task_desc kd_task_quad = {"quad", "convex quadrature rule for a target measure",
+                                   kd_quad_setup_, kd_generic_run_, kd_generic_destroy_};
+
+kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t) {
+  kd_err err = KD_OK;
+  const kd_generic_state *s = state;
+  *t = NULL;
+  KD_CHECK(task == &kd_task_herd || task == &kd_task_thin || task == &kd_task_quad,
+           KD_ERR_UNSUPPORTED, "kdistill mmd: task %s is not supported (herd, thin, quad are)",
+           task->name);
+  KD_CHECK(s && s->target, KD_ERR_INTERNAL, "kdistill mmd: the task built no target");
+  *t = s->target;
+cleanup:
+  return err;
+}

@@ -1,0 +1,99 @@
+#!/bin/bash
+# run_cli.sh - end-to-end checks of the kdistill command line (real binary, mpirun, 2 ranks):
+# --help/--version/usage errors, validate and --print-defaults (the printed config must contain
+# every section, parse again and be a fixed point), validate computes nothing (a 10^9-row
+# generator validates instantly), run writes an output that `info` summarises and whose MMD
+# `kdistill mmd` recomputes to 1e-12, --set and --output overrides, and --quiet.
+set -u
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_cli_XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+mpi() { timeout 120 "$MPIEXEC" -n 2 $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+
+# --help / --version / usage errors
+mpi --help >help.txt 2>&1 && grep -q "kdistill run CONFIG" help.txt && grep -q "thin" help.txt &&
+  grep -q "uniform" help.txt && ok "--help" || bad "--help: $(cat help.txt)"
+[ "$(mpi --version 2>&1 | grep -c '^kdistill [0-9]')" = 1 ] && ok "--version once" || bad "--version"
+mpi >noargs.txt 2>&1
+rc=$?
+[ $rc = 1 ] && [ "$(grep -c '^kdistill: error: no command given' noargs.txt)" = 1 ] &&
+  ok "no command -> exit 1, one line" || bad "no command (rc $rc): $(cat noargs.txt)"
+mpi run --bogus x.yaml >bogus.txt 2>&1
+[ $? = 1 ] && grep -q "unknown option '--bogus'" bogus.txt && ok "unknown option" ||
+  bad "unknown option: $(cat bogus.txt)"
+
+# inputs
+"$KD_MKINPUT" csv in.csv 300 2 || bad "mkinput"
+cp "$KD_SRC/thin.yaml" "$KD_SRC/quad.yaml" .
+
+# validate + --print-defaults: every section, parses again, fixed point
+for cfg in thin quad "$KD_ROOT/configs/thin_uniform_mixture"; do
+  name=$(basename "$cfg")
+  mpi validate "$cfg.yaml" --print-defaults >"$name.resolved.yaml" 2>"$name.err" ||
+    bad "validate --print-defaults $name: $(cat "$name.err")"
+  secs="task data kernel target algorithm output run"
+  [ "$name" = quad ] && secs="task target kernel algorithm output run"
+  for s in $secs; do
+    grep -q "^$s:" "$name.resolved.yaml" || bad "$name: section $s missing from --print-defaults"
+  done
+  grep -q "^  seed: " "$name.resolved.yaml" && grep -q "^  log_interval: " "$name.resolved.yaml" ||
+    bad "$name: run defaults missing"
+  mpi validate "$name.resolved.yaml" --print-defaults >"$name.again.yaml" 2>"$name.err2" ||
+    bad "resolved $name does not validate: $(cat "$name.err2")"
+  if cmp -s "$name.resolved.yaml" "$name.again.yaml"; then
+    ok "$name: --print-defaults parses and is a fixed point"
+  else
+    bad "$name: --print-defaults is not a fixed point: $(diff "$name.resolved.yaml" "$name.again.yaml")"
+  fi
+done
+grep -q "^  median_sample: 300" thin.resolved.yaml && grep -q "^  type: data" thin.resolved.yaml &&
+  ok "thin: resolved config keeps values and fills target.type: data" ||
+  bad "thin resolved: $(cat thin.resolved.yaml)"
+mpi validate thin.yaml >val.txt 2>&1 && grep -q "valid (task thin)" val.txt && ok "validate" ||
+  bad "validate: $(cat val.txt)"
+
+# validate computes nothing: 10^9 generated rows would take minutes to generate
+start=$(date +%s)
+mpi validate quad.yaml --set candidates.type=uniform_box --set candidates.n=1000000000 \
+  --set candidates.d=2 >big.txt 2>&1 || bad "validate big: $(cat big.txt)"
+[ $(($(date +%s) - start)) -lt 30 ] && ok "validate does not generate data" || bad "validate slow"
+
+# run: output, info, mmd recomputation
+mpi run thin.yaml --output res/thin.h5 >run.txt 2>run.err || bad "run thin: $(cat run.err)"
+grep -q "^points:     300 -> 25 (d = 2)" run.txt && grep -q "^output:     res/thin.h5" run.txt &&
+  ok "run summary" || bad "run summary: $(cat run.txt)"
+[ -f res/thin.h5 ] && ! compgen -G "res/*.tmp.*" >/dev/null && ok "output written, no temporary" ||
+  bad "output files: $(ls res)"
+"$KD_OUTCHECK" valid res/thin.h5 25 2 && ok "output valid" || bad "output invalid"
+mpi info res/thin.h5 >info.txt 2>&1 || bad "info: $(cat info.txt)"
+grep -q "^task:         thin" info.txt && grep -q "^coreset:      25 points in 2 dimensions, 25 from input rows" info.txt &&
+  grep -q "^kernel:       gaussian(ls=" info.txt && ok "info" || bad "info: $(cat info.txt)"
+for cfg in thin quad; do
+  [ $cfg = quad ] && { mpi run quad.yaml -o res/quad.h5 -q >q.txt 2>&1 || bad "run quad: $(cat q.txt)"; }
+  [ $cfg = quad ] && { [ ! -s q.txt ] && ok "--quiet prints nothing" || bad "--quiet: $(cat q.txt)"; }
+  mpi mmd res/$cfg.h5 $cfg.yaml >mmd.txt 2>&1 || bad "mmd $cfg: $(cat mmd.txt)"
+  rel=$(sed -n 's/^rel_diff: *//p' mmd.txt)
+  awk -v r="$rel" 'BEGIN { exit !(r != "" && r + 0 <= 1e-12) }' &&
+    ok "$cfg: kdistill mmd recomputes the stored MMD (rel diff $rel)" || bad "mmd $cfg: $(cat mmd.txt)"
+done
+# the stored resolved config reproduces the run
+h5dump -a /config_yaml res/thin.h5 >/dev/null 2>&1 && ok "config_yaml attribute readable" ||
+  bad "h5dump config_yaml"
+# --set overrides reach the algorithm; info of a missing file fails cleanly
+mpi run thin.yaml --set algorithm.n_out=7 -o res/seven.h5 >s.txt 2>&1 &&
+  "$KD_OUTCHECK" valid res/seven.h5 7 2 && ok "--set algorithm.n_out=7" || bad "--set: $(cat s.txt)"
+mpi info nope.h5 >ni.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c '^kdistill: error: nope.h5: cannot open file' ni.txt)" = 1 ] &&
+  ok "info on a missing file" || bad "info missing: $(cat ni.txt)"
+
+# every shipped config without external input files validates
+for cfg in "$KD_ROOT"/configs/*.yaml; do
+  grep -qE 'type: *(hdf5|csv)' "$cfg" && continue
+  mpi validate "$cfg" >v.txt 2>&1 && ok "validate $(basename "$cfg")" ||
+    bad "shipped config $(basename "$cfg") does not validate: $(cat v.txt)"
+done
+
+[ $fails = 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

@@ -1,0 +1,23 @@
+/* ctt_test_util.h - helpers shared by the CTT tests and benchmarks: run one algorithm of task
+ * "ctt" on (X, Y) with parameters given as "key=value" text, and draw Gaussian samples. */
+#ifndef KDISTILL_CTT_TEST_UTIL_H
+#define KDISTILL_CTT_TEST_UTIL_H
+
+#include "algo/testing/ctt_impl.h"
+#include "kdistill/kdistill.h"
+
+/** Run algorithm `name` ("ctt" or "ctt_exact") of task "ctt" on comm. settings: NULL-terminated
+ *  list of "key=value" strings applied to the defaults. Collective. */
+kd_err ctt_test_run(MPI_Comm comm, const char *name, kd_kernel *k, const kd_pointset *X,
+                    const kd_pointset *Y, uint64_t seed, const char *const *settings,
+                    kd_result *out);
+/** The descriptor of "ctt" or "ctt_exact" (NULL otherwise). */
+const kd_algo_desc *ctt_test_desc(const char *name);
+/** n rows of N(mean, I_d) on comm with seed (mean: d values, NULL = 0). Collective. */
+kd_err ctt_test_gauss(MPI_Comm comm, int64_t n, int d, const double *mean, uint64_t seed,
+                      kd_pointset **out);
+/** Scalar f64 / i64 extra dataset (NaN / -1 if absent). */
+double ctt_test_f64(const kd_result *r, const char *path);
+int64_t ctt_test_i64(const kd_result *r, const char *path);
+
+#endif

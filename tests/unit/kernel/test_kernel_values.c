@@ -1,0 +1,280 @@
+/* test_kernel_values.c - every kernel family at hand-computed values, the periodic Sobolev kernel
+ * against its Fourier series, the vectorised exp against libm, parameter checks and eval counts.
+ * Serial. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_test.h"
+#include "kernel/kernel_impl.h"
+
+static kd_kernel *mk(kd_kernel_type t, int d, double ls) {
+  kd_kernel_params p = kd_kernel_params_default(t);
+  p.ls = ls;
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  return k;
+}
+
+/* k(x, y) through the three paths: one pair, a 1 x 1 tile, a 1 x 1 mat-vec. All must agree
+ * bitwise; returns the pair value. */
+static double val3(kd_kernel *k, const double *x, const double *y, const char *what) {
+  double v = kd_kernel_eval(k, x, y), t = NAN, m = NAN;
+  KD_TEST_OK(kd_kernel_eval_block(k, x, 1, y, 1, &t, 1));
+  KD_TEST_OK(kd_kernel_matvec(k, x, 1, y, 1, NULL, 0.0, &m));
+  KD_TEST(memcmp(&v, &t, sizeof v) == 0 && memcmp(&v, &m, sizeof v) == 0,
+          "%s: pair %.17g tile %.17g matvec %.17g", what, v, t, m);
+  return v;
+}
+
+/* per-coordinate Sobolev factor by its Fourier series 1 + 2 sum_{m=1}^{M} cos(2 pi m t)/m^{2r} */
+static double sob_series(int r, double t, long M) {
+  const double pi = 3.14159265358979323846;
+  double s = 0.0;
+  for (long m = M; m >= 1; m--) s += cos(2 * pi * m * t) / pow((double)m, 2.0 * r);
+  if (t == 0.0) { /* Euler-Maclaurin tail of sum_{m>M} m^{-2r} (the only slowly converging case) */
+    double q = 2.0 * r - 1.0, Mf = (double)M;
+    s += 1.0 / (q * pow(Mf, q)) - 0.5 / pow(Mf, q + 1.0) + (q + 1.0) / 12.0 / pow(Mf, q + 2.0);
+  }
+  return 1.0 + 2.0 * s;
+}
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  const double pi = 3.14159265358979323846;
+  const double tol = 4e-16;
+  kd_kernel *k = NULL;
+
+  /* ---- names and defaults ---- */
+  for (int t = 0; t < KD_KERNEL_COUNT_; t++)
+    KD_TEST((int)kd_kernel_from_name(kd_kernel_name((kd_kernel_type)t)) == t, "name round trip %d",
+            t);
+  KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_ &&
+              kd_kernel_from_name(NULL) == KD_KERNEL_COUNT_,
+          "unknown name");
+  kd_kernel_params def = kd_kernel_params_default(KD_KERNEL_IMQ);
+  KD_TEST(def.ls == 1.0 && def.beta == 0.5 && def.c == 1.0 && def.degree == 2 && def.order == 1,
+          "defaults");
+
+  /* ---- distance kernels at |x-y| = 1 (x, y in R^3 with a 3-4-5 style offset) ---- */
+  double x3[3] = {0.3, -1.2, 2.0}, y3[3] = {0.3 + 0.6, -1.2 - 0.8, 2.0}; /* distance exactly ~1 */
+  double r2 = (0.3 - y3[0]) * (0.3 - y3[0]) + (-1.2 - y3[1]) * (-1.2 - y3[1]);
+  double r = sqrt(r2);
+  k = mk(KD_KERNEL_GAUSSIAN, 3, 2.0);
+  KD_TEST_REL(val3(k, x3, y3, "gaussian"), exp(-r2 / 8.0), tol, "gaussian ls=2");
+  KD_TEST_REL(exp(-r2 / 8.0), exp(-1.0 / 8.0), 1e-15, "test points at distance 1");
+  KD_TEST(val3(k, x3, x3, "gaussian diag") == 1.0, "gaussian k(x,x) = 1 exactly");
+  kd_kernel_destroy(&k);
+  KD_TEST(k == NULL, "destroy sets NULL");
+  kd_kernel_destroy(&k); /* NULL is fine */
+
+  double x1[1] = {0.25}, y1[1] = {1.25}; /* distance 1 in d = 1 */
+  k = mk(KD_KERNEL_GAUSSIAN, 1, 2.0);
+  KD_TEST_REL(val3(k, x1, y1, "gaussian d1"), exp(-1.0 / 8.0), tol, "gaussian(1; ls 2) = e^-1/8");
+  kd_kernel_destroy(&k);
+  k = mk(KD_KERNEL_LAPLACE, 3, 2.0);
+  KD_TEST_REL(val3(k, x3, y3, "laplace"), exp(-r / 2.0), tol, "laplace ls=2");
+  kd_kernel_destroy(&k);
+  k = mk(KD_KERNEL_MATERN12, 1, 0.5);
+  KD_TEST_REL(val3(k, x1, y1, "matern12"), exp(-2.0), tol, "matern12(1; ls 0.5) = e^-2");
+  kd_kernel_destroy(&k);
+  k = mk(KD_KERNEL_MATERN32, 1, 1.0);
+  KD_TEST_REL(val3(k, x1, y1, "matern32"), (1 + sqrt(3.0)) * exp(-sqrt(3.0)), tol, "matern32");
+  kd_kernel_destroy(&k);
+  k = mk(KD_KERNEL_MATERN52, 1, 1.0);
+  KD_TEST_REL(val3(k, x1, y1, "matern52"), (1 + sqrt(5.0) + 5.0 / 3.0) * exp(-sqrt(5.0)), tol,
+              "matern52");
+  kd_kernel_destroy(&k);
+  k = mk(KD_KERNEL_ENERGY, 1, 1.0);
+  KD_TEST_REL(val3(k, x1, y1, "energy"), 5.0 / 3.0, tol, "energy = 8/3 - 1");
+  KD_TEST(val3(k, x1, x1, "energy diag") == 8.0 / 3.0, "energy k(x,x) = 8/3");
+  kd_kernel_destroy(&k);
+  {
+    const double betas[4] = {0.5, 1.0, 1.5, 0.7};
+    for (int b = 0; b < 4; b++) {
+      kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_IMQ);
+      p.ls = 2.0;
+      p.beta = betas[b];
+      KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+      KD_TEST_REL(val3(k, x1, y1, "imq"), pow(1.25, -betas[b]), tol, "imq (1 + 1/4)^-beta");
+      kd_kernel_destroy(&k);
+    }
+  }
+  /* ---- dot-product kernels ---- */
+  double a2[2] = {1, 2}, b2[2] = {3, 4};
+  k = mk(KD_KERNEL_LINEAR, 2, 1.0);
+  KD_TEST(val3(k, a2, b2, "linear") == 12.0, "linear <(1,2),(3,4)> + 1 = 12");
+  kd_kernel_destroy(&k);
+  {
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_POLYNOMIAL);
+    p.degree = 3;
+    KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+    KD_TEST(val3(k, a2, b2, "poly") == 1728.0, "polynomial (11 + 1)^3 = 1728");
+    kd_kernel_destroy(&k);
+    p.ls = 2.0;
+    p.degree = 5;
+    p.c = 0.5;
+    KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+    KD_TEST_REL(val3(k, a2, b2, "poly"), pow(11.0 / 4.0 + 0.5, 5), 1e-15, "polynomial ls 2 deg 5");
+    kd_kernel_destroy(&k);
+  }
+  {
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_ATTENTION);
+    p.dk = 1;
+    double xa[3] = {0.5, 2, 1}, ya[3] = {0.4, 3, -1};
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_REL(val3(k, xa, ya, "attention"), 5.0 * exp(0.2), 1e-15, "attention e^0.2 (6 - 1)");
+    kd_kernel_destroy(&k);
+    p.ls = 2.0;
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_REL(val3(k, xa, ya, "attention"), 5.0 * exp(0.05), 1e-15, "attention ls 2");
+    kd_kernel_destroy(&k);
+  }
+
+  /* ---- periodic Sobolev: closed form at t = 1/4 and the Fourier series ---- */
+  {
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
+    double xs[1] = {0.1}, ys[1] = {0.35};
+    KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+    KD_TEST_REL(val3(k, xs, ys, "sobolev"), 1.0 - pi * pi / 24.0, 1e-15,
+                "sobolev r=1 at t=1/4: 1 + 2 pi^2 B2(1/4)");
+    KD_TEST_REL(val3(k, xs, xs, "sobolev"), 1.0 + pi * pi / 3.0, 1e-15, "sobolev r=1 at 0");
+    kd_kernel_destroy(&k);
+    const double ts[5] = {0.0, 0.125, 0.3, 0.5, 0.9};
+    const long M[4] = {0, 200000, 20000, 2000};
+    const double stol[4] = {0, 1e-9, 1e-12, 1e-13};
+    for (int order = 1; order <= 3; order++) {
+      p.order = order;
+      KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+      for (int i = 0; i < 5; i++) {
+        /* shifts by integers (and the sign of x - y) must not matter */
+        double xa[1] = {0.7 + ts[i] - 3.0}, ya[1] = {0.7};
+        double ser = sob_series(order, ts[i], M[order]);
+        KD_TEST_REL(val3(k, xa, ya, "sobolev"), ser, stol[order], "sobolev vs Fourier series");
+        KD_TEST(kd_kernel_eval(k, xa, ya) == kd_kernel_eval(k, ya, xa), "sobolev symmetric");
+      }
+      kd_kernel_destroy(&k);
+    }
+    /* d = 3 is the product of the coordinate factors */
+    p.order = 2;
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    double xs3[3] = {0.1, 0.9, 0.5}, ys3[3] = {0.2, 0.05, 2.75};
+    double prod =
+        sob_series(2, 0.1, 20000) * sob_series(2, 0.85, 20000) * sob_series(2, 0.75, 20000);
+    KD_TEST_REL(val3(k, xs3, ys3, "sobolev d3"), prod, 1e-12, "sobolev d=3 product");
+    kd_kernel_destroy(&k);
+  }
+
+  /* ---- the vectorised exp against libm ---- */
+  {
+    const kd_lidx n = 400000;
+    double *xe = malloc(sizeof(double) * n), *ye = malloc(sizeof(double) * n);
+    for (kd_lidx i = 0; i < n; i++)
+      xe[i] = i < n / 2 ? -708.0 * (double)i / (double)(n / 2)
+                        : -40.0 * kd_rng_uniform(3, 0, (uint64_t)i); /* the range kernels use */
+    kd_kernel_vexp_neg_(n, xe, ye);
+    double maxrel = 0.0;
+    int same = 1;
+    for (kd_lidx i = 0; i < n; i++) {
+      double e = exp(xe[i]);
+      double rel = fabs(ye[i] - e) / e;
+      if (rel > maxrel) maxrel = rel;
+      same &= ye[i] == kd_kexp_neg_(xe[i]); /* vector and scalar code agree bitwise */
+    }
+    KD_TEST(maxrel <= 2 * 0x1p-52, "exp max relative error %.3g (<= 2 eps)", maxrel);
+    KD_TEST(same, "vectorised exp == scalar exp bitwise");
+    /* the subnormal range: once rounded */
+    double maxabs = 0.0;
+    for (int i = 0; i <= 1000; i++) {
+      double xs = -708.0 - 38.0 * i / 1000.0;
+      double diff = fabs(kd_kexp_neg_(xs) - exp(xs));
+      if (diff > maxabs) maxabs = diff;
+    }
+    KD_TEST(maxabs <= 5e-324, "exp subnormal range abs error %.3g", maxabs);
+    KD_TEST(kd_kexp_neg_(0.0) == 1.0 && kd_kexp_neg_(-0.0) == 1.0, "exp(0) = 1");
+    KD_TEST(kd_kexp_neg_(-INFINITY) == 0.0 && kd_kexp_neg_(-1e300) == 0.0, "exp(-inf) = 0");
+    KD_TEST(isnan(kd_kexp_neg_(NAN)), "exp(NaN) = NaN");
+    KD_TEST(kd_kexp_neg_(-1.0) == exp(-1.0) || fabs(kd_kexp_neg_(-1.0) / exp(-1.0) - 1) < 2.3e-16,
+            "exp(-1)");
+    free(xe);
+    free(ye);
+  }
+
+  /* ---- parameter checks name the key ---- */
+  {
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+    p.ls = -1;
+    KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && k == NULL &&
+                strstr(kd_err_message(), "kernel.ls"),
+            "ls < 0 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
+    p.order = 4;
+    KD_TEST(
+        kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.order"),
+        "order 4 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_ATTENTION);
+    p.dk = 2;
+    KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.dk"),
+            "dk = d rejected: %s", kd_err_message());
+    kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_IMQ);
+    p.beta = 0;
+    KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.beta"),
+            "beta 0 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_POLYNOMIAL);
+    p.degree = 0;
+    KD_TEST(
+        kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.degree"),
+        "degree 0 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+    p.ls = 0;
+    p.ls_median = 1;
+    KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+    /* until the median is computed the kernel refuses to evaluate */
+    double z2[2] = {0, 0}, kv = 0;
+    KD_TEST(strcmp(kd_kernel_describe(k), "gaussian(ls=median)") == 0, "pending describe: %s",
+            kd_kernel_describe(k));
+    KD_TEST(isnan(kd_kernel_eval(k, z2, z2)), "pending median: eval is NaN");
+    KD_TEST(kd_kernel_eval_block(k, z2, 1, z2, 1, &kv, 1) == KD_ERR_ARG &&
+                strstr(kd_err_message(), "kernel.ls"),
+            "pending median: block refused: %s", kd_err_message());
+    kd_err_clear();
+    kd_kernel_destroy(&k);
+    p = kd_kernel_params_default(KD_KERNEL_SOBOLEV);
+    p.ls_median = 1; /* families without ls ignore it */
+    KD_TEST_OK(kd_kernel_create(&p, 1, &k));
+    KD_TEST(kd_kernel_eval(k, z2, z2) > 1.0, "sobolev ignores ls: median");
+    kd_kernel_destroy(&k);
+  }
+
+  /* ---- descriptions and evaluation counts ---- */
+  {
+    k = mk(KD_KERNEL_GAUSSIAN, 2, 0.5);
+    KD_TEST(strcmp(kd_kernel_describe(k), "gaussian(ls=0.5)") == 0, "describe: %s",
+            kd_kernel_describe(k));
+    KD_TEST(kd_kernel_dim(k) == 2 && kd_kernel_get_params(k)->ls == 0.5, "accessors");
+    double A[2 * 300], w[300], yv[300], K[300 * 301];
+    for (int i = 0; i < 600; i++) A[i] = kd_rng_normal(5, 1, (uint64_t)i);
+    for (int i = 0; i < 300; i++) w[i] = 1.0;
+    KD_TEST(kd_kernel_evals(k) == 0, "fresh count 0");
+    KD_TEST_OK(kd_kernel_eval_block(k, A, 300, A, 299, K, 301));
+    KD_TEST(kd_kernel_evals(k) == 300 * 299, "tile counts na*nb");
+    KD_TEST_OK(kd_kernel_matvec(k, A, 7, A, 300, w, 0.0, yv));
+    KD_TEST(kd_kernel_evals(k) == 300 * 299 + 7 * 300, "matvec counts na*nb");
+    KD_TEST_OK(kd_kernel_diag(k, A, 300, yv));
+    (void)kd_kernel_eval(k, A, A + 2);
+    KD_TEST(kd_kernel_evals(k) == 300 * 299 + 7 * 300 + 300 + 1, "diag na, eval 1");
+    KD_TEST_OK(kd_kernel_eval_block(k, A, 0, A, 5, K, 5));
+    KD_TEST_OK(kd_kernel_matvec(k, A, 3, A, 0, NULL, 0.0, yv));
+    KD_TEST(yv[0] == 0.0 && yv[2] == 0.0, "empty B gives y = 0");
+    KD_TEST(kd_kernel_eval_block(k, A, 3, A, 5, K, 4) == KD_ERR_ARG, "ldk < nb rejected");
+    kd_err_clear();
+    kd_kernel_reset_evals(k);
+    KD_TEST(kd_kernel_evals(k) == 0, "reset");
+    kd_kernel_destroy(&k);
+  }
+  return kd_test_finish();
+}

@@ -1,0 +1,14 @@
+#!/bin/bash
+# test.sh - build and run the whole test suite (unit, conformance, io, errors, cli, regression)
+# with warnings as errors. Installs missing packages like quickstart.sh. Extra arguments are passed
+# to cmake (e.g. -DKD_ENABLE_ASAN=ON -DKD_ENABLE_UBSAN=ON); KD_BUILD_DIR picks the build
+# directory (default build-test), KD_JOBS the parallelism (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/deps.sh
+kd_install_deps
+build=${KD_BUILD_DIR:-build-test}
+cmake -S . -B "$build" -DKD_WERROR=ON "$@"
+cmake --build "$build" -j "${KD_JOBS:-2}"
+cd "$build"
+ctest --output-on-failure -j "${KD_JOBS:-2}"
