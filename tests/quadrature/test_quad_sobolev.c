@@ -8,8 +8,9 @@
 #include "quad_test_util.h"
 
 #define NSEED 10
-#define NSEED_MERCER 5 /* the Mercer variant (not asserted by the issue) on 5 seeds to save time \
-                        */
+#define NSEED_MERCER                                                          \
+  5 /* the Mercer variant (not asserted by the issue) on 5 seeds to save time \
+     */
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
