@@ -91,13 +91,13 @@ void kd_interrupt_set(int on);
 typedef enum { KD_PARAM_INT, KD_PARAM_F64, KD_PARAM_STR, KD_PARAM_BOOL } kd_param_type;
 
 typedef struct {
-  const char *key;      /* key under `algorithm:` */
+  const char *key; /* key under `algorithm:` */
   kd_param_type type;
-  double def;           /* default for INT / F64 / BOOL */
-  const char *def_str;  /* default for STR (NULL: required) */
-  double min, max;      /* inclusive range for INT / F64 */
-  const char *choices;  /* STR: '|'-separated allowed values, or NULL for any */
-  const char *doc;      /* one-line description (README table, --print-defaults) */
+  double def;          /* default for INT / F64 / BOOL */
+  const char *def_str; /* default for STR (NULL: required) */
+  double min, max;     /* inclusive range for INT / F64 */
+  const char *choices; /* STR: '|'-separated allowed values, or NULL for any */
+  const char *doc;     /* one-line description (README table, --print-defaults) */
 } kd_param_spec;
 
 typedef struct {

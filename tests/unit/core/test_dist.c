@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
   KD_TEST(i == 7 && v == -5.0, "argmin with empty ranks");
   /* an error on the last rank is folded into the reduction and seen everywhere */
   kd_err e = KD_OK;
-  if (rank == size - 1) e = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "planted on rank %d", rank);
+  if (rank == size - 1)
+    e = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "planted on rank %d", rank);
   kd_err r = kd_dist_argmin(c, 0.0, rank, e, &v, &i);
   KD_TEST(r == KD_ERR_INPUT, "error folded into argmin: %d", (int)r);
   KD_TEST(strstr(kd_err_message(), "planted") != NULL, "message travels: '%s'", kd_err_message());
