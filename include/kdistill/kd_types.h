@@ -76,6 +76,10 @@ void kd_log_warn(const char *fmt, ...)
  *  interval (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
 void kd_log_set_interval(double seconds);
+/** Announce the iteration budget of the current phase (0 = unknown): progress lines then carry
+ *  an upper estimate of the time left ("eta <= S s", from the mean time per iteration so far;
+ *  iterative solvers may stop earlier on a tolerance). Local. */
+void kd_log_set_total(int64_t total);
 
 /* ---------------- interruption (signals -> checkpoint) ---------------- */
 /** Non-zero once SIGTERM/SIGUSR1 was received (set by the handler main installs). Local. */

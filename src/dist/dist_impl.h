@@ -59,6 +59,13 @@ void kd_dist_comm_free(MPI_Comm *c);
  *  to cap values, *nr gets the count. */
 kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int tag);
 kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag);
+/** Seconds this process has spent inside the kd_dist_* helpers (waiting included), and reset.
+ *  Local. */
+double kd_dist_comm_seconds(void);
+void kd_dist_comm_seconds_reset(void);
+/** --verbose: one rank-0 line with min / mean / max over ranks of compute (total_seconds minus
+ *  communication) and communication seconds. Collective. */
+kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds);
 /** Wall clock (MPI_Wtime). Local. */
 double kd_dist_wtime(void);
 

@@ -54,5 +54,13 @@ int main(int argc, char **argv) {
   for (int q = 0; q < size; q++)
     for (int k = 0; k <= q; k++) ok &= all[pos++] == 10 * q + k;
   KD_TEST(ok, "allgatherv order");
+  /* communication-time accounting behind --verbose timings */
+  kd_dist_comm_seconds_reset();
+  KD_TEST(kd_dist_comm_seconds() == 0.0, "reset clears the accumulator");
+  double before = kd_dist_comm_seconds();
+  for (int k = 0; k < 10; k++) KD_TEST_OK(kd_dist_barrier(c));
+  KD_TEST(kd_dist_comm_seconds() >= before && kd_dist_comm_seconds() < 60.0,
+          "accumulates barrier time: %g", kd_dist_comm_seconds());
+  KD_TEST_OK(kd_dist_timing_report(c, kd_dist_comm_seconds() + 1.0));
   return kd_test_finish();
 }
