@@ -204,6 +204,7 @@ static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_
   err = kd_task_run_algo(ctx, &tramp, &s->params, s->kernel, s->points, s->target, NULL, res);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
+    kd_err_clear();
     KD_FAIL(KD_ERR_INTERRUPTED,
             "interrupted at iteration %lld; checkpoint written to %s (resume with --resume %s)",
             (long long)kd_herd_ckpt_cur_.iteration, s->ckpt_path, s->ckpt_path);
