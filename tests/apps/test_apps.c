@@ -49,12 +49,12 @@ int main(int argc, char **argv) {
     for (int s = 0; s < 3; s++) {
       double e = 0;
       KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, nouts[a], gs[a], 0.5, 1, 10 + s, Th,
-                               &sel, &ns, Te, &e));
+                               &sel, &ns, Te, &e, NULL));
       KD_TEST(ns == nouts[a], "thinformer n_out %lld", (long long)ns);
       err_kh[a] += e / 3;
       free(sel);
       KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_UNIFORM, nouts[a], 0, 0.5, 0, 10 + s, Th, &sel,
-                               &ns, Te, &e));
+                               &ns, Te, &e, NULL));
       err_u[a] += e / 3;
       free(sel);
     }
@@ -66,13 +66,13 @@ int main(int argc, char **argv) {
   KD_TEST(err_kh[1] < err_kh[0], "error shrinks with n_out: %g -> %g", err_kh[0], err_kh[1]);
   KD_TEST(err_kh[0] < err_u[0] && err_kh[1] < err_u[1], "beats uniform key subsampling");
   /* default n_out = Compress output 2^g sqrt(n) = 2^2 * 32 = 128; rows distinct */
-  KD_TEST_OK(
-      kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 0, 2, 0.5, 1, 1, Th, &sel, &ns, NULL, NULL));
+  KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 0, 2, 0.5, 1, 1, Th, &sel, &ns, NULL,
+                           NULL, NULL));
   KD_TEST(ns == 128, "default n_out %lld", (long long)ns);
   free(sel);
   sel = NULL;
   KD_TEST(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, 64, 1, 1.0, 1, 1, Th, &sel, &ns, NULL,
-                        NULL) == KD_ERR_CONFIG &&
+                        NULL, NULL) == KD_ERR_CONFIG &&
               sel == NULL,
           "delta = 1 rejected");
   kd_err_clear();

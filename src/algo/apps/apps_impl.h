@@ -15,11 +15,12 @@ typedef enum { KD_ATTN_KH_COMPRESS = 0, KD_ATTN_UNIFORM = 1 } kd_attn_method;
  *  (thin_impl.h); 0 Alg. B.1's simplified one. Outputs, replicated on every rank:
  *  T_hat[n_q * dv] = softmax attention of all queries over the selected pairs; sel[*n_sel]
  *  (malloc'ed, caller frees) the selected global rows; if T_exact != NULL the exact attention
- *  [n_q * dv] and *max_err = ||T_hat - T||_max. Collective. */
+ *  [n_q * dv] and *max_err = ||T_hat - T||_max. *kernel_evals (optional): evaluations of the
+ *  attention kernel by the thinning, summed over ranks. Collective. */
 kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
                      const kd_pointset *V, kd_attn_method method, kd_gidx n_out, int g,
                      double delta, int tight, uint64_t seed, double *T_hat, int64_t **sel,
-                     kd_gidx *n_sel, double *T_exact, double *max_err);
+                     kd_gidx *n_sel, double *T_exact, double *max_err, uint64_t *kernel_evals);
 
 /** Thinned reordering (Low-Rank Thinning Alg. 2) with LKH(delta): X (n x d, distributed) holds
  *  the gradients x_i = grad f_{pi_k(i)} in processing order, pi_k[n] (replicated; NULL =

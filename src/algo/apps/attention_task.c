@@ -74,6 +74,7 @@ static kd_err kd_attn_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   int64_t *sel = NULL;
   kd_gidx ns = 0;
   double max_err = NAN;
+  uint64_t res_evals = 0;
   const kd_gidx nq = kd_pointset_n_global(s->Q);
   const int dk = kd_pointset_dim(s->K), dv = kd_pointset_dim(s->V);
   const double t0 = kd_dist_wtime();
@@ -84,7 +85,8 @@ static kd_err kd_attn_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   KD_ALLOC(Th, nq * dv);
   if (s->exact) KD_ALLOC(Te, nq * dv);
   KD_TRY(kd_thinformer(ctx->comm, s->Q, s->K, s->V, meth, s->n_out, (int)s->g, s->delta,
-                       strcmp(s->threshold, "tight") == 0, ctx->seed, Th, &sel, &ns, Te, &max_err));
+                       strcmp(s->threshold, "tight") == 0, ctx->seed, Th, &sel, &ns, Te, &max_err,
+                       &res_evals));
   KD_TRY(kd_result_alloc(res, ns, dk + dv));
   KD_ALLOC(Ks, ns * dk);
   KD_ALLOC(Vs, ns * dv);
@@ -103,6 +105,7 @@ static kd_err kd_attn_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   }
   res->mmd = NAN;
   res->seconds = kd_dist_wtime() - t0;
+  res->kernel_evals = res_evals;
   snprintf(info->algorithm, sizeof info->algorithm, "thinformer/%s", s->method);
   snprintf(info->kernel, sizeof info->kernel, "attention(dk=%d)", dk);
 cleanup:

@@ -42,7 +42,7 @@ cleanup:
 kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
                      const kd_pointset *V, kd_attn_method method, kd_gidx n_out, int g,
                      double delta, int tight, uint64_t seed, double *T_hat, int64_t **sel,
-                     kd_gidx *n_sel, double *T_exact, double *max_err) {
+                     kd_gidx *n_sel, double *T_exact, double *max_err, uint64_t *kernel_evals) {
   kd_err err = KD_OK;
   kd_pointset *P = NULL;
   kd_kernel *ka = NULL;
@@ -118,6 +118,7 @@ kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
     KD_TRY(u->run(&in, &r));
   }
   const kd_gidx m = r.n;
+  if (kernel_evals) *kernel_evals = r.kernel_evals;
   KD_ALLOC(*sel, m);
   for (kd_gidx j = 0; j < m; j++) (*sel)[j] = r.indices[j];
   *n_sel = m;

@@ -206,6 +206,22 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
     /* owner of global row g */
 #define KD_OWNER(gr) kd_pointset_owner(ps, (gr))
 
+  /* n_out > F 4^K (only plain halving with n_out > n_in / 2): the remainder rule at the bins would
+   * leave fewer than n_out rows, so all rows go to rank 0 and the root step maps n_in -> n_out */
+  const int direct = !pl->compress && n_out > (F << (2 * K));
+  if (direct) {
+    KD_ALLOC(buf, nl * w + 1);
+    for (kd_lidx i = 0; i < nl; i++) {
+      buf[i * w] = (double)(off + i);
+      memcpy(buf + i * w + 1, rows + i * d, sizeof(double) * d);
+    }
+    KD_ALLOC(root.p, n * w + 1);
+    root.cnt = n;
+    KD_TRY(kd_dist_gatherv(comm, buf, nl * w, root.p, 0));
+    free(buf);
+    buf = NULL;
+    goto phase_e;
+  }
   /* ---- phase A: each leaf bin collects its rows on its owner (sends go to lower ranks) ---- */
   kd_gidx jfirst = 0, jlast = -1; /* bins owned here: start row in [off, off+nl) */
   if (nl > 0) {
@@ -352,6 +368,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out)
     for (kd_gidx c = 0; c < c1 - c0 + 1; c++) kd_pk_free_(&nodes[c]);
   }
 
+phase_e:;
   /* ---- phase E: rank 0 halves while L >= 2^(pool+1) n_out; the last `pool` halvings, the
    * remainder step and KH-Refine (candidates = the input of those steps) run on every rank ---- */
   const int pool = pl->refine && pl->refine_pool > 1 ? pl->refine_pool : 1;

@@ -1,0 +1,649 @@
+/* sweep.c - task `sweep`: run a base task at every point of a parameter sweep, as independent jobs
+ * over groups of ranks, one output file per point plus a summary table (sweep_impl.h, docs/hpc.md).
+ *
+ * Setup reads the sweep section, keeps the whole base configuration as YAML text (the clone every
+ * point starts from), marks the base sections read in the sweep's own config and validates every
+ * point (its config built, the base task's setup run with validate_only, unknown keys rejected),
+ * so a typo fails before anything runs. Run splits the ranks into groups (kd_dist_split), group g
+ * runs points g, g+G, g+2G, ... each on the group communicator and writes its output with
+ * kd_output_write; then the per-point rows are summed over all ranks, rank 0 writes the summary,
+ * and the best point's result (lowest MMD, ties to the lowest point) becomes the task's result with
+ * the summary columns as extra datasets under /sweep. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "dist/dist_impl.h"
+#include "sweep/sweep_impl.h"
+#include "task/task_impl.h"
+
+typedef struct {
+  kd_sweep_spec spec;
+  char *base_yaml;
+  char base_name[512];
+  const kd_task_desc *base;
+  uint64_t base_hash; /* of the base configuration without the sweep and output sections */
+  char *base_ckpt;    /* run.checkpoint_path of the base configuration, or NULL */
+} kd_sweep_state;
+
+/* Hash identifying what point p computes: the kdistill version, the base configuration (sweep and
+ * output sections blanked, so changing sweep.groups/dir/resume or output.path keeps finished points
+ * valid), the base task and the point's overrides. */
+static uint64_t kd_sweep_point_hash_(const kd_sweep_state *st, int p) {
+  const kd_sweep_spec *sp = &st->spec;
+  uint64_t h = kd_sweep_fnv1a(st->base_hash, "\ntask=");
+  h = kd_sweep_fnv1a(h, sp->task);
+  for (int k = 0; k < sp->n_keys; k++) {
+    const char *v = sp->vals[(size_t)p * sp->n_keys + k];
+    if (!v) continue;
+    h = kd_sweep_fnv1a(h, "\n");
+    h = kd_sweep_fnv1a(h, sp->keys[k]);
+    h = kd_sweep_fnv1a(h, "=");
+    h = kd_sweep_fnv1a(h, v);
+  }
+  return h;
+}
+
+static kd_err kd_sweep_base_hash_(const char *base_yaml, uint64_t *h) {
+  kd_err err = KD_OK;
+  kd_config *c = NULL;
+  char *text = NULL;
+  KD_TRY(kd_config_load_string(base_yaml, "sweep base", &c));
+  KD_TRY(kd_config_set(c, "sweep=null"));
+  KD_TRY(kd_config_set(c, "output=null"));
+  KD_TRY(kd_config_emit_resolved(c, &text));
+  *h =
+      kd_sweep_fnv1a(kd_sweep_fnv1a(KD_SWEEP_FNV_OFFSET, "kdistill " KD_VERSION_STRING "\n"), text);
+cleanup:
+  free(text);
+  kd_config_destroy(&c);
+  return err;
+}
+
+/* ---------------------------------------------------------------- config helpers */
+
+/* Mark key and everything under it read (the base sections are checked per point instead). */
+static void kd_sweep_mark_read_(kd_config *cfg, const char *key, int depth) {
+  char sub[512];
+  const char *s = NULL;
+  if (depth > 32) return;
+  if (kd_config_key_at(cfg, key, 0)) {
+    for (int i = 0;; i++) {
+      const char *k = kd_config_key_at(cfg, key, i);
+      if (!k) break;
+      snprintf(sub, sizeof sub, "%s.%s", key, k);
+      kd_sweep_mark_read_(cfg, sub, depth + 1);
+    }
+  } else if (kd_config_count(cfg, key) > 0) {
+    int n = kd_config_count(cfg, key);
+    for (int i = 0; i < n; i++) {
+      snprintf(sub, sizeof sub, "%s.%d", key, i);
+      kd_sweep_mark_read_(cfg, sub, depth + 1);
+    }
+  } else {
+    /* a value (or an empty list / mapping, which no getter accepts: forget that message) */
+    if (kd_config_get_str(cfg, key, "", NULL, 0, &s) != KD_OK) kd_err_clear();
+  }
+}
+
+/* The root keys of a YAML text (the emitted base configuration), in order. The config API has no
+ * way to list the root mapping, so parse the text with libyaml. *keys malloc'ed strings. */
+static kd_err kd_sweep_root_keys_(const char *yaml, int *n_out, char ***keys_out) {
+  kd_err err = KD_OK;
+  yaml_parser_t ps;
+  yaml_event_t ev;
+  int have_ps = 0, depth = 0, expect_key = 0, n = 0, done = 0;
+  char **keys = NULL;
+  *n_out = 0;
+  *keys_out = NULL;
+  KD_CHECK(yaml_parser_initialize(&ps), KD_ERR_MEM, "cannot initialise the YAML parser");
+  have_ps = 1;
+  yaml_parser_set_input_string(&ps, (const unsigned char *)yaml, strlen(yaml));
+  while (!done) {
+    KD_CHECK(yaml_parser_parse(&ps, &ev), KD_ERR_INTERNAL, "re-parsing the base config: %s",
+             ps.problem ? ps.problem : "YAML error");
+    switch (ev.type) {
+      case YAML_MAPPING_START_EVENT:
+      case YAML_SEQUENCE_START_EVENT:
+        if (depth == 1) expect_key = 1; /* the value of a root key was a collection */
+        depth++;
+        if (depth == 1) expect_key = 1;
+        break;
+      case YAML_MAPPING_END_EVENT:
+      case YAML_SEQUENCE_END_EVENT:
+        depth--;
+        break;
+      case YAML_SCALAR_EVENT:
+        if (depth == 1) {
+          if (expect_key) {
+            char **k2 = realloc(keys, (size_t)(n + 1) * sizeof *k2);
+            if (!k2) {
+              yaml_event_delete(&ev);
+              KD_FAIL(KD_ERR_MEM, "out of memory");
+            }
+            keys = k2;
+            keys[n] = malloc(ev.data.scalar.length + 1);
+            if (!keys[n]) {
+              yaml_event_delete(&ev);
+              KD_FAIL(KD_ERR_MEM, "out of memory");
+            }
+            memcpy(keys[n], ev.data.scalar.value, ev.data.scalar.length);
+            keys[n][ev.data.scalar.length] = '\0';
+            n++;
+          }
+          expect_key = !expect_key;
+        }
+        break;
+      case YAML_STREAM_END_EVENT:
+        done = 1;
+        break;
+      default:
+        break;
+    }
+    yaml_event_delete(&ev);
+  }
+  *n_out = n;
+  *keys_out = keys;
+  keys = NULL;
+  n = 0;
+cleanup:
+  for (int i = 0; i < n; i++) free(keys[i]);
+  free(keys);
+  if (have_ps) yaml_parser_delete(&ps);
+  return err;
+}
+
+/* The job-level keys the CLI reads around a task (src/cli/main.c: run.seed, run.log_interval,
+ * output.path), with the CLI's defaults and ranges, read in a point's config; the point's seed goes
+ * into pctx. (run.checkpoint_* belong to the task: kd_task_read_checkpoint.) */
+static kd_err kd_sweep_read_cli_keys_(kd_config *cfg, kd_task_ctx *pctx) {
+  kd_err err = KD_OK;
+  int64_t s = 0;
+  double interval = 1.0;
+  const char *out = NULL;
+  KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &s));
+  pctx->seed = (uint64_t)s;
+  KD_TRY(kd_config_get_f64(cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
+  KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &out));
+cleanup:
+  return err;
+}
+
+/* A point of a checkpointing task gets its own checkpoint file, <run.checkpoint_path>.NNNN, so
+ * groups never share one. The key stays unread in the point's config (the task reads it, or the
+ * unknown-key check rejects it as for a stand-alone run). */
+static kd_err kd_sweep_point_checkpoint_(kd_config *pcfg, const char *base_ckpt, int p) {
+  kd_err err = KD_OK;
+  char *a = NULL;
+  if (!base_ckpt || !base_ckpt[0]) return KD_OK;
+  size_t cap = 2 * strlen(base_ckpt) + 64, o = 0;
+  KD_ALLOC(a, cap);
+  o = (size_t)snprintf(a, cap, "run.checkpoint_path='");
+  for (const char *c = base_ckpt; *c; c++) {
+    a[o++] = *c;
+    if (*c == '\'') a[o++] = '\'';
+  }
+  snprintf(a + o, cap - o, ".%04d'", p);
+  KD_TRY(kd_config_set(pcfg, a));
+cleanup:
+  free(a);
+  return err;
+}
+
+/* Prefix the recorded error message with the point's label. */
+static void kd_sweep_point_message_(const kd_sweep_spec *sp, int p) {
+  char label[512], msg[1024];
+  kd_sweep_point_label(sp, p, label, sizeof label);
+  snprintf(msg, sizeof msg, "sweep point %d (%s): %s", p, label, kd_err_message());
+  kd_err_set_message(msg);
+}
+
+/* ---------------------------------------------------------------- setup */
+static void kd_sweep_destroy_(void **state) {
+  if (!state || !*state) return;
+  kd_sweep_state *st = *state;
+  kd_sweep_spec_free(&st->spec);
+  free(st->base_yaml);
+  free(st->base_ckpt);
+  free(st);
+  *state = NULL;
+}
+
+static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
+  kd_err err = KD_OK;
+  kd_sweep_state *st = NULL;
+  char **roots = NULL, where[512];
+  int n_roots = 0;
+  kd_config *pcfg = NULL;
+  void *pstate = NULL;
+  *state = NULL;
+  KD_ALLOC(st, 1);
+  KD_TRY(kd_sweep_spec_read(ctx->cfg, &st->spec));
+  st->base = kd_task_find(st->spec.task);
+  if (!st->base) {
+    char known[600] = "";
+    for (int i = 0; kd_task_at(i); i++) {
+      size_t l = strlen(known);
+      if (strcmp(kd_task_at(i)->name, "sweep") != 0 && l + 40 < sizeof known)
+        snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", kd_task_at(i)->name);
+    }
+    KD_FAIL(KD_ERR_CONFIG, "%s: sweep.task: unknown task '%s' (known: %s)",
+            kd_config_where(ctx->cfg, "sweep.task", where, 512), st->spec.task, known);
+  }
+  snprintf(st->base_name, sizeof st->base_name, "%s", kd_config_name(ctx->cfg));
+  KD_TRY(kd_config_emit_resolved(ctx->cfg, &st->base_yaml));
+  KD_TRY(kd_sweep_base_hash_(st->base_yaml, &st->base_hash));
+  if (kd_config_has(ctx->cfg, "run.checkpoint_path")) {
+    const char *cp = NULL;
+    KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
+    size_t len = strlen(cp) + 1;
+    KD_ALLOC(st->base_ckpt, len);
+    memcpy(st->base_ckpt, cp, len);
+  }
+  KD_TRY(kd_sweep_root_keys_(st->base_yaml, &n_roots, &roots));
+  for (int i = 0; i < n_roots; i++)
+    if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
+  /* validate every point now: its config, the base task's keys and inputs, unknown keys */
+  for (int p = 0; p < st->spec.n_points; p++) {
+    char path[1100];
+    kd_task_ctx pctx = *ctx;
+    kd_sweep_point_path(&st->spec, p, path, sizeof path);
+    err = kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg);
+    if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
+    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
+    pctx.cfg = pcfg;
+    pctx.validate_only = 1;
+    if (err == KD_OK) err = st->base->setup(&pctx, &pstate);
+    if (err == KD_OK) err = kd_config_check_unused(pcfg);
+    st->base->destroy(&pstate);
+    kd_config_destroy(&pcfg);
+    if (err) {
+      kd_sweep_point_message_(&st->spec, p);
+      goto cleanup;
+    }
+  }
+  *state = st;
+  st = NULL;
+cleanup:
+  for (int i = 0; i < n_roots; i++) free(roots[i]);
+  free(roots);
+  kd_config_destroy(&pcfg);
+  if (st) {
+    void *v = st;
+    kd_sweep_destroy_(&v);
+  }
+  return err;
+}
+
+/* ---------------------------------------------------------------- run */
+
+/* Rank 0 creates the output directory (one level) if it is missing; all ranks agree. */
+static kd_err kd_sweep_make_dir_(MPI_Comm comm, const char *dir) {
+  kd_err err = KD_OK;
+  if (kd_dist_rank(comm) == 0) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0) {
+      if (!S_ISDIR(sb.st_mode))
+        err = kd_err_set(KD_ERR_IO, __FILE__, __LINE__,
+                         "sweep.dir: %s exists and is not a "
+                         "directory",
+                         dir);
+    } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+      err = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "sweep.dir: cannot create %s: %s", dir,
+                       strerror(errno));
+    }
+  }
+  KD_TRY(kd_dist_agreed(comm, err));
+cleanup:
+  return err;
+}
+
+/* Run point p on the group communicator; write its output. res/info receive the result. Errors
+ * are agreed over gcomm. */
+static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MPI_Comm gcomm, int p,
+                                  kd_result *res, kd_task_info *info) {
+  kd_err err = KD_OK;
+  kd_config *pcfg = NULL;
+  void *pstate = NULL;
+  char *yaml = NULL, path[1100];
+  kd_task_ctx pctx = *ctx;
+  kd_sweep_point_path(&st->spec, p, path, sizeof path);
+  KD_TRY(kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg));
+  KD_TRY(kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p));
+  KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx));
+  pctx.comm = gcomm;
+  pctx.cfg = pcfg;
+  pctx.validate_only = 0;
+  KD_TRY(st->base->setup(&pctx, &pstate));
+  KD_TRY(kd_config_check_unused(pcfg));
+  double t0 = kd_dist_wtime();
+  KD_TRY(st->base->run(&pctx, pstate, res, info));
+  if (!(res->seconds > 0)) res->seconds = kd_dist_wtime() - t0;
+  KD_TRY(kd_config_emit_resolved(pcfg, &yaml));
+  {
+    int64_t ph = (int64_t)kd_sweep_point_hash_(st, p), pi = p;
+    KD_TRY(kd_result_add_i64(res, "/sweep_point/hash", 0, NULL, &ph));
+    KD_TRY(kd_result_add_i64(res, "/sweep_point/index", 0, NULL, &pi));
+  }
+  {
+    kd_output_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.task = st->spec.task;
+    meta.algorithm = info->algorithm;
+    meta.kernel = info->kernel;
+    meta.n_ranks = kd_dist_size(gcomm);
+    meta.seed = pctx.seed;
+    meta.config_yaml = yaml;
+    KD_TRY(kd_output_write(gcomm, path, &meta, res));
+  }
+cleanup:
+  if (st->base && pstate) st->base->destroy(&pstate);
+  kd_config_destroy(&pcfg);
+  free(yaml);
+  err = kd_dist_agreed(gcomm, err);
+  return err;
+}
+
+/* Copy the best point's result from its group (root = that group's leader) to every rank: the
+ * coreset, trace, MMD, time, evaluation count and metrics. The point's own extra datasets stay in
+ * its point file (they are dropped here, so every rank holds the same result). */
+static kd_err kd_sweep_bcast_result_(MPI_Comm comm, int root, kd_result *r, kd_task_info *info) {
+  kd_err err = KD_OK;
+  int64_t hdr[4] = {r->n, r->d, r->n_trace, r->n_metrics};
+  double sc[2] = {r->mmd, r->seconds};
+  uint64_t ev = r->kernel_evals;
+  const int me = kd_dist_rank(comm) == root;
+  struct {
+    char name[120];
+    double value;
+  } met;
+  for (int i = 0; i < r->n_datasets; i++) {
+    free(r->datasets[i].path);
+    free(r->datasets[i].f64);
+    free(r->datasets[i].i64);
+  }
+  free(r->datasets);
+  r->datasets = NULL;
+  r->n_datasets = 0;
+  KD_TRY(kd_dist_bcast(comm, hdr, sizeof hdr, root));
+  KD_TRY(kd_dist_bcast(comm, sc, sizeof sc, root));
+  KD_TRY(kd_dist_bcast(comm, &ev, sizeof ev, root));
+  KD_TRY(kd_dist_bcast(comm, info, sizeof *info, root));
+  if (!me) {
+    kd_result_free(r);
+    KD_TRY(kd_result_alloc(r, hdr[0], (int)hdr[1]));
+    for (int64_t i = 0; i < hdr[2]; i++) KD_TRY(kd_result_trace_push(r, 0, 0, 0.0, 0.0));
+  }
+  r->mmd = sc[0];
+  r->seconds = sc[1];
+  r->kernel_evals = ev;
+  KD_TRY(kd_dist_bcast(comm, r->points, (int64_t)sizeof(double) * hdr[0] * hdr[1], root));
+  KD_TRY(kd_dist_bcast(comm, r->weights, (int64_t)sizeof(double) * hdr[0], root));
+  KD_TRY(kd_dist_bcast(comm, r->indices, (int64_t)sizeof(int64_t) * hdr[0], root));
+  if (hdr[2] > 0) {
+    KD_TRY(kd_dist_bcast(comm, r->trace_iter, (int64_t)sizeof(int64_t) * hdr[2], root));
+    KD_TRY(kd_dist_bcast(comm, r->trace_atoms, (int64_t)sizeof(int64_t) * hdr[2], root));
+    KD_TRY(kd_dist_bcast(comm, r->trace_mmd, (int64_t)sizeof(double) * hdr[2], root));
+    KD_TRY(kd_dist_bcast(comm, r->trace_seconds, (int64_t)sizeof(double) * hdr[2], root));
+  }
+  for (int64_t i = 0; i < hdr[3]; i++) {
+    memset(&met, 0, sizeof met);
+    if (me) {
+      snprintf(met.name, sizeof met.name, "%s", r->metrics[i].name);
+      met.value = r->metrics[i].value;
+    }
+    KD_TRY(kd_dist_bcast(comm, &met, sizeof met, root));
+    if (!me) KD_TRY(kd_result_set_metric(r, met.name, met.value));
+  }
+cleanup:
+  return err;
+}
+
+/* The summary columns as extra datasets of the task's result (numeric parameters only). */
+static kd_err kd_sweep_add_extras_(const kd_sweep_spec *sp, const kd_sweep_row *rows,
+                                   kd_result *res) {
+  kd_err err = KD_OK;
+  const int n = sp->n_points;
+  int64_t dims[1] = {n}, *i64 = NULL;
+  double *f64 = NULL;
+  char path[400];
+  KD_ALLOC(i64, n);
+  KD_ALLOC(f64, n);
+  for (int p = 0; p < n; p++) i64[p] = p;
+  KD_TRY(kd_result_add_i64(res, "/sweep/point", 1, dims, i64));
+  for (int p = 0; p < n; p++) i64[p] = rows[p].status;
+  KD_TRY(kd_result_add_i64(res, "/sweep/status", 1, dims, i64));
+  for (int p = 0; p < n; p++) f64[p] = rows[p].mmd;
+  KD_TRY(kd_result_add_f64(res, "/sweep/mmd", 1, dims, f64));
+  for (int p = 0; p < n; p++) i64[p] = rows[p].n_atoms;
+  KD_TRY(kd_result_add_i64(res, "/sweep/n_atoms", 1, dims, i64));
+  for (int p = 0; p < n; p++) f64[p] = rows[p].seconds;
+  KD_TRY(kd_result_add_f64(res, "/sweep/seconds", 1, dims, f64));
+  for (int k = 0; k < sp->n_keys; k++) {
+    int numeric = 1;
+    for (int p = 0; p < n && numeric; p++) {
+      const char *v = sp->vals[(size_t)p * sp->n_keys + k];
+      char *end = NULL;
+      f64[p] = v ? strtod(v, &end) : NAN;
+      numeric = v && end && *end == '\0' && end != v && isfinite(f64[p]);
+    }
+    if (!numeric) continue;
+    snprintf(path, sizeof path, "/sweep/params/%s", sp->keys[k]);
+    KD_TRY(kd_result_add_f64(res, path, 1, dims, f64));
+  }
+cleanup:
+  free(i64);
+  free(f64);
+  return err;
+}
+
+static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
+                            kd_task_info *info) {
+  kd_err err = KD_OK, first_fail = KD_OK;
+  kd_sweep_state *st = state;
+  kd_sweep_spec *sp = &st->spec;
+  MPI_Comm gcomm = MPI_COMM_NULL;
+  kd_sweep_row *rows = NULL;
+  int64_t *i64 = NULL;
+  double *f64 = NULL;
+  uint64_t *u64 = NULL;
+  char *yaml = NULL;
+  kd_result best = KD_RESULT_INIT;
+  kd_task_info best_info;
+  double best_mmd = INFINITY;
+  int best_p = -1;
+  const int size = kd_dist_size(ctx->comm), rank = kd_dist_rank(ctx->comm);
+  const int n = sp->n_points;
+  const int G = kd_sweep_n_groups(size, n, sp->groups);
+  const int g = kd_sweep_group_of(rank, size, G);
+  const double t0 = kd_dist_wtime();
+  memset(&best_info, 0, sizeof best_info);
+  if (sp->groups > size)
+    kd_log_warn("sweep.groups = %lld exceeds the %d ranks; using %d groups", (long long)sp->groups,
+                size, G);
+  KD_TRY(kd_sweep_make_dir_(ctx->comm, sp->dir));
+  KD_TRY(kd_dist_split(ctx->comm, g, &gcomm));
+  const int grank = kd_dist_rank(gcomm);
+  kd_log_info("sweep: %d points of task %s over %d group(s) of ranks (%d ranks)", n, sp->task, G,
+              size);
+  KD_ALLOC(rows, n);
+  KD_ALLOC(i64, 2 * (size_t)n);
+  KD_ALLOC(f64, 3 * (size_t)n);
+  KD_ALLOC(u64, n);
+  /* only the group leader fills its points' rows; the rows are summed over all ranks below */
+  for (int p = g; p < n; p += G) {
+    int64_t stop = kd_interrupt_pending() ? 1 : 0;
+    KD_TRY(kd_dist_max_i64(gcomm, &stop, 1));
+    if (stop) {
+      for (int q = p; q < n; q += G)
+        if (grank == 0) i64[q] = KD_ERR_INTERRUPTED;
+      break;
+    }
+    kd_result pres = KD_RESULT_INIT;
+    kd_task_info pinfo;
+    memset(&pinfo, 0, sizeof pinfo);
+    kd_err perr = KD_OK;
+    int64_t done = 0;
+    if (sp->resume) {
+      char path[1100];
+      kd_sweep_point_path(sp, p, path, sizeof path);
+      if (grank == 0) done = kd_sweep_point_done(path, kd_sweep_point_hash_(st, p));
+      KD_TRY(kd_dist_bcast(gcomm, &done, sizeof done, 0));
+      if (done) {
+        char *algo = NULL;
+        perr = kd_output_read(path, &pres, NULL, NULL, &algo);
+        if (perr == KD_OK && algo) snprintf(pinfo.algorithm, sizeof pinfo.algorithm, "%s", algo);
+        free(algo);
+        perr = kd_dist_agreed(gcomm, perr);
+        if (perr != KD_OK) { /* unreadable after all: compute it again */
+          kd_log_warn("sweep point %d: cannot read %s back (%s); recomputing", p, path,
+                      kd_err_message());
+          kd_err_clear();
+          kd_result_free(&pres);
+          done = 0;
+          perr = KD_OK;
+        }
+      }
+    }
+    if (!done) perr = kd_sweep_run_point_(ctx, st, gcomm, p, &pres, &pinfo);
+    if (perr == KD_ERR_MPI) {
+      kd_result_free(&pres);
+      KD_FAIL(perr, "%s", kd_err_message()); /* the group's communicator is unusable */
+    }
+    if (grank == 0) {
+      i64[p] = perr;
+      if (perr == KD_OK) {
+        f64[p] = pres.mmd;
+        f64[n + p] = pres.seconds;
+        i64[n + p] = pres.n;
+        u64[p] = pres.kernel_evals;
+      }
+    }
+    if (perr != KD_OK) {
+      kd_sweep_point_message_(sp, p);
+      snprintf(rows[p].message, sizeof rows[p].message, "%s", kd_err_message());
+      kd_err_clear();
+      kd_log_warn("%s", rows[p].message); /* printed when rank 0 is in this group */
+    } else {
+      char label[300];
+      /* progress of this group (rank 0 prints its own group's): points left, time left from the
+       * mean time per point so far */
+      const int left = (n - 1 - p) / G, mine = (p - g) / G + 1;
+      const double el = kd_dist_wtime() - t0, eta = left > 0 ? el / mine * left : 0.0;
+      kd_log_info(
+          "sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s  [group %d: %d left, "
+          "eta %.0f s]",
+          p + 1, n, kd_sweep_point_label(sp, p, label, sizeof label), pres.mmd, (long long)pres.n,
+          pres.seconds, done ? "  (kept from an earlier run)" : "", g, left, eta);
+      /* keep the group's best result (replicated on the group's ranks) */
+      double m = isnan(pres.mmd) ? INFINITY : pres.mmd;
+      if (best_p < 0 || m < best_mmd) {
+        kd_result_free(&best);
+        best = pres;
+        memset(&pres, 0, sizeof pres);
+        best_info = pinfo;
+        best_mmd = m;
+        best_p = p;
+      }
+    }
+    kd_result_free(&pres);
+  }
+  /* everyone learns every row: sums of (leader value, 0 elsewhere) */
+  KD_TRY(kd_dist_sum_i64(ctx->comm, i64, 2 * n));
+  KD_TRY(kd_dist_sum(ctx->comm, f64, 3 * n));
+  KD_TRY(kd_dist_sum_u64(ctx->comm, u64, n));
+  for (int p = 0; p < n; p++) {
+    rows[p].status = i64[p];
+    rows[p].n_atoms = i64[n + p];
+    rows[p].mmd = rows[p].status == KD_OK ? f64[p] : NAN;
+    rows[p].seconds = f64[n + p];
+    rows[p].kernel_evals = u64[p];
+  }
+  /* messages of failed points travel from their group's leader */
+  for (int p = 0; p < n; p++) {
+    if (rows[p].status == KD_OK) continue;
+    if (rows[p].status == KD_ERR_INTERRUPTED) {
+      snprintf(rows[p].message, sizeof rows[p].message,
+               "interrupted: not run, or stopped by the signal");
+      continue;
+    }
+    KD_TRY(kd_dist_bcast(ctx->comm, rows[p].message, KD_SWEEP_MSG_LEN,
+                         kd_sweep_group_leader(p % G, size, G)));
+    if (first_fail == KD_OK) first_fail = (kd_err)rows[p].status;
+  }
+  /* the best point overall: lowest MMD, ties to the lowest point index */
+  int bp = -1;
+  for (int p = 0; p < n; p++) {
+    if (rows[p].status != KD_OK) continue;
+    double m = isnan(rows[p].mmd) ? INFINITY : rows[p].mmd;
+    double mb = bp < 0 ? INFINITY : (isnan(rows[bp].mmd) ? INFINITY : rows[bp].mmd);
+    if (bp < 0 || m < mb) bp = p;
+  }
+  if (rank == 0) {
+    KD_TRY(kd_config_emit_resolved(ctx->cfg, &yaml));
+    err = kd_sweep_write_summary(sp, rows, G, yaml);
+  }
+  KD_TRY(kd_dist_agreed(ctx->comm, err));
+  kd_log_info("sweep: summary in %s/summary.csv and %s/summary.h5", sp->dir, sp->dir);
+  if (bp >= 0) {
+    /* within the best point's group, best_p == bp (same rule, same values) */
+    int root = kd_sweep_group_leader(bp % G, size, G);
+    if (rank != root) kd_result_free(&best);
+    if (rank == root) *info = best_info;
+    KD_TRY(kd_sweep_bcast_result_(ctx->comm, root, &best, info));
+    *res = best;
+    memset(&best, 0, sizeof best);
+    KD_TRY(kd_result_set_metric(res, "sweep_best_point", bp));
+  } else {
+    KD_TRY(kd_result_alloc(res, 0, 1));
+    res->mmd = NAN;
+    snprintf(info->algorithm, sizeof info->algorithm, "sweep");
+  }
+  {
+    int64_t nfail = 0, nrun = 0;
+    uint64_t evals = 0;
+    for (int p = 0; p < n; p++) {
+      nfail += rows[p].status != KD_OK;
+      nrun += rows[p].status != KD_ERR_INTERRUPTED;
+      evals += rows[p].kernel_evals;
+    }
+    KD_TRY(kd_result_set_metric(res, "sweep_points", n));
+    KD_TRY(kd_result_set_metric(res, "sweep_failed", (double)nfail));
+    KD_TRY(kd_result_set_metric(res, "sweep_groups", G));
+    res->kernel_evals = evals;
+    (void)nrun;
+  }
+  KD_TRY(kd_sweep_add_extras_(sp, rows, res));
+  res->seconds = kd_dist_wtime() - t0;
+  for (int p = 0; p < n; p++)
+    if (rows[p].status == KD_ERR_INTERRUPTED) {
+      KD_FAIL(KD_ERR_INTERRUPTED,
+              "sweep interrupted: points not run are marked status %d in %s/summary.csv",
+              (int)KD_ERR_INTERRUPTED, sp->dir);
+    }
+  if (first_fail != KD_OK && (!sp->allow_failures || bp < 0)) {
+    int fp = 0;
+    while (rows[fp].status == KD_OK) fp++;
+    KD_FAIL(first_fail, "%s (summary with every point's status in %s/summary.csv)",
+            rows[fp].message, sp->dir);
+  }
+  (void)best_p;
+cleanup:
+  kd_result_free(&best);
+  kd_dist_comm_free(&gcomm);
+  free(rows);
+  free(i64);
+  free(f64);
+  free(u64);
+  free(yaml);
+  return err;
+}
+
+const kd_task_desc kd_task_sweep = {
+    "sweep",
+    "run a base task over a list or product of parameter values (one output per point + summary)",
+    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_};

@@ -1,0 +1,247 @@
+#!/bin/bash
+# run_job_tests.sh - run every job script in jobs/ for real with `sbatch --wait` on a running SLURM
+# (ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
+# each job produced: exit status, the HDF5 output (tests/slurm/check_output.py, h5py), the log
+# files; plus signal forwarding (USR1 from `scancel --signal=USR1 --batch` and from the
+# --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep
+# that requeues itself and resumes from its finished points, both launchers
+# (srun/pmix and mpirun) and bad input (missing binary, bad config: exit 1, no output).
+#
+# usage: tests/slurm/run_job_tests.sh --bin BUILD/kdistill [--work DIR] [--keep] [--only NAME]
+# Needs: a SLURM with >= 4 CPUs on one node (SLURM_LOCAL_CPUS=4), sbatch/scancel/squeue on PATH,
+# python3 with h5py. Not registered in ctest (needs root + SLURM daemons).
+# Prints "N passed, N failed"; exit 0 only if every check passed.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=""
+WORK=""
+KEEP=0
+ONLY=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN=$2; shift 2 ;;
+    --work) WORK=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    --only) ONLY=$2; shift 2 ;;
+    *) echo "usage: $0 --bin BUILD/kdistill [--work DIR] [--keep] [--only NAME]" >&2; exit 2 ;;
+  esac
+done
+[ -n "$BIN" ] || BIN=$REPO/build/kdistill
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+if [ ! -x "$BIN" ]; then echo "run_job_tests: kdistill binary $BIN not found (--bin)" >&2; exit 2; fi
+for c in sbatch scancel squeue sinfo; do
+  command -v "$c" >/dev/null || { echo "run_job_tests: $c not found: is SLURM installed and up?" >&2; exit 2; }
+done
+if ! sinfo -h >/dev/null 2>&1; then echo "run_job_tests: sinfo fails: slurmctld not running" >&2; exit 2; fi
+PY=python3
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import h5py" 2>/dev/null; then PY=/usr/bin/python3; fi
+$PY -c "import h5py, numpy" 2>/dev/null || { echo "run_job_tests: python3 with h5py needed" >&2; exit 2; }
+
+[ -n "$WORK" ] || WORK=$(mktemp -d /tmp/kd_slurm_tests.XXXXXX)
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+if [ "$KEEP" = 0 ]; then trap 'rm -rf "$WORK"' EXIT; fi
+CFG=$REPO/tests/slurm/configs
+FAKE=$REPO/tests/slurm/fake_kdistill.sh
+PASS=0
+FAIL=0
+check() { # cond-status what
+  if [ "$1" = 0 ]; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); echo "FAIL: $2"; fi
+}
+want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+echo "run_job_tests: repo $REPO, binary $BIN, work $WORK"
+
+# submit NAME SCRIPT NTASKS [extra sbatch args...]; environment KD_* from the caller.
+# Sets RC (sbatch --wait status = the job's exit status) and JOBID. Runs from $WORK (not the repo),
+# so the job scripts must find jobs/kd_job.sh through scontrol, as on a cluster.
+submit() {
+  local name=$1 script=$2 np=$3
+  shift 3
+  local t0=$SECONDS
+  JOBID=$(cd "$WORK" && timeout 900 sbatch --wait --parsable -J "kdtest-$name" -n "$np" -t 10 \
+          --output="$WORK/$name.out" --error="$WORK/$name.err" --export=ALL "$@" \
+          "$REPO/jobs/$script")
+  RC=$?
+  JOBID=${JOBID%%;*}
+  echo "  job $name ($script, $np tasks): id ${JOBID:-?}, exit $RC, $((SECONDS - t0)) s"
+  if [ "$RC" != "${EXPECT_RC:-0}" ]; then
+    echo "  --- $name.err:"; sed 's/^/  | /' "$WORK/$name.err" 2>/dev/null | tail -n 30
+  fi
+}
+
+# a real run: job exit 0, output file checked against the layout
+real_job() { # name script np config task n_out d
+  local name=$1 script=$2 np=$3 cfg=$4 task=$5 n_out=$6 d=$7 out
+  out=$WORK/$name.h5
+  KD_BIN=$BIN KD_CONFIG=$cfg KD_OUTPUT=$out submit "$name" "$script" "$np"
+  check $(( RC != 0 )) "$name: job exit status $RC (expected 0)"
+  [ -s "$out" ]; check $? "$name: no output file $out"
+  if [ -s "$out" ]; then
+    $PY "$REPO/tests/slurm/check_output.py" "$out" "$task" "$np" "$n_out" "$d" | grep -v '^[0-9]* passed'
+    check "${PIPESTATUS[0]}" "$name: output layout ($out)"
+  fi
+  grep -q "run: srun\|run: mpirun" "$WORK/$name.err"; check $? "$name: launcher line in $name.err"
+  grep -q "done: $out" "$WORK/$name.err"; check $? "$name: 'done' line in $name.err"
+}
+
+if want herding; then
+  echo "== herding.sbatch (task herd, srun/pmix)"
+  real_job herding herding.sbatch 2 "$CFG/herd.yaml" herd - 2
+  $PY "$REPO/tools/kdplot" trace "$WORK/herding.h5" -o "$WORK/herding_trace.png" > /dev/null
+  check $? "herding: kdplot trace of the job's output"
+fi
+if want thinning; then
+  echo "== thinning.sbatch (task thin, srun/pmix)"
+  real_job thinning thinning.sbatch 2 "$CFG/thin.yaml" thin 16 2
+  echo "== thinning.sbatch with KD_LAUNCHER=mpirun"
+  KD_LAUNCHER=mpirun real_job thinning_mpirun thinning.sbatch 2 "$CFG/thin.yaml" thin 16 2
+  grep -q "run: mpirun -np 2" "$WORK/thinning_mpirun.err"; check $? "thinning_mpirun: used mpirun"
+  # the same coreset whichever launcher ran it
+  $PY - "$WORK/thinning.h5" "$WORK/thinning_mpirun.h5" <<'EOF'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+sys.exit(0 if np.array_equal(a["coreset/indices"][()], b["coreset/indices"][()]) else 1)
+EOF
+  check $? "thinning: srun and mpirun runs picked different coresets"
+fi
+if want quadrature; then
+  echo "== quadrature.sbatch (task quad)"
+  real_job quadrature quadrature.sbatch 2 "$CFG/quad.yaml" quad 16 2
+fi
+if want ctt; then
+  echo "== ctt_study.sbatch (task ctt_study)"
+  out=$WORK/ctt.h5
+  KD_BIN=$BIN KD_CONFIG=$CFG/ctt.yaml KD_OUTPUT=$out submit ctt ctt_study.sbatch 2
+  check $(( RC != 0 )) "ctt: job exit status $RC (expected 0)"
+  [ -s "$out" ]; check $? "ctt: no output file $out"
+  if [ -s "$out" ]; then
+    $PY - "$out" <<'EOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+ok = f.attrs["task"] in (b"ctt_study", "ctt_study") and "metrics" in f and "study/rejection_rate" in f
+ok = ok and all(k in f["metrics"].attrs for k in ("seconds", "kernel_evals"))
+sys.exit(0 if ok else 1)
+EOF
+    check $? "ctt: output has task ctt_study, /metrics and /study/rejection_rate"
+    $PY "$REPO/tools/kdplot" ctt "$out" -o "$WORK/ctt.png" > /dev/null
+    check $? "ctt: kdplot ctt of the job's output"
+  fi
+fi
+if want sweep; then
+  echo "== sweep.sbatch (task sweep, 4 ranks in 2 groups)"
+  out=$WORK/sweep.h5
+  KD_BIN=$BIN KD_CONFIG=$CFG/sweep.yaml KD_OUTPUT=$out KD_SET="sweep.dir=$WORK/sweep_points" \
+    submit sweep sweep.sbatch 4
+  check $(( RC != 0 )) "sweep: job exit status $RC (expected 0)"
+  $PY - "$WORK/sweep_points" "$out" <<'EOF'
+import csv, os, sys, h5py, numpy as np
+d, out = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(os.path.join(d, "summary.csv"))))
+bad = []
+if len(rows) != 4: bad.append("summary.csv has %d rows, expected 4" % len(rows))
+for r in rows:
+    if r["status"] != "0": bad.append("point %s status %s: %s" % (r["point"], r["status"], r["message"]))
+    elif not os.path.exists(r["file"]): bad.append("point file %s missing" % r["file"])
+    else:
+        with h5py.File(r["file"], "r") as f:
+            if f["coreset/points"].shape[0] != int(r["n_atoms"]): bad.append("n_atoms of " + r["file"])
+            if int(f.attrs["n_ranks"]) != 2: bad.append("%s ran on %s ranks, expected 2 (2 groups of 2)" % (r["file"], f.attrs["n_ranks"]))
+with h5py.File(os.path.join(d, "summary.h5"), "r") as f:
+    if f["sweep/mmd"].shape != (4,): bad.append("summary.h5 /sweep/mmd shape")
+with h5py.File(out, "r") as f:
+    m = f["sweep/mmd"][()]
+    if abs(float(f["metrics"].attrs["mmd"]) - np.nanmin(m)) > 1e-12: bad.append("best point mmd")
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+EOF
+  check $? "sweep: summary, point files and best-point output"
+  $PY "$REPO/tools/kdplot" sweep "$WORK/sweep_points/summary.csv" --mean-over run.seed \
+    -o "$WORK/sweep.png" > /dev/null
+  check $? "sweep: kdplot sweep of the job's summary"
+fi
+if want requeue; then
+  echo "== sweep.sbatch interrupted by USR1, requeued (KD_REQUEUE=1), resumed with the finished points"
+  out=$WORK/rq.h5
+  t0=$SECONDS
+  (
+    cd "$WORK" && KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_REQUEUE=1 \
+      KD_SET="sweep.dir=$WORK/rq_points" timeout 600 sbatch --wait --parsable -J kdtest-rq -n 2 \
+      -t 10 --output="$WORK/rq.out" --error="$WORK/rq.err" --export=ALL \
+      "$REPO/jobs/sweep.sbatch" > "$WORK/rq.id"
+    echo $? > "$WORK/rq.rc"
+  ) &
+  waiter=$!
+  for _ in $(seq 600); do [ -f "$WORK/rq_points/point_0000.h5" ] && break; sleep 0.2; done
+  jid=$(cut -d';' -f1 "$WORK/rq.id" 2>/dev/null)
+  [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
+  # SLURM holds a requeued job back (reason BeginTime, ~2 min); start it now
+  for _ in $(seq 300); do
+    [ -n "$jid" ] || break
+    if [ "$(squeue -h -j "$jid" -o %r 2>/dev/null)" = BeginTime ]; then
+      scontrol update JobId="$jid" StartTime=now && echo "  requeued job $jid: StartTime=now"
+      break
+    fi
+    [ -s "$WORK/rq.rc" ] && break
+    sleep 0.2
+  done
+  wait "$waiter"
+  rc=$(cat "$WORK/rq.rc" 2>/dev/null)
+  echo "  job ${jid:-?}: final exit ${rc:-?} after $((SECONDS - t0)) s"
+  check $(( rc != 0 )) "requeue: final exit $rc, expected 0"
+  grep -q "interrupted: checkpoint written (exit 3)" "$WORK/rq.err"; check $? "requeue: first run interrupted (exit 3)"
+  grep -q "requeuing job" "$WORK/rq.err"; check $? "requeue: job requeued itself"
+  grep -q "kept from an earlier run" "$WORK/rq.err"; check $? "requeue: second run kept finished points"
+  [ "$(grep -c '^[0-9]*,[0-9]*,0,' "$WORK/rq_points/summary.csv" 2>/dev/null)" = 8 ]
+  check $? "requeue: all 8 points ok in the summary"
+  [ -s "$out" ]; check $? "requeue: best-point output written"
+fi
+if want signal; then
+  echo "== signal forwarding: scancel --signal=USR1 --batch (fake solver, srun and mpirun)"
+  for launcher in srun mpirun; do
+    out=$WORK/sig_$launcher.h5
+    (
+      cd "$WORK" && KD_BIN=$FAKE KD_CONFIG=$CFG/herd.yaml KD_OUTPUT=$out KD_LAUNCHER=$launcher \
+        timeout 300 sbatch --wait --parsable -J kdtest-sig -n 2 -t 10 --output="$WORK/sig_$launcher.out" \
+        --error="$WORK/sig_$launcher.err" --export=ALL "$REPO/jobs/herding.sbatch" > "$WORK/sig_$launcher.id"
+      echo $? > "$WORK/sig_$launcher.rc"
+    ) &
+    waiter=$!
+    for _ in $(seq 300); do [ -f "$out.started.0" ] && [ -f "$out.started.1" ] && break; sleep 0.2; done
+    jid=$(cut -d';' -f1 "$WORK/sig_$launcher.id" 2>/dev/null)
+    [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
+    wait "$waiter"
+    rc=$(cat "$WORK/sig_$launcher.rc" 2>/dev/null)
+    echo "  $launcher: job ${jid:-?} exit ${rc:-?}; ranks got: $(cat "$out".signal.* 2>/dev/null | tr '\n' ' ')"
+    check $(( rc != 3 )) "signal/$launcher: job exit $rc, expected 3 (interrupted)"
+    [ "$(cat "$out".signal.0 "$out".signal.1 2>/dev/null | tr '\n' ' ')" = "USR1 USR1 " ]
+    check $? "signal/$launcher: both ranks must receive USR1"
+    grep -q "received SIGUSR1; forwarding" "$WORK/sig_$launcher.err"
+    check $? "signal/$launcher: job script logged the forwarding"
+  done
+  echo "== time-limit warning: sbatch -t 1 --signal=B:USR1@55 (fake solver; up to ~60 s)"
+  out=$WORK/sig_timed.h5
+  KD_BIN=$FAKE KD_CONFIG=$CFG/herd.yaml KD_OUTPUT=$out EXPECT_RC=3 \
+    submit sig_timed herding.sbatch 2 -t 1 --signal=B:USR1@55
+  check $(( RC != 3 )) "signal/timed: job exit $RC, expected 3"
+  [ "$(cat "$out".signal.0 "$out".signal.1 2>/dev/null | tr '\n' ' ')" = "USR1 USR1 " ]
+  check $? "signal/timed: both ranks must receive USR1 before the limit (got: $(cat "$out".signal.* 2>/dev/null | tr '\n' ' '))"
+fi
+if want bad; then
+  echo "== bad input"
+  KD_BIN=$WORK/no-such-kdistill KD_CONFIG=$CFG/herd.yaml KD_OUTPUT=$WORK/bad1.h5 EXPECT_RC=1 \
+    submit bad_bin herding.sbatch 1
+  check $(( RC != 1 )) "bad_bin: exit $RC, expected 1"
+  grep -q "kdistill binary .* not found" "$WORK/bad_bin.err"; check $? "bad_bin: message"
+  KD_BIN=$BIN KD_CONFIG=$WORK/no-such.yaml KD_OUTPUT=$WORK/bad2.h5 EXPECT_RC=1 \
+    submit bad_cfgpath herding.sbatch 1
+  check $(( RC != 1 )) "bad_cfgpath: exit $RC, expected 1"
+  grep -q "config .* not found" "$WORK/bad_cfgpath.err"; check $? "bad_cfgpath: message"
+  KD_BIN=$BIN KD_CONFIG=$CFG/herd.yaml KD_OUTPUT=$WORK/bad3.h5 KD_SET="kernel.lsx=2" EXPECT_RC=1 \
+    submit bad_key herding.sbatch 2
+  check $(( RC != 1 )) "bad_key: exit $RC, expected 1 (unknown key)"
+  grep -q "lsx" "$WORK/bad_key.err"; check $? "bad_key: message names the key"
+  [ ! -e "$WORK/bad3.h5" ]; check $? "bad_key: no output file"
+fi
+echo "slurm: $PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]

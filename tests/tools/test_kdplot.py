@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""test_kdplot.py - render every kdplot picture from small output files written here with h5py in
+the documented layout (include/kdistill/kd_io.h, docs/hpc.md) and check each PNG: exists, valid
+PNG signature and IHDR, at least 8 KiB, and more than one colour with real spread. Also checks
+that bad input fails with exit status 1 and one message.
+
+usage: test_kdplot.py PATH/TO/kdplot      (exit 77 = skipped: numpy/h5py/matplotlib missing)
+"""
+
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+try:
+    import h5py
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.image as mpimg
+    import numpy as np
+except ImportError as e:
+    print("SKIP: kdplot test needs numpy, h5py and matplotlib (%s); Debian 12: apt-get install "
+          "python3-h5py python3-matplotlib" % e)
+    sys.exit(SKIP)
+
+KDPLOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..",
+                                                            "tools", "kdplot")
+passed = 0
+failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: %s" % what)
+    return cond
+
+
+def write_output(path, algorithm, pts, w, trace=None, mmd=0.01):
+    """An output file in the kdistill layout (kd_io.h)."""
+    with h5py.File(path, "w") as f:
+        f.attrs["kdistill_version"] = "0.1.0"
+        f.attrs["task"] = "herd"
+        f.attrs["algorithm"] = algorithm
+        f.attrs["kernel"] = "gauss(ls=1)"
+        f.attrs["n_ranks"] = np.int64(2)
+        f.attrs["seed"] = np.uint64(7)
+        f.attrs["created_utc"] = "2026-11-22T12:00:00Z"
+        f.attrs["config_yaml"] = "task: herd\n"
+        g = f.create_group("coreset")
+        g["points"] = pts
+        g["weights"] = w
+        g["indices"] = np.arange(pts.shape[0], dtype=np.int64)
+        m = f.create_group("metrics")
+        m.attrs["mmd"] = mmd
+        m.attrs["seconds"] = 0.5
+        m.attrs["kernel_evals"] = np.uint64(1000)
+        if trace is not None:
+            t = m.create_group("trace")
+            it, atoms, mm, sec = trace
+            t["iteration"] = np.asarray(it, dtype=np.int64)
+            t["n_atoms"] = np.asarray(atoms, dtype=np.int64)
+            t["mmd"] = np.asarray(mm, dtype=float)
+            t["seconds"] = np.asarray(sec, dtype=float)
+
+
+def png_ok(path, what):
+    if not check(os.path.exists(path), "%s: %s was not written" % (what, path)):
+        return
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        head = fh.read(33)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n", "%s: PNG signature" % what)
+    check(head[12:16] == b"IHDR", "%s: IHDR chunk first" % what)
+    wpx, hpx = struct.unpack(">II", head[16:24])
+    check(wpx >= 300 and hpx >= 300, "%s: image %dx%d too small" % (what, wpx, hpx))
+    check(size >= 8192, "%s: only %d bytes" % (what, size))
+    img = mpimg.imread(path)
+    rgb = img[..., :3].reshape(-1, 3)
+    colours = np.unique((rgb * 255).astype(np.uint8), axis=0).shape[0]
+    check(colours >= 16, "%s: only %d distinct colours" % (what, colours))
+    # the plot must ink a real fraction of the canvas, not just a frame
+    nonwhite = np.mean(np.any(rgb < 0.95, axis=1))
+    check(nonwhite > 0.01, "%s: only %.4f of the pixels are not white" % (what, nonwhite))
+
+
+def run(args, expect=0, what=""):
+    r = subprocess.run([sys.executable, KDPLOT] + args, capture_output=True, text=True, timeout=120)
+    ok = check(r.returncode == expect, "%s: exit %d, expected %d; stderr: %s" %
+               (what, r.returncode, expect, r.stderr.strip()))
+    return r, ok
+
+
+def main():
+    rng = np.random.default_rng(3)
+    keep = os.environ.get("KDPLOT_TEST_KEEP")
+    with tempfile.TemporaryDirectory(prefix="kdplot_test_") as tmp0:
+        tmp = keep or tmp0
+        os.makedirs(tmp, exist_ok=True)
+        p = lambda name: os.path.join(tmp, name)  # noqa: E731
+        data = rng.normal(size=(2000, 3))
+        with h5py.File(p("data.h5"), "w") as f:
+            f["points"] = data
+        # coreset: 32 rows of the data, uneven weights
+        idx = rng.choice(2000, size=32, replace=False)
+        w = rng.uniform(0.5, 1.5, size=32)
+        w /= w.sum()
+        n = np.arange(1, 33)
+        tr_h = (n, n, 1.0 / n, 0.01 * n)
+        tr_k = (np.arange(0, 6), 2 ** np.arange(0, 6), 0.5 ** np.arange(1, 7), 0.1 * np.arange(6))
+        write_output(p("herd.h5"), "kernel_herding", data[idx], w, tr_h)
+        write_output(p("kt.h5"), "kt_compress", data[idx[:16]], np.full(16, 1 / 16), tr_k)
+        write_output(p("notrace.h5"), "uniform", data[idx[:8]], np.full(8, 1 / 8), None, mmd=0.2)
+
+        run(["coreset", p("herd.h5"), "--data", p("data.h5"), "-o", p("coreset.png")], 0, "coreset")
+        png_ok(p("coreset.png"), "coreset")
+        # CSV data and --dataset
+        np.savetxt(p("data.csv"), data, delimiter=",", header="x0,x1,x2", comments="")
+        run(["coreset", p("kt.h5"), "--data", p("data.csv"), "-o", p("coreset_csv.png")], 0,
+            "coreset csv")
+        png_ok(p("coreset_csv.png"), "coreset csv")
+        run(["coreset", p("kt.h5"), "--data", p("data.h5"), "--dataset", "/points", "-o",
+             p("coreset_ds.png")], 0, "coreset --dataset")
+        png_ok(p("coreset_ds.png"), "coreset --dataset")
+
+        r, _ = run(["trace", p("herd.h5"), p("kt.h5"), p("notrace.h5"), "-o", p("trace.png")], 0,
+                   "trace")
+        png_ok(p("trace.png"), "trace")
+        check("no /metrics/trace" in r.stderr, "trace: note for a run without trace")
+
+        # sweep summary, as task: sweep writes it (docs/hpc.md)
+        with open(p("summary.csv"), "w") as fh:
+            fh.write("point,algorithm.name,algorithm.n_out,status,mmd,n_atoms,seconds,"
+                     "kernel_evals,file\n")
+            i = 0
+            for a in ("kernel_herding", "uniform"):
+                for nout in (8, 16, 32, 64):
+                    mm = (1.0 if a == "uniform" else 0.3) / (nout ** (0.5 if a == "uniform" else 1))
+                    fh.write("%d,%s,%d,0,%.6e,%d,%.3f,%d,point_%04d.h5\n" %
+                             (i, a, nout, mm, nout, 0.01 * nout, 100 * nout, i))
+                    i += 1
+        run(["sweep", p("summary.csv"), "-o", p("sweep.png")], 0, "sweep csv")
+        png_ok(p("sweep.png"), "sweep csv")
+        with h5py.File(p("summary.h5"), "w") as f:
+            g = f.create_group("sweep")
+            g["point"] = np.arange(6, dtype=np.int64)
+            g["mmd"] = np.array([0.3, 0.2, 0.1, 0.05, 0.04, 0.02])
+            g["n_atoms"] = np.array([4, 8, 16, 32, 64, 128], dtype=np.int64)
+            g["seconds"] = np.linspace(0.1, 1, 6)
+            g["status"] = np.zeros(6, dtype=np.int64)
+            pp = g.create_group("params")
+            pp["kernel.ls"] = np.array([0.5, 1, 2, 0.5, 1, 2])
+            pp.create_dataset("run.seed", data=np.array(["1", "1", "1", "2", "2", "2"], dtype="S"))
+        run(["sweep", p("summary.h5"), "-o", p("sweep_h5.png")], 0, "sweep h5")
+        png_ok(p("sweep_h5.png"), "sweep h5")
+        run(["sweep", p("summary.h5"), "--mean-over", "run.seed", "-o", p("sweep_mean.png")], 0,
+            "sweep --mean-over")
+        png_ok(p("sweep_mean.png"), "sweep --mean-over")
+        r, _ = run(["sweep", p("summary.csv"), "--x", "kernel.nope", "-o", p("bad.png")], 1,
+                   "sweep --x unknown")
+        check("kernel.nope" in r.stderr and not os.path.exists(p("bad.png")), "sweep --x: message")
+
+        # CTT study (task ctt_study, docs/ctt.md): study.csv and /study/* in the output
+        gs = [0, 1, 2, 3, -1]
+        rate = [0.35, 0.6, 0.8, 0.9, 0.95]
+        se_ = [0.05, 0.05, 0.04, 0.03, 0.02]
+        secs = [0.01, 0.03, 0.1, 0.4, 2.5]
+        with open(p("study.csv"), "w") as fh:
+            fh.write("method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
+                     "mean_seconds\n")
+            for g_, r_, e_, t_ in zip(gs, rate, se_, secs):
+                fh.write("%s,%d,16,4096,4096,2,100,0.05,100,%d,%g,%g,%g\n" %
+                         ("exact" if g_ < 0 else "ctt", g_, int(100 * r_), r_, e_, t_))
+        run(["ctt", p("study.csv"), "-o", p("ctt.png")], 0, "ctt csv")
+        png_ok(p("ctt.png"), "ctt csv")
+        write_output(p("study.h5"), "ctt_study", np.zeros((0, 2)), np.zeros(0), None,
+                     mmd=float("nan"))
+        with h5py.File(p("study.h5"), "a") as f:
+            g = f.create_group("study")
+            g["g"] = np.array(gs, dtype=np.int64)
+            g["rejections"] = np.array([int(100 * r_) for r_ in rate], dtype=np.int64)
+            g["rejection_rate"] = np.array(rate)
+            g["se"] = np.array(se_)
+            g["mean_seconds"] = np.array(secs)
+            g["reject"] = np.zeros((5, 100), dtype=np.int64)  # 2-D: ignored by the table reader
+        run(["ctt", p("study.h5"), "-o", p("ctt_h5.png")], 0, "ctt h5")
+        png_ok(p("ctt_h5.png"), "ctt h5")
+
+        # bad input: exit 1, one clear line, no PNG
+        r, _ = run(["coreset", p("missing.h5"), "-o", p("bad.png")], 1, "missing file")
+        check("no such file" in r.stderr and not os.path.exists(p("bad.png")), "missing: message")
+        r, _ = run(["coreset", p("data.h5"), "-o", p("bad.png")], 1, "not an output file")
+        check("/coreset/points" in r.stderr, "not output: message names /coreset/points")
+        r, _ = run(["ctt", p("summary.csv"), "-o", p("bad.png")], 1, "ctt on a sweep table")
+        check("power" in r.stderr and not os.path.exists(p("bad.png")), "ctt: message")
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
