@@ -35,7 +35,7 @@ same() {
 }
 
 # (a) periodic checkpoints, resumed at 2 ranks (and bpcg_lazy at 1 and 4)
-for algo in bpcg_lazy fcfw pfw gcos; do
+for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_gcos; do
   mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=full_$algo.h5 \
     2>err.txt || bad "$algo: uninterrupted run: $(cat err.txt)"
   mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=p_$algo.h5 \
@@ -51,6 +51,11 @@ for algo in bpcg_lazy fcfw pfw gcos; do
       --resume ck_$algo.h5 2>err.txt || { bad "$algo: resume at $np: $(cat err.txt)"; continue; }
     tol=1e-12
     [ $np = 2 ] && tol=0
+    # the trace up to the checkpoint comes from the file (its seconds too), not from a rerun
+    secs() { h5dump -m %.17g -d /metrics/trace/seconds -s 0 -c $((it + 1)) "$1" |
+      grep '^ *([0-9]'; }
+    cmp -s <(secs ck_$algo.h5) <(secs r${np}_$algo.h5) ||
+      bad "$algo: resumed trace seconds before iteration $it differ from the checkpoint's"
     same full_$algo.h5 r${np}_$algo.h5 $tol && ok "$algo: resumed at iteration $it on $np ranks (tol $tol)" ||
       bad "$algo: resumed at $np ranks differs: $(diff <(dump full_$algo.h5) <(dump r${np}_$algo.h5) | head -6)"
   done
