@@ -1,11 +1,9 @@
 /* main.c - the kdistill command line: the only file that calls MPI_Init / MPI_Finalize, parses
  * argv and chooses the exit status (0 ok, 1 bad input or config, 2 environment, 3 interrupted).
  *
- *   kdistill run CONFIG [--set key.path=value]... [--output FILE] [--resume CKPT] [--quiet|--verbose]
- *   kdistill validate CONFIG [--set ...]... [--print-defaults]
- *   kdistill info FILE.h5
- *   kdistill mmd FILE.h5 CONFIG [--set ...]...
- *   kdistill --help | --version
+ *   kdistill run CONFIG [--set key.path=value]... [--output FILE] [--resume CKPT]
+ * [--quiet|--verbose] kdistill validate CONFIG [--set ...]... [--print-defaults] kdistill info
+ * FILE.h5 kdistill mmd FILE.h5 CONFIG [--set ...]... kdistill --help | --version
  *
  * Errors: every rank unwinds to here, the error is agreed (kd_dist_agree), rank 0 prints exactly
  * one line "kdistill: error: <message>", every rank calls MPI_Finalize and exits non-zero. */

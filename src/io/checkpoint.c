@@ -2,8 +2,8 @@
  * Layout: root attributes kdistill_checkpoint_format, kdistill_version, task, algorithm,
  * config_hash, config_yaml, created_utc, n_ranks, iteration, elapsed_seconds, kernel_evals, reason;
  * the algorithm's /state/... datasets (global order); /metrics/trace/{iteration, n_atoms, mmd,
- * seconds}. Written like outputs: rank 0 writes a temporary with the serial driver, the ranks agree,
- * rank 0 renames it into place. Read by rank 0 and broadcast as one packed buffer. */
+ * seconds}. Written like outputs: rank 0 writes a temporary with the serial driver, the ranks
+ * agree, rank 0 renames it into place. Read by rank 0 and broadcast as one packed buffer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,8 +333,8 @@ static kd_err kd_ckpt_read_dset_(hid_t f, const char *file, const char *path, kd
   buf = malloc(8 * (size_t)(count > 0 ? count : 1));
   KD_CHECK(buf, KD_ERR_MEM, "%s: cannot allocate %s", file, path);
   if (count > 0)
-    KD_H5C(H5Dread(ds, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-                   H5P_DEFAULT, buf),
+    KD_H5C(H5Dread(ds, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                   buf),
            KD_ERR_FILE, "%s: cannot read %s (truncated file?)", file, path);
   if (is_int)
     KD_TRY(kd_result_add_i64(st, path, rank, dims, buf));
@@ -361,8 +361,8 @@ static herr_t kd_ckpt_visit_cb_(hid_t g, const char *name, const H5L_info_t *inf
   (void)info;
   hid_t o = H5Oopen(g, name, H5P_DEFAULT);
   if (o < 0) {
-    v->err = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open /state/%s", v->file,
-                        name);
+    v->err =
+        kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open /state/%s", v->file, name);
     return -1;
   }
   const int is_ds = H5Iget_type(o) == H5I_DATASET;
@@ -421,8 +421,8 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
            "%s: checkpoint format %lld, this kdistill reads format %d", path, (long long)fmt,
            KD_CHECKPOINT_FORMAT);
   KD_TRY(kd_ckpt_read_str_(f, path, "kdistill_version", &ver));
-  KD_CHECK(kd_ckpt_major_minor_(ver, &a1, &a2) && kd_ckpt_major_minor_(KD_VERSION_STRING, &b1, &b2) &&
-               a1 == b1 && a2 == b2,
+  KD_CHECK(kd_ckpt_major_minor_(ver, &a1, &a2) &&
+               kd_ckpt_major_minor_(KD_VERSION_STRING, &b1, &b2) && a1 == b1 && a2 == b2,
            KD_ERR_FILE, "%s: written by kdistill %s, this is %s (major.minor must match)", path,
            ver, KD_VERSION_STRING);
   KD_TRY(kd_ckpt_read_str_(f, path, "task", &tk));

@@ -44,7 +44,6 @@ kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, in
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d);
 
-
 /* ---- checkpoint files (io/checkpoint.c; layout in docs/checkpoint.md) ---- */
 #define KD_CHECKPOINT_FORMAT 1
 
@@ -84,12 +83,12 @@ kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, con
  *  resume_path) and the task that checkpoints (which sets path and the last written iteration).
  *  One job per process. Local. */
 typedef struct {
-  const char *config_yaml;   /* resolved configuration (borrowed from main) */
-  const kd_result *resume;   /* state read with --resume, or NULL */
-  const char *resume_path;   /* the file it came from */
-  int64_t resume_iteration;  /* iteration it was written at */
-  char path[4096];           /* where the task writes checkpoints ("" = not checkpointing) */
-  int64_t last_iteration;    /* iteration of the last checkpoint written, -1 none */
+  const char *config_yaml;  /* resolved configuration (borrowed from main) */
+  const kd_result *resume;  /* state read with --resume, or NULL */
+  const char *resume_path;  /* the file it came from */
+  int64_t resume_iteration; /* iteration it was written at */
+  char path[4096];          /* where the task writes checkpoints ("" = not checkpointing) */
+  int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
 } kd_checkpoint_session;
 kd_checkpoint_session *kd_checkpoint_session_get(void);
 

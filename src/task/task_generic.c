@@ -169,9 +169,12 @@ static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_result_get_metric(state, "iteration", &it);
   kd_result_get_metric(state, "interrupted", &intr);
   KD_CHECK(ss->config_yaml, KD_ERR_INTERNAL, "checkpoint: no resolved configuration");
-  kd_checkpoint_meta meta = {"herd",         c->s->desc->name,
-                             ss->config_yaml, (int64_t)it,
-                             intr != 0 ? "signal" : "periodic", kd_dist_size(c->ctx->comm)};
+  kd_checkpoint_meta meta = {"herd",
+                             c->s->desc->name,
+                             ss->config_yaml,
+                             (int64_t)it,
+                             intr != 0 ? "signal" : "periodic",
+                             kd_dist_size(c->ctx->comm)};
   KD_TRY(kd_checkpoint_write(c->ctx->comm, c->s->ckpt_path, &meta, state));
   c->iteration = (int64_t)it;
   ss->last_iteration = (int64_t)it;

@@ -543,10 +543,10 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
   h->pending_err = KD_OK;
   KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
   grad = malloc(sizeof(double) * (size_t)(root ? h->m : 1));
-  KD_TRY(kd_dist_agreed(h->in->comm, grad ? KD_OK
-                                          : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
-                                                       "checkpoint: cannot allocate %lld values",
-                                                       (long long)h->m)));
+  KD_TRY(kd_dist_agreed(
+      h->in->comm, grad ? KD_OK
+                        : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                     "checkpoint: cannot allocate %lld values", (long long)h->m)));
   KD_TRY(kd_dist_gatherv(h->in->comm, h->g, h->nl, grad, 0));
   {
     /* local from here on: agreed before the hook */
@@ -556,7 +556,7 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
       lerr = kd_result_trace_push(&st, out->trace_iter[r], out->trace_atoms[r], out->trace_mmd[r],
                                   out->trace_seconds[r]);
     int64_t dn[2] = {n, d}, dg[1] = {root ? h->m : 0}, dk[2] = {n, n}, dc[1] = {6}, ds[1] = {2};
-    int64_t counters[6] = {h->lmo_calls,   h->n_fw_steps,   h->n_pair_steps,
+    int64_t counters[6] = {h->lmo_calls,    h->n_fw_steps,   h->n_pair_steps,
                            h->n_away_steps, h->n_drop_steps, h->qp_warned};
     double scalars[2] = {h->wmin_seen, last_gap};
     int64_t *atoms = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -690,8 +690,7 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
     if (in->checkpoint &&
         (h.interrupted || (in->checkpoint_every > 0 && it % in->checkpoint_every == 0))) {
       KD_TRY(kd_herd_checkpoint_(&h, it, last_gap, out, io, ctx));
-      KD_CHECK(!h.interrupted, KD_ERR_INTERRUPTED, "interrupted at iteration %lld",
-               (long long)it);
+      KD_CHECK(!h.interrupted, KD_ERR_INTERRUPTED, "interrupted at iteration %lld", (long long)it);
     }
   }
   KD_TRY(kd_herd_output(&h, it, last_gap, out));
