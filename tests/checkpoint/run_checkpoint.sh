@@ -62,7 +62,7 @@ for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_g
 done
 
 # (a) a signal mid-run: the single process (no mpirun in between) gets SIGTERM
-long="--set algorithm.name=fw_eq --set algorithm.max_iter=2500 --set candidates.grid_n=40"
+long="--set algorithm.name=fw_eq --set algorithm.max_iter=4000 --set candidates.grid_n=40"
 mpi 1 run herd.yaml -q $long --set output.path=full_sig.h5 2>err.txt || bad "long run: $(cat err.txt)"
 timeout 120 "$KD_BIN" run herd.yaml -q $long --set output.path=sig.h5 --set run.checkpoint_every=100 \
   2>sig.txt &
