@@ -192,6 +192,7 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   KD_TRY(kd_config_check_unused(job.cfg));
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
   ss->config_yaml = yaml;
+  ss->cfg = job.cfg;
   if (o->resume) {
     /* checkpoint / restart (docs/checkpoint.md): only the herd task checkpoints so far */
     const char *algo = NULL;

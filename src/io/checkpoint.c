@@ -13,7 +13,7 @@
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 
-static kd_checkpoint_session kd_ckpt_session_ = {NULL, NULL, NULL, 0, "", -1};
+static kd_checkpoint_session kd_ckpt_session_ = {NULL, NULL, NULL, NULL, 0, "", -1};
 
 kd_checkpoint_session *kd_checkpoint_session_get(void) { return &kd_ckpt_session_; }
 

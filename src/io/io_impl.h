@@ -84,6 +84,8 @@ kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, con
  *  One job per process. Local. */
 typedef struct {
   const char *config_yaml;  /* resolved configuration (borrowed from main) */
+  const kd_config *cfg;     /* the configuration it was emitted from (a task running on another
+                               one, e.g. a sweep point, neither resumes nor uses config_yaml) */
   const kd_result *resume;  /* state read with --resume, or NULL */
   const char *resume_path;  /* the file it came from */
   int64_t resume_iteration; /* iteration it was written at */

@@ -166,12 +166,14 @@ static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_herd_ckpt_ctx *c = vctx;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   double it = 0, intr = 0;
+  char *own = NULL;
   kd_result_get_metric(state, "iteration", &it);
   kd_result_get_metric(state, "interrupted", &intr);
-  KD_CHECK(ss->config_yaml, KD_ERR_INTERNAL, "checkpoint: no resolved configuration");
+  if (ss->cfg != c->ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
+    KD_TRY(kd_config_emit_resolved(c->ctx->cfg, &own));
   kd_checkpoint_meta meta = {"herd",
                              c->s->desc->name,
-                             ss->config_yaml,
+                             own ? own : ss->config_yaml,
                              (int64_t)it,
                              intr != 0 ? "signal" : "periodic",
                              kd_dist_size(c->ctx->comm)};
@@ -181,6 +183,7 @@ static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)it, meta.reason,
               c->s->ckpt_path);
 cleanup:
+  free(own);
   return err;
 }
 
@@ -190,7 +193,8 @@ static kd_err kd_herd_ckpt_trampoline_(const kd_algo_in *in, kd_result *out) {
   x.checkpoint = kd_herd_ckpt_hook_;
   x.checkpoint_ctx = c;
   x.checkpoint_every = c->s->ckpt_every;
-  x.resume = kd_checkpoint_session_get()->resume;
+  x.resume =
+      kd_checkpoint_session_get()->cfg == c->ctx->cfg ? kd_checkpoint_session_get()->resume : NULL;
   return c->s->desc->run(&x, out);
 }
 
@@ -203,7 +207,8 @@ static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_
   kd_herd_ckpt_cur_.s = s;
   kd_herd_ckpt_cur_.iteration = -1;
   /* main removes ss->path once the output is in place */
-  snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
+  if (ss->cfg == ctx->cfg)
+    snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
   err = kd_task_run_algo(ctx, &tramp, &s->params, s->kernel, s->points, s->target, NULL, res);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
@@ -213,7 +218,7 @@ static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_
             (long long)kd_herd_ckpt_cur_.iteration, s->ckpt_path, s->ckpt_path);
   }
   KD_TRY(err);
-  if (ss->resume) { /* cumulative over the interrupted runs */
+  if (ss->resume && ss->cfg == ctx->cfg) { /* cumulative over the interrupted runs */
     res->seconds += ss->resume->seconds;
     res->kernel_evals += ss->resume->kernel_evals;
   }
