@@ -20,13 +20,13 @@ int kd_test_size(void);
 
 #define KD_TEST(cond, ...) kd_test_check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__, __VA_ARGS__)
 /** |a - b| <= tol (absolute). */
-#define KD_TEST_NEAR(a, b, tol, what)                                                          \
-  kd_test_check_(fabs((double)(a) - (double)(b)) <= (tol), #a " ~ " #b, __FILE__, __LINE__,     \
+#define KD_TEST_NEAR(a, b, tol, what)                                                       \
+  kd_test_check_(fabs((double)(a) - (double)(b)) <= (tol), #a " ~ " #b, __FILE__, __LINE__, \
                  "%s: %.17g vs %.17g (tol %.3g)", (what), (double)(a), (double)(b), (double)(tol))
 /** relative closeness |a-b| <= rtol*max(|a|,|b|) + tiny. */
 #define KD_TEST_REL(a, b, rtol, what)                                                          \
   kd_test_check_(fabs((double)(a) - (double)(b)) <=                                            \
-                     (rtol) * fmax(fabs((double)(a)), fabs((double)(b))) + 1e-300,             \
+                     (rtol)*fmax(fabs((double)(a)), fabs((double)(b))) + 1e-300,               \
                  #a " ~rel " #b, __FILE__, __LINE__, "%s: %.17g vs %.17g (rtol %.3g)", (what), \
                  (double)(a), (double)(b), (double)(rtol))
 /** A kd_err call that must succeed. */

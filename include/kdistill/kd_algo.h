@@ -31,13 +31,13 @@ typedef struct {
 /** What an algorithm returns. Every field is replicated (identical) on all ranks; arrays are owned.
  *  Zero-initialise with KD_RESULT_INIT, free with kd_result_free. */
 typedef struct {
-  kd_gidx n;          /* number of output points */
+  kd_gidx n; /* number of output points */
   int d;
-  double *points;     /* [n*d] */
-  double *weights;    /* [n], >= 0, sum 1 */
-  int64_t *indices;   /* [n], 0-based source row, -1 if not a row */
-  double mmd;         /* exact MMD against the target (filled by the task layer if NaN) */
-  double seconds;     /* wall time of run() */
+  double *points;        /* [n*d] */
+  double *weights;       /* [n], >= 0, sum 1 */
+  int64_t *indices;      /* [n], 0-based source row, -1 if not a row */
+  double mmd;            /* exact MMD against the target (filled by the task layer if NaN) */
+  double seconds;        /* wall time of run() */
   uint64_t kernel_evals; /* summed over ranks */
   /* trace for iterative algorithms */
   int64_t n_trace, cap_trace;
@@ -50,7 +50,8 @@ typedef struct {
   kd_result_dataset *datasets;
 } kd_result;
 
-#define KD_RESULT_INIT {0}
+#define KD_RESULT_INIT \
+  { 0 }
 
 /** Allocate points/weights/indices for n rows of dimension d (weights uniform, indices -1). */
 kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d);
@@ -72,13 +73,13 @@ void kd_result_free(kd_result *r);
 /* ---------------- algorithms ---------------- */
 /** Inputs of run(). All pointers borrowed. Fields a task does not use are NULL. */
 typedef struct {
-  MPI_Comm comm;          /* pass only to dist/ helpers */
+  MPI_Comm comm; /* pass only to dist/ helpers */
   kd_kernel *kernel;
-  kd_pointset *points;    /* candidates (herd), input (thin), sample pool (quad) */
-  kd_target *target;      /* mu: closed form or empirical */
-  const kd_params *params;/* this algorithm's keys, resolved */
+  kd_pointset *points;     /* candidates (herd), input (thin), sample pool (quad) */
+  kd_target *target;       /* mu: closed form or empirical */
+  const kd_params *params; /* this algorithm's keys, resolved */
   uint64_t seed;
-  const void *task_in;    /* task-specific extra inputs (e.g. CTT's second sample) */
+  const void *task_in; /* task-specific extra inputs (e.g. CTT's second sample) */
   /* Checkpointing (all NULL / 0 when off; zero-initialised callers stay valid). An iterative
    * algorithm, at a safe point where a checkpoint is due (every checkpoint_every iterations, or
    * once kd_interrupt_pending() was agreed over ranks), fills a kd_result with its state as extra
@@ -93,9 +94,9 @@ typedef struct {
 } kd_algo_in;
 
 typedef struct {
-  const char *name;       /* algorithm.name */
-  const char *task;       /* "herd", "thin", "quad", ... */
-  const char *summary;    /* one line for --help / README */
+  const char *name;    /* algorithm.name */
+  const char *task;    /* "herd", "thin", "quad", ... */
+  const char *summary; /* one line for --help / README */
   const kd_param_spec *params;
   int n_params;
   kd_err (*run)(const kd_algo_in *in, kd_result *out); /* Collective over in->comm */

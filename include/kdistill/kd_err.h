@@ -23,20 +23,20 @@ extern "C" {
 #endif
 
 /* X(code, value, exit_status, message). Exit 1: the user's input; exit 2: the environment. */
-#define KD_ERR_LIST(X)                                                   \
-  X(KD_OK, 0, 0, "success")                                              \
-  X(KD_ERR_CONFIG, 1, 1, "invalid configuration")                        \
-  X(KD_ERR_INPUT, 2, 1, "invalid input data")                            \
-  X(KD_ERR_ARG, 3, 1, "invalid argument")                                \
-  X(KD_ERR_FILE, 4, 1, "cannot read input file")                         \
-  X(KD_ERR_UNSUPPORTED, 5, 1, "unsupported combination")                 \
-  X(KD_ERR_NUMERIC, 6, 1, "numerical failure")                           \
-  X(KD_ERR_INTERRUPTED, 7, 3, "interrupted; checkpoint written")          \
-  X(KD_ERR_MEM, 8, 2, "out of memory")                                   \
-  X(KD_ERR_IO, 9, 2, "I/O error")                                        \
-  X(KD_ERR_MPI, 10, 2, "MPI error")                                      \
-  X(KD_ERR_H5, 11, 2, "HDF5 error")                                      \
-  X(KD_ERR_LA, 12, 2, "linear algebra error")                            \
+#define KD_ERR_LIST(X)                                           \
+  X(KD_OK, 0, 0, "success")                                      \
+  X(KD_ERR_CONFIG, 1, 1, "invalid configuration")                \
+  X(KD_ERR_INPUT, 2, 1, "invalid input data")                    \
+  X(KD_ERR_ARG, 3, 1, "invalid argument")                        \
+  X(KD_ERR_FILE, 4, 1, "cannot read input file")                 \
+  X(KD_ERR_UNSUPPORTED, 5, 1, "unsupported combination")         \
+  X(KD_ERR_NUMERIC, 6, 1, "numerical failure")                   \
+  X(KD_ERR_INTERRUPTED, 7, 3, "interrupted; checkpoint written") \
+  X(KD_ERR_MEM, 8, 2, "out of memory")                           \
+  X(KD_ERR_IO, 9, 2, "I/O error")                                \
+  X(KD_ERR_MPI, 10, 2, "MPI error")                              \
+  X(KD_ERR_H5, 11, 2, "HDF5 error")                              \
+  X(KD_ERR_LA, 12, 2, "linear algebra error")                    \
   X(KD_ERR_INTERNAL, 13, 2, "internal error")
 
 typedef enum {
@@ -66,66 +66,65 @@ void kd_err_clear(void);
 /** Record an MPI failure with MPI_Error_string text; returns KD_ERR_MPI. Local. */
 kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what);
 
-#define KD_TRY(expr)                 \
-  do {                               \
-    kd_err kd_try_e_ = (expr);       \
-    if (kd_try_e_ != KD_OK) {        \
-      err = kd_try_e_;               \
-      goto cleanup;                  \
-    }                                \
+#define KD_TRY(expr)           \
+  do {                         \
+    kd_err kd_try_e_ = (expr); \
+    if (kd_try_e_ != KD_OK) {  \
+      err = kd_try_e_;         \
+      goto cleanup;            \
+    }                          \
   } while (0)
 
-#define KD_CHECK(cond, code, ...)                                 \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__);  \
-      goto cleanup;                                               \
-    }                                                             \
+#define KD_CHECK(cond, code, ...)                                \
+  do {                                                           \
+    if (!(cond)) {                                               \
+      err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \
+      goto cleanup;                                              \
+    }                                                            \
   } while (0)
 
 /** Jump to cleanup with code and message (unconditional KD_CHECK). */
-#define KD_FAIL(code, ...)                                      \
-  do {                                                          \
-    err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__);  \
-    goto cleanup;                                               \
+#define KD_FAIL(code, ...)                                     \
+  do {                                                         \
+    err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \
+    goto cleanup;                                              \
   } while (0)
 
-#define KD_MPI(call)                                                  \
-  do {                                                                \
-    int kd_mpi_rc_ = (call);                                          \
-    if (kd_mpi_rc_ != MPI_SUCCESS) {                                  \
-      err = kd_err_set_mpi(kd_mpi_rc_, __FILE__, __LINE__, #call);    \
-      goto cleanup;                                                   \
-    }                                                                 \
+#define KD_MPI(call)                                               \
+  do {                                                             \
+    int kd_mpi_rc_ = (call);                                       \
+    if (kd_mpi_rc_ != MPI_SUCCESS) {                               \
+      err = kd_err_set_mpi(kd_mpi_rc_, __FILE__, __LINE__, #call); \
+      goto cleanup;                                                \
+    }                                                              \
   } while (0)
 
 /** ScaLAPACK/LAPACK info check. */
-#define KD_LA(info)                                                          \
-  do {                                                                       \
-    int kd_la_info_ = (int)(info);                                           \
-    if (kd_la_info_ != 0) {                                                  \
-      err = kd_err_set(KD_ERR_LA, __FILE__, __LINE__, "%s returned info=%d", \
-                       #info, kd_la_info_);                                  \
-      goto cleanup;                                                          \
-    }                                                                        \
+#define KD_LA(info)                                                                               \
+  do {                                                                                            \
+    int kd_la_info_ = (int)(info);                                                                \
+    if (kd_la_info_ != 0) {                                                                       \
+      err = kd_err_set(KD_ERR_LA, __FILE__, __LINE__, "%s returned info=%d", #info, kd_la_info_); \
+      goto cleanup;                                                                               \
+    }                                                                                             \
   } while (0)
 
 /** Allocate n elements of *ptr's type, zeroed; fails with KD_ERR_MEM. n may be 0 (allocates 1). */
-#define KD_ALLOC(ptr, n)                                                          \
-  do {                                                                            \
-    size_t kd_alloc_n_ = (size_t)(n);                                             \
-    (ptr) = calloc(kd_alloc_n_ ? kd_alloc_n_ : 1, sizeof(*(ptr)));                \
-    if (!(ptr)) {                                                                 \
+#define KD_ALLOC(ptr, n)                                                                  \
+  do {                                                                                    \
+    size_t kd_alloc_n_ = (size_t)(n);                                                     \
+    (ptr) = calloc(kd_alloc_n_ ? kd_alloc_n_ : 1, sizeof(*(ptr)));                        \
+    if (!(ptr)) {                                                                         \
       err = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "cannot allocate %zu x %zu bytes", \
-                       kd_alloc_n_, sizeof(*(ptr)));                              \
-      goto cleanup;                                                               \
-    }                                                                             \
+                       kd_alloc_n_, sizeof(*(ptr)));                                      \
+      goto cleanup;                                                                       \
+    }                                                                                     \
   } while (0)
 
 /** Debug assertion: aborts all ranks (never for user errors). */
-#define KD_ASSERT(cond)                                                               \
-  do {                                                                                \
-    if (!(cond)) kd_abort_assert_(#cond, __FILE__, __LINE__);                         \
+#define KD_ASSERT(cond)                                       \
+  do {                                                        \
+    if (!(cond)) kd_abort_assert_(#cond, __FILE__, __LINE__); \
   } while (0)
 void kd_abort_assert_(const char *what, const char *file, int line);
 

@@ -4,7 +4,8 @@
  * that also validate (type, range, choices) and record the resolved value. Afterwards
  * kd_config_check_unused() rejects any key nobody read (typo / unknown key), naming file, line and
  * key. Keys are dotted paths ("kernel.ls"); sequence elements use their index ("a.b.0.mean").
- * Every rank parses the same bytes (rank 0 reads, broadcasts), so config errors need no agreement. */
+ * Every rank parses the same bytes (rank 0 reads, broadcasts), so config errors need no agreement.
+ */
 #ifndef KDISTILL_KD_IO_H
 #define KDISTILL_KD_IO_H
 

@@ -11,36 +11,36 @@ extern "C" {
 #endif
 
 /* X(enum, config name, summary) */
-#define KD_KERNEL_LIST(X)                                                          \
-  X(KD_KERNEL_GAUSSIAN, "gaussian", "exp(-|x-y|^2 / (2 ls^2))")                    \
-  X(KD_KERNEL_LAPLACE, "laplace", "exp(-|x-y| / ls)")                              \
-  X(KD_KERNEL_IMQ, "imq", "(1 + |x-y|^2 / ls^2)^(-beta)")                          \
-  X(KD_KERNEL_MATERN12, "matern12", "exp(-r/ls)")                                   \
-  X(KD_KERNEL_MATERN32, "matern32", "(1 + sqrt3 r/ls) exp(-sqrt3 r/ls)")            \
+#define KD_KERNEL_LIST(X)                                                               \
+  X(KD_KERNEL_GAUSSIAN, "gaussian", "exp(-|x-y|^2 / (2 ls^2))")                         \
+  X(KD_KERNEL_LAPLACE, "laplace", "exp(-|x-y| / ls)")                                   \
+  X(KD_KERNEL_IMQ, "imq", "(1 + |x-y|^2 / ls^2)^(-beta)")                               \
+  X(KD_KERNEL_MATERN12, "matern12", "exp(-r/ls)")                                       \
+  X(KD_KERNEL_MATERN32, "matern32", "(1 + sqrt3 r/ls) exp(-sqrt3 r/ls)")                \
   X(KD_KERNEL_MATERN52, "matern52", "(1 + sqrt5 r/ls + 5r^2/(3ls^2)) exp(-sqrt5 r/ls)") \
-  X(KD_KERNEL_LINEAR, "linear", "<x,y> + c")                                        \
-  X(KD_KERNEL_POLYNOMIAL, "polynomial", "(<x,y>/ls^2 + c)^degree")                  \
-  X(KD_KERNEL_SOBOLEV, "sobolev", "periodic Sobolev order r on [0,1)^d")           \
-  X(KD_KERNEL_ENERGY, "energy", "8/3 - |x-y|")                                      \
+  X(KD_KERNEL_LINEAR, "linear", "<x,y> + c")                                            \
+  X(KD_KERNEL_POLYNOMIAL, "polynomial", "(<x,y>/ls^2 + c)^degree")                      \
+  X(KD_KERNEL_SOBOLEV, "sobolev", "periodic Sobolev order r on [0,1)^d")                \
+  X(KD_KERNEL_ENERGY, "energy", "8/3 - |x-y|")                                          \
   X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")
 
 typedef enum {
 #define KD_KERNEL_ENUM_(e, n, s) e,
   KD_KERNEL_LIST(KD_KERNEL_ENUM_)
 #undef KD_KERNEL_ENUM_
-  KD_KERNEL_COUNT_
+      KD_KERNEL_COUNT_
 } kd_kernel_type;
 
 /** Kernel parameters (config section `kernel:`). Unused fields are ignored by a family. */
 typedef struct {
   kd_kernel_type type;
-  double ls;      /* length scale (bandwidth); > 0 */
-  int ls_median;  /* 1: ls is set by kd_kernel_set_median_ls before use */
-  double beta;    /* IMQ exponent (default 0.5) */
-  double c;       /* linear / polynomial offset */
-  int degree;     /* polynomial degree */
-  int order;      /* Sobolev order r in {1,2,3} */
-  int dk;         /* attention: key dimension (value dimension = d - dk) */
+  double ls;     /* length scale (bandwidth); > 0 */
+  int ls_median; /* 1: ls is set by kd_kernel_set_median_ls before use */
+  double beta;   /* IMQ exponent (default 0.5) */
+  double c;      /* linear / polynomial offset */
+  int degree;    /* polynomial degree */
+  int order;     /* Sobolev order r in {1,2,3} */
+  int dk;        /* attention: key dimension (value dimension = d - dk) */
 } kd_kernel_params;
 
 typedef struct kd_kernel kd_kernel;
@@ -69,8 +69,8 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
 /** k(x, y) for one pair. */
 double kd_kernel_eval(kd_kernel *k, const double *x, const double *y);
 /** Tile K[i*ldk + j] = k(A_i, B_j), A: na x d, B: nb x d. */
-kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B,
-                            kd_lidx nb, double *K, kd_lidx ldk);
+kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                            double *K, kd_lidx ldk);
 /** Fused mat-vec y[i] = beta*y[i] + sum_j k(A_i, B_j) w[j] without materialising K(A,B).
  *  w == NULL means w_j = 1. */
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,

@@ -47,8 +47,7 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available);
 /** Exact MMD of the rule (X[n*d], w[n]), replicated on every rank, against the target.
  *  Returns sqrt(max(MMD^2, 0)) in *mmd; *mmd2 (optional) gets the raw MMD^2. If zz is unavailable,
  *  *mmd is NaN and *mmd2 holds MMD^2 - zz. Collective. */
-kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd,
-              double *mmd2);
+kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd, double *mmd2);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,10 @@ void kd_log_warn(const char *fmt, ...)
  *  interval (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
 void kd_log_set_interval(double seconds);
+/** Announce the iteration budget of the current phase (0 = unknown): progress lines then carry
+ *  an upper estimate of the time left ("eta <= S s", from the mean time per iteration so far;
+ *  iterative solvers may stop earlier on a tolerance). Local. */
+void kd_log_set_total(int64_t total);
 
 /* ---------------- interruption (signals -> checkpoint) ---------------- */
 /** Non-zero once SIGTERM/SIGUSR1 was received (set by the handler main installs). Local. */
@@ -91,13 +95,13 @@ void kd_interrupt_set(int on);
 typedef enum { KD_PARAM_INT, KD_PARAM_F64, KD_PARAM_STR, KD_PARAM_BOOL } kd_param_type;
 
 typedef struct {
-  const char *key;      /* key under `algorithm:` */
+  const char *key; /* key under `algorithm:` */
   kd_param_type type;
-  double def;           /* default for INT / F64 / BOOL */
-  const char *def_str;  /* default for STR (NULL: required) */
-  double min, max;      /* inclusive range for INT / F64 */
-  const char *choices;  /* STR: '|'-separated allowed values, or NULL for any */
-  const char *doc;      /* one-line description (README table, --print-defaults) */
+  double def;          /* default for INT / F64 / BOOL */
+  const char *def_str; /* default for STR (NULL: required) */
+  double min, max;     /* inclusive range for INT / F64 */
+  const char *choices; /* STR: '|'-separated allowed values, or NULL for any */
+  const char *doc;     /* one-line description (README table, --print-defaults) */
 } kd_param_spec;
 
 typedef struct {

@@ -45,7 +45,10 @@ static kd_err kd_uniform_run_(const kd_algo_in *in, kd_result *out) {
   /* keys travel as doubles bit-for-bit: two doubles per candidate (key bits, index) */
   KD_ALLOC(sendbuf, 2 * keep);
   for (kd_lidx i = 0; i < keep; i++) {
-    union { uint64_t u; double f; } cv;
+    union {
+      uint64_t u;
+      double f;
+    } cv;
     cv.u = loc[i].key;
     sendbuf[2 * i] = cv.f;
     sendbuf[2 * i + 1] = (double)loc[i].idx;
@@ -58,7 +61,10 @@ static kd_err kd_uniform_run_(const kd_algo_in *in, kd_result *out) {
   loc = NULL;
   KD_ALLOC(loc, total);
   for (int64_t i = 0; i < total; i++) {
-    union { uint64_t u; double f; } cv;
+    union {
+      uint64_t u;
+      double f;
+    } cv;
     cv.f = all[2 * i];
     loc[i].key = cv.u;
     loc[i].idx = (int64_t)all[2 * i + 1];
@@ -79,5 +85,5 @@ cleanup:
 }
 
 const kd_algo_desc kd_algo_uniform = {
-    "uniform", "thin", "uniform random subsample without replacement (seeded)",
-    kd_uniform_params_, 1, kd_uniform_run_};
+    "uniform",          "thin", "uniform random subsample without replacement (seeded)",
+    kd_uniform_params_, 1,      kd_uniform_run_};

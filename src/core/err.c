@@ -55,7 +55,8 @@ void kd_err_clear(void) { kd_err_msg_[0] = '\0'; }
 kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what) {
   char text[MPI_MAX_ERROR_STRING] = "";
   int len = 0;
-  if (MPI_Error_string(mpi_code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", mpi_code);
+  if (MPI_Error_string(mpi_code, text, &len) != MPI_SUCCESS)
+    snprintf(text, sizeof text, "code %d", mpi_code);
   return kd_err_set(KD_ERR_MPI, file, line, "MPI call failed (%s): %s", what, text);
 }
 

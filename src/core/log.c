@@ -9,6 +9,8 @@ static kd_log_level kd_log_level_ = KD_LOG_NORMAL;
 static double kd_log_t0_ = 0.0;
 static double kd_log_interval_ = 1.0;
 static double kd_log_last_ = -1e300;
+static int64_t kd_log_total_ = 0;
+static double kd_log_phase_t0_ = 0.0;
 
 void kd_log_init(MPI_Comm comm, kd_log_level level) {
   if (MPI_Comm_rank(comm, &kd_log_rank_) != MPI_SUCCESS) kd_log_rank_ = 0;
@@ -22,6 +24,11 @@ kd_log_level kd_log_get_level(void) { return kd_log_level_; }
 double kd_log_elapsed(void) { return MPI_Wtime() - kd_log_t0_; }
 
 void kd_log_set_interval(double seconds) { kd_log_interval_ = seconds; }
+
+void kd_log_set_total(int64_t total) {
+  kd_log_total_ = total;
+  kd_log_phase_t0_ = kd_log_elapsed();
+}
 
 static void kd_log_v_(kd_log_level min, const char *prefix, const char *fmt, va_list ap) {
   if (kd_log_rank_ != 0 || kd_log_level_ < min) return;
@@ -57,7 +64,11 @@ void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms,
   double now = kd_log_elapsed();
   if (!force && now - kd_log_last_ < kd_log_interval_) return;
   kd_log_last_ = now;
-  fprintf(stderr, "kdistill: [%s] iter %lld  mmd %.6e  atoms %lld  elapsed %.2f s\n", phase,
-          (long long)iter, mmd, (long long)atoms, now);
+  char eta[48] = "";
+  if (kd_log_total_ > 0 && iter > 0 && iter < kd_log_total_)
+    snprintf(eta, sizeof eta, "  eta <= %.1f s",
+             (now - kd_log_phase_t0_) * (double)(kd_log_total_ - iter) / (double)iter);
+  fprintf(stderr, "kdistill: [%s] iter %lld  mmd %.6e  atoms %lld  elapsed %.2f s%s\n", phase,
+          (long long)iter, mmd, (long long)atoms, now, eta);
   fflush(stderr);
 }

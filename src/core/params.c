@@ -111,13 +111,14 @@ kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const
       double f = strtod(text, &end);
       KD_CHECK(end != text && *end == '\0' && isfinite(f), KD_ERR_CONFIG,
                "%s: expected a finite number, got '%s'", ctx, text);
-      KD_CHECK(f >= s->min && f <= s->max, KD_ERR_CONFIG, "%s: %.17g is out of range [%.17g, %.17g]",
-               ctx, f, s->min, s->max);
+      KD_CHECK(f >= s->min && f <= s->max, KD_ERR_CONFIG,
+               "%s: %.17g is out of range [%.17g, %.17g]", ctx, f, s->min, s->max);
       v->f = f;
       break;
     }
     case KD_PARAM_BOOL: {
-      if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") || !strcmp(text, "1"))
+      if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") ||
+          !strcmp(text, "1"))
         v->b = 1;
       else if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "off") ||
                !strcmp(text, "0"))

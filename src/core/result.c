@@ -6,7 +6,8 @@
 
 kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d) {
   kd_err err = KD_OK;
-  KD_CHECK(n >= 0 && d >= 1, KD_ERR_INTERNAL, "kd_result_alloc: bad size %lld x %d", (long long)n, d);
+  KD_CHECK(n >= 0 && d >= 1, KD_ERR_INTERNAL, "kd_result_alloc: bad size %lld x %d", (long long)n,
+           d);
   free(r->points);
   free(r->weights);
   free(r->indices);

@@ -5,6 +5,13 @@
 
 #include "dist/dist_impl.h"
 
+/* Seconds this process spent inside the communication helpers (for --verbose timings). */
+static double kd_dist_comm_s_ = 0.0;
+
+double kd_dist_comm_seconds(void) { return kd_dist_comm_s_; }
+
+void kd_dist_comm_seconds_reset(void) { kd_dist_comm_s_ = 0.0; }
+
 int kd_dist_rank(MPI_Comm comm) {
   int r = 0;
   if (MPI_Comm_rank(comm, &r) != MPI_SUCCESS) r = 0;
@@ -22,10 +29,11 @@ double kd_dist_wtime(void) { return MPI_Wtime(); }
 /* Error agreement: lowest failing rank becomes the root of a broadcast of (code, message). */
 kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int size = kd_dist_size(comm), rank = kd_dist_rank(comm);
   int mine = (*e != KD_OK) ? rank : size, root = size;
   KD_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
-  if (root == size) return KD_OK;
+  if (root == size) goto cleanup;
   struct {
     int code;
     char msg[1024];
@@ -39,6 +47,7 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
   *e = (kd_err)pkt.code;
   kd_err_set_message(pkt.msg);
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
@@ -88,6 +97,7 @@ static void kd_argmax_op_(void *in, void *inout, int *len, MPI_Datatype *dt) {
 static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout,
                            kd_gidx *iout, int want_max) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   MPI_Op op = MPI_OP_NULL;
   MPI_Datatype dt = MPI_DATATYPE_NULL;
   kd_arg_pkt in, out;
@@ -113,6 +123,7 @@ static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, doubl
 cleanup:
   if (op != MPI_OP_NULL) MPI_Op_free(&op);
   if (dt != MPI_DATATYPE_NULL) MPI_Type_free(&dt);
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
@@ -126,8 +137,10 @@ kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vo
 
 static kd_err kd_dist_reduce_(MPI_Comm comm, void *buf, int n, MPI_Datatype t, MPI_Op op) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   if (n > 0) KD_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, comm));
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
@@ -154,18 +167,21 @@ kd_err kd_dist_max_i64(MPI_Comm comm, int64_t *buf, int n) {
 
 kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   char *p = buf;
   for (int64_t off = 0; off < nbytes; off += KD_CHUNK_) {
     int64_t len = nbytes - off < KD_CHUNK_ ? nbytes - off : KD_CHUNK_;
     KD_MPI(MPI_Bcast(p + off, (int)len, MPI_BYTE, root, comm));
   }
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
 kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double *recv, int64_t cap,
                           int64_t *nr) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int size = kd_dist_size(comm), rank = kd_dist_rank(comm);
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   int64_t sn = ns, rn = 0;
@@ -178,6 +194,7 @@ kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double 
                       comm, &st));
   *nr = rn;
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
@@ -204,41 +221,49 @@ cleanup:
 
 kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, comm));
 cleanup:
   free(counts);
   free(displs);
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
 kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local, int64_t *out) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_INT64_T, out, counts, displs, MPI_INT64_T, comm));
 cleanup:
   free(counts);
   free(displs);
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
 kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out, int root) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Gatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, root, comm));
 cleanup:
   free(counts);
   free(displs);
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
 kd_err kd_dist_barrier(MPI_Comm comm) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   KD_MPI(MPI_Barrier(comm));
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
@@ -267,21 +292,41 @@ void kd_dist_comm_free(MPI_Comm *c) {
 
 kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int tag) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   KD_CHECK(n < KD_CHUNK_, KD_ERR_INTERNAL, "send of %lld values too large", (long long)n);
   KD_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
   KD_MPI(MPI_Send(buf, (int)n, MPI_DOUBLE, dest, tag, comm));
 cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
   return err;
 }
 
 kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag) {
   kd_err err = KD_OK;
+  const double kd_t0_ = MPI_Wtime();
   int64_t n = 0;
   KD_MPI(MPI_Recv(&n, 1, MPI_INT64_T, src, tag, comm, MPI_STATUS_IGNORE));
   KD_CHECK(n <= cap, KD_ERR_INTERNAL, "recv: %lld values do not fit %lld", (long long)n,
            (long long)cap);
   KD_MPI(MPI_Recv(buf, (int)n, MPI_DOUBLE, src, tag, comm, MPI_STATUS_IGNORE));
   *nr = n;
+cleanup:
+  kd_dist_comm_s_ += MPI_Wtime() - kd_t0_;
+  return err;
+}
+
+kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds) {
+  kd_err err = KD_OK;
+  const int size = kd_dist_size(comm);
+  const double comm_s = kd_dist_comm_s_, comp_s = total_seconds - kd_dist_comm_s_;
+  double mx[2] = {comp_s, comm_s}, mn[2] = {comp_s, comm_s}, sum[2] = {comp_s, comm_s};
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+  kd_log_verbose(
+      "timings over %d ranks (s): compute min %.3f mean %.3f max %.3f | "
+      "communication min %.3f mean %.3f max %.3f",
+      size, mn[0], sum[0] / size, mx[0], mn[1], sum[1] / size, mx[1]);
 cleanup:
   return err;
 }

@@ -8,8 +8,8 @@
 
 #include "kdistill/kd_types.h"
 
-int kd_dist_rank(MPI_Comm comm);  /* Local; 0 on failure */
-int kd_dist_size(MPI_Comm comm);  /* Local; 1 on failure */
+int kd_dist_rank(MPI_Comm comm); /* Local; 0 on failure */
+int kd_dist_size(MPI_Comm comm); /* Local; 1 on failure */
 
 /** Agree on an error at a phase boundary: if any rank has *err != KD_OK, every rank returns with
  *  *err set to the code of the lowest failing rank and that rank's message installed locally
@@ -39,8 +39,8 @@ kd_err kd_dist_max_i64(MPI_Comm comm, int64_t *buf, int n);
 kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root);
 /** Ring shift: send send[0..ns) doubles to rank+1, receive up to cap doubles from rank-1 into
  *  recv; *nr gets the count received. */
-kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double *recv,
-                          int64_t cap, int64_t *nr);
+kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double *recv, int64_t cap,
+                          int64_t *nr);
 /** All-gather variable-length double blocks: every rank contributes n_local values; out gets the
  *  concatenation in rank order (length = sum). counts/displs computed internally. */
 kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out);
@@ -59,6 +59,13 @@ void kd_dist_comm_free(MPI_Comm *c);
  *  to cap values, *nr gets the count. */
 kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int tag);
 kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag);
+/** Seconds this process has spent inside the kd_dist_* helpers (waiting included), and reset.
+ *  Local. */
+double kd_dist_comm_seconds(void);
+void kd_dist_comm_seconds_reset(void);
+/** --verbose: one rank-0 line with min / mean / max over ranks of compute (total_seconds minus
+ *  communication) and communication seconds. Collective. */
+kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds);
 /** Wall clock (MPI_Wtime). Local. */
 double kd_dist_wtime(void);
 

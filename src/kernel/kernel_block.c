@@ -2,9 +2,9 @@
  * y = beta y + K(A,B) w (K never materialised) and the diagonal.
  *
  * B is packed in panels of KD_KERNEL_PANEL columns (fewer for d > 128), transposed
- * (coordinate-major) and padded with zero columns to a multiple of 16, so the per-row loops run over
- * contiguous columns and vectorise lane-wise. Per pair the operations are fixed (kernel_impl.h),
- * hence
+ * (coordinate-major) and padded with zero columns to a multiple of 16, so the per-row loops run
+ * over contiguous columns and vectorise lane-wise. Per pair the operations are fixed
+ * (kernel_impl.h), hence
  *   - k(a, b) is bitwise identical in any tile, at any position, for any na, nb, and equal to
  *     kd_kernel_eval(a, b);
  *   - the mat-vec sums row i in 8 interleaved partial sums (column j goes to lane j mod 8, in

@@ -9,7 +9,8 @@
  *  Q: n x n symmetric PSD, row-major. w: in = starting point (any point of the simplex, or all
  *  zeros for a default start), out = solution. Stops when the simplex KKT violation is below tol
  *  or after max_iter outer iterations. Returns KD_ERR_NUMERIC if it cannot make progress.
- *  Implemented in la/simplex_qp.c (herding issue); reused by thinning reweight and quadrature +opt. */
+ *  Implemented in la/simplex_qp.c (herding issue); reused by thinning reweight and quadrature +opt.
+ */
 kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
 /** Use one BLAS thread per process unless OPENBLAS_NUM_THREADS is set (ranks are the

@@ -6,9 +6,9 @@
 
 #include "kdistill/kd_pointset.h"
 
-static const char *const kd_measure_names_[] = {"none",  "uniform_box", "gaussian",
-                                                "gaussian_mixture", "sphere", "torus",
-                                                "grid",  "trunc_gaussian"};
+static const char *const kd_measure_names_[] = {
+    "none",   "uniform_box", "gaussian", "gaussian_mixture",
+    "sphere", "torus",       "grid",     "trunc_gaussian"};
 
 const char *kd_measure_name(kd_measure_type t) {
   if ((int)t < 0 || (int)t >= (int)(sizeof kd_measure_names_ / sizeof *kd_measure_names_))
@@ -120,10 +120,10 @@ cleanup:
 static double kd_phi_(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
 static double kd_phi_inv_(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01,  -1.328068155288572e+01};
+                             6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                              -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double e[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -162,7 +162,8 @@ kd_err kd_measure_sample(const kd_measure *m, uint64_t seed, kd_gidx row0, kd_li
     switch (m->type) {
       case KD_MEASURE_UNIFORM_BOX:
         for (int j = 0; j < d; j++)
-          x[j] = m->lo[j] + (m->hi[j] - m->lo[j]) * kd_rng_uniform(seed, KD_STREAM_COORD, g * d + j);
+          x[j] =
+              m->lo[j] + (m->hi[j] - m->lo[j]) * kd_rng_uniform(seed, KD_STREAM_COORD, g * d + j);
         break;
       case KD_MEASURE_TORUS:
         for (int j = 0; j < d; j++) x[j] = kd_rng_uniform(seed, KD_STREAM_COORD, g * d + j);
@@ -203,7 +204,8 @@ kd_err kd_measure_sample(const kd_measure *m, uint64_t seed, kd_gidx row0, kd_li
           s2 += x[j] * x[j];
         }
         double s = sqrt(s2);
-        KD_CHECK(s > 0, KD_ERR_NUMERIC, "sphere sample of row %llu degenerate", (unsigned long long)g);
+        KD_CHECK(s > 0, KD_ERR_NUMERIC, "sphere sample of row %llu degenerate",
+                 (unsigned long long)g);
         for (int j = 0; j < d; j++) x[j] /= s;
         break;
       }
@@ -214,7 +216,8 @@ kd_err kd_measure_sample(const kd_measure *m, uint64_t seed, kd_gidx row0, kd_li
           rem /= (uint64_t)m->grid_n;
           x[j] = m->lo[j] + ((double)ij + 0.5) * (m->hi[j] - m->lo[j]) / (double)m->grid_n;
         }
-        KD_CHECK(rem == 0, KD_ERR_INPUT, "grid row %llu beyond grid_n^d points", (unsigned long long)g);
+        KD_CHECK(rem == 0, KD_ERR_INPUT, "grid row %llu beyond grid_n^d points",
+                 (unsigned long long)g);
         break;
       }
       default:

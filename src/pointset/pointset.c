@@ -165,7 +165,8 @@ kd_err kd_pointset_gather_rows(const kd_pointset *ps, const kd_gidx *idx, kd_lid
       break;
     }
     kd_gidx l = idx[i] - ps->offset;
-    if (l >= 0 && l < ps->n_local) memcpy(out + (size_t)i * d, ps->rows + (size_t)l * d, d * sizeof(double));
+    if (l >= 0 && l < ps->n_local)
+      memcpy(out + (size_t)i * d, ps->rows + (size_t)l * d, d * sizeof(double));
   }
   KD_TRY(kd_dist_agreed(ps->comm, lerr));
   /* each row is non-zero on exactly one rank: a sum is an exact gather */

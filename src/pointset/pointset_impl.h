@@ -7,12 +7,12 @@
 struct kd_pointset {
   MPI_Comm comm; /* borrowed */
   int rank, size;
-  kd_gidx n;     /* global rows */
+  kd_gidx n; /* global rows */
   int d;
   kd_gidx offset;
   kd_lidx n_local;
-  double *rows;  /* [n_local*d] owned */
-  double *w;     /* [n_local] owned, NULL = uniform */
+  double *rows; /* [n_local*d] owned */
+  double *w;    /* [n_local] owned, NULL = uniform */
 };
 
 #endif

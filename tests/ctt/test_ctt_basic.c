@@ -315,7 +315,8 @@ static void test_bad_input(MPI_Comm comm) {
       prm.v[0].i = 1;
       kd_err_clear();
       kd_ctt_in ti = {Y};
-      kd_algo_in in = {.comm = comm, .kernel = k, .points = X, .params = &prm, .seed = 1, .task_in = &ti};
+      kd_algo_in in = {
+          .comm = comm, .kernel = k, .points = X, .params = &prm, .seed = 1, .task_in = &ti};
       kd_result r = KD_RESULT_INIT;
       KD_TEST(desc->run(&in, &r) == KD_ERR_CONFIG && strstr(kd_err_message(), "algorithm.s"),
               "run() refuses s = 1: %s", kd_err_message());

@@ -62,7 +62,8 @@ kd_err herd_run(MPI_Comm comm, const herd_problem *p, const char *name, const ch
     snprintf(ctx, sizeof ctx, "algorithm.%s", key);
     KD_TRY(kd_params_set_text(&par, key, eq + 1, ctx));
   }
-  kd_algo_in in = {.comm = comm, .kernel = p->k, .points = p->cand, .target = p->t, .params = &par, .seed = 1};
+  kd_algo_in in = {
+      .comm = comm, .kernel = p->k, .points = p->cand, .target = p->t, .params = &par, .seed = 1};
   KD_TRY(a->run(&in, res));
 cleanup:
   kd_params_free(&par);

@@ -31,7 +31,12 @@ static kd_err run_forced(const herd_problem *p, const char *algo, const char *ke
       par.v[i].f = v;
       par.v[i].i = (int64_t)v;
     }
-  kd_algo_in in = {.comm = MPI_COMM_WORLD, .kernel = p->k, .points = p->cand, .target = p->t, .params = &par, .seed = 1};
+  kd_algo_in in = {.comm = MPI_COMM_WORLD,
+                   .kernel = p->k,
+                   .points = p->cand,
+                   .target = p->t,
+                   .params = &par,
+                   .seed = 1};
   kd_result r = KD_RESULT_INIT;
   kd_err e = a->run(&in, &r);
   kd_result_free(&r);

@@ -59,7 +59,8 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_params_set_text(&p, "max_iter", "1e3", "t"));
   KD_TEST(kd_params_int(&p, "max_iter") == 1000, "1e3 as integer");
   KD_TEST(kd_params_set_text(&p, "J", "0.5", "cfg:3: algorithm.J") == KD_ERR_CONFIG, "J < 1");
-  KD_TEST(strstr(kd_err_message(), "algorithm.J") != NULL, "message names key: %s", kd_err_message());
+  KD_TEST(strstr(kd_err_message(), "algorithm.J") != NULL, "message names key: %s",
+          kd_err_message());
   kd_err_clear();
   KD_TEST(kd_params_set_text(&p, "mode", "c", "m") == KD_ERR_CONFIG, "bad choice");
   kd_err_clear();

@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
   KD_TEST(i == 7 && v == -5.0, "argmin with empty ranks");
   /* an error on the last rank is folded into the reduction and seen everywhere */
   kd_err e = KD_OK;
-  if (rank == size - 1) e = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "planted on rank %d", rank);
+  if (rank == size - 1)
+    e = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "planted on rank %d", rank);
   kd_err r = kd_dist_argmin(c, 0.0, rank, e, &v, &i);
   KD_TEST(r == KD_ERR_INPUT, "error folded into argmin: %d", (int)r);
   KD_TEST(strstr(kd_err_message(), "planted") != NULL, "message travels: '%s'", kd_err_message());
@@ -53,5 +54,13 @@ int main(int argc, char **argv) {
   for (int q = 0; q < size; q++)
     for (int k = 0; k <= q; k++) ok &= all[pos++] == 10 * q + k;
   KD_TEST(ok, "allgatherv order");
+  /* communication-time accounting behind --verbose timings */
+  kd_dist_comm_seconds_reset();
+  KD_TEST(kd_dist_comm_seconds() == 0.0, "reset clears the accumulator");
+  double before = kd_dist_comm_seconds();
+  for (int k = 0; k < 10; k++) KD_TEST_OK(kd_dist_barrier(c));
+  KD_TEST(kd_dist_comm_seconds() >= before && kd_dist_comm_seconds() < 60.0,
+          "accumulates barrier time: %g", kd_dist_comm_seconds());
+  KD_TEST_OK(kd_dist_timing_report(c, kd_dist_comm_seconds() + 1.0));
   return kd_test_finish();
 }

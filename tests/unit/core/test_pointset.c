@@ -39,8 +39,8 @@ int main(int argc, char **argv) {
   kd_gidx idx[3] = {1000, 0, 517};
   double got[9];
   KD_TEST_OK(kd_pointset_gather_rows(ps, idx, 3, got));
-  KD_TEST(memcmp(got, ref + 1000 * d, sizeof(double) * d) == 0 && memcmp(got + 3, ref, 8 * d) == 0 &&
-              memcmp(got + 6, ref + 517 * d, 8 * d) == 0,
+  KD_TEST(memcmp(got, ref + 1000 * d, sizeof(double) * d) == 0 &&
+              memcmp(got + 3, ref, 8 * d) == 0 && memcmp(got + 6, ref + 517 * d, 8 * d) == 0,
           "gather rows");
   KD_TEST_OK(kd_pointset_validate(ps, "box"));
   /* plant a NaN in global row 600 (1-based 601) on whichever rank owns it */
@@ -89,7 +89,8 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_measure_sample(&mu, 5, 0, 100, x));
   ok = 1;
   for (int i = 0; i < 100; i++)
-    ok &= fabs(x[3 * i] * x[3 * i] + x[3 * i + 1] * x[3 * i + 1] + x[3 * i + 2] * x[3 * i + 2] - 1) < 1e-14;
+    ok &= fabs(x[3 * i] * x[3 * i] + x[3 * i + 1] * x[3 * i + 1] + x[3 * i + 2] * x[3 * i + 2] -
+               1) < 1e-14;
   KD_TEST(ok, "sphere rows unit norm");
   mu.type = KD_MEASURE_GRID;
   mu.grid_n = 4;

@@ -1,0 +1,627 @@
+/* quad_common.c - convex kernel quadrature via test functions + recombination (Hayakawa, Oberhauser
+ * & Lyons): Alg. 1 (steps 1-4), Nystrom test functions u_i^T k(Z,.)/sqrt(lambda_i) of eq.
+ * (10)-(11), Mercer test functions of §2.2 for the periodic Sobolev kernel on the torus, and the "+
+ * opt" convex weights minimising the worst-case error (14) over the simplex.
+ *
+ * Layout: the N sample rows are cut into n_leaves contiguous leaves (a number fixed by N and n
+ * only), leaves are split in blocks over ranks; each rank evaluates the test functions on its own
+ * rows only and the recombination tree merges leaves in an order that does not depend on the rank
+ * count, so the rule is the same at any rank count up to round-off. */
+#include "algo/quadrature/quad_common.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/quadrature/recombination.h"
+#include "dist/dist_impl.h"
+#include "la/la_dist_impl.h"
+#include "la/la_impl.h"
+
+/* random streams (seed, stream, counter) used here */
+#define KD_QSTREAM_SAMPLE 0x51a1u /* derived seed of the N-point sample (generator) */
+#define KD_QSTREAM_NYS 0x51a2u    /* derived seed of the Nystrom points (generator) */
+#define KD_QSTREAM_KEYS 0x51a3u   /* subsampling keys of an empirical target */
+
+const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
+    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points"},
+    {"sample_size", KD_PARAM_INT, 0, NULL, 0, 1e12, NULL,
+     "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)"},
+    {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
+     "l, Nystrom points (0: 10 n); nystrom_recombination only"},
+    {"eig_parallel_min", KD_PARAM_INT, 8192, NULL, 1, 1e9, NULL,
+     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)"},
+    {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size"},
+    {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
+     "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)"},
+    {"rank_deficient", KD_PARAM_STR, 0, "warn", 0, 0, "warn|error",
+     "what to do when W has fewer than n-1 usable eigenvalues"},
+    {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
+     "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
+     "ranks"},
+    {"overlap", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,
+     "LAPACK eigen path on > 1 rank: the other ranks evaluate k(Y,Z) while rank 0 solves the "
+     "eigenproblem (rank 0 gets fewer leaves; same result)"},
+    {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
+     "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep"},
+    {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP"},
+    {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP"},
+};
+
+/* ---------------- Mercer basis of the periodic Sobolev kernel ---------------- */
+typedef struct {
+  double lam;
+  int code[8]; /* 1-D indices mapped to 0, 1, 2, ... as 0, +1, -1, +2, -2, ... */
+} kd_mterm_;
+
+static int kd_mterm_cmp_(const void *a, const void *b) {
+  const kd_mterm_ *x = a, *y = b;
+  if (x->lam != y->lam) return x->lam > y->lam ? -1 : 1;
+  for (int j = 0; j < 8; j++)
+    if (x->code[j] != y->code[j]) return x->code[j] < y->code[j] ? -1 : 1;
+  return 0;
+}
+
+/* enumerate multi-indices with prod max(1,|k_j|) <= P; returns count (writes if out != NULL) */
+static int64_t kd_menum_(int d, int j, int64_t prod, int64_t P, int *cur, kd_mterm_ *out, int64_t n,
+                         int r) {
+  if (j == d) {
+    if (out) {
+      kd_mterm_ *t = &out[n];
+      memset(t, 0, sizeof *t);
+      t->lam = pow((double)prod, -2.0 * r);
+      for (int i = 0; i < d; i++) t->code[i] = cur[i] > 0 ? 2 * cur[i] - 1 : -2 * cur[i];
+    }
+    return 1;
+  }
+  int64_t c = 0;
+  for (int64_t k = 0; prod * (k > 0 ? k : 1) <= P; k++) {
+    for (int sg = (k == 0 ? 1 : -1); sg <= 1; sg += 2) {
+      cur[j] = (int)(sg * k);
+      c += kd_menum_(d, j + 1, prod * (k > 0 ? k : 1), P, cur, out, n + c, r);
+    }
+  }
+  return c;
+}
+
+kd_err kd_quad_mercer_basis(int d, int r, int s, int *idx, double *lambda) {
+  kd_err err = KD_OK;
+  kd_mterm_ *t = NULL;
+  int cur[8];
+  KD_CHECK(d >= 1 && d <= 8, KD_ERR_UNSUPPORTED, "mercer_recombination supports d <= 8 (got %d)",
+           d);
+  int64_t P = 1, cnt = 0;
+  while ((cnt = kd_menum_(d, 0, 1, P, cur, NULL, 0, r)) < s) P *= 2;
+  KD_ALLOC(t, cnt);
+  kd_menum_(d, 0, 1, P, cur, t, 0, r);
+  qsort(t, (size_t)cnt, sizeof *t, kd_mterm_cmp_);
+  for (int i = 0; i < s; i++) {
+    lambda[i] = t[i].lam;
+    for (int j = 0; j < d; j++) {
+      int c = t[i].code[j];
+      idx[i * d + j] = (c % 2) ? (c + 1) / 2 : -(c / 2);
+    }
+  }
+cleanup:
+  free(t);
+  return err;
+}
+
+/* ---------------- Nystrom Gram fill ---------------- */
+typedef struct {
+  kd_kernel *k;
+  const double *Z;
+  int d;
+} kd_gram_ctx_;
+
+/* A[i + j*lda] = k(Z_{i0+i}, Z_{j0+j}): by symmetry this is the row-major block k(Z_J, Z_I) */
+static kd_err kd_gram_fill_(void *vctx, int i0, int ni, int j0, int nj, double *A, int lda) {
+  kd_gram_ctx_ *c = vctx;
+  return kd_kernel_eval_block(c->k, c->Z + (size_t)j0 * c->d, nj, c->Z + (size_t)i0 * c->d, ni, A,
+                              lda);
+}
+
+/* ---------------- sampling ---------------- */
+typedef struct {
+  uint64_t key;
+  int64_t idx;
+} kd_qkey_;
+
+static int kd_qkey_cmp_(const void *a, const void *b) {
+  const kd_qkey_ *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int kd_i64_cmp_(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Choose k of the M rows of ps (k < M): the k smallest keys (seed, stream, g), ties by index;
+ * idx[k] ascending on every rank. Collective. */
+static kd_err kd_choose_rows_(MPI_Comm comm, const kd_pointset *ps, uint64_t seed, uint64_t stream,
+                              int64_t k, int64_t *idx) {
+  kd_err err = KD_OK;
+  kd_qkey_ *loc = NULL;
+  double *send = NULL, *all = NULL;
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  const kd_gidx off = kd_pointset_offset(ps);
+  KD_ALLOC(loc, nl);
+  for (kd_lidx i = 0; i < nl; i++) {
+    loc[i].key = kd_rng_u64(seed, stream, (uint64_t)(off + i));
+    loc[i].idx = off + i;
+  }
+  qsort(loc, (size_t)nl, sizeof *loc, kd_qkey_cmp_);
+  const int64_t keep = nl < k ? nl : k;
+  KD_ALLOC(send, 2 * keep);
+  for (int64_t i = 0; i < keep; i++) {
+    union {
+      uint64_t u;
+      double f;
+    } cv;
+    cv.u = loc[i].key;
+    send[2 * i] = cv.f;
+    send[2 * i + 1] = (double)loc[i].idx;
+  }
+  int64_t total = keep;
+  KD_TRY(kd_dist_sum_i64(comm, &total, 1));
+  KD_ALLOC(all, 2 * total);
+  KD_TRY(kd_dist_allgatherv(comm, send, 2 * keep, all));
+  free(loc);
+  loc = NULL;
+  KD_ALLOC(loc, total);
+  for (int64_t i = 0; i < total; i++) {
+    union {
+      uint64_t u;
+      double f;
+    } cv;
+    cv.f = all[2 * i];
+    loc[i].key = cv.u;
+    loc[i].idx = (int64_t)all[2 * i + 1];
+  }
+  qsort(loc, (size_t)total, sizeof *loc, kd_qkey_cmp_);
+  for (int64_t i = 0; i < k; i++) idx[i] = loc[i].idx;
+  qsort(idx, (size_t)k, sizeof *idx, kd_i64_cmp_);
+cleanup:
+  free(loc);
+  free(send);
+  free(all);
+  return err;
+}
+
+/* Weights of the global rows idx[k] of ps (uniform 1/M if the set is unweighted), replicated. */
+static kd_err kd_gather_weights_(MPI_Comm comm, const kd_pointset *ps, const int64_t *idx,
+                                 int64_t k, double *w) {
+  kd_err err = KD_OK;
+  const double *wl = kd_pointset_weights_const(ps);
+  const kd_gidx off = kd_pointset_offset(ps), M = kd_pointset_n_global(ps);
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  for (int64_t i = 0; i < k; i++) {
+    int64_t l = idx[i] - off;
+    w[i] = (l >= 0 && l < nl) ? (wl ? wl[l] : 1.0 / (double)M) : 0.0;
+  }
+  KD_TRY(kd_dist_sum(comm, w, (int)k));
+cleanup:
+  return err;
+}
+
+/* ---------------- test functions on this rank's leaves ---------------- */
+typedef struct {
+  kd_kernel *k;
+  kd_quad_kind kind;
+  int d, s, m;
+  int64_t ell;
+  const double *Z, *U, *lambda;
+  const int *midx;
+  const double *Y; /* rows [row0, ...) */
+  int64_t row0;
+  const double *wall;
+  int64_t N, n_leaves;
+  const double *Kpre, *dpre; /* optional precomputed k(Y, Z) [nmine x l] and k(y, y) [nmine] */
+} kd_qfeat_;
+
+/* F = (phi_1 .. phi_s, k1,diag) with phi_t = u_t^T k(Z, .) / sqrt(lambda_t) (eq. 11) or
+ * sqrt(sigma_t) e_t (Mercer), k1,diag = k(x,x) - sum_t phi_t(x)^2. Local. */
+static kd_err kd_features_(const kd_qfeat_ *q, int64_t lo, int64_t hi, kd_recomb_set *leaves,
+                           int64_t chunk, double *kdiag, double *Kyz, double *Phi) {
+  kd_err err = KD_OK;
+  kd_kernel *k = q->k;
+  const int d = q->d, s = q->s, m = q->m;
+  const int64_t ell = q->ell, N = q->N, n_leaves = q->n_leaves, row0 = q->row0;
+  const double *Z = q->Z, *U = q->U, *lambda = q->lambda, *Y = q->Y, *wall = q->wall;
+  const int *midx = q->midx;
+  const kd_quad_kind kind = q->kind;
+  for (int64_t leaf = lo; leaf < hi; leaf++) {
+    kd_recomb_set *ls = &leaves[leaf - lo];
+    const int64_t a = N * leaf / n_leaves, b = N * (leaf + 1) / n_leaves;
+    KD_TRY(kd_recomb_set_alloc(ls, b - a, m));
+    ls->n = b - a;
+    for (int64_t c0 = a; c0 < b; c0 += chunk) {
+      const int64_t cn = (b - c0) < chunk ? (b - c0) : chunk;
+      const double *Yc = Y + (size_t)(c0 - row0) * d;
+      KD_TRY(kd_kernel_diag(k, Yc, cn, kdiag));
+      double *Fc = ls->F + (size_t)(c0 - a) * m;
+      if (kind == KD_QUAD_NYSTROM) {
+        KD_TRY(kd_kernel_eval_block(k, Yc, cn, Z, ell, Kyz, ell));
+        if (s > 0)
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cn, s, (int)ell, 1.0, Kyz,
+                      (int)ell, U, s, 0.0, Phi, s);
+        for (int64_t i = 0; i < cn; i++) {
+          double k0 = 0;
+          for (int t = 0; t < s; t++) {
+            double v = Phi[i * s + t] / sqrt(lambda[t]);
+            Fc[i * m + t] = v;
+            k0 += v * v;
+          }
+          Fc[i * m + s] = kdiag[i] - k0;
+        }
+      } else {
+        const double twopi = 2.0 * 3.14159265358979323846;
+        for (int64_t i = 0; i < cn; i++) {
+          const double *y = Yc + (size_t)i * d;
+          double k0 = 0;
+          for (int t = 0; t < s; t++) {
+            double v = sqrt(lambda[t]);
+            for (int j = 0; j < d; j++) {
+              int kk = midx[t * d + j];
+              if (kk > 0)
+                v *= sqrt(2.0) * cos(twopi * kk * y[j]);
+              else if (kk < 0)
+                v *= sqrt(2.0) * sin(twopi * (-kk) * y[j]);
+            }
+            Fc[i * m + t] = v;
+            k0 += v * v;
+          }
+          Fc[i * m + s] = kdiag[i] - k0;
+        }
+      }
+      for (int64_t i = 0; i < cn; i++) {
+        ls->gid[c0 - a + i] = c0 + i;
+        ls->w[c0 - a + i] = wall[c0 + i];
+      }
+    }
+  }
+cleanup:
+  return err;
+}
+
+/* ---------------- the pipeline ---------------- */
+typedef struct {
+  double sampling, nystrom, eigensolve, test_functions, recombination, opt;
+} kd_qtimes_;
+
+kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  MPI_Comm comm = in->comm;
+  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
+  kd_kernel *k = in->kernel;
+  kd_target *tg = in->target;
+  const kd_measure *meas = kd_target_measure(tg);
+  /* the sample pool: the task's candidates if given, else an empirical target's rows; with neither,
+   * rows are drawn from the target's generator */
+  const kd_pointset *emp = in->points ? in->points : kd_target_points(tg);
+  const int d = kd_kernel_dim(k);
+  double *Z = NULL, *Yall = NULL, *wall = NULL, *Y = NULL, *lambda = NULL, *U = NULL;
+  double *Kyz = NULL, *Phi = NULL, *kdiag = NULL, *X = NULL, *Q = NULL, *z = NULL, *wopt = NULL;
+  int *midx = NULL;
+  int64_t *sel = NULL, *zsel = NULL, *lstart = NULL;
+  double *Kpre = NULL, *dpre = NULL;
+  kd_recomb_set *leaves = NULL, rule = {0};
+  int64_t n_leaves = 0, lo = 0, hi = 0;
+  kd_qtimes_ tm = {0};
+  double t0 = kd_dist_wtime();
+
+  const int64_t n = kd_params_int(in->params, "n");
+  int64_t N = kd_params_int(in->params, "sample_size");
+  int64_t ell = kd_params_int(in->params, "nystrom_points");
+  const int64_t eig_min = kd_params_int(in->params, "eig_parallel_min");
+  const int nb = (int)kd_params_int(in->params, "block_size");
+  const double eig_rtol = kd_params_f64(in->params, "eig_rtol");
+  const int strict = strcmp(kd_params_str(in->params, "rank_deficient"), "error") == 0;
+  int64_t leaves_p = kd_params_int(in->params, "leaves");
+  const int overlap_p = kd_params_bool(in->params, "overlap");
+  const int do_opt = strcmp(kd_params_str(in->params, "opt"), "convex") == 0;
+  const double qp_tol = kd_params_f64(in->params, "qp_tol");
+  const int qp_iter = (int)kd_params_int(in->params, "qp_max_iter");
+
+  KD_CHECK(meas || emp, KD_ERR_UNSUPPORTED,
+           "quadrature needs a generator target, an empirical target or a sample pool");
+  KD_CHECK(!emp || kd_pointset_dim(emp) == d, KD_ERR_INPUT,
+           "quadrature: the sample pool has dimension %d but the kernel %d",
+           emp ? kd_pointset_dim(emp) : 0, d);
+  if (N == 0) N = n * n;
+  if (emp && N > kd_pointset_n_global(emp)) N = kd_pointset_n_global(emp);
+  if (ell == 0) ell = 10 * n;
+  KD_CHECK(N >= n + 1, KD_ERR_CONFIG,
+           "algorithm.sample_size: N = %lld must be at least n + 1 = %lld", (long long)N,
+           (long long)(n + 1));
+  if (kind == KD_QUAD_NYSTROM) {
+    KD_CHECK(ell >= n, KD_ERR_CONFIG,
+             "algorithm.nystrom_points: l = %lld must be at least n = %lld", (long long)ell,
+             (long long)n);
+    if (emp)
+      KD_CHECK(ell <= kd_pointset_n_global(emp), KD_ERR_CONFIG,
+               "algorithm.nystrom_points: l = %lld exceeds the %lld target rows", (long long)ell,
+               (long long)kd_pointset_n_global(emp));
+  } else {
+    const kd_kernel_params *kp = kd_kernel_get_params(k);
+    KD_CHECK(kp->type == KD_KERNEL_SOBOLEV && meas &&
+                 (meas->type == KD_MEASURE_TORUS ||
+                  (meas->type == KD_MEASURE_UNIFORM_BOX && meas->lo && meas->hi)),
+             KD_ERR_UNSUPPORTED,
+             "mercer_recombination needs kernel sobolev and target torus (uniform on [0,1)^d)");
+    if (meas->type == KD_MEASURE_UNIFORM_BOX)
+      for (int j = 0; j < d; j++)
+        KD_CHECK(meas->lo[j] == 0 && meas->hi[j] == 1, KD_ERR_UNSUPPORTED,
+                 "mercer_recombination needs the uniform measure on [0,1)^d");
+  }
+  int s = (int)(n - 1); /* number of test functions phi (besides k1,diag) */
+
+  /* ---- 1. sample: N rows split in leaves, l Nystrom points ---- */
+  n_leaves = leaves_p > 0 ? leaves_p : N / (8 * (n + 1));
+  if (leaves_p == 0 && n_leaves > 16) n_leaves = 16;
+  if (n_leaves < 1) n_leaves = 1;
+  if (n_leaves > N) n_leaves = N;
+  /* Leaf placement. The merge tree depends on n_leaves only; the placement only decides who
+   * computes what. With the LAPACK eigen path on > 1 rank, rank 0 is busy with the eigenproblem
+   * while the others evaluate k(Y, Z) for their rows, so rank 0 gets fewer leaves: the eigen
+   * solve costs about 1.5 l^2 / (c_k + 2s) rows' worth of test functions (c_k ~ 64 flops per
+   * kernel value), by a flop model of dsyevr vs. kernel tile + GEMM. */
+  KD_ALLOC(lstart, size + 1);
+  const int lapack_path = kind == KD_QUAD_NYSTROM && !(ell >= eig_min && size > 1);
+  int overlap = overlap_p && lapack_path && size > 1 && n_leaves >= 2;
+  if (overlap) {
+    const double erows = 1.5 * (double)ell * (double)ell / (64.0 + 2.0 * (double)s);
+    double rows0 = (double)N / size - erows * (size - 1) / size;
+    if (rows0 < 0) rows0 = 0;
+    int64_t L0 = (int64_t)floor(rows0 * (double)n_leaves / (double)N + 0.5);
+    if (L0 > n_leaves / size) L0 = n_leaves / size;
+    lstart[0] = 0;
+    for (int r = 1; r <= size; r++) lstart[r] = L0 + (n_leaves - L0) * (r - 1) / (size - 1);
+    /* memory for the precomputed tiles: the largest share x l doubles, at most 1 GiB */
+    int64_t maxrows = 0;
+    for (int r = 0; r < size; r++) {
+      int64_t rr = N * lstart[r + 1] / n_leaves - N * lstart[r] / n_leaves;
+      if (rr > maxrows) maxrows = rr;
+    }
+    if ((double)maxrows * (double)ell * 8.0 > 1073741824.0) overlap = 0;
+  }
+  if (!overlap)
+    for (int r = 0; r <= size; r++) {
+      int64_t a, b;
+      kd_recomb_leaf_range(n_leaves, r < size ? r : size - 1, size, &a, &b);
+      lstart[r] = r < size ? a : n_leaves;
+    }
+  lo = lstart[rank];
+  hi = lstart[rank + 1];
+  const int64_t row0 = N * lo / n_leaves, row1 = N * hi / n_leaves, nmine = row1 - row0;
+  const uint64_t seedY = kd_rng_u64(in->seed, KD_QSTREAM_SAMPLE, 0);
+  const uint64_t seedZ = kd_rng_u64(in->seed, KD_QSTREAM_NYS, 0);
+  KD_ALLOC(Y, (size_t)(nmine > 0 ? nmine : 1) * d);
+  KD_ALLOC(wall, N);
+  if (!emp) {
+    lerr = kd_measure_sample(meas, seedY, row0, nmine, Y);
+    for (int64_t i = 0; i < N; i++) wall[i] = 1.0 / (double)N;
+  } else {
+    const int64_t M = kd_pointset_n_global(emp);
+    KD_ALLOC(sel, N);
+    if (N < M) {
+      KD_TRY(kd_choose_rows_(comm, emp, in->seed, KD_QSTREAM_KEYS, N, sel));
+    } else {
+      for (int64_t i = 0; i < N; i++) sel[i] = i;
+    }
+    KD_ALLOC(Yall, (size_t)N * d);
+    KD_TRY(kd_pointset_gather_rows(emp, sel, N, Yall));
+    KD_TRY(kd_gather_weights_(comm, emp, sel, N, wall));
+    double tot = 0;
+    for (int64_t i = 0; i < N; i++) tot += wall[i];
+    KD_CHECK(tot > 0, KD_ERR_INPUT, "quadrature: the sampled target rows have zero total weight");
+    for (int64_t i = 0; i < N; i++) wall[i] /= tot;
+    memcpy(Y, Yall + (size_t)row0 * d, sizeof(double) * (size_t)nmine * d);
+  }
+  if (kind == KD_QUAD_NYSTROM) {
+    KD_ALLOC(Z, (size_t)ell * d);
+    if (!emp) {
+      if (lerr == KD_OK) lerr = kd_measure_sample(meas, seedZ, 0, ell, Z);
+    } else {
+      KD_ALLOC(zsel, ell);
+      const int64_t M = kd_pointset_n_global(emp);
+      if (ell < M) {
+        KD_TRY(kd_choose_rows_(comm, emp, in->seed, KD_QSTREAM_KEYS + 1, ell, zsel));
+      } else {
+        for (int64_t i = 0; i < ell; i++) zsel[i] = i;
+      }
+      KD_TRY(kd_pointset_gather_rows(emp, zsel, ell, Z));
+    }
+  }
+  /* non-finite coordinates (a bad data row) are a clear input error, agreed over ranks */
+  for (int64_t i = 0; lerr == KD_OK && i < nmine * d; i++)
+    if (!isfinite(Y[i])) {
+      const int64_t g = row0 + i / d;
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "quadrature: non-finite coordinate in target row %lld",
+                        (long long)(emp ? sel[g] + 1 : g + 1));
+    }
+  for (int64_t i = 0; Z && lerr == KD_OK && i < ell * d; i++)
+    if (!isfinite(Z[i]))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "quadrature: non-finite coordinate in target row %lld (Nystrom point)",
+                        (long long)(emp ? zsel[i / d] + 1 : i / d + 1));
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  tm.sampling = kd_dist_wtime() - t0;
+
+  /* ---- 2. test functions: Nystrom eigenpairs or Mercer basis ---- */
+  t0 = kd_dist_wtime();
+  KD_ALLOC(lambda, s > 0 ? s : 1);
+  if (kind == KD_QUAD_NYSTROM) {
+    kd_gram_ctx_ gctx = {k, Z, d};
+    KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
+    if (overlap) {
+      Kpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1) * ell);
+      dpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1));
+      if (!Kpre || !dpre)
+        lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "k(Y,Z) tiles: %lld x %lld",
+                          (long long)nmine, (long long)ell);
+    }
+    if (overlap && rank != 0 && lerr == KD_OK) {
+      double tk = kd_dist_wtime();
+      lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
+      if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
+      tm.test_functions += kd_dist_wtime() - tk;
+    }
+    if (ell >= eig_min && size > 1) {
+      KD_TRY(kd_dist_agreed(comm, lerr));
+      KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, nb, lambda, U));
+    } else {
+      if (rank == 0 && lerr == KD_OK)
+        lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, lambda, U);
+      if (rank == 0) tm.eigensolve = kd_dist_wtime() - t0;
+      if (overlap && rank == 0 && lerr == KD_OK) {
+        double tk = kd_dist_wtime();
+        lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
+        if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
+        tm.test_functions += kd_dist_wtime() - tk;
+      }
+      KD_TRY(kd_dist_agreed(comm, lerr));
+      KD_TRY(kd_dist_bcast(comm, lambda, (int64_t)sizeof(double) * s, 0));
+      KD_TRY(kd_dist_bcast(comm, U, (int64_t)sizeof(double) * ell * s, 0));
+    }
+    int keep = 0;
+    while (keep < s && isfinite(lambda[keep]) && lambda[keep] > eig_rtol * lambda[0] &&
+           lambda[keep] > 0)
+      keep++;
+    KD_CHECK(isfinite(lambda[0]) && lambda[0] > 0, KD_ERR_NUMERIC,
+             "Nystrom: the Gram matrix of the %lld Nystrom points has no positive eigenvalue",
+             (long long)ell);
+    if (keep < s) {
+      KD_CHECK(!strict, KD_ERR_NUMERIC,
+               "Nystrom: W = k(Z,Z) has only %d eigenvalues above %g * lambda_1, need n - 1 = %d "
+               "(algorithm.rank_deficient: error)",
+               keep, eig_rtol, s);
+      kd_log_warn(
+          "Nystrom: W has only %d usable eigenvalues (need n - 1 = %d); using %d test "
+          "functions, the rule may have fewer than n points",
+          keep, s, keep);
+      /* compact U to keep columns */
+      for (int64_t i = 0; i < ell; i++)
+        memmove(U + (size_t)i * keep, U + (size_t)i * s, sizeof(double) * keep);
+      s = keep;
+    }
+    if (!lapack_path || !overlap) tm.eigensolve = kd_dist_wtime() - t0;
+  } else {
+    KD_ALLOC(midx, (size_t)(s > 0 ? s : 1) * d);
+    KD_TRY(kd_quad_mercer_basis(d, kd_kernel_get_params(k)->order, s, midx, lambda));
+  }
+
+  /* ---- 3. test functions on my rows: F = (phi_1 .. phi_s, k1,diag) ---- */
+  t0 = kd_dist_wtime();
+  const int m = s + 1;
+  KD_ALLOC(leaves, (hi - lo) > 0 ? (hi - lo) : 1);
+  const int64_t chunk = 512;
+  KD_ALLOC(kdiag, chunk);
+  if (kind == KD_QUAD_NYSTROM) {
+    KD_ALLOC(Kyz, (size_t)chunk * ell);
+    KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
+  }
+  {
+    kd_qfeat_ fc = {k,    kind, d,    s,    m, ell,      Z,    U,   lambda,
+                    midx, Y,    row0, wall, N, n_leaves, Kpre, dpre};
+    lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  tm.test_functions += kd_dist_wtime() - t0;
+  if (kind == KD_QUAD_NYSTROM) tm.nystrom = tm.eigensolve + tm.test_functions;
+
+  /* ---- 4. recombination: tree over leaves, then Alg. 1 steps 2-4 ---- */
+  t0 = kd_dist_wtime();
+  KD_TRY(kd_recomb_tree_map(comm, m, n_leaves, lstart, leaves, &rule));
+  KD_TRY(kd_recomb_drop_one(&rule));
+  tm.recombination = kd_dist_wtime() - t0;
+  const int64_t nq = rule.n;
+  KD_CHECK(nq >= 1 && nq <= n, KD_ERR_INTERNAL, "recombination returned %lld points for n = %lld",
+           (long long)nq, (long long)n);
+
+  /* ---- 5. the rule: coordinates of the chosen rows (replicated), weights ---- */
+  KD_TRY(kd_result_alloc(out, nq, d));
+  double wsum = 0;
+  for (int64_t i = 0; i < nq; i++) wsum += rule.w[i];
+  for (int64_t i = 0; i < nq; i++) {
+    out->indices[i] = rule.gid[i];
+    out->weights[i] = rule.w[i] / wsum;
+    if (!emp)
+      KD_TRY(kd_measure_sample(meas, seedY, rule.gid[i], 1, out->points + (size_t)i * d));
+    else
+      memcpy(out->points + (size_t)i * d, Yall + (size_t)rule.gid[i] * d, sizeof(double) * d);
+  }
+  if (emp)
+    for (int64_t i = 0; i < nq; i++) out->indices[i] = sel[rule.gid[i]];
+  double mmd_rec = NAN, mmd2_rec = NAN;
+  KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_rec, &mmd2_rec));
+  KD_TRY(kd_result_set_metric(out, "mmd_recombination", mmd_rec));
+  out->mmd = mmd_rec;
+
+  /* ---- 6. + opt: min_w w^T K w - 2 w^T z over the simplex (eq. 14) ---- */
+  t0 = kd_dist_wtime();
+  if (do_opt) {
+    KD_ALLOC(Q, (size_t)nq * nq);
+    KD_ALLOC(z, nq);
+    KD_ALLOC(wopt, nq);
+    KD_TRY(kd_kernel_eval_block(k, out->points, nq, out->points, nq, Q, nq));
+    KD_TRY(kd_target_embed_rows(tg, out->points, nq, z));
+    memcpy(wopt, out->weights, sizeof(double) * nq);
+    KD_TRY(kd_simplex_qp((int)nq, Q, z, qp_tol, qp_iter, wopt));
+    double ws = 0;
+    for (int64_t i = 0; i < nq; i++) ws += (wopt[i] > 0 ? wopt[i] : 0);
+    KD_CHECK(ws > 0, KD_ERR_NUMERIC, "+opt: the simplex QP returned zero weights");
+    for (int64_t i = 0; i < nq; i++) out->weights[i] = (wopt[i] > 0 ? wopt[i] : 0) / ws;
+    double mmd_opt = NAN;
+    KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_opt, NULL));
+    KD_TRY(kd_result_set_metric(out, "mmd_opt", mmd_opt));
+    out->mmd = mmd_opt;
+  }
+  tm.opt = kd_dist_wtime() - t0;
+
+  /* ---- metrics (stage times: max over ranks, so every rank reports the same) ---- */
+  double tv[6] = {tm.sampling,       tm.nystrom,       tm.eigensolve,
+                  tm.test_functions, tm.recombination, tm.opt};
+  KD_TRY(kd_dist_max(comm, tv, 6));
+  static const char *const tnames[6] = {"time_sampling",      "time_nystrom",
+                                        "time_eigensolve",    "time_test_functions",
+                                        "time_recombination", "time_opt"};
+  for (int i = 0; i < 6; i++) KD_TRY(kd_result_set_metric(out, tnames[i], tv[i]));
+  KD_TRY(kd_result_set_metric(out, "sample_size", (double)N));
+  KD_TRY(kd_result_set_metric(out, "test_functions", (double)s));
+  KD_TRY(kd_result_set_metric(out, "leaves", (double)n_leaves));
+  KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(lstart[1] - lstart[0])));
+  if (kind == KD_QUAD_NYSTROM) {
+    KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)ell));
+    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (ell >= eig_min && size > 1) ? 1.0 : 0.0));
+  }
+cleanup:
+  if (leaves)
+    for (int64_t j = 0; j < hi - lo; j++) kd_recomb_set_free(&leaves[j]);
+  free(leaves);
+  kd_recomb_set_free(&rule);
+  free(Z);
+  free(Yall);
+  free(wall);
+  free(Y);
+  free(lambda);
+  free(U);
+  free(Kyz);
+  free(Phi);
+  free(kdiag);
+  free(X);
+  free(Q);
+  free(z);
+  free(wopt);
+  free(midx);
+  free(sel);
+  free(zsel);
+  free(lstart);
+  free(Kpre);
+  free(dpre);
+  return err;
+}

@@ -1,0 +1,25 @@
+/* quad_common.h - the convex kernel quadrature pipeline shared by nystrom_recombination and
+ * mercer_recombination (Hayakawa, Oberhauser & Lyons, Alg. 1 with the test functions of §2.2 /
+ * §2.3 and the "+ opt" weights of eq. (14)). Private to src/algo/quadrature/. */
+#ifndef KDISTILL_QUAD_COMMON_H
+#define KDISTILL_QUAD_COMMON_H
+
+#include "kdistill/kd_algo.h"
+
+typedef enum { KD_QUAD_NYSTROM = 0, KD_QUAD_MERCER = 1 } kd_quad_kind;
+
+/** The parameter table of both algorithms (Mercer ignores the Nystrom keys). */
+#define KD_QUAD_N_PARAMS 12
+extern const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS];
+
+/** Run the pipeline: sample, test functions, distributed recombination, Alg. 1 steps 2-4,
+ *  optional convex re-weighting. Collective over in->comm. */
+kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind);
+
+/** The top s periodic Sobolev (order r) eigenfunctions on [0,1)^d, ordered by eigenvalue (ties:
+ *  lexicographic on the 1-D indices 0, +1, -1, +2, -2, ... where +m is sqrt2 cos(2 pi m x) and -m
+ *  is sqrt2 sin(2 pi m x)). idx[s*d] gets the signed 1-D indices, lambda[s] the eigenvalues
+ *  prod_j max(1,|k_j|)^(-2r). Local. */
+kd_err kd_quad_mercer_basis(int d, int r, int s, int *idx, double *lambda);
+
+#endif

@@ -1,0 +1,335 @@
+/* recombination.c - Caratheodory recombination (Hayakawa, Oberhauser & Lyons, Remark 1 and Alg. 1
+ * steps 1-4): a tree of null-space reductions on group sums, and its distributed version over a
+ * fixed binary tree of leaves. */
+#include "algo/quadrature/recombination.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist_impl.h"
+#include "la/la_dist_impl.h"
+
+kd_err kd_recomb_set_alloc(kd_recomb_set *s, int64_t cap, int m) {
+  kd_err err = KD_OK;
+  memset(s, 0, sizeof *s);
+  s->m = m;
+  KD_ALLOC(s->gid, cap);
+  KD_ALLOC(s->w, cap);
+  KD_ALLOC(s->F, (size_t)cap * (m > 0 ? m : 1));
+cleanup:
+  if (err != KD_OK) kd_recomb_set_free(s);
+  return err;
+}
+
+void kd_recomb_set_free(kd_recomb_set *s) {
+  if (!s) return;
+  free(s->gid);
+  free(s->w);
+  free(s->F);
+  memset(s, 0, sizeof *s);
+}
+
+/* Caratheodory on K columns of the r x K column-major matrix M (destroyed): coefficients c >= 0
+ * (in/out) keep M c fixed while all but at most rank(M) of them become zero. V: K*K scratch. */
+static kd_err kd_caratheodory_(int r, int K, double *M, double *c, double *V) {
+  kd_err err = KD_OK;
+  int q = 0;
+  KD_TRY(kd_la_null_space(r, K, M, KD_RECOMB_RTOL, V, &q));
+  for (int t = 0; t < q; t++) {
+    double *v = V + (size_t)t * K;
+    int jbest = -1;
+    double best = 0;
+    for (int pass = 0; pass < 2 && jbest < 0; pass++) {
+      if (pass == 1)
+        for (int j = 0; j < K; j++) v[j] = -v[j];
+      for (int j = 0; j < K; j++)
+        if (v[j] > 0 && c[j] > 0) {
+          double ratio = c[j] / v[j];
+          if (jbest < 0 || ratio < best) {
+            best = ratio;
+            jbest = j;
+          }
+        }
+    }
+    if (jbest < 0) continue; /* null vector supported on zero coefficients only */
+    for (int j = 0; j < K; j++) {
+      c[j] -= best * v[j];
+      if (c[j] < 0) c[j] = 0;
+    }
+    c[jbest] = 0;
+    /* make the remaining null vectors vanish at jbest (rank-1 update) */
+    const int rest = q - t - 1;
+    if (rest > 0) {
+      double *Vr = V + (size_t)(t + 1) * K;
+      const double piv = v[jbest];
+      double *f = NULL;
+      KD_ALLOC(f, rest);
+      for (int u = 0; u < rest; u++) f[u] = Vr[(size_t)u * K + jbest] / piv;
+      cblas_dger(CblasColMajor, K, rest, -1.0, v, 1, f, 1, Vr, K);
+      for (int u = 0; u < rest; u++) Vr[(size_t)u * K + jbest] = 0;
+      free(f);
+    }
+  }
+cleanup:
+  return err;
+}
+
+kd_err kd_recomb_reduce(kd_recomb_set *s) {
+  kd_err err = KD_OK;
+  double *M = NULL, *V = NULL, *c = NULL;
+  int64_t *start = NULL;
+  const int m = s->m, r = m + 1;
+  /* drop zero weights, check finiteness */
+  int64_t na = 0;
+  for (int64_t i = 0; i < s->n; i++) {
+    int ok = isfinite(s->w[i]) && s->w[i] >= 0;
+    for (int j = 0; j < m; j++) ok &= isfinite(s->F[i * m + j]) ? 1 : 0;
+    KD_CHECK(ok, KD_ERR_NUMERIC,
+             "recombination: non-finite or negative value at point %lld (test functions or weight)",
+             (long long)s->gid[i]);
+    if (s->w[i] > 0) {
+      s->gid[na] = s->gid[i];
+      s->w[na] = s->w[i];
+      if (na != i) memmove(s->F + na * m, s->F + i * m, sizeof(double) * m);
+      na++;
+    }
+  }
+  s->n = na;
+  if (s->n <= r) goto cleanup;
+  const int Kmax = 2 * r;
+  KD_ALLOC(M, (size_t)r * Kmax);
+  KD_ALLOC(V, (size_t)Kmax * Kmax);
+  KD_ALLOC(c, Kmax);
+  KD_ALLOC(start, Kmax + 1);
+  while (s->n > r) {
+    const int64_t n = s->n;
+    const int K = n <= Kmax ? (int)n : Kmax;
+    for (int g = 0; g <= K; g++) start[g] = n * g / K;
+    /* group sums: column g = sum_{i in g} w_i [1; F_i] */
+    memset(M, 0, sizeof(double) * (size_t)r * K);
+    for (int g = 0; g < K; g++) {
+      double *col = M + (size_t)g * r;
+      for (int64_t i = start[g]; i < start[g + 1]; i++) {
+        col[0] += s->w[i];
+        cblas_daxpy(m, s->w[i], s->F + i * m, 1, col + 1, 1);
+      }
+      c[g] = 1.0;
+    }
+    KD_TRY(kd_caratheodory_(r, K, M, c, V));
+    int64_t keep = 0;
+    for (int g = 0; g < K; g++) {
+      if (!(c[g] > 0)) continue;
+      for (int64_t i = start[g]; i < start[g + 1]; i++) {
+        s->gid[keep] = s->gid[i];
+        s->w[keep] = s->w[i] * c[g];
+        if (keep != i) memmove(s->F + keep * m, s->F + i * m, sizeof(double) * m);
+        keep++;
+      }
+    }
+    KD_CHECK(keep < n, KD_ERR_NUMERIC, "recombination made no progress on %lld points",
+             (long long)n);
+    s->n = keep;
+  }
+cleanup:
+  free(M);
+  free(V);
+  free(c);
+  free(start);
+  return err;
+}
+
+kd_err kd_recomb_drop_one(kd_recomb_set *s) {
+  kd_err err = KD_OK;
+  double *M = NULL, *V = NULL;
+  const int m = s->m;
+  if (s->n <= m || m < 1) return KD_OK;
+  const int K = (int)s->n, r = m; /* rows: 1, phi_1 .. phi_{m-1} */
+  KD_ALLOC(M, (size_t)r * K);
+  KD_ALLOC(V, (size_t)K * K);
+  for (int j = 0; j < K; j++) {
+    M[(size_t)j * r] = 1.0;
+    for (int i = 1; i < r; i++) M[(size_t)j * r + i] = s->F[(int64_t)j * m + (i - 1)];
+  }
+  int q = 0;
+  KD_TRY(kd_la_null_space(r, K, M, KD_RECOMB_RTOL, V, &q));
+  if (q == 0) goto cleanup;
+  double *u = V, dk = 0;
+  for (int j = 0; j < K; j++) dk += s->F[(int64_t)j * m + (m - 1)] * u[j];
+  if (dk < 0)
+    for (int j = 0; j < K; j++) u[j] = -u[j];
+  int jbest = -1;
+  double best = 0;
+  for (int j = 0; j < K; j++)
+    if (u[j] > 0 && (jbest < 0 || s->w[j] / u[j] < best)) {
+      best = s->w[j] / u[j];
+      jbest = j;
+    }
+  KD_CHECK(jbest >= 0, KD_ERR_NUMERIC, "recombination: null direction without a positive entry");
+  int64_t keep = 0;
+  for (int j = 0; j < K; j++) {
+    double wj = s->w[j] - best * u[j];
+    if (j == jbest || !(wj > 0)) continue;
+    s->gid[keep] = s->gid[j];
+    s->w[keep] = wj;
+    if (keep != j) memmove(s->F + keep * m, s->F + (int64_t)j * m, sizeof(double) * m);
+    keep++;
+  }
+  s->n = keep;
+cleanup:
+  free(M);
+  free(V);
+  return err;
+}
+
+void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int64_t *hi) {
+  /* leaf j lives on rank floor(j * size / n_leaves): leaf 0 (the root) is always on rank 0 */
+  *lo = (n_leaves * rank + size - 1) / size;
+  *hi = (n_leaves * (rank + 1) + size - 1) / size;
+}
+
+/* owner of a leaf: the rank r with start[r] <= leaf < start[r+1] (start == NULL: block split) */
+static int kd_leaf_owner_(int64_t leaf, int64_t n_leaves, int size, const int64_t *start) {
+  if (!start) return (int)(leaf * size / n_leaves);
+  int r = 0;
+  while (r + 1 < size && start[r + 1] <= leaf) r++;
+  return r;
+}
+
+/* pack: [n, (gid, w, F[m]) x n] */
+static int64_t kd_pack_(const kd_recomb_set *s, double *buf) {
+  const int m = s->m;
+  buf[0] = (double)s->n;
+  for (int64_t i = 0; i < s->n; i++) {
+    double *p = buf + 1 + i * (m + 2);
+    p[0] = (double)s->gid[i];
+    p[1] = s->w[i];
+    memcpy(p + 2, s->F + i * m, sizeof(double) * m);
+  }
+  return 1 + s->n * (m + 2);
+}
+
+/* append the packed set buf to s (capacity must suffice) */
+static void kd_unpack_append_(kd_recomb_set *s, const double *buf) {
+  const int m = s->m;
+  const int64_t n = (int64_t)buf[0];
+  for (int64_t i = 0; i < n; i++) {
+    const double *p = buf + 1 + i * (m + 2);
+    s->gid[s->n] = (int64_t)p[0];
+    s->w[s->n] = p[1];
+    memcpy(s->F + s->n * m, p + 2, sizeof(double) * m);
+    s->n++;
+  }
+}
+
+/* Grow s to capacity 2(m+1) and append b (b freed). */
+static kd_err kd_merge_(kd_recomb_set *a, kd_recomb_set *b) {
+  kd_err err = KD_OK;
+  kd_recomb_set t = {0};
+  const int m = a->m;
+  KD_TRY(kd_recomb_set_alloc(&t, a->n + b->n, m));
+  memcpy(t.gid, a->gid, sizeof(int64_t) * a->n);
+  memcpy(t.gid + a->n, b->gid, sizeof(int64_t) * b->n);
+  memcpy(t.w, a->w, sizeof(double) * a->n);
+  memcpy(t.w + a->n, b->w, sizeof(double) * b->n);
+  memcpy(t.F, a->F, sizeof(double) * a->n * m);
+  memcpy(t.F + a->n * m, b->F, sizeof(double) * b->n * m);
+  t.n = a->n + b->n;
+  KD_TRY(kd_recomb_reduce(&t));
+  kd_recomb_set_free(a);
+  kd_recomb_set_free(b);
+  *a = t;
+  memset(&t, 0, sizeof t);
+cleanup:
+  kd_recomb_set_free(&t);
+  return err;
+}
+
+kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
+                      kd_recomb_set *out) {
+  return kd_recomb_tree_map(comm, m, n_leaves, NULL, leaves, out);
+}
+
+kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                          kd_recomb_set *leaves, kd_recomb_set *out) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_recomb_set *node = NULL; /* node[j] at the current level (only owned nodes are non-empty) */
+  double *buf = NULL;
+  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
+  int64_t lo, hi;
+  memset(out, 0, sizeof *out);
+  if (leaf_start) {
+    lo = leaf_start[rank];
+    hi = leaf_start[rank + 1];
+  } else {
+    kd_recomb_leaf_range(n_leaves, rank, size, &lo, &hi);
+  }
+  const int root = kd_leaf_owner_(0, n_leaves, size, leaf_start);
+  const int64_t cap = 1 + (int64_t)(m + 1) * (m + 2);
+  node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *node);
+  buf = malloc(sizeof(double) * (size_t)cap);
+  if (!node || !buf) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree");
+  for (int64_t j = lo; lerr == KD_OK && j < hi; j++) {
+    node[j] = leaves[j - lo];
+    memset(&leaves[j - lo], 0, sizeof leaves[j - lo]);
+    node[j].m = m;
+    lerr = kd_recomb_reduce(&node[j]);
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  int64_t cnt = n_leaves, width = 1; /* node j of this level covers leaves [j*width, ...) */
+  while (cnt > 1) {
+    const int64_t ncnt = (cnt + 1) / 2;
+    for (int64_t jp = 0; jp < ncnt; jp++) {
+      const int64_t L = 2 * jp, R = 2 * jp + 1;
+      if (R >= cnt) {
+        if (L != jp) {
+          node[jp] = node[L];
+          memset(&node[L], 0, sizeof node[L]);
+        }
+        continue;
+      }
+      const int oL = kd_leaf_owner_(L * width, n_leaves, size, leaf_start);
+      const int oR = kd_leaf_owner_(R * width, n_leaves, size, leaf_start);
+      if (oR == rank && oL != rank) {
+        int64_t len = kd_pack_(&node[R], buf);
+        KD_TRY(kd_dist_send(comm, buf, len, oL, (int)(jp & 0x7fff)));
+        kd_recomb_set_free(&node[R]);
+      } else if (oL == rank) {
+        if (oR != rank) {
+          int64_t nr = 0;
+          kd_recomb_set b = {0};
+          KD_TRY(kd_dist_recv(comm, buf, cap, &nr, oR, (int)(jp & 0x7fff)));
+          if (lerr == KD_OK) lerr = kd_recomb_set_alloc(&b, (int64_t)buf[0], m);
+          if (lerr == KD_OK) {
+            kd_unpack_append_(&b, buf);
+            lerr = kd_merge_(&node[L], &b);
+          }
+          kd_recomb_set_free(&b);
+        } else if (lerr == KD_OK) {
+          lerr = kd_merge_(&node[L], &node[R]);
+        }
+        if (L != jp) {
+          node[jp] = node[L];
+          memset(&node[L], 0, sizeof node[L]);
+        }
+      }
+    }
+    KD_TRY(kd_dist_agreed(comm, lerr));
+    cnt = ncnt;
+    width *= 2;
+  }
+  /* the root lives on the owner of leaf 0: broadcast it */
+  int64_t len = 0;
+  if (rank == root) len = kd_pack_(&node[0], buf);
+  KD_TRY(kd_dist_bcast(comm, &len, sizeof len, root));
+  KD_TRY(kd_dist_bcast(comm, buf, (int64_t)sizeof(double) * len, root));
+  KD_TRY(kd_recomb_set_alloc(out, (int64_t)buf[0], m));
+  kd_unpack_append_(out, buf);
+cleanup:
+  if (node)
+    for (int64_t j = 0; j < n_leaves; j++) kd_recomb_set_free(&node[j]);
+  free(node);
+  free(buf);
+  return err;
+}

@@ -1,0 +1,63 @@
+/* recombination.h - Caratheodory recombination (Hayakawa, Oberhauser & Lyons, Remark 1): reduce a
+ * weighted point measure sum_i w_i delta_{x_i} to at most m+1 of its points with the same total
+ * weight and the same weighted sums of m test functions. Deterministic tree algorithm in the spirit
+ * of Tchernychova / Litterer-Lyons: split the active points into 2(m+1) groups, reduce the group
+ * sums through a null-space step (LAPACK dgeqp3), keep the surviving groups, repeat (about
+ * log2(N/m) rounds). Reusable for any weighted point set and test-function matrix. */
+#ifndef KDISTILL_RECOMBINATION_H
+#define KDISTILL_RECOMBINATION_H
+
+#include <mpi.h>
+
+#include "kdistill/kd_types.h"
+
+/** A weighted point set seen through its test functions: n points, global ids gid[n], weights
+ *  w[n] >= 0, test-function values F[n*m] row-major (F[i*m + j] = phi_j(x_i)). Arrays owned. */
+typedef struct {
+  int64_t n;
+  int m;
+  int64_t *gid;
+  double *w;
+  double *F;
+} kd_recomb_set;
+
+/** Allocate a set of capacity cap (n = 0). Local. */
+kd_err kd_recomb_set_alloc(kd_recomb_set *s, int64_t cap, int m);
+void kd_recomb_set_free(kd_recomb_set *s);
+
+/** Relative rank tolerance of the null-space steps (|R_ii| <= tol |R_11| counts as zero). */
+#define KD_RECOMB_RTOL 1e-13
+
+/** Reduce s in place to at most m+1 points with positive weight (fewer if the test functions are
+ *  linearly dependent on the points), preserving sum_i w_i and sum_i w_i F_i up to round-off.
+ *  Points keep their relative order. Local, deterministic.
+ *  Errors: KD_ERR_MEM, KD_ERR_LA, KD_ERR_NUMERIC (non-finite input). */
+kd_err kd_recomb_reduce(kd_recomb_set *s);
+
+/** Leaves [*lo, *hi) of rank `rank` when n_leaves leaves are split in blocks over size ranks
+ *  (leaf j on rank floor(j * size / n_leaves), so leaf 0 is on rank 0). */
+void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int64_t *hi);
+
+/** Distributed recombination over a fixed binary tree of n_leaves leaves (independent of the rank
+ *  count): this rank passes its leaves leaves[0 .. hi-lo) (the block given by kd_recomb_leaf_range;
+ *  contents are consumed), every leaf is reduced locally, then leaves 2j and 2j+1 are merged and
+ *  reduced again, level by level, sending through dist/ helpers when the two halves live on
+ *  different ranks. Exact: every reduction preserves the weighted sums. *out (allocated here) is
+ *  the final set of at most m+1 points, replicated on every rank. Collective over comm. */
+kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
+                      kd_recomb_set *out);
+
+/** kd_recomb_tree with an explicit leaf placement: rank r holds leaves [leaf_start[r],
+ *  leaf_start[r+1]) (leaf_start[0] = 0, nondecreasing, leaf_start[size] = n_leaves; identical on
+ *  every rank); NULL means the block split of kd_recomb_leaf_range. The merge tree, hence the
+ *  result, does not depend on the placement. Collective over comm. */
+kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                          kd_recomb_set *leaves, kd_recomb_set *out);
+
+/** Alg. 1 steps 2-4: given at most m+1 points from kd_recomb_reduce whose last test function is
+ *  k1,diag, remove one more point along a null direction u of [1; phi_1..phi_{m-1}] with
+ *  k1,diag^T u >= 0, so the means of phi_1..phi_{m-1} stay and the mean of k1,diag does not grow.
+ *  No-op when s has at most m points. Local. */
+kd_err kd_recomb_drop_one(kd_recomb_set *s);
+
+#endif
