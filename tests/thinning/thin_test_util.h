@@ -59,7 +59,7 @@ static inline double thin_test_self(kd_kernel *k, const double *X, kd_lidx n, in
  * uniform). */
 static inline double thin_test_mmd_idx(kd_kernel *k, const double *X, kd_lidx n, int d, double xx,
                                        const int64_t *idx, const double *w, kd_lidx m) {
-  double *S = malloc(sizeof(double) * m * d), *z = malloc(sizeof(double) * m),
+  double *S = calloc((size_t)(m * d + 1), sizeof(double)), *z = malloc(sizeof(double) * m),
          *K = malloc(sizeof(double) * m * m);
   for (kd_lidx j = 0; j < m; j++) memcpy(S + j * d, X + idx[j] * d, sizeof(double) * d);
   kd_kernel_matvec(k, S, m, X, n, NULL, 0.0, z);
