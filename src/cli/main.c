@@ -1,11 +1,9 @@
 /* main.c - the kdistill command line: the only file that calls MPI_Init / MPI_Finalize, parses
  * argv and chooses the exit status (0 ok, 1 bad input or config, 2 environment, 3 interrupted).
  *
- *   kdistill run CONFIG [--set key.path=value]... [--output FILE] [--quiet|--verbose]
- *   kdistill validate CONFIG [--set ...]... [--print-defaults]
- *   kdistill info FILE.h5
- *   kdistill mmd FILE.h5 CONFIG [--set ...]...
- *   kdistill --help | --version
+ *   kdistill run CONFIG [--set key.path=value]... [--output FILE] [--resume CKPT]
+ * [--quiet|--verbose] kdistill validate CONFIG [--set ...]... [--print-defaults] kdistill info
+ * FILE.h5 kdistill mmd FILE.h5 CONFIG [--set ...]... kdistill --help | --version
  *
  * Errors: every rank unwinds to here, the error is agreed (kd_dist_agree), rank 0 prints exactly
  * one line "kdistill: error: <message>", every rank calls MPI_Finalize and exits non-zero. */
@@ -29,6 +27,7 @@ typedef struct {
   const char *config;
   const char *file;
   const char *output;
+  const char *resume;
   const char *sets[KD_MAX_SETS];
   int n_sets;
   int print_defaults;
@@ -43,7 +42,8 @@ static void kd_cli_usage_(FILE *out) {
           "kdistill %s - compress distributions into coresets / quadrature rules with small MMD\n"
           "\n"
           "usage (run under mpirun / srun for more than one rank):\n"
-          "  kdistill run CONFIG [--set key.path=value]... [--output FILE] [--quiet|--verbose]\n"
+          "  kdistill run CONFIG [--set key.path=value]... [--output FILE] [--resume CKPT]\n"
+          "               [--quiet|--verbose]\n"
           "  kdistill validate CONFIG [--set key.path=value]... [--print-defaults]\n"
           "  kdistill info FILE.h5\n"
           "  kdistill mmd FILE.h5 CONFIG [--set key.path=value]...\n"
@@ -86,6 +86,10 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
       const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       KD_CHECK(v && v[0], KD_ERR_ARG, "--output needs a file name");
       o->output = v;
+    } else if (!strcmp(a, "--resume") || !strncmp(a, "--resume=", 9)) {
+      const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      KD_CHECK(v && v[0], KD_ERR_ARG, "--resume needs a checkpoint file");
+      o->resume = v;
     } else if (a[0] == '-' && a[1] != '\0') {
       KD_FAIL(KD_ERR_ARG, "unknown option '%s' (see kdistill --help)", a);
     } else {
@@ -110,6 +114,7 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
     KD_FAIL(KD_ERR_ARG, "unknown command '%s' (run, validate, info, mmd; see --help)", o->cmd);
   }
   KD_CHECK(!o->output || !strcmp(o->cmd, "run"), KD_ERR_ARG, "--output applies to 'run' only");
+  KD_CHECK(!o->resume || !strcmp(o->cmd, "run"), KD_ERR_ARG, "--resume applies to 'run' only");
   KD_CHECK(!o->print_defaults || !strcmp(o->cmd, "validate"), KD_ERR_ARG,
            "--print-defaults applies to 'validate' only");
   KD_CHECK(!o->n_sets || o->config, KD_ERR_ARG, "--set needs a command with a CONFIG");
@@ -177,18 +182,34 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   kd_err err = KD_OK;
   kd_cli_job job;
   void *state = NULL;
-  kd_result res = KD_RESULT_INIT;
+  kd_result res = KD_RESULT_INIT, resume = KD_RESULT_INIT;
   kd_task_info info;
   char *yaml = NULL;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
   memset(&info, 0, sizeof info);
   KD_TRY(kd_cli_job_load_(o, 0, &job));
   KD_TRY(job.task->setup(&job.ctx, &state));
   KD_TRY(kd_config_check_unused(job.cfg));
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
+  ss->config_yaml = yaml;
+  ss->cfg = job.cfg;
+  if (o->resume) {
+    /* checkpoint / restart (docs/checkpoint.md): only the herd task checkpoints so far */
+    const char *algo = NULL;
+    KD_CHECK(!strcmp(job.task->name, "herd"), KD_ERR_UNSUPPORTED,
+             "--resume: task %s does not checkpoint (the herd task does)", job.task->name);
+    KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
+    KD_TRY(kd_checkpoint_read(MPI_COMM_WORLD, o->resume, job.task->name, algo, yaml, &resume,
+                              &ss->resume_iteration));
+    ss->resume = &resume;
+    ss->resume_path = o->resume;
+  }
   KD_CHECK(!kd_interrupt_pending(), KD_ERR_INTERRUPTED, "interrupted before the run started");
   KD_TRY(job.task->run(&job.ctx, state, &res, &info));
   kd_output_meta meta = {job.task->name, info.algorithm, info.kernel, size, job.ctx.seed, yaml};
   KD_TRY(kd_output_write(MPI_COMM_WORLD, job.output, &meta, &res));
+  /* the output is in place: the checkpoint of this run is no longer needed */
+  if (rank == 0 && ss->path[0]) remove(ss->path);
   if (rank == 0 && o->level != KD_LOG_QUIET) {
     char nin[32] = "-";
     if (info.n_in > 0) snprintf(nin, sizeof nin, "%lld", (long long)info.n_in);
@@ -205,6 +226,9 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
 cleanup:
   if (job.task && state) job.task->destroy(&state);
   kd_result_free(&res);
+  kd_result_free(&resume);
+  memset(ss, 0, sizeof *ss);
+  ss->last_iteration = -1;
   free(yaml);
   kd_config_destroy(&job.cfg);
   return err;
@@ -311,7 +335,10 @@ int main(int argc, char **argv) {
   if (kd_dist_agree(MPI_COMM_WORLD, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   if (err != KD_OK && rank == 0) {
     const char *msg = kd_err_message();
-    fprintf(stderr, "kdistill: error: %s\n", msg[0] ? msg : kd_err_string(err));
+    if (err == KD_ERR_INTERRUPTED) /* not an error: a checkpoint to resume from (exit 3) */
+      fprintf(stderr, "kdistill: %s\n", msg[0] ? msg : kd_err_string(err));
+    else
+      fprintf(stderr, "kdistill: error: %s\n", msg[0] ? msg : kd_err_string(err));
     fflush(stderr);
   }
   int status = kd_err_exit_status(err);

@@ -44,4 +44,54 @@ kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, in
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d);
 
+/* ---- checkpoint files (io/checkpoint.c; layout in docs/checkpoint.md) ---- */
+#define KD_CHECKPOINT_FORMAT 1
+
+/** FNV-1a 64 of the resolved configuration text without the lines of the keys that may change
+ *  between runs (output.path, run.checkpoint_path, run.checkpoint_every, run.checkpoint_keep,
+ *  run.log_interval), as 16
+ *  hex digits into out[17]. Local. */
+void kd_checkpoint_config_hash(const char *yaml, char out[17]);
+/** The first key (in text order, ignored keys skipped) whose line differs between two resolved
+ *  configurations, as "key: A in the checkpoint, B now" into buf. Returns 1 if one was found. */
+int kd_checkpoint_config_diff(const char *then, const char *now, char *buf, size_t len);
+
+/** Root attributes of a checkpoint. */
+typedef struct {
+  const char *task, *algorithm, *config_yaml; /* borrowed */
+  int64_t iteration;
+  const char *reason; /* "periodic" or "signal" */
+  int n_ranks;
+} kd_checkpoint_meta;
+
+/** Write `state` (its /state/... datasets, trace, seconds = cumulative elapsed, kernel_evals) to
+ *  `path` atomically: rank 0 writes "<path>.tmp.<pid>" (state is replicated; a dataset that is
+ *  significant on rank 0 only is fine), every rank agrees, rank 0 renames it into place. On failure
+ *  the previous checkpoint at `path` is intact. Collective. */
+kd_err kd_checkpoint_write(MPI_Comm comm, const char *path, const kd_checkpoint_meta *meta,
+                           const kd_result *state);
+/** Read a checkpoint for `task` / `algorithm` and the resolved configuration `config_yaml`: rank 0
+ *  reads and checks it (format, version major.minor, task, algorithm, config hash), the outcome is
+ *  agreed and the state broadcast (replicated in *state on return: datasets, trace, seconds,
+ *  kernel_evals); *iteration gets the iteration it was written at. KD_ERR_FILE naming the file if
+ *  unreadable / truncated / another format; KD_ERR_CONFIG if written for another configuration.
+ *  Collective. */
+kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, const char *algorithm,
+                          const char *config_yaml, kd_result *state, int64_t *iteration);
+
+/** Process-wide checkpoint session shared by cli/main.c (which sets config_yaml, resume and
+ *  resume_path) and the task that checkpoints (which sets path and the last written iteration).
+ *  One job per process. Local. */
+typedef struct {
+  const char *config_yaml;  /* resolved configuration (borrowed from main) */
+  const kd_config *cfg;     /* the configuration it was emitted from (a task running on another
+                               one, e.g. a sweep point, neither resumes nor uses config_yaml) */
+  const kd_result *resume;  /* state read with --resume, or NULL */
+  const char *resume_path;  /* the file it came from */
+  int64_t resume_iteration; /* iteration it was written at */
+  char path[4096];          /* where the task writes checkpoints ("" = not checkpointing) */
+  int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
+} kd_checkpoint_session;
+kd_checkpoint_session *kd_checkpoint_session_get(void);
+
 #endif

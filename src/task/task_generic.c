@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist_impl.h"
+#include "io/io_impl.h"
 #include "task/task_impl.h"
 
 typedef struct {
@@ -24,6 +26,10 @@ typedef struct {
   kd_target *target;
   const kd_algo_desc *desc;
   kd_params params;
+  /* herd: checkpointing (run.checkpoint_every, run.checkpoint_path; docs/checkpoint.md) */
+  int64_t ckpt_every;
+  char *ckpt_path;
+  int ckpt_keep; /* run.checkpoint_keep: leave the checkpoint after a successful output */
 } kd_generic_state;
 
 static void kd_generic_destroy_(void **state) {
@@ -35,6 +41,7 @@ static void kd_generic_destroy_(void **state) {
   kd_pointset_destroy(&s->median_pts);
   kd_kernel_destroy(&s->kernel);
   kd_params_free(&s->params);
+  free(s->ckpt_path);
   free(s);
   *state = NULL;
 }
@@ -61,6 +68,19 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   }
   KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
+  if (!strcmp(task, "herd")) {
+    /* every herding algorithm checkpoints: periodic with checkpoint_every > 0, else on a signal */
+    const char *cp = NULL, *outp = NULL;
+    KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
+    KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
+    KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
+    size_t pn = strlen(cp[0] ? cp : outp) + 16;
+    KD_ALLOC(s->ckpt_path, pn);
+    if (cp[0])
+      snprintf(s->ckpt_path, pn, "%s", cp);
+    else
+      snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
+  }
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
                 d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
@@ -129,6 +149,84 @@ cleanup:
   return err;
 }
 
+/* ---- herd checkpointing: kd_task_run_algo builds a kd_algo_in without the checkpoint fields, so
+ * the herd task runs the algorithm through a trampoline descriptor whose run() adds them (hook,
+ * interval, resume state of the session set by `kdistill run --resume`). One job per process. */
+typedef struct {
+  const kd_task_ctx *ctx;
+  kd_generic_state *s;
+  int64_t iteration; /* of the last checkpoint written */
+} kd_herd_ckpt_ctx;
+
+static kd_herd_ckpt_ctx kd_herd_ckpt_cur_;
+
+/* in->checkpoint: write the state to the session's checkpoint path. Collective. */
+static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
+  kd_err err = KD_OK;
+  kd_herd_ckpt_ctx *c = vctx;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  double it = 0, intr = 0;
+  char *own = NULL;
+  kd_result_get_metric(state, "iteration", &it);
+  kd_result_get_metric(state, "interrupted", &intr);
+  if (ss->cfg != c->ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
+    KD_TRY(kd_config_emit_resolved(c->ctx->cfg, &own));
+  kd_checkpoint_meta meta = {"herd",
+                             c->s->desc->name,
+                             own ? own : ss->config_yaml,
+                             (int64_t)it,
+                             intr != 0 ? "signal" : "periodic",
+                             kd_dist_size(c->ctx->comm)};
+  KD_TRY(kd_checkpoint_write(c->ctx->comm, c->s->ckpt_path, &meta, state));
+  c->iteration = (int64_t)it;
+  ss->last_iteration = (int64_t)it;
+  kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)it, meta.reason,
+              c->s->ckpt_path);
+cleanup:
+  free(own);
+  return err;
+}
+
+static kd_err kd_herd_ckpt_trampoline_(const kd_algo_in *in, kd_result *out) {
+  kd_algo_in x = *in;
+  kd_herd_ckpt_ctx *c = &kd_herd_ckpt_cur_;
+  x.checkpoint = kd_herd_ckpt_hook_;
+  x.checkpoint_ctx = c;
+  x.checkpoint_every = c->s->ckpt_every;
+  x.resume =
+      kd_checkpoint_session_get()->cfg == c->ctx->cfg ? kd_checkpoint_session_get()->resume : NULL;
+  return c->s->desc->run(&x, out);
+}
+
+static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
+  kd_err err = KD_OK;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  kd_algo_desc tramp = *s->desc;
+  tramp.run = kd_herd_ckpt_trampoline_;
+  kd_herd_ckpt_cur_.ctx = ctx;
+  kd_herd_ckpt_cur_.s = s;
+  kd_herd_ckpt_cur_.iteration = -1;
+  /* main removes ss->path once the output is in place */
+  if (ss->cfg == ctx->cfg)
+    snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
+  err = kd_task_run_algo(ctx, &tramp, &s->params, s->kernel, s->points, s->target, NULL, res);
+  if (err == KD_ERR_INTERRUPTED) {
+    /* every rank takes this branch (the run's error is agreed): one message naming the file */
+    kd_err_clear();
+    KD_FAIL(KD_ERR_INTERRUPTED,
+            "interrupted at iteration %lld; checkpoint written to %s (resume with --resume %s)",
+            (long long)kd_herd_ckpt_cur_.iteration, s->ckpt_path, s->ckpt_path);
+  }
+  KD_TRY(err);
+  if (ss->resume && ss->cfg == ctx->cfg) { /* cumulative over the interrupted runs */
+    res->seconds += ss->resume->seconds;
+    res->kernel_evals += ss->resume->kernel_evals;
+  }
+cleanup:
+  memset(&kd_herd_ckpt_cur_, 0, sizeof kd_herd_ckpt_cur_);
+  return err;
+}
+
 static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                               kd_task_info *info) {
   kd_err err = KD_OK;
@@ -137,7 +235,11 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   snprintf(info->algorithm, sizeof info->algorithm, "%s", s->desc->name);
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->kernel));
   info->n_in = s->points ? kd_pointset_n_global(s->points) : 0;
-  KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, res));
+  if (!s->ckpt_path) {
+    KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, res));
+  } else {
+    KD_TRY(kd_herd_run_ckpt_(ctx, s, res));
+  }
 cleanup:
   return err;
 }

@@ -57,12 +57,33 @@ cleanup:
   return err;
 }
 
+/* checkpoint / restart of Phi (the only state carried between iterations besides the shared one) */
+static kd_err kd_bpcg_lazy_save_(void *vctx, kd_result *st) {
+  const kd_bpcg_lazy_ctx_ *c = vctx;
+  const double v[2] = {c->phi, (double)c->have_phi};
+  const int64_t dims[1] = {2};
+  return kd_result_add_f64(st, "/state/algo/phi", 1, dims, v);
+}
+
+static kd_err kd_bpcg_lazy_load_(void *vctx, const kd_result *st) {
+  kd_err err = KD_OK;
+  kd_bpcg_lazy_ctx_ *c = vctx;
+  const kd_result_dataset *x = kd_herd_state_find(st, "/state/algo/phi", 0, 1);
+  KD_CHECK(x && x->dims[0] == 2, KD_ERR_INPUT,
+           "checkpoint: /state/algo/phi (bpcg_lazy's Phi) is missing or malformed");
+  c->phi = x->f64[0];
+  c->have_phi = x->f64[1] != 0.0;
+cleanup:
+  return err;
+}
+
 static kd_err kd_bpcg_lazy_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK;
   kd_bpcg_lazy_ctx_ c = {kd_params_f64(in->params, "J"), kd_params_f64(in->params, "K_sc"), 0, 0};
   KD_CHECK(c.J >= 1.0, KD_ERR_CONFIG, "algorithm.J must be >= 1 (Alg. 2), got %g", c.J);
   KD_CHECK(c.ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", c.ksc);
-  KD_TRY(kd_herd_drive(in, out, kd_bpcg_lazy_iter_, &c));
+  const kd_herd_ctx_io io = {kd_bpcg_lazy_save_, kd_bpcg_lazy_load_};
+  KD_TRY(kd_herd_drive_ex(in, out, kd_bpcg_lazy_iter_, &c, &io));
 cleanup:
   return err;
 }

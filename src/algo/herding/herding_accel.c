@@ -286,6 +286,32 @@ cleanup:
   return err;
 }
 
+/* checkpoint / restart: the cos trace rows and the round counter are all that crosses iterations */
+static kd_err kd_acc_save_(void *vctx, kd_result *st) {
+  kd_err err = KD_OK;
+  const kd_accel_ctx_ *x = vctx;
+  const int64_t dims[2] = {x->n_cos, 3};
+  KD_TRY(kd_result_add_f64(st, "/state/algo/cos_theta", 2, dims, x->cos_rows));
+  KD_TRY(kd_result_add_i64(st, "/state/algo/rounds", 0, NULL, &x->rounds));
+cleanup:
+  return err;
+}
+
+static kd_err kd_acc_load_(void *vctx, const kd_result *st) {
+  kd_err err = KD_OK;
+  kd_accel_ctx_ *x = vctx;
+  const kd_result_dataset *c = kd_herd_state_find(st, "/state/algo/cos_theta", 0, 2),
+                          *r = kd_herd_state_find(st, "/state/algo/rounds", 1, 0);
+  KD_CHECK(c && r && c->dims[1] == 3, KD_ERR_INPUT,
+           "checkpoint: /state/algo/cos_theta or /state/algo/rounds is missing or malformed");
+  x->n_cos = 0;
+  for (int64_t i = 0; i < c->dims[0]; i++)
+    KD_TRY(kd_acc_push_cos_(x, (int64_t)c->f64[3 * i], (int)c->f64[3 * i + 1], c->f64[3 * i + 2]));
+  x->rounds = r->i64[0];
+cleanup:
+  return err;
+}
+
 kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mode mode) {
   kd_err err = KD_OK;
   kd_accel_ctx_ x;
@@ -310,7 +336,8 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   KD_ALLOC(x.score, nl);
 cleanup:
   if (kd_dist_agree(in->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
-  if (err == KD_OK) err = kd_herd_drive(in, out, kd_acc_iter_, &x);
+  const kd_herd_ctx_io io = {kd_acc_save_, kd_acc_load_};
+  if (err == KD_OK) err = kd_herd_drive_ex(in, out, kd_acc_iter_, &x, &io);
   if (err == KD_OK && x.n_cos > 0) {
     int64_t dims[2] = {x.n_cos, 3};
     err = kd_result_add_f64(out, "/herding/cos_theta", 2, dims, x.cos_rows);

@@ -98,6 +98,9 @@ typedef struct {
   /* counters */
   int64_t lmo_calls, n_fw_steps, n_pair_steps, n_away_steps, n_drop_steps;
   double t0;
+  /* 1 once a signal (kd_interrupt_pending) was agreed over the ranks in an LMO reduction while
+   * checkpointing is on: the driver checkpoints at the end of this iteration and stops */
+  int interrupted;
 } kd_herd;
 
 /** Common stopping keys, read from params. */
@@ -179,6 +182,25 @@ typedef kd_err (*kd_herd_iter_fn)(kd_herd *h, void *ctx, int64_t it, double *gap
 /** The common driver: init, start vertex, iterate fn until a stopping rule fires, trace, output.
  *  Collective over in->comm. */
 kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx);
+
+/** Checkpoint / restart of an algorithm's own state between iterations (its ctx). save adds
+ *  datasets under /state/algo/ to state (replicated values; Local); load restores them from a
+ *  resumed state (Local; every rank sees the same state, so a failure is the same everywhere). */
+typedef struct {
+  kd_err (*save)(void *ctx, kd_result *state);
+  kd_err (*load)(void *ctx, const kd_result *state);
+} kd_herd_ctx_io;
+/** kd_herd_drive with checkpointing (in->checkpoint, in->checkpoint_every) and resumption
+ *  (in->resume) of the shared state and, through io (optional), of the algorithm's ctx. A due
+ *  checkpoint is written at the end of an iteration: every checkpoint_every iterations, and once a
+ *  signal was agreed (then the run returns KD_ERR_INTERRUPTED "interrupted at iteration N").
+ *  State datasets (global order): /state/iteration, atoms, weights, points, z_atoms, gram, grad
+ *  (nu - z at every candidate; significant on rank 0 only), counters, scalars. Collective. */
+kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
+                        const kd_herd_ctx_io *io);
+/** A state dataset of the given type and rank (NULL if absent or of another kind). Local. */
+const kd_result_dataset *kd_herd_state_find(const kd_result *st, const char *path, int is_int,
+                                            int rank);
 
 /* ---- steps (herding_steps.c); all Collective where they fetch a new atom, else Local ---- */
 /** nu_1 = k(x_1, .) with x_1 = argmax_c z(c) (the LMO at nu = 0; ties: smallest index). */

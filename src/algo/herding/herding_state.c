@@ -103,6 +103,24 @@ void kd_herd_free(kd_herd *h) {
   memset(h, 0, sizeof *h);
 }
 
+/* The LMO reduction (argmin of (v, idx) with ties to the smallest index) with a pending signal
+ * folded in: while checkpointing is on, a rank that saw SIGTERM/SIGUSR1 passes KD_ERR_INTERRUPTED
+ * as its error, so every rank learns of it in the reduction it does anyway. When that code is the
+ * agreed outcome, every rank marks h->interrupted (the driver checkpoints at the end of this
+ * iteration) and the reduction is repeated once without the flag to finish the iteration. */
+static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, double *val,
+                              kd_gidx *g) {
+  const int ask =
+      lerr == KD_OK && !h->interrupted && h->in->checkpoint && kd_interrupt_pending() != 0;
+  kd_err err = kd_dist_argmin(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, val, g);
+  if (err == KD_ERR_INTERRUPTED && !h->interrupted) {
+    h->interrupted = 1;
+    kd_err_clear();
+    err = kd_dist_argmin(h->in->comm, v, idx, lerr, val, g);
+  }
+  return err;
+}
+
 static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err, int sign,
                                double *val, kd_gidx *g) {
   double best = INFINITY;
@@ -123,7 +141,7 @@ static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err
   }
   if (bi < 0) best = INFINITY;
   if (local_err == KD_OK) local_err = h->pending_err;
-  kd_err err = kd_dist_argmin(h->in->comm, best, bi, local_err, val, g);
+  kd_err err = kd_herd_reduce_(h, best, bi, local_err, val, g);
   h->pending_err = KD_OK; /* delivered (or it is now the agreed error of every rank) */
   *val *= sign;
   return err;
@@ -165,8 +183,7 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
         kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
                    "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->in->comm));
   h->pending_err = KD_OK;
-  return kd_dist_argmin(h->in->comm, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr,
-                        val, g);
+  return kd_herd_reduce_(h, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val, g);
 }
 
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
@@ -504,7 +521,146 @@ cleanup:
   return err;
 }
 
-kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx) {
+/* ---------------- checkpoint / restart ---------------- */
+
+const kd_result_dataset *kd_herd_state_find(const kd_result *st, const char *path, int is_int,
+                                            int rank) {
+  const kd_result_dataset *x = kd_result_find(st, path);
+  if (!x || x->is_int != is_int || x->rank != rank) return NULL;
+  return x;
+}
+
+/* Build the state of the end of iteration `it` and hand it to in->checkpoint. Collective. */
+static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const kd_result *out,
+                                  const kd_herd_ctx_io *io, void *ctx) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_result st = KD_RESULT_INIT;
+  double *grad = NULL, *tmp = NULL;
+  const int root = kd_dist_rank(h->in->comm) == 0;
+  const int n = h->n, d = h->d;
+  uint64_t ev = kd_kernel_evals(h->kernel);
+  KD_TRY(kd_dist_agreed(h->in->comm, h->pending_err));
+  h->pending_err = KD_OK;
+  KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
+  grad = malloc(sizeof(double) * (size_t)(root ? h->m : 1));
+  KD_TRY(kd_dist_agreed(
+      h->in->comm, grad ? KD_OK
+                        : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                     "checkpoint: cannot allocate %lld values", (long long)h->m)));
+  KD_TRY(kd_dist_gatherv(h->in->comm, h->g, h->nl, grad, 0));
+  {
+    /* local from here on: agreed before the hook */
+    st.kernel_evals = ev + (h->in->resume ? h->in->resume->kernel_evals : 0);
+    st.seconds = kd_dist_wtime() - h->t0;
+    for (int64_t r = 0; r < out->n_trace && lerr == KD_OK; r++)
+      lerr = kd_result_trace_push(&st, out->trace_iter[r], out->trace_atoms[r], out->trace_mmd[r],
+                                  out->trace_seconds[r]);
+    int64_t dn[2] = {n, d}, dg[1] = {root ? h->m : 0}, dk[2] = {n, n}, dc[1] = {6}, ds[1] = {2};
+    int64_t counters[6] = {h->lmo_calls,    h->n_fw_steps,   h->n_pair_steps,
+                           h->n_away_steps, h->n_drop_steps, h->qp_warned};
+    double scalars[2] = {h->wmin_seen, last_gap};
+    int64_t *atoms = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    tmp = malloc(sizeof(double) * ((size_t)n * n + 1));
+    if (!atoms || !tmp)
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "checkpoint: cannot allocate the state");
+    if (lerr == KD_OK) {
+      for (int i = 0; i < n; i++) {
+        atoms[i] = h->idx[i];
+        memcpy(tmp + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
+      }
+      lerr = kd_result_add_i64(&st, "/state/iteration", 0, NULL, &it);
+    }
+    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/atoms", 1, dn, atoms);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/weights", 1, dn, h->w);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/points", 2, dn, h->x);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/z_atoms", 1, dn, h->zs);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/gram", 2, dk, tmp);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/grad", 1, dg, grad);
+    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/counters", 1, dc, counters);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/scalars", 1, ds, scalars);
+    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "iteration", (double)it);
+    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "interrupted", h->interrupted ? 1.0 : 0.0);
+    if (lerr == KD_OK && io && io->save) lerr = io->save(ctx, &st);
+    free(atoms);
+  }
+  KD_TRY(kd_dist_agreed(h->in->comm, lerr));
+  KD_TRY(h->in->checkpoint(h->in->checkpoint_ctx, &st));
+cleanup:
+  free(grad);
+  free(tmp);
+  kd_result_free(&st);
+  return err;
+}
+
+/* Restore the state of a checkpoint (after kd_herd_init). Every rank holds the same replicated
+ * state, so the checks below fail identically everywhere (only the growth is agreed).
+ * Collective. */
+static kd_err kd_herd_restore_(kd_herd *h, const kd_result *rs, int64_t *it, double *last_gap,
+                               kd_result *out) {
+  kd_err err = KD_OK;
+  const kd_result_dataset *di = kd_herd_state_find(rs, "/state/iteration", 1, 0),
+                          *da = kd_herd_state_find(rs, "/state/atoms", 1, 1),
+                          *dw = kd_herd_state_find(rs, "/state/weights", 0, 1),
+                          *dx = kd_herd_state_find(rs, "/state/points", 0, 2),
+                          *dz = kd_herd_state_find(rs, "/state/z_atoms", 0, 1),
+                          *dk = kd_herd_state_find(rs, "/state/gram", 0, 2),
+                          *dg = kd_herd_state_find(rs, "/state/grad", 0, 1),
+                          *dc = kd_herd_state_find(rs, "/state/counters", 1, 1),
+                          *ds = kd_herd_state_find(rs, "/state/scalars", 0, 1);
+  KD_CHECK(di && da && dw && dx && dz && dk && dg && dc && ds, KD_ERR_INPUT,
+           "checkpoint: the herding state is incomplete (a /state dataset is missing)");
+  const int64_t n = da->dims[0];
+  KD_CHECK(n >= 1 && n <= 100000000 && dw->dims[0] == n && dx->dims[0] == n &&
+               dx->dims[1] == h->d && dz->dims[0] == n && dk->dims[0] == n && dk->dims[1] == n &&
+               dc->dims[0] >= 6 && ds->dims[0] >= 2,
+           KD_ERR_INPUT, "checkpoint: malformed herding state (%lld atoms, d = %d)", (long long)n,
+           h->d);
+  KD_CHECK(dg->dims[0] == h->m, KD_ERR_INPUT,
+           "checkpoint: written for %lld candidates, the configuration gives %lld",
+           (long long)dg->dims[0], (long long)h->m);
+  for (int64_t i = 0; i < n; i++)
+    KD_CHECK(da->i64[i] >= 0 && da->i64[i] < h->m, KD_ERR_INPUT,
+             "checkpoint: atom %lld is candidate %lld, outside [0, %lld)", (long long)i,
+             (long long)da->i64[i], (long long)h->m);
+  while (h->cap < n) KD_TRY(kd_herd_grow_(h));
+  h->n = (int)n;
+  for (int i = 0; i < h->n; i++) {
+    h->idx[i] = da->i64[i];
+    h->w[i] = dw->f64[i];
+    h->zs[i] = dz->f64[i];
+    h->slot[i] = -1;
+    memcpy(h->K + (size_t)i * h->cap, dk->f64 + (size_t)i * n, sizeof(double) * (size_t)n);
+  }
+  memcpy(h->x, dx->f64, sizeof(double) * (size_t)n * h->d);
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = dg->f64[h->off + c];
+  /* per-rank caches: the atoms' columns (the same block evaluation as during the run) */
+  for (int i = 0; i < h->n && h->nl > 0; i++) {
+    int s = kd_herd_take_slot_(h);
+    if (s < 0) break;
+    KD_TRY(kd_herd_column(h, h->x + (size_t)i * h->d, h->cache + (size_t)s * h->nl));
+    h->slot[i] = s;
+  }
+  h->lmo_calls = dc->i64[0];
+  h->n_fw_steps = dc->i64[1];
+  h->n_pair_steps = dc->i64[2];
+  h->n_away_steps = dc->i64[3];
+  h->n_drop_steps = dc->i64[4];
+  h->qp_warned = (int)dc->i64[5];
+  h->wmin_seen = ds->f64[0];
+  *last_gap = ds->f64[1];
+  h->lmin_valid = 0;
+  kd_herd_refresh(h);
+  h->t0 = kd_dist_wtime() - rs->seconds;
+  for (int64_t r = 0; r < rs->n_trace; r++)
+    KD_TRY(kd_result_trace_push(out, rs->trace_iter[r], rs->trace_atoms[r], rs->trace_mmd[r],
+                                rs->trace_seconds[r]));
+  *it = di->i64[0];
+cleanup:
+  return err;
+}
+
+kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
+                        const kd_herd_ctx_io *io) {
   kd_err err = KD_OK;
   kd_herd h;
   memset(&h, 0, sizeof h);
@@ -515,18 +671,34 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
   if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
   h.tol_gap = st.tol_gap;
-  KD_TRY(kd_herd_start(&h));
-  KD_TRY(kd_herd_record(&h, &st, 0, NAN, 1, out, &stop));
+  if (in->resume) {
+    KD_TRY(kd_herd_restore_(&h, in->resume, &it, &last_gap, out));
+    if (io && io->load) KD_TRY(io->load(ctx, in->resume));
+    kd_log_info("herd: resumed at iteration %lld (%d atoms, mmd %.6e)", (long long)it, h.n, h.mmd);
+  } else {
+    KD_TRY(kd_herd_start(&h));
+    KD_TRY(kd_herd_record(&h, &st, 0, NAN, 1, out, &stop));
+  }
   while (!stop) {
     it++;
     gap = NAN;
     KD_TRY(fn(&h, ctx, it, &gap));
     if (!isnan(gap)) last_gap = gap;
     KD_TRY(kd_herd_record(&h, &st, it, gap, h.done, out, &stop));
-    if (h.done) break;
+    if (h.done || stop) break;
+    /* safe point: the state is that of the end of iteration it on every rank */
+    if (in->checkpoint &&
+        (h.interrupted || (in->checkpoint_every > 0 && it % in->checkpoint_every == 0))) {
+      KD_TRY(kd_herd_checkpoint_(&h, it, last_gap, out, io, ctx));
+      KD_CHECK(!h.interrupted, KD_ERR_INTERRUPTED, "interrupted at iteration %lld", (long long)it);
+    }
   }
   KD_TRY(kd_herd_output(&h, it, last_gap, out));
 cleanup:
   kd_herd_free(&h);
   return err;
+}
+
+kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx) {
+  return kd_herd_drive_ex(in, out, fn, ctx, NULL);
 }

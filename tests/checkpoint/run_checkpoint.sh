@@ -1,0 +1,117 @@
+#!/bin/bash
+# run_checkpoint.sh - checkpoint / restart of herding with the real binary (docs/checkpoint.md):
+#  (a) periodic checkpoints (run.checkpoint_keep) of several algorithms resumed at 2 ranks equal the
+#      uninterrupted 2-rank output bitwise (/coreset/*, /metrics/trace except seconds, lmo_calls);
+#      bpcg_lazy also resumed at 1 and 4 ranks (<= 1e-12);
+#      a signal (SIGTERM to the process) mid-run: exit 3, one line naming the checkpoint,
+#      reason "signal"; resumed at 1 rank bitwise and at 2 ranks to 1e-12 against the
+#      uninterrupted run; the checkpoint is removed after the final output;
+#  (b) --resume with --set kernel.ls=2: exit 1 naming kernel.ls, no output;
+#  (c) a truncated checkpoint: exit 1 naming the file, no output.
+set -u
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+cp "$KD_SRC/herd.yaml" .
+DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -d /metrics/trace/iteration
+ -d /metrics/trace/n_atoms -d /metrics/trace/mmd -a /metrics/lmo_calls -a /metrics/iterations"
+dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
+# same(A, B, TOL): numbers of the dumps equal within TOL (relative to max(1, |a|)); 0 = bitwise
+same() {
+  if [ "$3" = 0 ]; then
+    cmp -s <(dump "$1") <(dump "$2")
+    return
+  fi
+  paste -d'\n' <(dump "$1" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') \
+    <(dump "$2" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') |
+    awk -v tol="$3" 'NR % 2 == 1 { a = $1; next }
+      { d = a - $1; if (d < 0) d = -d; m = a < 0 ? -a : a; if (m < 1) m = 1;
+        if (d > tol * m) { bad = 1 } ; n++ }
+      END { exit (bad || n < 10) }'
+}
+
+# (a) periodic checkpoints, resumed at 2 ranks (and bpcg_lazy at 1 and 4)
+for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_gcos; do
+  mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=full_$algo.h5 \
+    2>err.txt || bad "$algo: uninterrupted run: $(cat err.txt)"
+  mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=p_$algo.h5 \
+    --set run.checkpoint_every=50 --set run.checkpoint_keep=true \
+    --set run.checkpoint_path=ck_$algo.h5 2>err.txt || bad "$algo: periodic run: $(cat err.txt)"
+  [ -f ck_$algo.h5 ] || { bad "$algo: no checkpoint written"; continue; }
+  same full_$algo.h5 p_$algo.h5 0 || bad "$algo: checkpointing changed the output"
+  it=$(h5dump -a iteration ck_$algo.h5 | grep '(0)' | awk '{print $2}')
+  nps=2
+  [ $algo = bpcg_lazy ] && nps="1 2 4"
+  for np in $nps; do
+    mpi $np run herd.yaml -q --set algorithm.name=$algo --set output.path=r${np}_$algo.h5 \
+      --resume ck_$algo.h5 2>err.txt || { bad "$algo: resume at $np: $(cat err.txt)"; continue; }
+    tol=1e-12
+    [ $np = 2 ] && tol=0
+    # the trace up to the checkpoint comes from the file (its seconds too), not from a rerun
+    secs() { h5dump -m %.17g -d /metrics/trace/seconds -s 0 -c $((it + 1)) "$1" |
+      grep '^ *([0-9]'; }
+    cmp -s <(secs ck_$algo.h5) <(secs r${np}_$algo.h5) ||
+      bad "$algo: resumed trace seconds before iteration $it differ from the checkpoint's"
+    same full_$algo.h5 r${np}_$algo.h5 $tol && ok "$algo: resumed at iteration $it on $np ranks (tol $tol)" ||
+      bad "$algo: resumed at $np ranks differs: $(diff <(dump full_$algo.h5) <(dump r${np}_$algo.h5) | head -6)"
+  done
+done
+
+# (a) a signal mid-run: the single process (no mpirun in between) gets SIGTERM
+long="--set algorithm.name=fw_eq --set algorithm.max_iter=4000 --set candidates.grid_n=40"
+mpi 1 run herd.yaml -q $long --set output.path=full_sig.h5 2>err.txt || bad "long run: $(cat err.txt)"
+timeout 120 "$KD_BIN" run herd.yaml -q $long --set output.path=sig.h5 --set run.checkpoint_every=100 \
+  2>sig.txt &
+pid=$!
+for i in $(seq 1 600); do [ -f sig.h5.ckpt.h5 ] && break; sleep 0.05; done
+kill -TERM $pid
+wait $pid
+rc=$?
+reason=$(h5dump -a reason sig.h5.ckpt.h5 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2)
+if [ $rc = 3 ] && [ ! -f sig.h5 ] && [ "$(wc -l <sig.txt)" = 1 ] && [ "$reason" = signal ] &&
+  grep -q "^kdistill: interrupted at iteration [0-9]*; checkpoint written to sig.h5.ckpt.h5 (resume with --resume sig.h5.ckpt.h5)$" sig.txt; then
+  ok "SIGTERM: exit 3, $(cat sig.txt)"
+else
+  bad "SIGTERM: rc $rc, reason '$reason', stderr: $(cat sig.txt)"
+fi
+cp sig.h5.ckpt.h5 sig_copy.h5
+mpi 1 run herd.yaml -q $long --set output.path=sig.h5 --resume sig.h5.ckpt.h5 2>err.txt ||
+  bad "resume after SIGTERM: $(cat err.txt)"
+same full_sig.h5 sig.h5 0 && ok "SIGTERM: resumed at 1 rank equals the uninterrupted run bitwise" ||
+  bad "SIGTERM resume differs: $(diff <(dump full_sig.h5) <(dump sig.h5) | head -6)"
+[ ! -f sig.h5.ckpt.h5 ] && ok "checkpoint removed after the output" || bad "checkpoint left behind"
+mpi 2 run herd.yaml -q $long --set output.path=sig2.h5 --resume sig_copy.h5 2>err.txt ||
+  bad "resume after SIGTERM at 2 ranks: $(cat err.txt)"
+same full_sig.h5 sig2.h5 1e-12 && ok "SIGTERM: resumed at 2 ranks equals it to 1e-12" ||
+  bad "SIGTERM resume at 2 ranks differs"
+
+# (b) a different configuration
+mpi 2 run herd.yaml -q --set output.path=bad.h5 --set kernel.ls=2 --resume ck_bpcg_lazy.h5 \
+  >b.txt 2>&1
+rc=$?
+if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error:' b.txt)" = 1 ] &&
+  grep -q "ck_bpcg_lazy.h5: written for a different configuration (kernel.ls: 1.7320508075688772 in the checkpoint, 2 now)" b.txt; then
+  ok "changed kernel.ls: exit 1, $(grep '^kdistill' b.txt)"
+else
+  bad "changed config: rc $rc: $(cat b.txt)"
+fi
+
+# (c) a truncated checkpoint
+head -c 3000 ck_bpcg_lazy.h5 >trunc.h5
+mpi 2 run herd.yaml -q --set output.path=bad.h5 --resume trunc.h5 >c.txt 2>&1
+rc=$?
+if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error: trunc.h5' c.txt)" = 1 ]; then
+  ok "truncated: exit 1, $(grep '^kdistill' c.txt)"
+else
+  bad "truncated: rc $rc: $(cat c.txt)"
+fi
+mpi 2 run herd.yaml -q --set output.path=bad.h5 --resume missing.h5 >c.txt 2>&1
+[ $? = 1 ] && grep -q "^kdistill: error: missing.h5" c.txt && ok "missing checkpoint: exit 1" ||
+  bad "missing: $(cat c.txt)"
+
+echo "$fails failure(s)"
+[ $fails = 0 ]
