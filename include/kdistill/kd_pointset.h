@@ -95,6 +95,11 @@ kd_err kd_pointset_validate(const kd_pointset *ps, const char *ctx);
 /** Gather the global rows idx[0..k) into out[k*d] on every rank (idx identical on all ranks).
  *  Collective. */
 kd_err kd_pointset_gather_rows(const kd_pointset *ps, const kd_gidx *idx, kd_lidx k, double *out);
+/** Choose k distinct global rows, the same at any rank count: row g gets the key
+ *  kd_rng_u64(seed, stream, g) and the k smallest keys win (ties: lowest index); idx[k] in key
+ *  order on every rank. Collective. */
+kd_err kd_pointset_choose_keyed(const kd_pointset *ps, uint64_t seed, uint64_t stream, kd_gidx k,
+                                kd_gidx *idx);
 /** All rows on every rank (only for small sets): out[n*d]. Collective. */
 kd_err kd_pointset_allgather(const kd_pointset *ps, double *out);
 

@@ -187,6 +187,8 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   char *yaml = NULL;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   memset(&info, 0, sizeof info);
+  kd_dist_comm_seconds_reset();
+  const double t_start = kd_dist_wtime();
   KD_TRY(kd_cli_job_load_(o, 0, &job));
   KD_TRY(job.task->setup(&job.ctx, &state));
   KD_TRY(kd_config_check_unused(job.cfg));
@@ -206,6 +208,9 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   }
   KD_CHECK(!kd_interrupt_pending(), KD_ERR_INTERRUPTED, "interrupted before the run started");
   KD_TRY(job.task->run(&job.ctx, state, &res, &info));
+  /* --verbose: compute vs communication seconds, min / mean / max over ranks */
+  if (o->level == KD_LOG_VERBOSE)
+    KD_TRY(kd_dist_timing_report(MPI_COMM_WORLD, kd_dist_wtime() - t_start));
   kd_output_meta meta = {job.task->name, info.algorithm, info.kernel, size, job.ctx.seed, yaml};
   KD_TRY(kd_output_write(MPI_COMM_WORLD, job.output, &meta, &res));
   /* the output is in place: the checkpoint of this run is no longer needed */

@@ -679,6 +679,7 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
     KD_TRY(kd_herd_start(&h));
     KD_TRY(kd_herd_record(&h, &st, 0, NAN, 1, out, &stop));
   }
+  kd_log_set_total(st.max_iter); /* progress lines carry an upper bound of the time left */
   while (!stop) {
     it++;
     gap = NAN;
@@ -695,6 +696,7 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
   }
   KD_TRY(kd_herd_output(&h, it, last_gap, out));
 cleanup:
+  kd_log_set_total(0);
   kd_herd_free(&h);
   return err;
 }

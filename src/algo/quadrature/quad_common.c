@@ -123,17 +123,6 @@ static kd_err kd_gram_fill_(void *vctx, int i0, int ni, int j0, int nj, double *
 }
 
 /* ---------------- sampling ---------------- */
-typedef struct {
-  uint64_t key;
-  int64_t idx;
-} kd_qkey_;
-
-static int kd_qkey_cmp_(const void *a, const void *b) {
-  const kd_qkey_ *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 static int kd_i64_cmp_(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
@@ -141,53 +130,12 @@ static int kd_i64_cmp_(const void *a, const void *b) {
 
 /* Choose k of the M rows of ps (k < M): the k smallest keys (seed, stream, g), ties by index;
  * idx[k] ascending on every rank. Collective. */
-static kd_err kd_choose_rows_(MPI_Comm comm, const kd_pointset *ps, uint64_t seed, uint64_t stream,
-                              int64_t k, int64_t *idx) {
+static kd_err kd_choose_rows_(const kd_pointset *ps, uint64_t seed, uint64_t stream, int64_t k,
+                              int64_t *idx) {
   kd_err err = KD_OK;
-  kd_qkey_ *loc = NULL;
-  double *send = NULL, *all = NULL;
-  const kd_lidx nl = kd_pointset_n_local(ps);
-  const kd_gidx off = kd_pointset_offset(ps);
-  KD_ALLOC(loc, nl);
-  for (kd_lidx i = 0; i < nl; i++) {
-    loc[i].key = kd_rng_u64(seed, stream, (uint64_t)(off + i));
-    loc[i].idx = off + i;
-  }
-  qsort(loc, (size_t)nl, sizeof *loc, kd_qkey_cmp_);
-  const int64_t keep = nl < k ? nl : k;
-  KD_ALLOC(send, 2 * keep);
-  for (int64_t i = 0; i < keep; i++) {
-    union {
-      uint64_t u;
-      double f;
-    } cv;
-    cv.u = loc[i].key;
-    send[2 * i] = cv.f;
-    send[2 * i + 1] = (double)loc[i].idx;
-  }
-  int64_t total = keep;
-  KD_TRY(kd_dist_sum_i64(comm, &total, 1));
-  KD_ALLOC(all, 2 * total);
-  KD_TRY(kd_dist_allgatherv(comm, send, 2 * keep, all));
-  free(loc);
-  loc = NULL;
-  KD_ALLOC(loc, total);
-  for (int64_t i = 0; i < total; i++) {
-    union {
-      uint64_t u;
-      double f;
-    } cv;
-    cv.f = all[2 * i];
-    loc[i].key = cv.u;
-    loc[i].idx = (int64_t)all[2 * i + 1];
-  }
-  qsort(loc, (size_t)total, sizeof *loc, kd_qkey_cmp_);
-  for (int64_t i = 0; i < k; i++) idx[i] = loc[i].idx;
+  KD_TRY(kd_pointset_choose_keyed(ps, seed, stream, k, idx));
   qsort(idx, (size_t)k, sizeof *idx, kd_i64_cmp_);
 cleanup:
-  free(loc);
-  free(send);
-  free(all);
   return err;
 }
 
@@ -408,7 +356,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     const int64_t M = kd_pointset_n_global(emp);
     KD_ALLOC(sel, N);
     if (N < M) {
-      KD_TRY(kd_choose_rows_(comm, emp, in->seed, KD_QSTREAM_KEYS, N, sel));
+      KD_TRY(kd_choose_rows_(emp, in->seed, KD_QSTREAM_KEYS, N, sel));
     } else {
       for (int64_t i = 0; i < N; i++) sel[i] = i;
     }
@@ -429,7 +377,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
       KD_ALLOC(zsel, ell);
       const int64_t M = kd_pointset_n_global(emp);
       if (ell < M) {
-        KD_TRY(kd_choose_rows_(comm, emp, in->seed, KD_QSTREAM_KEYS + 1, ell, zsel));
+        KD_TRY(kd_choose_rows_(emp, in->seed, KD_QSTREAM_KEYS + 1, ell, zsel));
       } else {
         for (int64_t i = 0; i < ell; i++) zsel[i] = i;
       }
