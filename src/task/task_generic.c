@@ -82,8 +82,8 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
       snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
   }
   if (!ctx->validate_only)
-    kd_log_info("task %s: %lld %s points in %d dimension%s, kernel %s", task, (long long)n, section,
-                d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
+    kd_log_info("task %s: %lld points (%s) in %d dimension%s, kernel %s", task, (long long)n,
+                section, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
   *state = s;
   s = NULL;
 cleanup:
