@@ -2,7 +2,10 @@
  * halve.c) against a direct implementation of the GS walk of Alg. B.6 that solves the step
  * problem u = argmin u^T Q u (u_p = 1, u_i = 0 off the active set) from scratch every iteration
  * with the same random draws. Prop. B.8: both produce the same assignments. Also checks that
- * GS-Halve keeps one point of every pair and beats a fair coin on average. Serial. */
+ * GS-Halve keeps one point of every pair and beats a fair coin on average. Also: KH(delta) with
+ * threshold: adaptive (KD_HALVE_KHA, halve.c's blocked loop) against a direct transcription of
+ * Alg. B.1 with the get_swap_params thresholds of Alg. B.2 (alpha_i by the formula of Alg. B.1,
+ * sigma_i by eq. (70)), same random draws: identical assignments. Serial. */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
 
@@ -98,6 +101,31 @@ static void gs_naive(kd_kernel *k, const double *X, int n, int d, uint64_t seed,
   free(act);
 }
 
+/* Alg. B.1 with a_i, sigma_i from get_swap_params(sigma_{i-1}, b_i, delta_i), delta_i = delta /
+ * (2 i (log(n/2) + 1)) (i 1-based, Alg. B.2); alpha_i = sum_{j < 2i-1} (k(x_j,x) - k(x_j,x')) -
+ * 2 sum_{z in S1} (k(z,x) - k(z,x')); swap with probability min(1, (1 - alpha_i / a_i)_+ / 2). */
+static void kha_naive(kd_kernel *k, const double *X, int n, int d, double delta, uint64_t seed,
+                      uint64_t stream, kd_lidx *keep) {
+  double sig2 = 0.0;
+  for (int i = 0; i < n / 2; i++) {
+    const double *x = X + 2 * i * d, *xp = x + d;
+    double b2 = kd_kernel_eval(k, x, x) + kd_kernel_eval(k, xp, xp) - 2 * kd_kernel_eval(k, x, xp);
+    double b = sqrt(fmax(b2, 0.0));
+    b2 = b * b;
+    double di = delta / (2.0 * (i + 1) * (log(n / 2.0) + 1.0));
+    double a = fmax(b * sqrt(sig2) * sqrt(2.0 * log(2.0 / di)), b2);
+    if (a > 0) sig2 += b2 * fmax(1.0 + (b2 - 2.0 * a) * sig2 / (a * a), 0.0);
+    double alpha = 0.0;
+    for (int j = 0; j < 2 * i; j++)
+      alpha += kd_kernel_eval(k, X + j * d, x) - kd_kernel_eval(k, X + j * d, xp);
+    for (int j = 0; j < i; j++)
+      alpha -=
+          2.0 * (kd_kernel_eval(k, X + keep[j] * d, x) - kd_kernel_eval(k, X + keep[j] * d, xp));
+    double prob = a > 0 ? fmin(1.0, 0.5 * fmax(1.0 - alpha / a, 0.0)) : 0.0;
+    keep[i] = 2 * i + (kd_rng_uniform(seed, stream, (uint64_t)i) < prob ? 1 : 0);
+  }
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   const int d = 2, n = 96;
@@ -130,6 +158,20 @@ int main(int argc, char **argv) {
   }
   if (kd_test_rank() == 0) printf("GS-Halve 1024 -> 512: MMD %.3e, fair coin %.3e\n", mg, mc);
   KD_TEST(mg < 0.25 * mc, "GS-Halve MMD %.3e < 1/4 of the fair coin's %.3e", mg, mc);
+  /* adaptive KH: blocked implementation = direct transcription (600 points: 300 pairs, 5 chunks) */
+  int same_a = 0, diff_kh = 0;
+  for (int s = 0; s < 3; s++) {
+    const int na = 600;
+    const double *Xs = X + s * 128 * d;
+    KD_TEST_OK(kd_thin_halve(k, KD_HALVE_KHA, Xs, na, d, 0.5, 70 + s, 3, kk));
+    kd_lidx ref[300], kh[300];
+    kha_naive(k, Xs, na, d, 0.5, 70 + s, 3, ref);
+    same_a += memcmp(kk, ref, sizeof(kd_lidx) * (na / 2)) == 0;
+    KD_TEST_OK(kd_thin_halve(k, KD_HALVE_KH, Xs, na, d, 0.5, 70 + s, 3, kh));
+    diff_kh += memcmp(kk, kh, sizeof(kd_lidx) * (na / 2)) != 0;
+  }
+  KD_TEST(same_a == 3, "adaptive KH = direct Alg. B.1 + get_swap_params on %d of 3 inputs", same_a);
+  KD_TEST(diff_kh == 3, "adaptive thresholds change the assignment vs Alg. B.1 (%d of 3)", diff_kh);
   free(X);
   kd_kernel_destroy(&k);
   kd_measure_free(&mu);

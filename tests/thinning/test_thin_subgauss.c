@@ -13,7 +13,8 @@
  * sharp one: the test asserts the mean MMD^2 over 20 seeds <= B_E (so the failure event, of
  * probability <= delta/2, did not matter on average) and <= 1/4 of the mean for uniform halving.
  * (2) LKH, linear kernel, n = 4096 -> 256, d = 2: ||mean(P_in) - mean(P_out)|| at least 5x below
- * the mean over 20 uniform subsamples. */
+ * the mean over 20 uniform subsamples.
+ * (1b) the same halving with threshold: adaptive against the bound of (1b) below. */
 #include "thin_test_util.h"
 
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
@@ -79,6 +80,28 @@ int main(int argc, char **argv) {
   KD_TEST(mkh <= bound, "KH mean MMD^2 %.3e <= sub-Gaussian bound %.3e", mkh, bound);
   KD_TEST(mkh <= bound_e, "KH mean MMD^2 %.3e <= on-event bound %.3e", mkh, bound_e);
   KD_TEST(mkh <= 0.25 * munif, "KH mean MMD^2 %.3e <= 1/4 uniform halving %.3e", mkh, munif);
+
+  /* (1b) threshold: adaptive (get_swap_params of Alg. B.2 on f_i, delta_i = delta / (2 i (log(n/2)
+   * + 1))): the argument of Prop. B.3 (Dwivedi & Mackey 2024, Thm. 3 and (46)) is not specific to
+   * the linear kernel and gives nu_a = b_max sqrt(log(2n (log(n/2) + 1) / delta)) / n. */
+  const double nu2a = bmax * bmax * log(2.0 * n * (log(n / 2.0) + 1.0) / delta) / ((double)n * n);
+  double bound_a = 0, mkha = 0;
+  for (int i = 0; i < n; i++) bound_a += fmin(nu2a, fmax(lam[i], 0) / n);
+  const char *const kva[] = {"threshold=adaptive", NULL};
+  for (int s = 0; s < 20; s++) {
+    KD_TEST_OK(thin_test_run(c, "kh", ps, k, t, 300 + s, kva, &r));
+    KD_TEST(r.n == n / 2 && thin_test_distinct(r.indices, r.n, n), "kh adaptive: n/2 distinct");
+    int pairs = 1;
+    for (int j = 0; j < n / 2; j++) pairs &= r.indices[j] / 2 == j;
+    KD_TEST(pairs, "kh adaptive keeps exactly one point of every consecutive pair");
+    mkha += r.mmd * r.mmd / 20;
+  }
+  if (kd_test_rank() == 0)
+    printf("KH(1/2) adaptive: mean MMD^2 %.3e  on-event bound %.3e (nu_a^2 %.3e)\n", mkha, bound_a,
+           nu2a);
+  KD_TEST(mkha <= bound_a, "adaptive KH mean MMD^2 %.3e <= on-event bound %.3e", mkha, bound_a);
+  KD_TEST(mkha <= 0.25 * munif, "adaptive KH mean MMD^2 %.3e <= 1/4 uniform halving %.3e", mkha,
+          munif);
 
   /* (2) LKH with the linear kernel */
   const int n2 = 4096, m2 = 256;

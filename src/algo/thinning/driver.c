@@ -50,6 +50,8 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
       kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
   plan->tight =
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
+  plan->adaptive =
+      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
   KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
            "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
@@ -148,8 +150,12 @@ cleanup:
   return err;
 }
 
-kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *pl, kd_result *out) {
+kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
+  /* threshold: adaptive turns every KH round into KD_HALVE_KHA */
+  kd_thin_plan plc = *plan;
+  if (plc.adaptive && !plc.tight && plc.kind == KD_HALVE_KH) plc.kind = KD_HALVE_KHA;
+  const kd_thin_plan *pl = &plc;
   MPI_Comm comm = in->comm;
   kd_kernel *k = in->kernel;
   const kd_pointset *ps = in->points;

@@ -1,7 +1,9 @@
 /* halve.c - the halving rules of Low-Rank Thinning App. B: KH(delta) (Alg. B.1, simplified
- * swapping threshold), LKH(delta) (Alg. B.2, linear kernel with get_swap_params) and GS-Halve-Cubic
- * (Alg. B.7, kernelized Gram-Schmidt walk with rank-one inverse downdates). Each keeps one point of
- * every consecutive pair (x_{2i}, x_{2i+1}); the coin of pair i is kd_rng_uniform(seed, stream, i).
+ * swapping threshold, or with `adaptive` the get_swap_params thresholds of Alg. B.2 = the original
+ * Kernel Halving of Dwivedi & Mackey 2024, Alg. 2), LKH(delta) (Alg. B.2, linear kernel with
+ * get_swap_params) and GS-Halve-Cubic (Alg. B.7, kernelized Gram-Schmidt walk with rank-one inverse
+ * downdates). Each keeps one point of every consecutive pair (x_{2i}, x_{2i+1}); the coin of pair i
+ * is kd_rng_uniform(seed, stream, i).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,13 +18,15 @@
  * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. */
 #define KD_KH_CHUNK 64
 static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
-                           uint64_t seed, uint64_t stream, kd_lidx *keep) {
+                           int adaptive, uint64_t seed, uint64_t stream, kd_lidx *keep) {
   kd_err err = KD_OK;
   double *sgn = NULL, *y = NULL, *G = NULL;
   /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
   const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
   const kd_lidx np = n / 2, C = KD_KH_CHUNK;
-  double bmax = 0.0;
+  /* adaptive: delta_i = delta / (2 i (log(n/2) + 1)) as in Alg. B.2 (i 1-based) */
+  const double lg = log((double)n / 2.0) + 1.0;
+  double bmax = 0.0, sig2 = 0.0;
   KD_ALLOC(sgn, n);
   KD_ALLOC(y, 2 * C);
   KD_ALLOC(G, 4 * C * C);
@@ -42,6 +46,18 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
       double b = sqrt(b2 > 0 ? b2 : 0.0);
       if (b > bmax) bmax = b;
       double a = b * bmax * logterm;
+      if (adaptive) {
+        /* get_swap_params(sigma_{i-1}, b_i, delta_i) of Alg. B.2 on f_i = k(x,.) - k(x',.):
+         * a_i = max(b_i sigma_{i-1} sqrt(2 log(2/delta_i)), b_i^2), then sigma_i by eq. (70) */
+        const double di = delta / (2.0 * (double)(i + 1) * lg);
+        b2 = b * b;
+        a = b * sqrt(sig2) * sqrt(2.0 * log(2.0 / di));
+        if (b2 > a) a = b2;
+        if (a > 0) {
+          double q = 1.0 + (b2 - 2.0 * a) * sig2 / (a * a);
+          sig2 += b2 * (q > 0 ? q : 0.0);
+        }
+      }
       double alpha = y[r] - y[r + 1];
       for (kd_lidx u = 0; u < r; u++) alpha += sgn[2 * i0 + u] * (g0[u] - g1[u]);
       double prob = 0.0;
@@ -280,7 +296,10 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
   if (n == 0) goto cleanup;
   switch (kind) {
     case KD_HALVE_KH:
-      KD_TRY(kd_halve_kh_(k, X, n, d, delta, seed, stream, keep));
+      KD_TRY(kd_halve_kh_(k, X, n, d, delta, 0, seed, stream, keep));
+      break;
+    case KD_HALVE_KHA:
+      KD_TRY(kd_halve_kh_(k, X, n, d, delta > 0 ? delta : 0.5, 1, seed, stream, keep));
       break;
     case KD_HALVE_LKH:
       KD_TRY(kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep));

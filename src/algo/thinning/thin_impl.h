@@ -9,7 +9,8 @@
 
 #include "kdistill/kd_algo.h"
 
-typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2 } kd_halve_kind;
+/* KD_HALVE_KHA: KH(delta) with the adaptive get_swap_params thresholds (threshold: adaptive) */
+typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA = 3 } kd_halve_kind;
 
 /** stream of a node: (node id, level) -> one 64-bit stream id. Levels < 64. */
 #define KD_THIN_STREAM(node, level) ((uint64_t)(node)*64u + (uint64_t)(level))
@@ -20,9 +21,10 @@ typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2 } kd_halve_kin
 
 /** Halve the sequence X[n*d] (n even, consecutive pairs (X_{2i}, X_{2i+1})): keep[i] in {2i, 2i+1}
  *  for i < n/2. KH: Alg. B.1 with a_i = b_i b_max,i (1/2 + log(2n/delta)) (delta < 0 selects the
- *  `tight` threshold a_i = b_i b_max,i / 2); LKH: Alg. B.2 (linear
- *  kernel <x,y>, get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS walk with
- *  rank-one inverse downdates; delta unused). Local. */
+ *  `tight` threshold a_i = b_i b_max,i / 2); KHA: KH(delta) with a_i, sigma_i from get_swap_params
+ *  of Alg. B.2 applied to f_i = k(x,.) - k(x',.), delta_i = delta / (2 i (log(n/2) + 1)); LKH: Alg.
+ * B.2 (linear kernel <x,y>, get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS
+ * walk with rank-one inverse downdates; delta unused). Local. */
 kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
                      double delta, uint64_t seed, uint64_t stream, kd_lidx *keep);
 
@@ -66,6 +68,8 @@ typedef struct {
   int refine_passes; /* sweeps of the refine pass (>= 1) */
   int refine_pool;   /* candidates of KH-Refine: the input of the last refine_pool halving rounds */
   int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
+  int adaptive;      /* 1: KH rounds use KD_HALVE_KHA (threshold: adaptive); 0 with tight = 0:
+                        Alg. B.1's simplified threshold */
 } kd_thin_plan;
 
 /** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
@@ -96,11 +100,12 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
         "convex: re-optimise the output weights over the simplex against P_in" \
   }
 
-#define KD_THIN_PARAM_THRESHOLD                                                                  \
-  {                                                                                              \
-    "threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "simplified|tight",                        \
-        "KH swapping threshold: simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = " \
-        "b_i b_max / 2 (greedier, no sub-Gaussian guarantee)"                                    \
+#define KD_THIN_PARAM_THRESHOLD                                                                \
+  {                                                                                            \
+    "threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "adaptive|simplified|tight",             \
+        "KH swapping threshold: adaptive = get_swap_params of Alg. B.2 (sigma tracked by eq. " \
+        "(70)); simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = b_i b_max / 2 " \
+        "(greedier, no sub-Gaussian guarantee)"                                                \
   }
 
 #define KD_THIN_PARAM_PASSES                                                                  \
