@@ -51,6 +51,8 @@ int main(int argc, char **argv) {
   const char *const kv100g2[] = {"n_out=100", "g=2", NULL};
   const char *const kvkh[] = {"refine=true", NULL};
   const char *const kvrw[] = {"n_out=100", "g=2", "reweight=convex", NULL};
+  const char *const kva[] = {"n_out=100", "threshold=adaptive", NULL};
+  const char *const kvag2[] = {"n_out=100", "g=2", "threshold=adaptive", NULL};
   struct {
     const char *name;
     const char *const *kv;
@@ -60,7 +62,8 @@ int main(int argc, char **argv) {
       {"rkh", kv100, 100, 0.9},           {"kh_compress", kv100g2, 100, 0.9},
       {"kt_compress", kv100g2, 100, 0.2}, {"kh_refine", kv100, 100, 0.2},
       {"lkh", kv100, 100, 1.5},           {"kh", kvkh, 2500, 1.0},
-      {"kt_compress", kvrw, 100, 0.2},
+      {"kt_compress", kvrw, 100, 0.2},    {"rkh", kva, 100, 0.9},
+      {"kh_compress", kvag2, 100, 0.9},   {"kt_compress", kvag2, 100, 0.2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     same_on_self(cases[i].name, X, n, d, ps, k, t, cases[i].kv, &r);
