@@ -8,7 +8,10 @@
 #  (b) SIGTERM sent to the kdistill processes (the children of mpirun) after the first checkpoint
 #      appeared: exit 3, one line naming the checkpoint, reason "signal"; resumed at 2 ranks it
 #      equals the uninterrupted run bitwise and the checkpoint is removed after the output;
-#  (c) --resume with a changed study key: exit 1 naming the key, no output.
+#  (c) --resume with a changed study key: exit 1 naming the key, no output;
+#  (d) a sweep of herd points with periodic checkpoints: each point's checkpoint
+#      (<run.checkpoint_path>.NNNN) is removed once its output is written, kept with
+#      run.checkpoint_keep.
 set -u
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_ctt_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -85,6 +88,25 @@ if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error:' c.txt)" = 
 else
   bad "changed config: rc $rc: $(cat c.txt)"
 fi
+
+# (d) sweep points remove their checkpoints after their output
+sed 's/^task: herd/task: sweep/' "$KD_SRC/herd.yaml" >sw.yaml
+printf 'sweep:\n  task: herd\n  product:\n    - {key: algorithm.max_iter, values: [100, 120]}\n' \
+  >>sw.yaml
+for keep in false true; do
+  mpi 2 run sw.yaml -q --set run.checkpoint_every=50 --set run.checkpoint_path=sck_$keep.h5 \
+    --set run.checkpoint_keep=$keep --set sweep.dir=sw_$keep --set output.path=sw_$keep.h5 \
+    2>err.txt || bad "sweep (keep $keep): $(cat err.txt)"
+  n=$(ls sck_$keep.h5.* 2>/dev/null | wc -l)
+  [ -f sw_$keep/point_0001.h5 ] || bad "sweep (keep $keep): no point output"
+  if [ $keep = false ]; then
+    [ "$n" = 0 ] && ok "sweep: point checkpoints removed after their outputs" ||
+      bad "sweep: $n point checkpoint(s) left behind"
+  else
+    [ "$n" = 2 ] && ok "sweep: run.checkpoint_keep keeps the 2 point checkpoints" ||
+      bad "sweep keep: $n point checkpoint(s)"
+  fi
+done
 
 echo "$fails failure(s)"
 [ $fails = 0 ]
