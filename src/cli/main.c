@@ -196,11 +196,13 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   ss->config_yaml = yaml;
   ss->cfg = job.cfg;
   if (o->resume) {
-    /* checkpoint / restart (docs/checkpoint.md): only the herd task checkpoints so far */
-    const char *algo = NULL;
-    KD_CHECK(!strcmp(job.task->name, "herd"), KD_ERR_UNSUPPORTED,
-             "--resume: task %s does not checkpoint (the herd task does)", job.task->name);
-    KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
+    /* checkpoint / restart (docs/checkpoint.md): the herd and ctt_study tasks checkpoint */
+    const char *algo = "ctt_study"; /* the study has no algorithm section */
+    const int herd = !strcmp(job.task->name, "herd");
+    KD_CHECK(herd || !strcmp(job.task->name, "ctt_study"), KD_ERR_UNSUPPORTED,
+             "--resume: task %s does not checkpoint (the herd and ctt_study tasks do)",
+             job.task->name);
+    if (herd) KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
     KD_TRY(kd_checkpoint_read(MPI_COMM_WORLD, o->resume, job.task->name, algo, yaml, &resume,
                               &ss->resume_iteration));
     ss->resume = &resume;

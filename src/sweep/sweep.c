@@ -194,6 +194,29 @@ cleanup:
   return err;
 }
 
+/* The point's output is in place: rank 0 of its group removes the point's checkpoint
+ * (run.checkpoint_path, else <point output>.ckpt.h5) unless run.checkpoint_keep. Only the tasks
+ * that checkpoint (herd, ctt_study) have one; a missing file is not an error. Collective (no
+ * traffic). */
+static kd_err kd_sweep_point_remove_checkpoint_(kd_config *pcfg, const char *task, const char *out,
+                                                MPI_Comm gcomm) {
+  kd_err err = KD_OK;
+  const char *cp = NULL;
+  int keep = 0;
+  char buf[1200];
+  if (strcmp(task, "herd") != 0 && strcmp(task, "ctt_study") != 0) return KD_OK;
+  KD_TRY(kd_config_get_str(pcfg, "run.checkpoint_path", "", NULL, 0, &cp));
+  KD_TRY(kd_config_get_bool(pcfg, "run.checkpoint_keep", 0, &keep));
+  if (keep || kd_dist_rank(gcomm) != 0) return KD_OK;
+  if (cp[0])
+    snprintf(buf, sizeof buf, "%s", cp);
+  else
+    snprintf(buf, sizeof buf, "%s.ckpt.h5", out);
+  remove(buf);
+cleanup:
+  return err;
+}
+
 /* Prefix the recorded error message with the point's label. */
 static void kd_sweep_point_message_(const kd_sweep_spec *sp, int p) {
   char label[512], msg[1024];
@@ -340,6 +363,7 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
     meta.config_yaml = yaml;
     KD_TRY(kd_output_write(gcomm, path, &meta, res));
   }
+  KD_TRY(kd_sweep_point_remove_checkpoint_(pcfg, st->spec.task, path, gcomm));
 cleanup:
   if (st->base && pstate) st->base->destroy(&pstate);
   kd_config_destroy(&pcfg);

@@ -458,6 +458,13 @@ static void kd_task_locate_message_(const kd_config *cfg) {
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
                         kd_result *res) {
+  return kd_task_run_algo_ex(ctx, desc, params, k, points, target, task_in, NULL, res);
+}
+
+kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
+                           const kd_params *params, kd_kernel *k, kd_pointset *points,
+                           kd_target *target, const void *task_in, const kd_task_ckpt *ck,
+                           kd_result *res) {
   kd_err err = KD_OK;
   kd_algo_in in;
   double t = 0, mmd = NAN, mmd2 = NAN;
@@ -470,6 +477,12 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   in.params = params;
   in.seed = ctx->seed;
   in.task_in = task_in;
+  if (ck && ck->checkpoint) {
+    in.checkpoint = ck->checkpoint;
+    in.checkpoint_ctx = ck->checkpoint_ctx;
+    in.checkpoint_every = ck->checkpoint_every;
+    in.resume = ck->resume;
+  }
   res->mmd = NAN;
   kd_kernel_reset_evals(k);
   kd_log_info("running %s (%s)", desc->name, desc->summary);

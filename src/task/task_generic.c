@@ -149,16 +149,13 @@ cleanup:
   return err;
 }
 
-/* ---- herd checkpointing: kd_task_run_algo builds a kd_algo_in without the checkpoint fields, so
- * the herd task runs the algorithm through a trampoline descriptor whose run() adds them (hook,
- * interval, resume state of the session set by `kdistill run --resume`). One job per process. */
+/* ---- herd checkpointing: the task passes the hook, interval and resume state (of the session set
+ * by `kdistill run --resume`) to the algorithm through kd_task_run_algo_ex. */
 typedef struct {
   const kd_task_ctx *ctx;
   kd_generic_state *s;
   int64_t iteration; /* of the last checkpoint written */
 } kd_herd_ckpt_ctx;
-
-static kd_herd_ckpt_ctx kd_herd_ckpt_cur_;
 
 /* in->checkpoint: write the state to the session's checkpoint path. Collective. */
 static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
@@ -187,43 +184,29 @@ cleanup:
   return err;
 }
 
-static kd_err kd_herd_ckpt_trampoline_(const kd_algo_in *in, kd_result *out) {
-  kd_algo_in x = *in;
-  kd_herd_ckpt_ctx *c = &kd_herd_ckpt_cur_;
-  x.checkpoint = kd_herd_ckpt_hook_;
-  x.checkpoint_ctx = c;
-  x.checkpoint_every = c->s->ckpt_every;
-  x.resume =
-      kd_checkpoint_session_get()->cfg == c->ctx->cfg ? kd_checkpoint_session_get()->resume : NULL;
-  return c->s->desc->run(&x, out);
-}
-
 static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
   kd_err err = KD_OK;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  kd_algo_desc tramp = *s->desc;
-  tramp.run = kd_herd_ckpt_trampoline_;
-  kd_herd_ckpt_cur_.ctx = ctx;
-  kd_herd_ckpt_cur_.s = s;
-  kd_herd_ckpt_cur_.iteration = -1;
+  int own_session = ss->cfg == ctx->cfg;
+  kd_herd_ckpt_ctx c = {ctx, s, -1};
+  kd_task_ckpt ck = {kd_herd_ckpt_hook_, &c, s->ckpt_every, own_session ? ss->resume : NULL};
   /* main removes ss->path once the output is in place */
-  if (ss->cfg == ctx->cfg)
-    snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
-  err = kd_task_run_algo(ctx, &tramp, &s->params, s->kernel, s->points, s->target, NULL, res);
+  if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
+  err = kd_task_run_algo_ex(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, &ck,
+                            res);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
     kd_err_clear();
     KD_FAIL(KD_ERR_INTERRUPTED,
             "interrupted at iteration %lld; checkpoint written to %s (resume with --resume %s)",
-            (long long)kd_herd_ckpt_cur_.iteration, s->ckpt_path, s->ckpt_path);
+            (long long)c.iteration, s->ckpt_path, s->ckpt_path);
   }
   KD_TRY(err);
-  if (ss->resume && ss->cfg == ctx->cfg) { /* cumulative over the interrupted runs */
+  if (ss->resume && own_session) { /* cumulative over the interrupted runs */
     res->seconds += ss->resume->seconds;
     res->kernel_evals += ss->resume->kernel_evals;
   }
 cleanup:
-  memset(&kd_herd_ckpt_cur_, 0, sizeof kd_herd_ckpt_cur_);
   return err;
 }
 

@@ -91,6 +91,20 @@ kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_ke
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
                         kd_result *res);
+/** Checkpoint fields kd_task_run_algo_ex copies into kd_algo_in (kd_algo.h): the hook the
+ *  algorithm calls with its state, its context, the interval in iterations (0 = only on a signal)
+ *  and the state read with --resume (or NULL). A NULL hook = no checkpointing. */
+typedef struct {
+  kd_err (*checkpoint)(void *checkpoint_ctx, const kd_result *state);
+  void *checkpoint_ctx;
+  int64_t checkpoint_every;
+  const kd_result *resume;
+} kd_task_ckpt;
+/** kd_task_run_algo with checkpoint fields (ck may be NULL = none). Collective. */
+kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
+                           const kd_params *params, kd_kernel *k, kd_pointset *points,
+                           kd_target *target, const void *task_in, const kd_task_ckpt *ck,
+                           kd_result *res);
 /** The '|'-separated names of the registered algorithms of `task` into buf (empty if none). */
 void kd_task_algo_choices(const char *task, char *buf, int len);
 /** Read run.checkpoint_every (default 0 = off) and run.checkpoint_path (default "") for a task

@@ -3,7 +3,12 @@
  * split off comm) by CTT at every requested g and by the exact permutation test on the same
  * data. Replicate t runs on rank t mod p; its data seeds are kd_rng_u64(seed, STUDY, 3t) (X) and
  * (.., 3t+1) (Y), its test seed (.., 3t+2), so the table does not depend on the rank count
- * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank). */
+ * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank).
+ * Checkpointing (kd_ctt_study_run_ex, docs/checkpoint.md): the replicates run in rounds of p
+ * (replicates done0 + j p + rank, done0 = replicates finished before a --resume); after every
+ * `every` rounds, or once an interrupt was agreed over ranks at a round boundary, the finished
+ * prefix of replicates is handed to the checkpoint hook as /state/{reject, p_value, statistic,
+ * seconds} [done * n_conf] in global order and metric "iteration" = done. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +44,86 @@ void kd_ctt_study_free(kd_ctt_study_out *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* Declared in ctt_task.c too (its only caller): ctt_impl.h is not this file's to change. */
+kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
+                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
+                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
+
+/* The checkpoint state: rows [0, done) = the resumed prefix (replicated) then rows [done0, done)
+ * summed over ranks. Collective. */
+static kd_err kd_study_ckpt_(MPI_Comm comm, const kd_ctt_study_out *o, int64_t done0, int64_t done,
+                             int interrupted, double seconds,
+                             kd_err (*checkpoint)(void *ctx, const kd_result *state),
+                             void *ckpt_ctx) {
+  kd_err err = KD_OK;
+  kd_result st = KD_RESULT_INIT;
+  const int64_t nc = o->n_conf, n = done * nc, n0 = done0 * nc;
+  int64_t *rj = NULL;
+  double *pv = NULL, *sta = NULL, *sec = NULL;
+  KD_ALLOC(rj, n ? n : 1);
+  KD_ALLOC(pv, n ? n : 1);
+  KD_ALLOC(sta, n ? n : 1);
+  KD_ALLOC(sec, n ? n : 1);
+  memcpy(rj, o->reject, (size_t)n * sizeof *rj);
+  memcpy(pv, o->p_value, (size_t)n * sizeof *pv);
+  memcpy(sta, o->statistic, (size_t)n * sizeof *sta);
+  memcpy(sec, o->seconds, (size_t)n * sizeof *sec);
+  if (n > n0) {
+    KD_TRY(kd_dist_sum_i64(comm, rj + n0, (int)(n - n0)));
+    KD_TRY(kd_dist_sum(comm, pv + n0, (int)(n - n0)));
+    KD_TRY(kd_dist_sum(comm, sta + n0, (int)(n - n0)));
+    KD_TRY(kd_dist_sum(comm, sec + n0, (int)(n - n0)));
+  }
+  const int64_t dims[1] = {n};
+  KD_TRY(kd_result_add_i64(&st, "/state/reject", 1, dims, rj));
+  KD_TRY(kd_result_add_f64(&st, "/state/p_value", 1, dims, pv));
+  KD_TRY(kd_result_add_f64(&st, "/state/statistic", 1, dims, sta));
+  KD_TRY(kd_result_add_f64(&st, "/state/seconds", 1, dims, sec));
+  KD_TRY(kd_result_set_metric(&st, "iteration", (double)done));
+  KD_TRY(kd_result_set_metric(&st, "interrupted", interrupted ? 1.0 : 0.0));
+  st.seconds = seconds;
+  KD_TRY(checkpoint(ckpt_ctx, &st));
+cleanup:
+  kd_result_free(&st);
+  free(rj);
+  free(pv);
+  free(sta);
+  free(sec);
+  return err;
+}
+
+/* Restore the finished prefix from a resume state; *done0 = its length. Local (replicated). */
+static kd_err kd_study_restore_(const kd_result *resume, kd_ctt_study_out *o, int64_t *done0) {
+  kd_err err = KD_OK;
+  const int64_t nc = o->n_conf;
+  const kd_result_dataset *dr = kd_result_find(resume, "/state/reject");
+  const kd_result_dataset *dp = kd_result_find(resume, "/state/p_value");
+  const kd_result_dataset *ds = kd_result_find(resume, "/state/statistic");
+  const kd_result_dataset *dt = kd_result_find(resume, "/state/seconds");
+  KD_CHECK(dr && dp && ds && dt && dr->is_int && !dp->is_int && !ds->is_int && !dt->is_int &&
+               dr->rank == 1 && dr->dims[0] % nc == 0 && dp->dims[0] == dr->dims[0] &&
+               ds->dims[0] == dr->dims[0] && dt->dims[0] == dr->dims[0] && dr->dims[0] / nc <= o->T,
+           KD_ERR_FILE, "checkpoint: /state of the study is missing or has the wrong shape");
+  const int64_t n = dr->dims[0];
+  memcpy(o->reject, dr->i64, (size_t)n * sizeof *o->reject);
+  memcpy(o->p_value, dp->f64, (size_t)n * sizeof *o->p_value);
+  memcpy(o->statistic, ds->f64, (size_t)n * sizeof *o->statistic);
+  memcpy(o->seconds, dt->f64, (size_t)n * sizeof *o->seconds);
+  *done0 = n / nc;
+cleanup:
+  return err;
+}
+
 kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ctt_study_out *o) {
+  return kd_ctt_study_run_ex(comm, sp, NULL, NULL, 0, NULL, o);
+}
+
+kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
+                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
+                           int64_t every, const kd_result *resume, kd_ctt_study_out *o) {
   kd_err err = KD_OK, lerr = KD_OK;
+  int64_t done0 = 0, rounds = 0;
+  double t_start = 0;
   MPI_Comm self = MPI_COMM_NULL;
   kd_params pc = {0}, pe = {0};
   kd_kernel *k = NULL;
@@ -77,45 +160,67 @@ kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ctt_study
   KD_TRY(kd_kernel_create(sp->kp, sp->mx->d, &k));
   KD_TRY(kd_dist_split(comm, rank, &self));
 
-  for (int64_t t = rank; t < T && lerr == KD_OK; t += p) {
-    const uint64_t sx = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t);
-    const uint64_t sy = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 1);
-    const uint64_t st = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 2);
-    lerr = kd_pointset_generate(self, sp->mx, sp->m, sx, &X);
-    if (lerr == KD_OK) lerr = kd_pointset_generate(self, sp->my, sp->n, sy, &Y);
-    for (int c = 0; c < nc && lerr == KD_OK; c++) {
-      kd_result r = KD_RESULT_INIT;
-      const kd_algo_desc *desc = c < sp->n_g ? &kd_algo_ctt : &kd_algo_ctt_exact;
-      if (c < sp->n_g) lerr = kd_study_set_(&pc, "g", (double)sp->g_list[c]);
-      kd_ctt_in ti = {Y};
-      kd_algo_in in;
-      memset(&in, 0, sizeof in);
-      in.comm = self;
-      in.kernel = k;
-      in.points = X;
-      in.params = c < sp->n_g ? &pc : &pe;
-      in.seed = st;
-      in.task_in = &ti;
-      if (lerr == KD_OK) lerr = desc->run(&in, &r);
-      if (lerr == KD_OK) {
-        const kd_result_dataset *dr = kd_result_find(&r, "/test/reject");
-        const kd_result_dataset *dp = kd_result_find(&r, "/test/p_value");
-        const kd_result_dataset *ds = kd_result_find(&r, "/test/statistic");
-        o->reject[t * nc + c] = dr->i64[0];
-        o->p_value[t * nc + c] = dp->f64[0];
-        o->statistic[t * nc + c] = ds->f64[0];
-        o->seconds[t * nc + c] = r.seconds;
+  if (resume) KD_TRY(kd_study_restore_(resume, o, &done0));
+  t_start = kd_dist_wtime();
+  for (int64_t base = done0; base < T; base += p) {
+    const int64_t t = base + rank;
+    if (t < T) { /* the last round may have fewer replicates than ranks */
+      const uint64_t sx = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t);
+      const uint64_t sy = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 1);
+      const uint64_t st = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 2);
+      lerr = kd_pointset_generate(self, sp->mx, sp->m, sx, &X);
+      if (lerr == KD_OK) lerr = kd_pointset_generate(self, sp->my, sp->n, sy, &Y);
+      for (int c = 0; c < nc && lerr == KD_OK; c++) {
+        kd_result r = KD_RESULT_INIT;
+        const kd_algo_desc *desc = c < sp->n_g ? &kd_algo_ctt : &kd_algo_ctt_exact;
+        if (c < sp->n_g) lerr = kd_study_set_(&pc, "g", (double)sp->g_list[c]);
+        kd_ctt_in ti = {Y};
+        kd_algo_in in;
+        memset(&in, 0, sizeof in);
+        in.comm = self;
+        in.kernel = k;
+        in.points = X;
+        in.params = c < sp->n_g ? &pc : &pe;
+        in.seed = st;
+        in.task_in = &ti;
+        if (lerr == KD_OK) lerr = desc->run(&in, &r);
+        if (lerr == KD_OK) {
+          const kd_result_dataset *dr = kd_result_find(&r, "/test/reject");
+          const kd_result_dataset *dp = kd_result_find(&r, "/test/p_value");
+          const kd_result_dataset *ds = kd_result_find(&r, "/test/statistic");
+          o->reject[t * nc + c] = dr->i64[0];
+          o->p_value[t * nc + c] = dp->f64[0];
+          o->statistic[t * nc + c] = ds->f64[0];
+          o->seconds[t * nc + c] = r.seconds;
+        }
+        kd_result_free(&r);
       }
-      kd_result_free(&r);
+      kd_pointset_destroy(&X);
+      kd_pointset_destroy(&Y);
     }
-    kd_pointset_destroy(&X);
-    kd_pointset_destroy(&Y);
+    KD_TRY(kd_dist_agreed(comm, lerr));
+    rounds++;
+    if (checkpoint && base + p < T) {
+      /* the interrupt flag is agreed at the round boundary: every rank checkpoints or none */
+      int64_t intr = kd_interrupt_pending() ? 1 : 0;
+      KD_TRY(kd_dist_sum_i64(comm, &intr, 1));
+      if (intr || (every > 0 && rounds % every == 0)) {
+        double el = kd_dist_wtime() - t_start;
+        KD_TRY(kd_dist_max(comm, &el, 1));
+        KD_TRY(kd_study_ckpt_(comm, o, done0, base + p, intr != 0,
+                              el + (resume ? resume->seconds : 0.0), checkpoint, ckpt_ctx));
+        KD_CHECK(!intr, KD_ERR_INTERRUPTED, "study interrupted after %lld replicates",
+                 (long long)(base + p));
+      }
+    }
   }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(kd_dist_sum_i64(comm, o->reject, (int)(T * nc)));
-  KD_TRY(kd_dist_sum(comm, o->p_value, (int)(T * nc)));
-  KD_TRY(kd_dist_sum(comm, o->statistic, (int)(T * nc)));
-  KD_TRY(kd_dist_sum(comm, o->seconds, (int)(T * nc)));
+  if (done0 < T) {
+    const int64_t n0 = done0 * nc, nr = (T - done0) * nc;
+    KD_TRY(kd_dist_sum_i64(comm, o->reject + n0, (int)nr));
+    KD_TRY(kd_dist_sum(comm, o->p_value + n0, (int)nr));
+    KD_TRY(kd_dist_sum(comm, o->statistic + n0, (int)nr));
+    KD_TRY(kd_dist_sum(comm, o->seconds + n0, (int)nr));
+  }
   for (int c = 0; c < nc; c++) {
     int64_t rj = 0;
     double sec = 0.0;

@@ -15,7 +15,14 @@
 
 #include "algo/testing/ctt_impl.h"
 #include "dist/dist_impl.h"
+#include "io/io_impl.h"
 #include "task/task_impl.h"
+
+/* ctt_study.c (declared here, its only caller, as ctt_impl.h is not this task's to change):
+ * kd_ctt_study_run with a checkpoint hook, interval in rounds and resume state. */
+kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
+                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
+                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
 
 /* ------------------------------------------------------------------ shared */
 /* Median heuristic on the pooled sample: up to `per` seeded rows of each of X and Y (replicated
@@ -148,6 +155,11 @@ typedef struct {
   kd_ctt_study_spec sp;
   int64_t *g_list;
   const char *csv;
+  /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
+   * run.checkpoint_keep; docs/checkpoint.md) */
+  int64_t ckpt_every;
+  char *ckpt_path;
+  int ckpt_keep;
 } kd_study_state;
 
 static void kd_study_destroy_(void **state) {
@@ -157,6 +169,7 @@ static void kd_study_destroy_(void **state) {
   kd_measure_free(&s->my);
   kd_kernel_destroy(&s->k);
   free(s->g_list);
+  free(s->ckpt_path);
   free(s);
   *state = NULL;
 }
@@ -209,6 +222,18 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   KD_CHECK(ng + exact >= 1, KD_ERR_CONFIG, "%s: study: empty g list and exact: false",
            kd_config_where(cfg, "study", where, sizeof where));
   KD_TRY(kd_config_get_str(cfg, "study.csv", "", NULL, 0, &s->csv));
+  {
+    const char *cp = NULL, *outp = NULL;
+    KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
+    KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
+    KD_TRY(kd_config_get_bool(cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
+    size_t pn = strlen(cp[0] ? cp : outp) + 16;
+    KD_ALLOC(s->ckpt_path, pn);
+    if (cp[0])
+      snprintf(s->ckpt_path, pn, "%s", cp);
+    else
+      snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
+  }
   sp->mx = &s->mx;
   sp->my = &s->my;
   sp->g_list = s->g_list;
@@ -284,11 +309,48 @@ cleanup:
   return err;
 }
 
+typedef struct {
+  const kd_task_ctx *ctx;
+  const kd_study_state *s;
+  int64_t done; /* replicates in the last checkpoint written */
+} kd_study_ckpt_ctx;
+
+/* The study's checkpoint hook: state = the finished replicates (ctt_study.c). Collective. */
+static kd_err kd_study_ckpt_hook_(void *vctx, const kd_result *state) {
+  kd_err err = KD_OK;
+  kd_study_ckpt_ctx *c = vctx;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  double it = 0, intr = 0;
+  char *own = NULL;
+  kd_result_get_metric(state, "iteration", &it);
+  kd_result_get_metric(state, "interrupted", &intr);
+  if (ss->cfg != c->ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
+    KD_TRY(kd_config_emit_resolved(c->ctx->cfg, &own));
+  kd_checkpoint_meta meta = {"ctt_study",
+                             "ctt_study",
+                             own ? own : ss->config_yaml,
+                             (int64_t)it,
+                             intr != 0 ? "signal" : "periodic",
+                             kd_dist_size(c->ctx->comm)};
+  KD_TRY(kd_checkpoint_write(c->ctx->comm, c->s->ckpt_path, &meta, state));
+  c->done = (int64_t)it;
+  ss->last_iteration = (int64_t)it;
+  kd_log_info("checkpoint written after %lld of %lld replicates (%s): %s", (long long)it,
+              (long long)c->s->sp.T, meta.reason, c->s->ckpt_path);
+cleanup:
+  free(own);
+  return err;
+}
+
 static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                             kd_task_info *info) {
   kd_err err = KD_OK;
   kd_study_state *s = state;
   kd_ctt_study_out st;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  const int own_session = ss->cfg == ctx->cfg;
+  const kd_result *resume = own_session ? ss->resume : NULL;
+  kd_study_ckpt_ctx cc = {ctx, s, -1};
   memset(&st, 0, sizeof st);
   s->sp.kp = kd_kernel_get_params(s->k);
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
@@ -297,11 +359,27 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
               (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
               s->sp.exact ? " and the exact test" : "");
   const double t0 = kd_dist_wtime();
-  KD_TRY(kd_ctt_study_run(ctx->comm, &s->sp, &st));
+  /* main removes ss->path once the output is in place */
+  if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
+  if (resume)
+    kd_log_info("ctt_study: resuming from %s (%lld replicates finished)", ss->resume_path,
+                (long long)ss->resume_iteration);
+  err =
+      kd_ctt_study_run_ex(ctx->comm, &s->sp, kd_study_ckpt_hook_, &cc, s->ckpt_every, resume, &st);
+  if (err == KD_ERR_INTERRUPTED) {
+    /* every rank takes this branch (the run's error is agreed): one message naming the file */
+    kd_err_clear();
+    KD_FAIL(KD_ERR_INTERRUPTED,
+            "interrupted after %lld of %lld replicates; checkpoint written to %s (resume with "
+            "--resume %s)",
+            (long long)cc.done, (long long)s->sp.T, s->ckpt_path, s->ckpt_path);
+  }
+  KD_TRY(err);
   KD_TRY(kd_result_alloc(res, 0, s->mx.d));
   KD_TRY(kd_ctt_study_add_outputs(&st, res));
   res->seconds = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_max(ctx->comm, &res->seconds, 1));
+  if (resume) res->seconds += resume->seconds; /* cumulative over the interrupted runs */
   res->mmd = NAN;
   for (int c = 0; c < st.n_conf; c++)
     kd_log_info("%-5s g=%-3lld rejection rate %.4f +- %.4f, %.5f s per test",
