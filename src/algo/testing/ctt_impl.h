@@ -88,6 +88,13 @@ typedef struct {
 
 /** Run a study. Collective over comm; errors on any rank are agreed. */
 kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *spec, kd_ctt_study_out *out);
+/** kd_ctt_study_run with checkpointing (docs/checkpoint.md): replicates run in rounds of p; a
+ *  checkpoint (finished results in global order under /state) goes to checkpoint(ckpt_ctx, state)
+ *  every `every` rounds and on an agreed SIGTERM / SIGUSR1 (then KD_ERR_INTERRUPTED); resume, if
+ *  not NULL, holds a checkpoint's state to continue from. Collective. */
+kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
+                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
+                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
 void kd_ctt_study_free(kd_ctt_study_out *out);
 /** Add the study as /study/{g, rejections, rejection_rate, se, mean_seconds, reject, p_value,
  *  statistic, seconds} datasets of r. Local. */

@@ -44,11 +44,6 @@ void kd_ctt_study_free(kd_ctt_study_out *o) {
   memset(o, 0, sizeof *o);
 }
 
-/* Declared in ctt_task.c too (its only caller): ctt_impl.h is not this file's to change. */
-kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
-                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
-                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
-
 /* The checkpoint state: rows [0, done) = the resumed prefix (replicated) then rows [done0, done)
  * summed over ranks. Collective. */
 static kd_err kd_study_ckpt_(MPI_Comm comm, const kd_ctt_study_out *o, int64_t done0, int64_t done,

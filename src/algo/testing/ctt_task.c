@@ -18,12 +18,6 @@
 #include "io/io_impl.h"
 #include "task/task_impl.h"
 
-/* ctt_study.c (declared here, its only caller, as ctt_impl.h is not this task's to change):
- * kd_ctt_study_run with a checkpoint hook, interval in rounds and resume state. */
-kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
-                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
-                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
-
 /* ------------------------------------------------------------------ shared */
 /* Median heuristic on the pooled sample: up to `per` seeded rows of each of X and Y (replicated
  * on every rank), handed to kd_task_kernel_finish (which subsamples by kernel.median_sample). */
