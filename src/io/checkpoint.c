@@ -130,62 +130,9 @@ int kd_checkpoint_config_diff(const char *then, const char *now, char *buf, size
 
 /* ---------------- writing ---------------- */
 
-static kd_err kd_ckpt_attr_str_(hid_t loc, const char *name, const char *val) {
-  kd_err err = KD_OK;
-  hid_t t = -1, s = -1, a = -1;
-  KD_H5C(t = H5Tcopy(H5T_C_S1), KD_ERR_H5, "attribute %s: H5Tcopy", name);
-  KD_H5C(H5Tset_size(t, H5T_VARIABLE), KD_ERR_H5, "attribute %s: H5Tset_size", name);
-  KD_H5C(H5Tset_cset(t, H5T_CSET_UTF8), KD_ERR_H5, "attribute %s: H5Tset_cset", name);
-  KD_H5C(s = H5Screate(H5S_SCALAR), KD_ERR_H5, "attribute %s: H5Screate", name);
-  KD_H5C(a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "cannot create attribute %s", name);
-  const char *v = val ? val : "";
-  KD_H5C(H5Awrite(a, t, &v), KD_ERR_IO, "cannot write attribute %s", name);
-cleanup:
-  if (a >= 0) H5Aclose(a);
-  if (s >= 0) H5Sclose(s);
-  if (t >= 0) H5Tclose(t);
-  return err;
-}
-
 static kd_err kd_ckpt_attr_num_(hid_t loc, const char *name, int is_int, const void *val) {
-  kd_err err = KD_OK;
-  hid_t s = -1, a = -1;
-  KD_H5C(s = H5Screate(H5S_SCALAR), KD_ERR_H5, "attribute %s: H5Screate", name);
-  KD_H5C(a = H5Acreate2(loc, name, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, s, H5P_DEFAULT,
-                        H5P_DEFAULT),
-         KD_ERR_IO, "cannot create attribute %s", name);
-  KD_H5C(H5Awrite(a, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, val), KD_ERR_IO,
-         "cannot write attribute %s", name);
-cleanup:
-  if (a >= 0) H5Aclose(a);
-  if (s >= 0) H5Sclose(s);
-  return err;
-}
-
-static kd_err kd_ckpt_dset_(hid_t f, hid_t lcpl, const char *path, int is_int, int rank,
-                            const int64_t *dims, const void *data) {
-  kd_err err = KD_OK;
-  hid_t s = -1, ds = -1;
-  hsize_t hd[2] = {0, 0};
-  int64_t count = 1;
-  for (int i = 0; i < rank; i++) {
-    hd[i] = (hsize_t)dims[i];
-    count *= dims[i];
-  }
-  KD_H5C(s = rank ? H5Screate_simple(rank, hd, NULL) : H5Screate(H5S_SCALAR), KD_ERR_H5,
-         "dataset %s: cannot create its dataspace", path);
-  KD_H5C(ds = H5Dcreate2(f, path, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, s, lcpl, H5P_DEFAULT,
-                         H5P_DEFAULT),
-         KD_ERR_IO, "cannot create dataset %s", path);
-  if (count > 0)
-    KD_H5C(H5Dwrite(ds, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-                    H5P_DEFAULT, data),
-           KD_ERR_IO, "cannot write dataset %s", path);
-cleanup:
-  if (ds >= 0) H5Dclose(ds);
-  if (s >= 0) H5Sclose(s);
-  return err;
+  return kd_h5_attr_num(loc, name, is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE,
+                        is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, val);
 }
 
 static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *meta,
@@ -204,28 +151,28 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   KD_H5C(lcpl = H5Pcreate(H5P_LINK_CREATE), KD_ERR_H5, "H5Pcreate");
   KD_H5C(H5Pset_create_intermediate_group(lcpl, 1), KD_ERR_H5, "H5Pset_create_intermediate_group");
   KD_TRY(kd_ckpt_attr_num_(f, "kdistill_checkpoint_format", 1, &fmt));
-  KD_TRY(kd_ckpt_attr_str_(f, "kdistill_version", KD_VERSION_STRING));
-  KD_TRY(kd_ckpt_attr_str_(f, "task", meta->task));
-  KD_TRY(kd_ckpt_attr_str_(f, "algorithm", meta->algorithm));
-  KD_TRY(kd_ckpt_attr_str_(f, "config_hash", hash));
-  KD_TRY(kd_ckpt_attr_str_(f, "config_yaml", meta->config_yaml));
-  KD_TRY(kd_ckpt_attr_str_(f, "created_utc", when));
-  KD_TRY(kd_ckpt_attr_str_(f, "reason", meta->reason));
+  KD_TRY(kd_h5_attr_str(f, "kdistill_version", KD_VERSION_STRING));
+  KD_TRY(kd_h5_attr_str(f, "task", meta->task));
+  KD_TRY(kd_h5_attr_str(f, "algorithm", meta->algorithm));
+  KD_TRY(kd_h5_attr_str(f, "config_hash", hash));
+  KD_TRY(kd_h5_attr_str(f, "config_yaml", meta->config_yaml));
+  KD_TRY(kd_h5_attr_str(f, "created_utc", when));
+  KD_TRY(kd_h5_attr_str(f, "reason", meta->reason));
   KD_TRY(kd_ckpt_attr_num_(f, "n_ranks", 1, &nr));
   KD_TRY(kd_ckpt_attr_num_(f, "iteration", 1, &meta->iteration));
   KD_TRY(kd_ckpt_attr_num_(f, "elapsed_seconds", 0, &st->seconds));
   KD_TRY(kd_ckpt_attr_num_(f, "kernel_evals", 1, &ev));
   for (int i = 0; i < st->n_datasets; i++) {
     const kd_result_dataset *x = &st->datasets[i];
-    KD_TRY(kd_ckpt_dset_(f, lcpl, x->path, x->is_int, x->rank, x->dims,
-                         x->is_int ? (const void *)x->i64 : (const void *)x->f64));
+    KD_TRY(kd_h5_dset(f, x->path, lcpl, x->is_int, x->rank, x->dims,
+                      x->is_int ? (const void *)x->i64 : (const void *)x->f64));
   }
   if (st->n_trace > 0) {
     const int64_t nt = st->n_trace;
-    KD_TRY(kd_ckpt_dset_(f, lcpl, "/metrics/trace/iteration", 1, 1, &nt, st->trace_iter));
-    KD_TRY(kd_ckpt_dset_(f, lcpl, "/metrics/trace/n_atoms", 1, 1, &nt, st->trace_atoms));
-    KD_TRY(kd_ckpt_dset_(f, lcpl, "/metrics/trace/mmd", 0, 1, &nt, st->trace_mmd));
-    KD_TRY(kd_ckpt_dset_(f, lcpl, "/metrics/trace/seconds", 0, 1, &nt, st->trace_seconds));
+    KD_TRY(kd_h5_dset(f, "/metrics/trace/iteration", lcpl, 1, 1, &nt, st->trace_iter));
+    KD_TRY(kd_h5_dset(f, "/metrics/trace/n_atoms", lcpl, 1, 1, &nt, st->trace_atoms));
+    KD_TRY(kd_h5_dset(f, "/metrics/trace/mmd", lcpl, 0, 1, &nt, st->trace_mmd));
+    KD_TRY(kd_h5_dset(f, "/metrics/trace/seconds", lcpl, 0, 1, &nt, st->trace_seconds));
   }
   H5Pclose(lcpl);
   lcpl = -1;

@@ -34,7 +34,7 @@ kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...
 
 void kd_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
-static kd_err kd_h5_attr_str_(hid_t loc, const char *name, const char *val) {
+kd_err kd_h5_attr_str(hid_t loc, const char *name, const char *val) {
   kd_err err = KD_OK;
   hid_t t = -1, s = -1, a = -1;
   KD_H5C(t = H5Tcopy(H5T_C_S1), KD_ERR_H5, "attribute %s: H5Tcopy", name);
@@ -52,8 +52,7 @@ cleanup:
   return err;
 }
 
-static kd_err kd_h5_attr_num_(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
-                              const void *val) {
+kd_err kd_h5_attr_num(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val) {
   kd_err err = KD_OK;
   hid_t s = -1, a = -1;
   KD_H5C(s = H5Screate(H5S_SCALAR), KD_ERR_H5, "attribute %s: H5Screate", name);
@@ -66,8 +65,8 @@ cleanup:
   return err;
 }
 
-static kd_err kd_h5_dset_(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
-                          const int64_t *dims, const void *data) {
+kd_err kd_h5_dset(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
+                  const int64_t *dims, const void *data) {
   kd_err err = KD_OK;
   hid_t s = -1, ds = -1;
   hsize_t hd[2] = {0, 0};
@@ -107,48 +106,48 @@ static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
   strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
   int32_t nr = meta->n_ranks;
   uint64_t seed = meta->seed;
-  KD_TRY(kd_h5_attr_str_(f, "kdistill_version", KD_VERSION_STRING));
-  KD_TRY(kd_h5_attr_str_(f, "task", meta->task));
-  KD_TRY(kd_h5_attr_str_(f, "algorithm", meta->algorithm));
-  KD_TRY(kd_h5_attr_str_(f, "kernel", meta->kernel));
-  KD_TRY(kd_h5_attr_num_(f, "n_ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &nr));
-  KD_TRY(kd_h5_attr_num_(f, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed));
-  KD_TRY(kd_h5_attr_str_(f, "created_utc", stamp));
-  KD_TRY(kd_h5_attr_str_(f, "config_yaml", meta->config_yaml));
+  KD_TRY(kd_h5_attr_str(f, "kdistill_version", KD_VERSION_STRING));
+  KD_TRY(kd_h5_attr_str(f, "task", meta->task));
+  KD_TRY(kd_h5_attr_str(f, "algorithm", meta->algorithm));
+  KD_TRY(kd_h5_attr_str(f, "kernel", meta->kernel));
+  KD_TRY(kd_h5_attr_num(f, "n_ranks", H5T_STD_I32LE, H5T_NATIVE_INT32, &nr));
+  KD_TRY(kd_h5_attr_num(f, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed));
+  KD_TRY(kd_h5_attr_str(f, "created_utc", stamp));
+  KD_TRY(kd_h5_attr_str(f, "config_yaml", meta->config_yaml));
   /* coreset */
   KD_H5C(g = H5Gcreate2(f, "/coreset", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
          "cannot create group /coreset");
   int64_t dims[2] = {res->n, res->d};
-  KD_TRY(kd_h5_dset_(f, "/coreset/points", H5P_DEFAULT, 0, 2, dims, res->points));
-  KD_TRY(kd_h5_dset_(f, "/coreset/weights", H5P_DEFAULT, 0, 1, dims, res->weights));
-  KD_TRY(kd_h5_dset_(f, "/coreset/indices", H5P_DEFAULT, 1, 1, dims, res->indices));
+  KD_TRY(kd_h5_dset(f, "/coreset/points", H5P_DEFAULT, 0, 2, dims, res->points));
+  KD_TRY(kd_h5_dset(f, "/coreset/weights", H5P_DEFAULT, 0, 1, dims, res->weights));
+  KD_TRY(kd_h5_dset(f, "/coreset/indices", H5P_DEFAULT, 1, 1, dims, res->indices));
   /* metrics */
   KD_H5C(m = H5Gcreate2(f, "/metrics", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
          "cannot create group /metrics");
   uint64_t evals = res->kernel_evals;
-  KD_TRY(kd_h5_attr_num_(m, "mmd", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->mmd));
-  KD_TRY(kd_h5_attr_num_(m, "seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->seconds));
-  KD_TRY(kd_h5_attr_num_(m, "kernel_evals", H5T_STD_U64LE, H5T_NATIVE_UINT64, &evals));
+  KD_TRY(kd_h5_attr_num(m, "mmd", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->mmd));
+  KD_TRY(kd_h5_attr_num(m, "seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->seconds));
+  KD_TRY(kd_h5_attr_num(m, "kernel_evals", H5T_STD_U64LE, H5T_NATIVE_UINT64, &evals));
   for (int i = 0; i < res->n_metrics; i++) {
     const char *name = res->metrics[i].name;
     KD_CHECK(strcmp(name, "mmd") && strcmp(name, "seconds") && strcmp(name, "kernel_evals"),
              KD_ERR_INTERNAL, "metric name '%s' is reserved", name);
-    KD_TRY(kd_h5_attr_num_(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->metrics[i].value));
+    KD_TRY(kd_h5_attr_num(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->metrics[i].value));
   }
   if (res->n_trace > 0) {
     int64_t nt = res->n_trace;
     KD_H5C(tr = H5Gcreate2(m, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
            "cannot create group /metrics/trace");
-    KD_TRY(kd_h5_dset_(tr, "iteration", H5P_DEFAULT, 1, 1, &nt, res->trace_iter));
-    KD_TRY(kd_h5_dset_(tr, "n_atoms", H5P_DEFAULT, 1, 1, &nt, res->trace_atoms));
-    KD_TRY(kd_h5_dset_(tr, "mmd", H5P_DEFAULT, 0, 1, &nt, res->trace_mmd));
-    KD_TRY(kd_h5_dset_(tr, "seconds", H5P_DEFAULT, 0, 1, &nt, res->trace_seconds));
+    KD_TRY(kd_h5_dset(tr, "iteration", H5P_DEFAULT, 1, 1, &nt, res->trace_iter));
+    KD_TRY(kd_h5_dset(tr, "n_atoms", H5P_DEFAULT, 1, 1, &nt, res->trace_atoms));
+    KD_TRY(kd_h5_dset(tr, "mmd", H5P_DEFAULT, 0, 1, &nt, res->trace_mmd));
+    KD_TRY(kd_h5_dset(tr, "seconds", H5P_DEFAULT, 0, 1, &nt, res->trace_seconds));
   }
   /* extra datasets at their paths */
   for (int i = 0; i < res->n_datasets; i++) {
     const kd_result_dataset *x = &res->datasets[i];
-    KD_TRY(kd_h5_dset_(f, x->path, lcpl, x->is_int, x->rank, x->dims,
-                       x->is_int ? (const void *)x->i64 : (const void *)x->f64));
+    KD_TRY(kd_h5_dset(f, x->path, lcpl, x->is_int, x->rank, x->dims,
+                      x->is_int ? (const void *)x->i64 : (const void *)x->f64));
   }
   if (tr >= 0) H5Gclose(tr);
   if (m >= 0) H5Gclose(m);

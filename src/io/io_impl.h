@@ -27,6 +27,14 @@ kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...
 
 /** Turn off HDF5's automatic error printing on the default stack (idempotent). Local. */
 void kd_h5_quiet(void);
+/** Scalar UTF-8 string attribute name = val on loc (NULL writes ""). Local (serial HDF5). */
+kd_err kd_h5_attr_str(hid_t loc, const char *name, const char *val);
+/** Scalar numeric attribute: stored as ftype, val read as mtype. Local. */
+kd_err kd_h5_attr_num(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val);
+/** Dataset at path (rank 0..2, dims[rank]; float64 or int64 when is_int) written in one call;
+ *  lcpl may create intermediate groups. Local. */
+kd_err kd_h5_dset(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
+                  const int64_t *dims, const void *data);
 
 /** Print a human summary of a kdistill output file to `out` (root attributes, coreset size and
  *  weight sum, metrics, trace length, extra datasets). Local. Errors name the file. */
