@@ -534,3 +534,29 @@ void kd_task_choices(char *buf, int len) {
     snprintf(buf + l, (size_t)len - l, "%s%s", l ? "|" : "", kd_task_at(i)->name);
   }
 }
+
+kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const char *algorithm,
+                                const char *path, const kd_result *state, int64_t *iteration,
+                                const char **reason) {
+  kd_err err = KD_OK;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  double it = 0, intr = 0;
+  char *own = NULL;
+  kd_result_get_metric(state, "iteration", &it);
+  kd_result_get_metric(state, "interrupted", &intr);
+  if (ss->cfg != ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
+    KD_TRY(kd_config_emit_resolved(ctx->cfg, &own));
+  kd_checkpoint_meta meta = {task,
+                             algorithm,
+                             own ? own : ss->config_yaml,
+                             (int64_t)it,
+                             intr != 0 ? "signal" : "periodic",
+                             kd_dist_size(ctx->comm)};
+  KD_TRY(kd_checkpoint_write(ctx->comm, path, &meta, state));
+  *iteration = (int64_t)it;
+  *reason = meta.reason;
+  ss->last_iteration = (int64_t)it;
+cleanup:
+  free(own);
+  return err;
+}

@@ -161,26 +161,12 @@ typedef struct {
 static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_err err = KD_OK;
   kd_herd_ckpt_ctx *c = vctx;
-  kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  double it = 0, intr = 0;
-  char *own = NULL;
-  kd_result_get_metric(state, "iteration", &it);
-  kd_result_get_metric(state, "interrupted", &intr);
-  if (ss->cfg != c->ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
-    KD_TRY(kd_config_emit_resolved(c->ctx->cfg, &own));
-  kd_checkpoint_meta meta = {"herd",
-                             c->s->desc->name,
-                             own ? own : ss->config_yaml,
-                             (int64_t)it,
-                             intr != 0 ? "signal" : "periodic",
-                             kd_dist_size(c->ctx->comm)};
-  KD_TRY(kd_checkpoint_write(c->ctx->comm, c->s->ckpt_path, &meta, state));
-  c->iteration = (int64_t)it;
-  ss->last_iteration = (int64_t)it;
-  kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)it, meta.reason,
+  const char *reason = "";
+  KD_TRY(kd_task_checkpoint_write(c->ctx, "herd", c->s->desc->name, c->s->ckpt_path, state,
+                                  &c->iteration, &reason));
+  kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)c->iteration, reason,
               c->s->ckpt_path);
 cleanup:
-  free(own);
   return err;
 }
 

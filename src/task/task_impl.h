@@ -105,6 +105,12 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
                            const kd_params *params, kd_kernel *k, kd_pointset *points,
                            kd_target *target, const void *task_in, const kd_task_ckpt *ck,
                            kd_result *res);
+/** Write a checkpoint of `state` (metrics "iteration" and "interrupted" set by the algorithm) for
+ *  this task's config to `path` (src/io/checkpoint.c layout); *iteration receives the state's
+ *  iteration and the checkpoint session records it. Collective. */
+kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const char *algorithm,
+                                const char *path, const kd_result *state, int64_t *iteration,
+                                const char **reason);
 /** The '|'-separated names of the registered algorithms of `task` into buf (empty if none). */
 void kd_task_algo_choices(const char *task, char *buf, int len);
 /** Read run.checkpoint_every (default 0 = off) and run.checkpoint_path (default "") for a task

@@ -313,26 +313,12 @@ typedef struct {
 static kd_err kd_study_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_err err = KD_OK;
   kd_study_ckpt_ctx *c = vctx;
-  kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  double it = 0, intr = 0;
-  char *own = NULL;
-  kd_result_get_metric(state, "iteration", &it);
-  kd_result_get_metric(state, "interrupted", &intr);
-  if (ss->cfg != c->ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
-    KD_TRY(kd_config_emit_resolved(c->ctx->cfg, &own));
-  kd_checkpoint_meta meta = {"ctt_study",
-                             "ctt_study",
-                             own ? own : ss->config_yaml,
-                             (int64_t)it,
-                             intr != 0 ? "signal" : "periodic",
-                             kd_dist_size(c->ctx->comm)};
-  KD_TRY(kd_checkpoint_write(c->ctx->comm, c->s->ckpt_path, &meta, state));
-  c->done = (int64_t)it;
-  ss->last_iteration = (int64_t)it;
-  kd_log_info("checkpoint written after %lld of %lld replicates (%s): %s", (long long)it,
-              (long long)c->s->sp.T, meta.reason, c->s->ckpt_path);
+  const char *reason = "";
+  KD_TRY(kd_task_checkpoint_write(c->ctx, "ctt_study", "ctt_study", c->s->ckpt_path, state,
+                                  &c->done, &reason));
+  kd_log_info("checkpoint written after %lld of %lld replicates (%s): %s", (long long)c->done,
+              (long long)c->s->sp.T, reason, c->s->ckpt_path);
 cleanup:
-  free(own);
   return err;
 }
 
