@@ -196,13 +196,14 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
   ss->config_yaml = yaml;
   ss->cfg = job.cfg;
   if (o->resume) {
-    /* checkpoint / restart (docs/checkpoint.md): the herd and ctt_study tasks checkpoint */
+    /* checkpoint / restart (docs/checkpoint.md): the herd, thin, quad and ctt_study tasks */
     const char *algo = "ctt_study"; /* the study has no algorithm section */
-    const int herd = !strcmp(job.task->name, "herd");
-    KD_CHECK(herd || !strcmp(job.task->name, "ctt_study"), KD_ERR_UNSUPPORTED,
-             "--resume: task %s does not checkpoint (the herd and ctt_study tasks do)",
-             job.task->name);
-    if (herd) KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
+    const char *tn = job.task->name;
+    const int basic = !strcmp(tn, "herd") || !strcmp(tn, "thin") || !strcmp(tn, "quad");
+    KD_CHECK(basic || !strcmp(tn, "ctt_study"), KD_ERR_UNSUPPORTED,
+             "--resume: task %s does not checkpoint (the herd, thin, quad and ctt_study tasks do)",
+             tn);
+    if (basic) KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
     KD_TRY(kd_checkpoint_read(MPI_COMM_WORLD, o->resume, job.task->name, algo, yaml, &resume,
                               &ss->resume_iteration));
     ss->resume = &resume;

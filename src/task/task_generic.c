@@ -26,7 +26,7 @@ typedef struct {
   kd_target *target;
   const kd_algo_desc *desc;
   kd_params params;
-  /* herd: checkpointing (run.checkpoint_every, run.checkpoint_path; docs/checkpoint.md) */
+  /* checkpointing (run.checkpoint_every, run.checkpoint_path; docs/checkpoint.md) */
   int64_t ckpt_every;
   char *ckpt_path;
   int ckpt_keep; /* run.checkpoint_keep: leave the checkpoint after a successful output */
@@ -44,6 +44,24 @@ static void kd_generic_destroy_(void **state) {
   free(s->ckpt_path);
   free(s);
   *state = NULL;
+}
+
+/* run.checkpoint_* (docs/checkpoint.md): the herd, thin and quad tasks checkpoint - periodic with
+ * checkpoint_every > 0, else on a signal; algorithms without a safe point simply run to the end. */
+static kd_err kd_generic_read_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s) {
+  kd_err err = KD_OK;
+  const char *cp = NULL, *outp = NULL;
+  KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
+  KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
+  KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
+  size_t pn = strlen(cp[0] ? cp : outp) + 16;
+  KD_ALLOC(s->ckpt_path, pn);
+  if (cp[0])
+    snprintf(s->ckpt_path, pn, "%s", cp);
+  else
+    snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
+cleanup:
+  return err;
 }
 
 /* herd and thin: a point set section, then kernel, median, target, algorithm. */
@@ -68,19 +86,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   }
   KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
-  if (!strcmp(task, "herd")) {
-    /* every herding algorithm checkpoints: periodic with checkpoint_every > 0, else on a signal */
-    const char *cp = NULL, *outp = NULL;
-    KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
-    KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
-    KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
-    size_t pn = strlen(cp[0] ? cp : outp) + 16;
-    KD_ALLOC(s->ckpt_path, pn);
-    if (cp[0])
-      snprintf(s->ckpt_path, pn, "%s", cp);
-    else
-      snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
-  }
+  KD_TRY(kd_generic_read_ckpt_(ctx, s));
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld points (%s) in %d dimension%s, kernel %s", task, (long long)n,
                 section, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
@@ -138,6 +144,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   }
   KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
+  KD_TRY(kd_generic_read_ckpt_(ctx, s));
   if (!ctx->validate_only)
     kd_log_info("task quad: target %s in %d dimension%s, kernel %s", type, d, d == 1 ? "" : "s",
                 kd_kernel_describe(s->kernel));
@@ -149,20 +156,20 @@ cleanup:
   return err;
 }
 
-/* ---- herd checkpointing: the task passes the hook, interval and resume state (of the session set
- * by `kdistill run --resume`) to the algorithm through kd_task_run_algo_ex. */
+/* ---- checkpointing (herd, thin, quad): the task passes the hook, interval and resume state (of
+ * the session set by `kdistill run --resume`) to the algorithm through kd_task_run_algo_ex. */
 typedef struct {
   const kd_task_ctx *ctx;
   kd_generic_state *s;
   int64_t iteration; /* of the last checkpoint written */
-} kd_herd_ckpt_ctx;
+} kd_generic_ckpt_ctx;
 
 /* in->checkpoint: write the state to the session's checkpoint path. Collective. */
-static kd_err kd_herd_ckpt_hook_(void *vctx, const kd_result *state) {
+static kd_err kd_generic_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_err err = KD_OK;
-  kd_herd_ckpt_ctx *c = vctx;
+  kd_generic_ckpt_ctx *c = vctx;
   const char *reason = "";
-  KD_TRY(kd_task_checkpoint_write(c->ctx, "herd", c->s->desc->name, c->s->ckpt_path, state,
+  KD_TRY(kd_task_checkpoint_write(c->ctx, c->s->task, c->s->desc->name, c->s->ckpt_path, state,
                                   &c->iteration, &reason));
   kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)c->iteration, reason,
               c->s->ckpt_path);
@@ -170,12 +177,12 @@ cleanup:
   return err;
 }
 
-static kd_err kd_herd_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
+static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
   kd_err err = KD_OK;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   int own_session = ss->cfg == ctx->cfg;
-  kd_herd_ckpt_ctx c = {ctx, s, -1};
-  kd_task_ckpt ck = {kd_herd_ckpt_hook_, &c, s->ckpt_every, own_session ? ss->resume : NULL};
+  kd_generic_ckpt_ctx c = {ctx, s, -1};
+  kd_task_ckpt ck = {kd_generic_ckpt_hook_, &c, s->ckpt_every, own_session ? ss->resume : NULL};
   /* main removes ss->path once the output is in place */
   if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
   err = kd_task_run_algo_ex(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, &ck,
@@ -207,7 +214,7 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   if (!s->ckpt_path) {
     KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, res));
   } else {
-    KD_TRY(kd_herd_run_ckpt_(ctx, s, res));
+    KD_TRY(kd_generic_run_ckpt_(ctx, s, res));
   }
 cleanup:
   return err;
