@@ -545,6 +545,8 @@ phase_e:;
       KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
       KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
       KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+      /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
+      KD_TRY(kd_result_set_metric(out, "refine_target_compress", (double)pl->refine_target));
     }
   }
   if (rank != 0) ev_skip += kd_kernel_evals(k) - ev1 - ev_embed;
