@@ -5,7 +5,8 @@
 #  (a) periodic checkpoints (run.checkpoint_every = 1, 3, 5 with run.checkpoint_keep: the kept
 #      file is that of tree level 3, tree level 2 and the eigen step) do not change the output;
 #      each resumed at 1, 2 and 4 ranks equals the uninterrupted 2-rank run (bitwise at 2 ranks,
-#      1e-10 relative otherwise); mercer_recombination likewise (tree level 1);
+#      1e-10 relative otherwise); mercer_recombination likewise (tree level 1); the eigenpairs of
+#      the ScaLAPACK path (2 ranks) resumed at 1 rank give the 2-rank rule bitwise;
 #  (b) a signal mid-run: SIGTERM to a single process, SIGUSR1 to one of the two rank processes
 #      under mpirun: exit 3, one line naming the checkpoint, reason "signal"; resumed at 1, 2 and 4
 #      ranks it equals the uninterrupted run; the checkpoint is removed after the output. A signal
@@ -77,6 +78,20 @@ same mfull.h5 mp.h5 0 && ok "mercer: checkpointing does not change the output" |
   bad "mercer: checkpointing changed the output"
 [ "$(attr mck.h5 iteration)" = 2 ] || bad "mercer: checkpoint iteration '$(attr mck.h5 iteration)'"
 resume_all mercer.yaml mck.h5 mfull.h5 "mercer level 1"
+
+# the ScaLAPACK eigen path (2 ranks, l = 240 >= eig_parallel_min): the eigen-step checkpoint carries
+# its eigenpairs, so a resume at 1 rank (which would use LAPACK) still gives the 2-rank rule bitwise
+sl="--set algorithm.eig_parallel_min=100 --set algorithm.block_size=16"
+mpi 2 run nystrom.yaml -q $sl --set output.path=sfull.h5 2>err.txt || bad "scalapack: $(cat err.txt)"
+mpi 2 run nystrom.yaml -q $sl --set output.path=sp.h5 --set run.checkpoint_every=5 \
+  --set run.checkpoint_keep=true --set run.checkpoint_path=sck.h5 2>err.txt ||
+  bad "scalapack periodic: $(cat err.txt)"
+mpi 1 run nystrom.yaml -q $sl --set output.path=s1.h5 --resume sck.h5 2>err.txt ||
+  bad "scalapack resume at 1: $(cat err.txt)"
+es=$(h5dump -a /metrics/eig_scalapack s1.h5 | grep '(0)' | awk '{print $2}')
+same sfull.h5 s1.h5 0 && [ "$es" = 1 ] &&
+  ok "ScaLAPACK eigenpairs of 2 ranks resumed at 1 rank: bitwise equal, eig_scalapack $es" ||
+  bad "ScaLAPACK eigen-step resume at 1 rank differs (eig_scalapack '$es')"
 
 # (b) a signal mid-run. The long problem: the test functions on N = 131072 rows take most of the
 # run, between the first checkpoint (eigen step) and tree level 0.
