@@ -564,10 +564,10 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   tm.sampling = kd_dist_wtime() - t0;
   kd_log_info("quad: sample of N = %lld rows in %lld leaves (%lld tree levels): %.2f s",
               (long long)N, (long long)n_leaves, (long long)levels, tm.sampling);
-  if (rlevel == -1) kd_log_info("quad: resuming after the eigen step (checkpoint)");
+  if (rlevel == -1) kd_log_info("quad: resuming after iteration 0 (the eigen step)");
   if (rlevel >= 0)
-    kd_log_info("quad: resuming at recombination tree level %lld of %lld (checkpoint)",
-                (long long)rlevel, (long long)levels);
+    kd_log_info("quad: resuming after iteration %lld (recombination tree level %lld of %lld)",
+                (long long)(rlevel + 1), (long long)rlevel, (long long)levels);
 
   /* ---- 2. test functions: Nystrom eigenpairs or Mercer basis ---- */
   t0 = kd_dist_wtime();
@@ -688,14 +688,17 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
                                   kd_result_find(rs, "/state/features")->f64, &tree));
   } else {
     const int ask = ck && levels > 0 && kd_interrupt_pending() != 0;
+    /* progress lines carry the iteration of the level's checkpoint (level + 1) and, from the mean
+     * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most;
+     * not after a resume, whose clock misses the levels done before) */
+    kd_log_set_total(levels + 1);
     KD_TRY(kd_recomb_tree_begin(comm, m, n_leaves, lstart, leaves, ask, &q.interrupted, &tree));
   }
   for (;;) {
     const int64_t L = tree.level;
     int64_t alive = kd_recomb_tree_local_points(&tree);
     KD_TRY(kd_dist_sum_i64(comm, &alive, 1));
-    kd_log_progress("recombine", L, NAN, alive, 1);
-    if (L == 0) kd_log_set_total(levels); /* the ETA of the merge levels */
+    kd_log_progress("recombine", L + 1, NAN, alive, 1);
     if (tree.cnt <= 1) break;
     /* safe point: level L is complete on every rank (not the level a resume starts from) */
     if (ck && L != rlevel &&
