@@ -8,14 +8,9 @@
 #      uninterrupted run; the checkpoint is removed after the final output;
 #  (b) --resume with --set kernel.ls=2: exit 1 naming kernel.ls, no output;
 #  (c) a truncated checkpoint: exit 1 naming the file, no output.
-set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+KD_E2E_NAME=ckpt
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 cp "$KD_SRC/herd.yaml" .
 DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -d /metrics/trace/iteration
  -d /metrics/trace/n_atoms -d /metrics/trace/mmd -a /metrics/lmo_calls -a /metrics/iterations"

@@ -12,14 +12,9 @@
 #  (d) a sweep of herd points with periodic checkpoints: each point's checkpoint
 #      (<run.checkpoint_path>.NNNN) is removed once its output is written, kept with
 #      run.checkpoint_keep.
-set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_ctt_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+KD_E2E_NAME=ckpt_ctt
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 cp "$KD_SRC/ctt_study.yaml" .
 DSETS="-d /study/g -d /study/rejections -d /study/rejection_rate -d /study/se -d /study/reject
  -d /study/p_value -d /study/statistic"

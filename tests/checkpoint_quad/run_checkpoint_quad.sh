@@ -13,14 +13,9 @@
 #      that arrives only after the last safe point cannot interrupt (the run ends normally with the
 #      same output): such an attempt is repeated, up to 4 attempts;
 #  (c) --resume with a changed configuration (algorithm.n): exit 1 naming the key, no output.
-set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_quad_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+KD_E2E_NAME=ckpt_quad
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 cp "$KD_SRC/nystrom.yaml" "$KD_SRC/mercer.yaml" .
 DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -a /metrics/mmd
  -a /metrics/mmd_recombination -a /metrics/mmd_opt -a /metrics/test_functions"

@@ -4,13 +4,9 @@
 # every section, parse again and be a fixed point), validate computes nothing (a 10^9-row
 # generator validates instantly), run writes an output that `info` summarises and whose MMD
 # `kdistill mmd` recomputes to 1e-12, --set and --output overrides, and --quiet.
-set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_cli_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+KD_E2E_NAME=cli
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 mpi() { timeout 120 "$MPIEXEC" -n 2 $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
 
 # --help / --version / usage errors
