@@ -3,15 +3,17 @@
 # (docs/thinning.md, "Checkpoint and restart"). thin.yaml: kt_compress, n_in = 2^14, g = 2,
 # n_out = 16: steps 4 (leaf bins), 5..7 (merge levels), 8..10 (halving rounds of rank 0).
 #  (a) periodic checkpoints (run.checkpoint_keep) do not change the output; the last one kept is
-#      at the expected step with /state/rows of the expected shape; resumed at 1, 2 and 4 ranks
-#      the output (/coreset/*) equals the uninterrupted 2-rank output bitwise: at a merge level
-#      (step 6), between rank 0's rounds (step 8), after the last round (step 10), at the leaf
-#      level (n_out = 128: step 4), and for rkh (plain halving: step 9 = K + 2);
+#      at the expected step with /state/rows of the expected shape; resumed, the output
+#      (/coreset/*) equals the uninterrupted 2-rank output bitwise: at a merge level (step 6; at
+#      1, 2 and 4 ranks), between rank 0's rounds (step 8; 4 ranks), after the last round
+#      (step 10; 1 rank) and at the leaf level (n_out = 128: step 4; 2 ranks);
 #      one progress line per step on rank 0, none under --quiet;
-#  (b) SIGUSR1 sent to the kdistill processes (not mpirun) of a slower gs_compress run once its
-#      first checkpoint exists: exit 3, one line naming the checkpoint, reason "signal", no
-#      output; resumed at 2, 1 and 4 ranks it equals the uninterrupted run bitwise, and the
-#      checkpoint is removed after the output;
+#  (b) SIGUSR1 sent to the kdistill processes (not mpirun) of an rkh run (n_in = 2^15) once its
+#      first checkpoint (step K = 7) exists, i.e. during the first halving round of rank 0, which
+#      takes most of the run: exit 3, one line naming the checkpoint, reason "signal", a step in
+#      8..17, no output; resumed at 2, 1 and 4 ranks it equals the uninterrupted run bitwise, and
+#      the checkpoint is removed after the output;
+# (test_thin_resume.c resumes every step of five algorithms at 1, 2 and 4 ranks without files.)
 #  (c) --resume with --set algorithm.g=3: exit 1 naming algorithm.g, no output;
 #  (d) --resume of a kt_compress checkpoint in a kh_compress run: exit 1, no output.
 set -u
@@ -25,19 +27,20 @@ mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD
 cp "$KD_SRC/thin.yaml" .
 grep -v '^  g: ' thin.yaml >plain.yaml # rkh has no key g
 dump() { h5dump -m %.17g -d /coreset/points -d /coreset/weights -d /coreset/indices "$1" | sed 1d; }
-same() { cmp -s <(dump "$1") <(dump "$2"); }
+# same(A, B): both outputs exist and their coresets are bitwise equal
+same() { [ -f "$1" ] && [ -f "$2" ] && [ -n "$(dump "$1")" ] && cmp -s <(dump "$1") <(dump "$2"); }
 attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
 shape() { h5dump -H -d "$2" "$1" 2>/dev/null | grep -o 'SIMPLE { ( [0-9, ]* )' | tr -dc '0-9,'; }
 
-# (a) periodic checkpoints: case = "name|config|extra --set|every|step|rows shape"
+# (a) periodic checkpoints: case = "name|extra --set|every|step|rows shape|rank counts"
 mpi 2 run thin.yaml --set output.path=full.h5 2>full.txt || bad "uninterrupted run: $(cat full.txt)"
 n=$(grep -c '^kdistill: \[thin\] iter' full.txt)
 [ "$n" = 7 ] && grep -q '^kdistill: \[thin\] iter 8  mmd nan  atoms 256  elapsed' full.txt &&
   ok "7 progress lines (steps 4..10)" || bad "progress lines: $(grep iter full.txt)"
-for c in "level|thin.yaml||6|6|1024,3" "round|thin.yaml||4|8|256,3" "last|thin.yaml||1|10|64,3" \
-  "leaf|thin.yaml|--set algorithm.n_out=128|4|4|4096,3" \
-  "rkh|plain.yaml|--set algorithm.name=rkh|9|9|4096,3"; do
-  IFS='|' read -r name cfg extra every step rows <<<"$c"
+for c in "level||6|6|1024,3|1 2 4" "round||4|8|256,3|4" "last||1|10|64,3|1" \
+  "leaf|--set algorithm.n_out=128|4|4|4096,3|2"; do
+  IFS='|' read -r name extra every step rows nps <<<"$c"
+  cfg=thin.yaml
   f=full.h5
   if [ -n "$extra" ]; then
     f=full_$name.h5
@@ -55,7 +58,7 @@ for c in "level|thin.yaml||6|6|1024,3" "round|thin.yaml||4|8|256,3" "last|thin.y
   [ "$it" = $step ] && [ "$sh" = $rows ] && [ "$(attr ck_$name.h5 reason)" = periodic ] &&
     ok "$name: checkpoint at step $it, /state/rows [$sh]" ||
     bad "$name: checkpoint at step '$it' (want $step), /state/rows '$sh' (want $rows)"
-  for np in 1 2 4; do
+  for np in $nps; do
     mpi $np run $cfg -q $extra --set output.path=r${np}_$name.h5 --resume ck_$name.h5 2>err.txt ||
       { bad "$name: resume at $np: $(cat err.txt)"; continue; }
     same $f r${np}_$name.h5 && ok "$name: resumed after step $it at $np ranks: bitwise equal" ||
@@ -63,12 +66,15 @@ for c in "level|thin.yaml||6|6|1024,3" "round|thin.yaml||4|8|256,3" "last|thin.y
   done
 done
 
-# (b) SIGUSR1 to the ranks of a slower run (GS-Compress, n_in = 2^16: the root level alone takes
-# about a second, and steps 6, 7 and 8 all come after the first checkpoint at step 5)
-long="--set algorithm.name=gs_compress --set data.n=65536"
-mpi 2 run thin.yaml -q $long --set output.path=full_sig.h5 2>err.txt || bad "long run: $(cat err.txt)"
-"$MPIEXEC" -n 2 $KD_MPIEXEC_FLAGS "$KD_BIN" run thin.yaml -q $long --set output.path=sig.h5 \
-  --set run.checkpoint_every=5 2>sig.txt &
+# (b) SIGUSR1 to the ranks of a slower run: rkh on 2^15 rows. Its safe points are steps 7 (K: the
+# input after the leaves' remainder rule) and 8..17 (rank 0's halving rounds, 32768 -> 32); the
+# first round takes most of the run (0.6 s of 0.9 s here, 10x more under ASan), so the signal sent
+# once the checkpoint of step 7 exists always arrives before the last safe point. target.self
+# false: the exact MMD would need n_in^2 kernel evaluations (not compared here).
+long="--set algorithm.name=rkh --set data.n=32768 --set target.self=false"
+mpi 2 run plain.yaml -q $long --set output.path=full_sig.h5 2>err.txt || bad "long run: $(cat err.txt)"
+"$MPIEXEC" -n 2 $KD_MPIEXEC_FLAGS "$KD_BIN" run plain.yaml -q $long --set output.path=sig.h5 \
+  --set run.checkpoint_every=7 2>sig.txt &
 pid=$!
 for i in $(seq 1 6000); do [ -f sig.h5.ckpt.h5 ] && break; sleep 0.01; done
 kids=$(pgrep -P $pid)
@@ -77,6 +83,7 @@ wait $pid
 rc=$?
 it=$(attr sig.h5.ckpt.h5 iteration)
 if [ $rc = 3 ] && [ ! -f sig.h5 ] && [ "$(grep -c '^kdistill' sig.txt)" = 1 ] &&
+  [ "${it:-0}" -ge 8 ] && [ "${it:-0}" -le 17 ] &&
   [ "$(attr sig.h5.ckpt.h5 reason)" = signal ] &&
   grep -q "^kdistill: interrupted at iteration $it; checkpoint written to sig.h5.ckpt.h5 (resume with --resume sig.h5.ckpt.h5)$" sig.txt; then
   ok "SIGUSR1: exit 3 after step $it, $(grep '^kdistill' sig.txt)"
@@ -84,13 +91,13 @@ else
   bad "SIGUSR1: rc $rc, step '$it', reason '$(attr sig.h5.ckpt.h5 reason)', stderr: $(cat sig.txt)"
 fi
 cp sig.h5.ckpt.h5 sig_copy.h5 2>/dev/null
-mpi 2 run thin.yaml -q $long --set output.path=sig.h5 --resume sig.h5.ckpt.h5 2>err.txt ||
+mpi 2 run plain.yaml -q $long --set output.path=sig.h5 --resume sig.h5.ckpt.h5 2>err.txt ||
   bad "resume after SIGUSR1: $(cat err.txt)"
 same full_sig.h5 sig.h5 && ok "SIGUSR1: resumed at 2 ranks equals the uninterrupted run bitwise" ||
   bad "SIGUSR1 resume differs: $(diff <(dump full_sig.h5) <(dump sig.h5) | head -4)"
 [ ! -f sig.h5.ckpt.h5 ] && ok "checkpoint removed after the output" || bad "checkpoint left behind"
 for np in 1 4; do
-  mpi $np run thin.yaml -q $long --set output.path=sig$np.h5 --resume sig_copy.h5 2>err.txt ||
+  mpi $np run plain.yaml -q $long --set output.path=sig$np.h5 --resume sig_copy.h5 2>err.txt ||
     bad "resume after SIGUSR1 at $np ranks: $(cat err.txt)"
   same full_sig.h5 sig$np.h5 && ok "SIGUSR1: resumed at $np ranks: bitwise equal" ||
     bad "SIGUSR1 resume at $np ranks differs"
