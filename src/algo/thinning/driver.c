@@ -52,6 +52,7 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
   plan->adaptive =
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
+  plan->progress = 1;
   KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
            "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
@@ -253,7 +254,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
     KD_TRY(kd_thin_ckpt_restore(in, &tr, &s0, &rrows, &rcout));
     kd_log_info("thin: resuming after step %d of %d", s0, K + tr.rounds);
   }
-  kd_log_set_total(direct ? 0 : K + tr.rounds);
+  if (pl->progress) kd_log_set_total(direct ? 0 : K + tr.rounds);
   if (direct) {
     KD_ALLOC(buf, nl * w + 1);
     for (kd_lidx i = 0; i < nl; i++) {
@@ -650,6 +651,7 @@ phase_e:;
 #undef KD_BIN_START
 #undef KD_OWNER
 cleanup:
+  if (pl->progress) kd_log_set_total(0);
   for (kd_gidx c = 0; nodes && c < n_nodes; c++) kd_pk_free_(&nodes[c]);
   for (kd_gidx c = 0; up && c < n_up; c++) kd_pk_free_(&up[c]);
   free(nodes);

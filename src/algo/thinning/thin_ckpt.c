@@ -30,6 +30,7 @@ void kd_thin_tree_init(kd_thin_tree *t, kd_gidx n, int d, const kd_thin_plan *pl
   for (kd_gidx L = t->L0; pl->n_out >= 1 && L >= ((kd_gidx)2 << pool) * pl->n_out; L /= 2)
     t->rounds++;
   t->refine_c = pl->refine && pl->refine_target == 1;
+  t->progress = pl->progress;
 }
 
 kd_gidx kd_thin_tree_node_rows(const kd_thin_tree *t, int s) {
@@ -47,6 +48,7 @@ int kd_thin_tree_safe(const kd_thin_tree *t, int s) {
 }
 
 void kd_thin_progress(const kd_thin_tree *t, int s) {
+  if (!t->progress) return;
   kd_log_progress("thin", s, NAN,
                   (int64_t)(kd_thin_tree_nodes(t, s) * kd_thin_tree_node_rows(t, s)), 1);
 }

@@ -70,6 +70,8 @@ typedef struct {
   int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
   int adaptive;      /* 1: KH rounds use KD_HALVE_KHA (threshold: adaptive); 0 with tight = 0:
                         Alg. B.1's simplified threshold */
+  int progress;      /* 1: rank-0 progress line per tree step (set by kd_thin_plan_from_params;
+                        0 for the callers in src/algo/apps/, which zero the plan) */
 } kd_thin_plan;
 
 /** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
@@ -159,6 +161,7 @@ typedef struct {
   kd_gidx L0;   /* rows reaching rank 0 (phase D) */
   int rounds;   /* halving rounds of rank 0 in phase E */
   int refine_c; /* 1: KH-Refine against the Compress output (kept in the state after s > K) */
+  int progress; /* plan's progress flag */
 } kd_thin_tree;
 
 /** Fill the geometry of plan pl (resolved kind, n_out) on n rows of dimension d. Local. */
@@ -193,7 +196,7 @@ kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int
 kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
                             const double **rows, const double **cout);
 
-/** Rank-0 progress line of step s (points alive, elapsed, eta). Local. */
+/** Rank-0 progress line of step s (points alive, elapsed, eta) if t->progress. Local. */
 void kd_thin_progress(const kd_thin_tree *t, int s);
 
 #endif
