@@ -10,7 +10,8 @@
  *    is agreed at the next safe point: every rank returns KD_ERR_INTERRUPTED after one state with
  *    interrupted = 1 at that step; resuming from it gives the same coreset;
  *  - damaged states (another tree, wrong node counts, a row index out of range, a missing dataset,
- *    a step outside the tree) give KD_ERR_INPUT on every rank, naming the problem. */
+ *    a step outside the tree, a coordinate that differs from the input row it names) give
+ *    KD_ERR_INPUT on every rank, naming the problem. */
 #include "thinning/thin_test_util.h"
 
 #define MAX_ST 64
@@ -279,6 +280,8 @@ int main(int argc, char **argv) {
         {"/state/level", 0, 9, "step 9 outside the steps 3..8"},
         {"/state/level", 0, 4, "4 nodes at step 4, the tree has 16"},
         {"/state/rows", -1, 0, "the thinning state is incomplete"},
+        /* a coordinate of state row 300 (node 2: input rows near 3000, one rank sees it) */
+        {"/state/rows", 3 * 300 + 2, 1e6, "row 300 of /state/rows differs from input row"},
     };
     for (size_t h = 0; h < sizeof harm / sizeof harm[0]; h++) {
       kd_result_free(&bad);

@@ -252,6 +252,8 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   const int direct = tr.direct;
   if (in->resume) {
     KD_TRY(kd_thin_ckpt_restore(in, &tr, &s0, &rrows, &rcout));
+    KD_TRY(kd_thin_ckpt_check_data(in, rrows,
+                                   kd_thin_tree_nodes(&tr, s0) * kd_thin_tree_node_rows(&tr, s0)));
     kd_log_info("thin: resuming after step %d of %d", s0, K + tr.rounds);
   }
   if (pl->progress) kd_log_set_total(direct ? 0 : K + tr.rounds);

@@ -191,3 +191,21 @@ kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
 cleanup:
   return err;
 }
+
+kd_err kd_thin_ckpt_check_data(const kd_algo_in *in, const double *rows, kd_gidx nrows) {
+  kd_err lerr = KD_OK;
+  const kd_pointset *ps = in->points;
+  const int d = kd_pointset_dim(ps), w = d + 1;
+  const kd_gidx off = kd_pointset_offset(ps), nl = kd_pointset_n_local(ps);
+  const double *X = kd_pointset_rows_const(ps);
+  for (kd_gidx i = 0; i < nrows && lerr == KD_OK; i++) {
+    const kd_gidx g = (kd_gidx)rows[i * w];
+    if (g < off || g >= off + nl) continue;
+    if (memcmp(rows + i * w + 1, X + (g - off) * d, sizeof(double) * (size_t)d) != 0)
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "checkpoint: row %lld of /state/rows differs from input row %lld (the data "
+                        "changed since the checkpoint was written?)",
+                        (long long)i, (long long)g + 1);
+  }
+  return kd_dist_agreed(in->comm, lerr);
+}

@@ -196,6 +196,11 @@ kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int
 kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
                             const double **rows, const double **cout);
 
+/** Check that the resumed rows[nrows, d+1] equal the input rows they name (each rank checks the
+ *  rows it holds, bit for bit), so that a checkpoint is never combined with changed data: one
+ *  KD_ERR_INPUT naming the row otherwise. Collective (one agreement). */
+kd_err kd_thin_ckpt_check_data(const kd_algo_in *in, const double *rows, kd_gidx nrows);
+
 /** Rank-0 progress line of step s (points alive, elapsed, eta) if t->progress. Local. */
 void kd_thin_progress(const kd_thin_tree *t, int s);
 
