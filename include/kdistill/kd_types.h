@@ -72,7 +72,8 @@ void kd_log_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/** Progress line: "[phase] iter I  mmd M  atoms A  elapsed S s", rate-limited to the configured
+/** Progress line: "[phase] iter I  mmd M  atoms A  elapsed S s" (mmd left out when NaN: steps
+ *  without a known MMD, e.g. tree levels or replicates), rate-limited to the configured
  *  interval (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
 void kd_log_set_interval(double seconds);

@@ -209,7 +209,11 @@ static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
     ss->resume = &resume;
     ss->resume_path = o->resume;
   }
-  KD_CHECK(!kd_interrupt_pending(), KD_ERR_INTERRUPTED, "interrupted before the run started");
+  /* agreed: a signal that reached only some ranks must not leave the others in a collective */
+  KD_TRY(kd_dist_agreed(MPI_COMM_WORLD, kd_interrupt_pending()
+                                            ? kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
+                                                         "interrupted before the run started")
+                                            : KD_OK));
   KD_TRY(job.task->run(&job.ctx, state, &res, &info));
   /* --verbose: compute vs communication seconds, min / mean / max over ranks */
   if (o->level == KD_LOG_VERBOSE)

@@ -1,4 +1,5 @@
 /* log.c - rank-0 logging to stderr, one line per progress step. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -68,7 +69,9 @@ void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms,
   if (kd_log_total_ > 0 && iter > 0 && iter < kd_log_total_)
     snprintf(eta, sizeof eta, "  eta <= %.1f s",
              (now - kd_log_phase_t0_) * (double)(kd_log_total_ - iter) / (double)iter);
-  fprintf(stderr, "kdistill: [%s] iter %lld  mmd %.6e  atoms %lld  elapsed %.2f s%s\n", phase,
-          (long long)iter, mmd, (long long)atoms, now, eta);
+  char m[40] = ""; /* no MMD known at this step (tree levels, replicates): left out */
+  if (!isnan(mmd)) snprintf(m, sizeof m, "  mmd %.6e", mmd);
+  fprintf(stderr, "kdistill: [%s] iter %lld%s  atoms %lld  elapsed %.2f s%s\n", phase,
+          (long long)iter, m, (long long)atoms, now, eta);
   fflush(stderr);
 }

@@ -84,6 +84,22 @@ cleanup:
   return err;
 }
 
+/* pdsyevr hands its back-transformation PDORMTR a fixed slice of its workspace, max(18 l,
+ * NP00 MQ00) (NP00 = rows of l on grid row 0, MQ00 = columns of s on grid column 0), whatever
+ * LWORK the caller passes; PDORMTR (uplo U) needs max(nb(nb-1)/2, (MpC0 + NqC0) nb) + nb^2. When
+ * the slice is smaller, PDORMTR refuses, pdsyevr still returns info = 0 and the eigenvectors come
+ * back untransformed (seen: l = 240, s = 40, nb = 64 on 2 ranks). Returns 1 if nb is safe. */
+static int kd_pdsyevr_nb_ok_(int l, int s, int nb, int nprow, int npcol) {
+  const int zero = 0, lm1 = l - 1;
+  const long np00 = numroc_(&l, &nb, &zero, &zero, &nprow);
+  const long mq00 = numroc_(&s, &nb, &zero, &zero, &npcol);
+  const long mp = numroc_(&lm1, &nb, &zero, &zero, &nprow);
+  long size1 = 18L * l, need = (mp + mq00) * nb, tri = (long)nb * (nb - 1) / 2;
+  if (np00 * mq00 > size1) size1 = np00 * mq00;
+  if (tri > need) need = tri;
+  return size1 >= need + (long)nb * nb;
+}
+
 kd_err kd_la_eig_top_dist(MPI_Comm comm, int l, kd_la_fill_fn fill, void *ctx, int s, int nb,
                           double *lambda, double *U) {
   kd_err err = KD_OK, lerr = KD_OK;
@@ -94,6 +110,8 @@ kd_err kd_la_eig_top_dist(MPI_Comm comm, int l, kd_la_fill_fn fill, void *ctx, i
            l);
   KD_CHECK(nb >= 1, KD_ERR_ARG, "eigensolver: block size must be >= 1 (got %d)", nb);
   KD_TRY(kd_la_grid_create(comm, &g));
+  /* the largest block size <= nb that pdsyevr's back-transformation accepts (same on every rank) */
+  while (nb > 1 && !kd_pdsyevr_nb_ok_(l, s, nb, g->nprow, g->npcol)) nb--;
   const int zero = 0, one = 1;
   const int mloc = numroc_(&l, &nb, &g->myrow, &zero, &g->nprow);
   const int nloc = numroc_(&l, &nb, &g->mycol, &zero, &g->npcol);

@@ -149,8 +149,9 @@ int main(int argc, char **argv) {
   static capture cap, cap2;
   kd_result ref = KD_RESULT_INIT, r = KD_RESULT_INIT;
 
-  const char *const kvkt[] = {"n_out=16", "g=2", NULL};
-  const char *const kvktc[] = {"n_out=16", "g=2", "refine_target=compress", NULL};
+  /* refine keys pinned (rank 0 halves while L >= 8 n_out), not kt_compress's defaults */
+  const char *const kvkt[] = {"n_out=16", "g=2", "refine_pool=2", "refine_target=input", NULL};
+  const char *const kvktc[] = {"n_out=16", "g=2", "refine_pool=2", "refine_target=compress", NULL};
   const char *const kvrkh[] = {"n_out=16", NULL};
   /* steps: first safe point, last step, rows per node at the first safe point */
   struct {

@@ -69,6 +69,8 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_kernel_create(&p, 1, &k));
   compare("sobolev r=1 d=1 l=240 s=40 nb=32", k, 1, 240, 40, 32);
   compare("sobolev r=1 d=1 l=131 s=20 nb=7", k, 1, 131, 20, 7);
+  /* the default block size: pdsyevr's own workspace query was too small here (PDORMTR) */
+  compare("sobolev r=1 d=1 l=240 s=40 nb=64", k, 1, 240, 40, 64);
   kd_kernel_destroy(&k);
   p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   p.ls = 0.5;

@@ -4,7 +4,8 @@
 # each job produced: exit status, the HDF5 output (tests/slurm/check_output.py, h5py), the log
 # files; plus signal forwarding (USR1 from `scancel --signal=USR1 --batch` and from the
 # --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep
-# that requeues itself and resumes from its finished points, both launchers
+# that requeues itself and resumes from its finished points, a herding job interrupted mid-run
+# that checkpoints, requeues itself and resumes to the uninterrupted output, both launchers
 # (srun/pmix and mpirun) and bad input (missing binary, bad config: exit 1, no output).
 #
 # usage: tests/slurm/run_job_tests.sh --bin BUILD/kdistill [--work DIR] [--keep] [--only NAME]
@@ -160,41 +161,81 @@ EOF
     -o "$WORK/sweep.png" > /dev/null
   check $? "sweep: kdplot sweep of the job's summary"
 fi
-if want requeue; then
-  echo "== sweep.sbatch interrupted by USR1, requeued (KD_REQUEUE=1), resumed with the finished points"
-  out=$WORK/rq.h5
-  t0=$SECONDS
+# requeue_job NAME SCRIPT READY: submit SCRIPT (2 tasks, KD_REQUEUE=1, environment KD_* from the
+# caller) in the background, wait until the shell test READY succeeds (the job has started its
+# work), send USR1 to the batch shell (as SLURM's --signal=B:USR1 does before the time limit), let
+# the job requeue itself and start the requeued job at once. Sets RC (final exit) and JOBID.
+requeue_job() {
+  local name=$1 script=$2 ready=$3 t0=$SECONDS waiter
+  rm -f "$WORK/$name.id" "$WORK/$name.rc"
   (
-    cd "$WORK" && KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_REQUEUE=1 \
-      KD_SET="sweep.dir=$WORK/rq_points" timeout 600 sbatch --wait --parsable -J kdtest-rq -n 2 \
-      -t 10 --output="$WORK/rq.out" --error="$WORK/rq.err" --export=ALL \
-      "$REPO/jobs/sweep.sbatch" > "$WORK/rq.id"
-    echo $? > "$WORK/rq.rc"
+    cd "$WORK" && KD_REQUEUE=1 timeout 600 sbatch --wait --parsable -J "kdtest-$name" -n 2 \
+      -t 10 --output="$WORK/$name.out" --error="$WORK/$name.err" --export=ALL \
+      "$REPO/jobs/$script" > "$WORK/$name.id"
+    echo $? > "$WORK/$name.rc"
   ) &
   waiter=$!
-  for _ in $(seq 600); do [ -f "$WORK/rq_points/point_0000.h5" ] && break; sleep 0.2; done
-  jid=$(cut -d';' -f1 "$WORK/rq.id" 2>/dev/null)
-  [ -n "$jid" ] && scancel --signal=USR1 --batch "$jid"
+  for _ in $(seq 600); do eval "$ready" && break; [ -s "$WORK/$name.rc" ] && break; sleep 0.2; done
+  JOBID=$(cut -d';' -f1 "$WORK/$name.id" 2>/dev/null)
+  [ -n "$JOBID" ] && scancel --signal=USR1 --batch "$JOBID"
   # SLURM holds a requeued job back (reason BeginTime, ~2 min); start it now
   for _ in $(seq 300); do
-    [ -n "$jid" ] || break
-    if [ "$(squeue -h -j "$jid" -o %r 2>/dev/null)" = BeginTime ]; then
-      scontrol update JobId="$jid" StartTime=now && echo "  requeued job $jid: StartTime=now"
+    [ -n "$JOBID" ] || break
+    if [ "$(squeue -h -j "$JOBID" -o %r 2>/dev/null)" = BeginTime ]; then
+      scontrol update JobId="$JOBID" StartTime=now && echo "  requeued job $JOBID: StartTime=now"
       break
     fi
-    [ -s "$WORK/rq.rc" ] && break
+    [ -s "$WORK/$name.rc" ] && break
     sleep 0.2
   done
   wait "$waiter"
-  rc=$(cat "$WORK/rq.rc" 2>/dev/null)
-  echo "  job ${jid:-?}: final exit ${rc:-?} after $((SECONDS - t0)) s"
-  check $(( rc != 0 )) "requeue: final exit $rc, expected 0"
-  grep -q "interrupted: checkpoint written (exit 3)" "$WORK/rq.err"; check $? "requeue: first run interrupted (exit 3)"
-  grep -q "requeuing job" "$WORK/rq.err"; check $? "requeue: job requeued itself"
+  RC=$(cat "$WORK/$name.rc" 2>/dev/null)
+  echo "  job ${JOBID:-?}: final exit ${RC:-?} after $((SECONDS - t0)) s"
+  grep -q "interrupted: checkpoint written (exit 3)" "$WORK/$name.err"
+  check $? "$name: first run interrupted (exit 3)"
+  grep -q "requeuing job" "$WORK/$name.err"; check $? "$name: job requeued itself"
+  check $(( RC != 0 )) "$name: final exit $RC, expected 0"
+}
+
+if want requeue; then
+  echo "== sweep.sbatch interrupted by USR1, requeued (KD_REQUEUE=1), resumed with the finished points"
+  out=$WORK/rq.h5
+  KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_SET="sweep.dir=$WORK/rq_points" \
+    requeue_job rq sweep.sbatch '[ -f "$WORK/rq_points/point_0000.h5" ]'
   grep -q "kept from an earlier run" "$WORK/rq.err"; check $? "requeue: second run kept finished points"
   [ "$(grep -c '^[0-9]*,[0-9]*,0,' "$WORK/rq_points/summary.csv" 2>/dev/null)" = 8 ]
   check $? "requeue: all 8 points ok in the summary"
   [ -s "$out" ]; check $? "requeue: best-point output written"
+fi
+if want requeue_ckpt; then
+  echo "== herding.sbatch interrupted by USR1 mid-run, checkpointed, requeued, resumed (KD_CHECKPOINT)"
+  # the uninterrupted run, outside SLURM, at the same rank count (Open MPI refuses root unless told)
+  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  timeout 300 mpirun -np 2 --oversubscribe "$BIN" run "$CFG/herd_requeue.yaml" -q \
+    --output "$WORK/hq_ref.h5" 2> "$WORK/hq_ref.err"
+  check $? "requeue_ckpt: uninterrupted reference run ($(tail -n 1 "$WORK/hq_ref.err"))"
+  out=$WORK/hq.h5
+  KD_BIN=$BIN KD_CONFIG=$CFG/herd_requeue.yaml KD_OUTPUT=$out KD_CHECKPOINT=$WORK/hq.ckpt.h5 \
+    requeue_job hq herding.sbatch 'grep -q "\[herd\] iter" "$WORK/hq.err" 2>/dev/null'
+  grep -q "kdistill: interrupted at iteration [0-9]*; checkpoint written to $WORK/hq.ckpt.h5" \
+    "$WORK/hq.err"
+  check $? "requeue_ckpt: solver's one-line interruption message names the checkpoint"
+  grep -q "checkpoint $WORK/hq.ckpt.h5 found: resuming" "$WORK/hq.err"
+  check $? "requeue_ckpt: requeued run resumed from the checkpoint"
+  grep -q "herd: resumed at iteration" "$WORK/hq.err"; check $? "requeue_ckpt: solver resumed"
+  [ ! -e "$WORK/hq.ckpt.h5" ]; check $? "requeue_ckpt: checkpoint removed after the final output"
+  $PY - "$WORK/hq_ref.h5" "$out" <<'PYEOF'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+bad = [k for k in ("/coreset/points", "/coreset/weights", "/coreset/indices",
+                   "/metrics/trace/mmd", "/metrics/trace/n_atoms")
+       if not np.array_equal(a[k][()], b[k][()])]
+bad += ["mmd"] if a["/metrics"].attrs["mmd"] != b["/metrics"].attrs["mmd"] else []
+print("  requeue_ckpt: %d atoms, mmd %.6e; differs from the uninterrupted run: %s"
+      % (b["/coreset/points"].shape[0], b["/metrics"].attrs["mmd"], bad or "nothing"))
+sys.exit(1 if bad else 0)
+PYEOF
+  check $? "requeue_ckpt: output bitwise equal to the uninterrupted run"
 fi
 if want signal; then
   echo "== signal forwarding: scancel --signal=USR1 --batch (fake solver, srun and mpirun)"

@@ -94,6 +94,11 @@ int main(int argc, char **argv) {
       KD_TEST(
           r.mmd <= before * (1 + 1e-12) || kd_result_get_metric(&r, "mmd_uniform_weights", &mu_w),
           "%s: refine never increases MMD", cases[i].name);
+    double b2 = 0, a2 = 0; /* Remark 3 against the refine's own target (P_in or Compress) */
+    if (kd_result_get_metric(&r, "refine_mmd2_before_minus_self", &b2) &&
+        kd_result_get_metric(&r, "refine_mmd2_after_minus_self", &a2))
+      KD_TEST(a2 <= b2 + 1e-12 * fabs(b2), "%s: refine never increases MMD to its target",
+              cases[i].name);
     if (kd_test_rank() == 0)
       printf("%-12s n_out %4lld  MMD %.4e  (%.3f x uniform-100)\n", cases[i].name, (long long)r.n,
              r.mmd, r.mmd / unif);

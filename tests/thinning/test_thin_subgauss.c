@@ -14,7 +14,11 @@
  * probability <= delta/2, did not matter on average) and <= 1/4 of the mean for uniform halving.
  * (2) LKH, linear kernel, n = 4096 -> 256, d = 2: ||mean(P_in) - mean(P_out)|| at least 5x below
  * the mean over 20 uniform subsamples.
+ * (1) is run with pairing: input (consecutive rows, the bound above) and with the default
+ * pairing: local, whose pairs (kd_thin_pair_local) are close, so b_max and the bound are smaller:
+ * asserted against its own on-event bound and at most 1/4 of the input-order mean.
  * (1b) the same halving with threshold: adaptive against the bound of (1b) below. */
+#include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
 
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
@@ -36,14 +40,22 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_target_create_empirical(k, ps, 0, &t));
   double xx = thin_test_self(k, X, n, d);
 
-  /* the bound */
-  double bmax = 0;
+  /* the bound, for the pairs KH actually uses: pairing input = consecutive rows (2j, 2j+1),
+   * pairing local (the default) = those of kd_thin_pair_local; b_max over the pairs */
+  kd_lidx *pr = malloc(sizeof(kd_lidx) * n);
+  KD_TEST_OK(kd_thin_pair_local(X, n, d, pr));
+  double bmax = 0, bmaxl = 0;
   for (int j = 0; j < n / 2; j++) {
     const double *a = X + 2 * j * d, *b = a + d;
     double b2 = kd_kernel_eval(k, a, a) + kd_kernel_eval(k, b, b) - 2 * kd_kernel_eval(k, a, b);
     bmax = fmax(bmax, sqrt(fmax(b2, 0)));
+    a = X + pr[2 * j] * d;
+    b = X + pr[2 * j + 1] * d;
+    b2 = kd_kernel_eval(k, a, a) + kd_kernel_eval(k, b, b) - 2 * kd_kernel_eval(k, a, b);
+    bmaxl = fmax(bmaxl, sqrt(fmax(b2, 0)));
   }
   double nu2 = bmax * bmax * log(2.0 * n / delta) / ((double)n * n);
+  double nu2l = bmaxl * bmaxl * log(2.0 * n / delta) / ((double)n * n);
   double *K = malloc(sizeof(double) * n * n), *lam = malloc(sizeof(double) * n), wq;
   kd_kernel_eval_block(k, X, n, X, n, K, n);
   int lw = -1, info = 0;
@@ -52,26 +64,50 @@ int main(int argc, char **argv) {
   double *work = malloc(sizeof(double) * lw);
   dsyev_("N", "U", &n, K, &n, lam, work, &lw, &info);
   KD_TEST(info == 0, "dsyev");
-  double bound = 0;
-  for (int i = 0; i < n; i++) bound += fmin(nu2, fmax(lam[i], 0) / n);
+  double bound = 0, bound_l = 0;
+  for (int i = 0; i < n; i++) {
+    bound += fmin(nu2, fmax(lam[i], 0) / n);
+    bound_l += fmin(nu2l, fmax(lam[i], 0) / n);
+  }
   const double bound_e = bound;
   bound += 0.5 * delta * lam[n - 1] / n;
 
   kd_result r = KD_RESULT_INIT;
-  double mkh = 0, munif = 0;
+  double mkh = 0, munif = 0, mkhl = 0;
   int64_t *idx = malloc(sizeof(int64_t) * n);
+  int *pair_of = malloc(sizeof(int) * n);
+  for (int j = 0; j < n; j++) pair_of[pr[j]] = j / 2;
+  const char *const kvi[] = {"pairing=input", NULL};
   for (int s = 0; s < 20; s++) {
-    KD_TEST_OK(thin_test_run(c, "kh", ps, k, t, 300 + s, NULL, &r));
+    KD_TEST_OK(thin_test_run(c, "kh", ps, k, t, 300 + s, kvi, &r));
     KD_TEST(r.n == n / 2 && thin_test_distinct(r.indices, r.n, n), "kh: n/2 distinct rows");
     int pairs = 1;
     for (int j = 0; j < n / 2; j++) pairs &= r.indices[j] / 2 == j; /* one point of each pair */
-    KD_TEST(pairs, "kh keeps exactly one point of every consecutive pair");
+    KD_TEST(pairs, "kh (pairing input) keeps exactly one point of every consecutive pair");
     mkh += r.mmd * r.mmd / 20;
+    /* the default, pairing: local: one point of each kd_thin_pair_local pair, in row order */
+    KD_TEST_OK(thin_test_run(c, "kh", ps, k, t, 300 + s, NULL, &r));
+    KD_TEST(r.n == n / 2 && thin_test_distinct(r.indices, r.n, n), "kh local: n/2 distinct rows");
+    int *seen = calloc(n / 2, sizeof(int)), inc = 1;
+    for (int j = 0; j < n / 2; j++) {
+      seen[pair_of[r.indices[j]]]++;
+      if (j > 0) inc &= r.indices[j] > r.indices[j - 1];
+    }
+    pairs = inc;
+    for (int j = 0; j < n / 2; j++) pairs &= seen[j] == 1;
+    free(seen);
+    KD_TEST(pairs, "kh (pairing local) keeps one point of every local pair, in row order");
+    mkhl += r.mmd * r.mmd / 20;
     /* uniform halving: a fair coin per pair */
     for (int j = 0; j < n / 2; j++) idx[j] = 2 * j + (kd_rng_u64(900 + s, 1, j) & 1);
     double mu_h = thin_test_mmd_idx(k, X, n, d, xx, idx, NULL, n / 2);
     munif += mu_h * mu_h / 20;
   }
+  if (kd_test_rank() == 0)
+    printf("KH(1/2) pairing local: mean MMD^2 %.3e  on-event bound %.3e (nu^2 %.3e, b_max %.3f)\n",
+           mkhl, bound_l, nu2l, bmaxl);
+  KD_TEST(mkhl <= bound_l, "KH local mean MMD^2 %.3e <= on-event bound %.3e", mkhl, bound_l);
+  KD_TEST(mkhl <= 0.25 * mkh, "KH local mean MMD^2 %.3e <= 1/4 of KH input-order %.3e", mkhl, mkh);
   if (kd_test_rank() == 0)
     printf(
         "KH(1/2) n=%d: mean MMD^2 %.3e  Prop. B.2 bound %.3e, on-event part %.3e (nu^2 "
@@ -87,7 +123,7 @@ int main(int argc, char **argv) {
   const double nu2a = bmax * bmax * log(2.0 * n * (log(n / 2.0) + 1.0) / delta) / ((double)n * n);
   double bound_a = 0, mkha = 0;
   for (int i = 0; i < n; i++) bound_a += fmin(nu2a, fmax(lam[i], 0) / n);
-  const char *const kva[] = {"threshold=adaptive", NULL};
+  const char *const kva[] = {"threshold=adaptive", "pairing=input", NULL};
   for (int s = 0; s < 20; s++) {
     KD_TEST_OK(thin_test_run(c, "kh", ps, k, t, 300 + s, kva, &r));
     KD_TEST(r.n == n / 2 && thin_test_distinct(r.indices, r.n, n), "kh adaptive: n/2 distinct");
@@ -171,5 +207,7 @@ int main(int argc, char **argv) {
   free(lam);
   free(work);
   free(idx);
+  free(pair_of);
+  free(pr);
   return kd_test_finish();
 }

@@ -152,7 +152,9 @@ static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset 
     if (e == KD_OK) e = kd_target_self(t, &zz, &av);
     res->mmd = mmd;
     double b;
-    if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b))
+    double tc = 0; /* refine against the Compress output: its values are not about P_in */
+    if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b) &&
+        !(kd_result_get_metric(res, "refine_target_compress", &tc) && tc != 0))
       e = kd_result_set_metric(res, "mmd_before_refine", sqrt(fmax(zz + b, 0.0)));
   }
   return e;

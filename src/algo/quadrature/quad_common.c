@@ -240,6 +240,146 @@ typedef struct {
   double sampling, nystrom, eigensolve, test_functions, recombination, opt;
 } kd_qtimes_;
 
+/* ---------------- checkpoint / restart (docs/quadrature.md) ----------------
+ * Safe points: after the Nystrom eigen step (/state/level -1, iteration 0) and after tree level L
+ * = 0 .. levels-1 (iteration L + 1); none after the root level (the output follows at once). The
+ * state is in global order: the eigenpairs as solved (before the eig_rtol cut), or the nodes of the
+ * tree level in node order (points, weights, test-function rows: the continuation is bitwise
+ * identical at any rank count). The sample is re-drawn on resume: it is keyed by (seed, global row)
+ * and costs far less than the eigenproblem and the test functions it lets the resume skip. */
+#define KD_QPLAN_N 6 /* /state/plan: kind, N, n, l (0: Mercer), leaves, eig_scalapack */
+
+typedef struct {
+  const kd_algo_in *in;
+  int64_t plan[KD_QPLAN_N];
+  double t_start;  /* this run's start (wall clock) */
+  double times[6]; /* stage times restored from the checkpoint (max over ranks) */
+  int interrupted; /* agreed: a rank saw SIGTERM/SIGUSR1 */
+} kd_qckpt_;
+
+/* The tree's or the eigen step's state: fill a kd_result and hand it to in->checkpoint. tree ==
+ * NULL: the eigen step, lam [s] and U [l x s] (replicated). Collective. */
+static kd_err kd_quad_checkpoint_(kd_qckpt_ *q, int64_t level, const kd_qtimes_ *tm,
+                                  const kd_recomb_tree_state *tree, int s, const double *lam,
+                                  const double *U) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const kd_algo_in *in = q->in;
+  MPI_Comm comm = in->comm;
+  const int root = kd_dist_rank(comm) == 0;
+  kd_result st = KD_RESULT_INIT;
+  int64_t *count = NULL, *gid = NULL, total = 0;
+  double *w = NULL, *F = NULL;
+  uint64_t ev = kd_kernel_evals(in->kernel);
+  double tv[6] = {tm->sampling,       tm->nystrom,       tm->eigensolve,
+                  tm->test_functions, tm->recombination, tm->opt};
+  KD_TRY(kd_dist_sum_u64(comm, &ev, 1));
+  KD_TRY(kd_dist_max(comm, tv, 6));
+  if (tree) KD_TRY(kd_recomb_tree_gather(tree, 0, &count, &total, &gid, &w, &F));
+  {
+    /* local from here on (rank 0 holds the arrays): agreed before the hook */
+    const int64_t it = level + 1, six = 6, np = KD_QPLAN_N;
+    for (int i = 0; i < 6; i++) tv[i] += q->times[i];
+    st.kernel_evals = ev + (in->resume ? in->resume->kernel_evals : 0);
+    st.seconds = kd_dist_wtime() - q->t_start + (in->resume ? in->resume->seconds : 0);
+    lerr = kd_result_add_i64(&st, "/state/level", 0, NULL, &level);
+    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/plan", 1, &np, q->plan);
+    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/times", 1, &six, tv);
+    if (tree) {
+      const int m = tree->m;
+      int64_t dc[1] = {root ? tree->cnt : 0}, dn[1] = {root ? total : 0},
+              dF[2] = {root ? total : 0, m};
+      if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/node_points", 1, dc, count);
+      if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/gid", 1, dn, gid);
+      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/weights", 1, dn, w);
+      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/features", 2, dF, F);
+    } else {
+      int64_t dl[1] = {root ? s : 0}, dU[2] = {root ? q->plan[3] : 0, s};
+      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/eig_values", 1, dl, lam);
+      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/eig_vectors", 2, dU, U);
+    }
+    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "iteration", (double)it);
+    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "interrupted", q->interrupted ? 1.0 : 0.0);
+  }
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(in->checkpoint(in->checkpoint_ctx, &st));
+cleanup:
+  free(count);
+  free(gid);
+  free(w);
+  free(F);
+  kd_result_free(&st);
+  return err;
+}
+
+/* a /state dataset of the right type and rank, or NULL */
+static const kd_result_dataset *kd_quad_state_(const kd_result *rs, const char *path, int is_int,
+                                               int rank) {
+  const kd_result_dataset *x = kd_result_find(rs, path);
+  return (x && x->is_int == is_int && x->rank == rank) ? x : NULL;
+}
+
+/* Validate a checkpoint against the plan of this configuration; *level = its safe point, *m = the
+ * test functions + 1 of a tree level. The state is replicated, so every rank fails alike. Local. */
+static kd_err kd_quad_resume_check_(const kd_result *rs, const int64_t *plan, int64_t levels,
+                                    int64_t *level, int *m) {
+  kd_err err = KD_OK;
+  static const char *const pn[KD_QPLAN_N] = {"algorithm",        "sample size N", "n",
+                                             "Nystrom points l", "tree leaves",   "eig_scalapack"};
+  const kd_result_dataset *dl = kd_quad_state_(rs, "/state/level", 1, 0),
+                          *dp = kd_quad_state_(rs, "/state/plan", 1, 1),
+                          *dt = kd_quad_state_(rs, "/state/times", 0, 1);
+  KD_CHECK(dl && dp && dt && dp->dims[0] == KD_QPLAN_N && dt->dims[0] == 6, KD_ERR_INPUT,
+           "checkpoint: not a quadrature state (/state/level, /state/plan or /state/times "
+           "missing or malformed)");
+  for (int i = 0; i < KD_QPLAN_N - 1; i++)
+    KD_CHECK(dp->i64[i] == plan[i], KD_ERR_INPUT,
+             "checkpoint: written for %s = %lld, the configuration gives %lld", pn[i],
+             (long long)dp->i64[i], (long long)plan[i]);
+  const int64_t L = dl->i64[0], N = plan[1], n = plan[2],
+                lmin = plan[0] == KD_QUAD_NYSTROM ? -1 : 0;
+  KD_CHECK(L >= lmin && L < levels, KD_ERR_INPUT,
+           "checkpoint: level %lld outside the safe points [%lld, %lld] of this tree (%lld leaves)",
+           (long long)L, (long long)lmin, (long long)(levels - 1), (long long)plan[4]);
+  *level = L;
+  *m = 0;
+  if (L < 0) {
+    const kd_result_dataset *de = kd_quad_state_(rs, "/state/eig_values", 0, 1),
+                            *dU = kd_quad_state_(rs, "/state/eig_vectors", 0, 2);
+    KD_CHECK(de && dU && de->dims[0] == n - 1 && dU->dims[0] == plan[3] && dU->dims[1] == n - 1,
+             KD_ERR_INPUT,
+             "checkpoint: the eigen-step state must hold n - 1 = %lld eigenpairs of length l = "
+             "%lld",
+             (long long)(n - 1), (long long)plan[3]);
+    goto cleanup;
+  }
+  const kd_result_dataset *dc = kd_quad_state_(rs, "/state/node_points", 1, 1),
+                          *dg = kd_quad_state_(rs, "/state/gid", 1, 1),
+                          *dw = kd_quad_state_(rs, "/state/weights", 0, 1),
+                          *dF = kd_quad_state_(rs, "/state/features", 0, 2);
+  KD_CHECK(dc && dg && dw && dF, KD_ERR_INPUT,
+           "checkpoint: the tree state of level %lld is incomplete (a /state dataset is missing)",
+           (long long)L);
+  const int64_t tot = dg->dims[0], mm = dF->dims[1];
+  KD_CHECK(dw->dims[0] == tot && dF->dims[0] == tot && mm >= 2 && mm <= n &&
+               (plan[0] == KD_QUAD_NYSTROM || mm == n),
+           KD_ERR_INPUT,
+           "checkpoint: malformed tree state (%lld points, %lld weights, features %lld x %lld, "
+           "n = %lld)",
+           (long long)tot, (long long)dw->dims[0], (long long)dF->dims[0], (long long)mm,
+           (long long)n);
+  int64_t sum = 0;
+  for (int64_t j = 0; j < dc->dims[0]; j++) sum += dc->i64[j];
+  KD_CHECK(sum == tot, KD_ERR_INPUT, "checkpoint: the tree nodes hold %lld points, not %lld",
+           (long long)sum, (long long)tot);
+  for (int64_t i = 0; i < tot; i++)
+    KD_CHECK(dg->i64[i] >= 0 && dg->i64[i] < N && isfinite(dw->f64[i]) && dw->f64[i] >= 0,
+             KD_ERR_INPUT, "checkpoint: tree point %lld: sample row %lld (of N = %lld), weight %g",
+             (long long)i, (long long)dg->i64[i], (long long)N, dw->f64[i]);
+  *m = (int)mm;
+cleanup:
+  return err;
+}
+
 kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = in->comm;
@@ -257,9 +397,18 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   int64_t *sel = NULL, *zsel = NULL, *lstart = NULL;
   double *Kpre = NULL, *dpre = NULL;
   kd_recomb_set *leaves = NULL, rule = {0};
+  kd_recomb_tree_state tree;
   int64_t n_leaves = 0, lo = 0, hi = 0;
   kd_qtimes_ tm = {0};
   double t0 = kd_dist_wtime();
+  kd_qckpt_ q;
+  int64_t rlevel = -2; /* resumed at: -2 no resume, -1 after the eigen step, L >= 0 tree level L */
+  int mstate = 0;
+  const int ck = in->checkpoint != NULL;
+  memset(&tree, 0, sizeof tree);
+  memset(&q, 0, sizeof q);
+  q.in = in;
+  q.t_start = t0;
 
   const int64_t n = kd_params_int(in->params, "n");
   int64_t N = kd_params_int(in->params, "sample_size");
@@ -344,6 +493,20 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     }
   lo = lstart[rank];
   hi = lstart[rank + 1];
+  const int64_t levels = kd_recomb_tree_levels(n_leaves);
+  q.plan[0] = kind;
+  q.plan[1] = N;
+  q.plan[2] = n;
+  q.plan[3] = kind == KD_QUAD_NYSTROM ? ell : 0;
+  q.plan[4] = n_leaves;
+  q.plan[5] = kind == KD_QUAD_NYSTROM && ell >= eig_min && size > 1;
+  if (in->resume) {
+    KD_TRY(kd_quad_resume_check_(in->resume, q.plan, levels, &rlevel, &mstate));
+    const kd_result_dataset *dp = kd_result_find(in->resume, "/state/plan"),
+                            *dt = kd_result_find(in->resume, "/state/times");
+    q.plan[KD_QPLAN_N - 1] = dp->i64[KD_QPLAN_N - 1]; /* the path of the run that solved */
+    memcpy(q.times, dt->f64, sizeof q.times);
+  }
   const int64_t row0 = N * lo / n_leaves, row1 = N * hi / n_leaves, nmine = row1 - row0;
   const uint64_t seedY = kd_rng_u64(in->seed, KD_QSTREAM_SAMPLE, 0);
   const uint64_t seedZ = kd_rng_u64(in->seed, KD_QSTREAM_NYS, 0);
@@ -399,11 +562,25 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
                         (long long)(emp ? zsel[i / d] + 1 : i / d + 1));
   KD_TRY(kd_dist_agreed(comm, lerr));
   tm.sampling = kd_dist_wtime() - t0;
+  kd_log_info("quad: sample of N = %lld rows in %lld leaves (%lld tree levels): %.2f s",
+              (long long)N, (long long)n_leaves, (long long)levels, tm.sampling);
+  if (rlevel == -1) kd_log_info("quad: resuming after iteration 0 (the eigen step)");
+  if (rlevel >= 0)
+    kd_log_info("quad: resuming after iteration %lld (recombination tree level %lld of %lld)",
+                (long long)(rlevel + 1), (long long)rlevel, (long long)levels);
 
   /* ---- 2. test functions: Nystrom eigenpairs or Mercer basis ---- */
   t0 = kd_dist_wtime();
   KD_ALLOC(lambda, s > 0 ? s : 1);
-  if (kind == KD_QUAD_NYSTROM) {
+  if (rlevel >= 0) {
+    s = mstate - 1; /* the tree state carries the test functions: no eigen step, no features */
+  } else if (kind == KD_QUAD_NYSTROM && rlevel == -1) {
+    const kd_result_dataset *de = kd_result_find(in->resume, "/state/eig_values"),
+                            *dU = kd_result_find(in->resume, "/state/eig_vectors");
+    KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
+    memcpy(lambda, de->f64, sizeof(double) * (size_t)s);
+    memcpy(U, dU->f64, sizeof(double) * (size_t)ell * s);
+  } else if (kind == KD_QUAD_NYSTROM) {
     kd_gram_ctx_ gctx = {k, Z, d};
     KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
     if (overlap) {
@@ -422,6 +599,8 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     if (ell >= eig_min && size > 1) {
       KD_TRY(kd_dist_agreed(comm, lerr));
       KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, nb, lambda, U));
+      /* the ScaLAPACK path ends without an agreement of ours: one, only when checkpointing */
+      if (ck) KD_TRY(kd_recomb_agree_stop(comm, KD_OK, kd_interrupt_pending(), &q.interrupted));
     } else {
       if (rank == 0 && lerr == KD_OK)
         lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, lambda, U);
@@ -432,10 +611,22 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
         if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
         tm.test_functions += kd_dist_wtime() - tk;
       }
-      KD_TRY(kd_dist_agreed(comm, lerr));
+      KD_TRY(kd_recomb_agree_stop(comm, lerr, ck && kd_interrupt_pending(), &q.interrupted));
       KD_TRY(kd_dist_bcast(comm, lambda, (int64_t)sizeof(double) * s, 0));
       KD_TRY(kd_dist_bcast(comm, U, (int64_t)sizeof(double) * ell * s, 0));
     }
+    if (!lapack_path || !overlap) tm.eigensolve = kd_dist_wtime() - t0;
+    kd_log_info("quad: top %d eigenpairs of the %lld x %lld Nystrom Gram matrix (%s): %.2f s", s,
+                (long long)ell, (long long)ell,
+                lapack_path ? "LAPACK dsyevr on rank 0" : "ScaLAPACK pdsyevr",
+                kd_dist_wtime() - t0);
+    /* safe point: the eigenpairs as solved (before the eig_rtol cut) */
+    if (ck && (q.interrupted || in->checkpoint_every > 0)) {
+      KD_TRY(kd_quad_checkpoint_(&q, -1, &tm, NULL, s, lambda, U));
+      KD_CHECK(!q.interrupted, KD_ERR_INTERRUPTED, "interrupted after the eigen step");
+    }
+  }
+  if (kind == KD_QUAD_NYSTROM && rlevel < 0) {
     int keep = 0;
     while (keep < s && isfinite(lambda[keep]) && lambda[keep] > eig_rtol * lambda[0] &&
            lambda[keep] > 0)
@@ -457,8 +648,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
         memmove(U + (size_t)i * keep, U + (size_t)i * s, sizeof(double) * keep);
       s = keep;
     }
-    if (!lapack_path || !overlap) tm.eigensolve = kd_dist_wtime() - t0;
-  } else {
+  } else if (rlevel < 0) {
     KD_ALLOC(midx, (size_t)(s > 0 ? s : 1) * d);
     KD_TRY(kd_quad_mercer_basis(d, kd_kernel_get_params(k)->order, s, midx, lambda));
   }
@@ -466,27 +656,65 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   /* ---- 3. test functions on my rows: F = (phi_1 .. phi_s, k1,diag) ---- */
   t0 = kd_dist_wtime();
   const int m = s + 1;
-  KD_ALLOC(leaves, (hi - lo) > 0 ? (hi - lo) : 1);
-  const int64_t chunk = 512;
-  KD_ALLOC(kdiag, chunk);
-  if (kind == KD_QUAD_NYSTROM) {
-    KD_ALLOC(Kyz, (size_t)chunk * ell);
-    KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
+  if (rlevel < 0) {
+    KD_ALLOC(leaves, (hi - lo) > 0 ? (hi - lo) : 1);
+    const int64_t chunk = 512;
+    KD_ALLOC(kdiag, chunk);
+    if (kind == KD_QUAD_NYSTROM) {
+      KD_ALLOC(Kyz, (size_t)chunk * ell);
+      KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
+    }
+    {
+      kd_qfeat_ fc = {k,    kind, d,    s,    m, ell,      Z,    U,   lambda,
+                      midx, Y,    row0, wall, N, n_leaves, Kpre, dpre};
+      lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
+    }
+    KD_TRY(kd_dist_agreed(comm, lerr));
+    tm.test_functions += kd_dist_wtime() - t0;
+    kd_log_info("quad: %d test functions on the %lld sample rows: %.2f s", m, (long long)N,
+                kd_dist_wtime() - t0);
   }
-  {
-    kd_qfeat_ fc = {k,    kind, d,    s,    m, ell,      Z,    U,   lambda,
-                    midx, Y,    row0, wall, N, n_leaves, Kpre, dpre};
-    lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  tm.test_functions += kd_dist_wtime() - t0;
   if (kind == KD_QUAD_NYSTROM) tm.nystrom = tm.eigensolve + tm.test_functions;
 
-  /* ---- 4. recombination: tree over leaves, then Alg. 1 steps 2-4 ---- */
+  /* ---- 4. recombination: tree over leaves (a safe point after every level but the root), then
+   * Alg. 1 steps 2-4 ---- */
   t0 = kd_dist_wtime();
-  KD_TRY(kd_recomb_tree_map(comm, m, n_leaves, lstart, leaves, &rule));
+  if (rlevel >= 0) {
+    const kd_result *rs = in->resume;
+    const kd_result_dataset *dc = kd_result_find(rs, "/state/node_points");
+    KD_TRY(kd_recomb_tree_restore(comm, m, n_leaves, lstart, rlevel, dc->dims[0], dc->i64,
+                                  kd_result_find(rs, "/state/gid")->i64,
+                                  kd_result_find(rs, "/state/weights")->f64,
+                                  kd_result_find(rs, "/state/features")->f64, &tree));
+  } else {
+    const int ask = ck && levels > 0 && kd_interrupt_pending() != 0;
+    /* progress lines carry the iteration of the level's checkpoint (level + 1) and, from the mean
+     * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most;
+     * not after a resume, whose clock misses the levels done before) */
+    kd_log_set_total(levels + 1);
+    KD_TRY(kd_recomb_tree_begin(comm, m, n_leaves, lstart, leaves, ask, &q.interrupted, &tree));
+  }
+  for (;;) {
+    const int64_t L = tree.level;
+    int64_t alive = kd_recomb_tree_local_points(&tree);
+    KD_TRY(kd_dist_sum_i64(comm, &alive, 1));
+    kd_log_progress("recombine", L + 1, NAN, alive, 1);
+    if (tree.cnt <= 1) break;
+    /* safe point: level L is complete on every rank (not the level a resume starts from) */
+    if (ck && L != rlevel &&
+        (q.interrupted || (in->checkpoint_every > 0 && (L + 1) % in->checkpoint_every == 0))) {
+      tm.recombination += kd_dist_wtime() - t0;
+      t0 = kd_dist_wtime();
+      KD_TRY(kd_quad_checkpoint_(&q, L, &tm, &tree, s, NULL, NULL));
+      KD_CHECK(!q.interrupted, KD_ERR_INTERRUPTED, "interrupted at tree level %lld", (long long)L);
+    }
+    /* a stop request is folded into the level's agreement; none at the root (no safe point) */
+    const int ask = ck && (tree.cnt + 1) / 2 > 1 && kd_interrupt_pending() != 0;
+    KD_TRY(kd_recomb_tree_step(&tree, ask, &q.interrupted));
+  }
+  KD_TRY(kd_recomb_tree_finish(&tree, &rule));
   KD_TRY(kd_recomb_drop_one(&rule));
-  tm.recombination = kd_dist_wtime() - t0;
+  tm.recombination += kd_dist_wtime() - t0;
   const int64_t nq = rule.n;
   KD_CHECK(nq >= 1 && nq <= n, KD_ERR_INTERNAL, "recombination returned %lld points for n = %lld",
            (long long)nq, (long long)n);
@@ -509,6 +737,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_rec, &mmd2_rec));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination", mmd_rec));
   out->mmd = mmd_rec;
+  kd_log_info("quad: recombination: %lld points, mmd %.6e", (long long)nq, mmd_rec);
 
   /* ---- 6. + opt: min_w w^T K w - 2 w^T z over the simplex (eq. 14) ---- */
   t0 = kd_dist_wtime();
@@ -528,6 +757,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
     KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_opt, NULL));
     KD_TRY(kd_result_set_metric(out, "mmd_opt", mmd_opt));
     out->mmd = mmd_opt;
+    kd_log_info("quad: +opt (simplex QP, eq. 14): mmd %.6e", mmd_opt);
   }
   tm.opt = kd_dist_wtime() - t0;
 
@@ -535,6 +765,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   double tv[6] = {tm.sampling,       tm.nystrom,       tm.eigensolve,
                   tm.test_functions, tm.recombination, tm.opt};
   KD_TRY(kd_dist_max(comm, tv, 6));
+  for (int i = 0; i < 6; i++) tv[i] += q.times[i]; /* the stages of the interrupted runs */
   static const char *const tnames[6] = {"time_sampling",      "time_nystrom",
                                         "time_eigensolve",    "time_test_functions",
                                         "time_recombination", "time_opt"};
@@ -545,9 +776,11 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(lstart[1] - lstart[0])));
   if (kind == KD_QUAD_NYSTROM) {
     KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)ell));
-    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (ell >= eig_min && size > 1) ? 1.0 : 0.0));
+    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (double)q.plan[KD_QPLAN_N - 1]));
   }
 cleanup:
+  kd_log_set_total(0);
+  kd_recomb_tree_state_free(&tree);
   if (leaves)
     for (int64_t j = 0; j < hi - lo; j++) kd_recomb_set_free(&leaves[j]);
   free(leaves);

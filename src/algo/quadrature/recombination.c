@@ -246,6 +246,263 @@ cleanup:
   return err;
 }
 
+int64_t kd_recomb_tree_levels(int64_t n_leaves) {
+  int64_t L = 0;
+  for (int64_t c = n_leaves; c > 1; c = (c + 1) / 2) L++;
+  return L;
+}
+
+int64_t kd_recomb_tree_count(int64_t n_leaves, int64_t level) {
+  int64_t c = n_leaves;
+  for (int64_t l = 0; l < level && c > 1; l++) c = (c + 1) / 2;
+  return c;
+}
+
+/* owner of node j at the current level */
+static int kd_node_owner_(const kd_recomb_tree_state *t, int64_t j) {
+  return kd_leaf_owner_(j * t->width, t->n_leaves, t->size, t->start);
+}
+
+kd_err kd_recomb_agree_stop(MPI_Comm comm, kd_err lerr, int ask, int *stop) {
+  kd_err err = kd_dist_agreed(comm, (ask && lerr == KD_OK) ? KD_ERR_INTERRUPTED : lerr);
+  if (err == KD_ERR_INTERRUPTED) {
+    /* the lowest failing rank asked to stop: every rank stops, but a real error still wins */
+    if (stop) *stop = 1;
+    kd_err_clear();
+    err = kd_dist_agreed(comm, lerr);
+  }
+  return err;
+}
+
+/* common set-up of begin / restore: placement, node array, buffer (local errors in *lerr) */
+static void kd_tree_setup_(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                           kd_recomb_tree_state *t, kd_err *lerr) {
+  memset(t, 0, sizeof *t);
+  t->comm = comm;
+  t->m = m;
+  t->rank = kd_dist_rank(comm);
+  t->size = kd_dist_size(comm);
+  t->n_leaves = n_leaves;
+  t->cnt = n_leaves;
+  t->width = 1;
+  t->cap = 1 + (int64_t)(m + 1) * (m + 2);
+  t->start = malloc(sizeof(int64_t) * (size_t)(t->size + 1));
+  t->node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *t->node);
+  t->buf = malloc(sizeof(double) * (size_t)t->cap);
+  if (!t->start || !t->node || !t->buf) {
+    *lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree of %lld leaves",
+                       (long long)n_leaves);
+    return;
+  }
+  for (int r = 0; r <= t->size; r++) {
+    if (leaf_start) {
+      t->start[r] = leaf_start[r];
+    } else {
+      int64_t a, b;
+      kd_recomb_leaf_range(n_leaves, r < t->size ? r : t->size - 1, t->size, &a, &b);
+      t->start[r] = r < t->size ? a : n_leaves;
+    }
+  }
+}
+
+kd_err kd_recomb_tree_begin(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                            kd_recomb_set *leaves, int ask, int *stop, kd_recomb_tree_state *t) {
+  kd_err lerr = KD_OK;
+  kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr);
+  if (lerr == KD_OK) {
+    const int64_t lo = t->start[t->rank], hi = t->start[t->rank + 1];
+    for (int64_t j = lo; lerr == KD_OK && j < hi; j++) {
+      t->node[j] = leaves[j - lo];
+      memset(&leaves[j - lo], 0, sizeof leaves[j - lo]);
+      t->node[j].m = m;
+      lerr = kd_recomb_reduce(&t->node[j]);
+    }
+  }
+  return kd_recomb_agree_stop(t->comm, lerr, ask, stop);
+}
+
+kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                              int64_t level, int64_t n_nodes, const int64_t *count,
+                              const int64_t *gid, const double *w, const double *F,
+                              kd_recomb_tree_state *t) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr);
+  /* the inputs are replicated: these checks fail alike on every rank */
+  const int64_t levels = kd_recomb_tree_levels(n_leaves);
+  KD_CHECK(level >= 0 && level <= levels, KD_ERR_INPUT,
+           "checkpoint: tree level %lld outside [0, %lld] for %lld leaves", (long long)level,
+           (long long)levels, (long long)n_leaves);
+  KD_CHECK(n_nodes == kd_recomb_tree_count(n_leaves, level), KD_ERR_INPUT,
+           "checkpoint: %lld tree nodes at level %lld, the tree of %lld leaves has %lld",
+           (long long)n_nodes, (long long)level, (long long)n_leaves,
+           (long long)kd_recomb_tree_count(n_leaves, level));
+  for (int64_t j = 0; j < n_nodes; j++)
+    KD_CHECK(count[j] >= 0 && count[j] <= m + 1, KD_ERR_INPUT,
+             "checkpoint: tree node %lld holds %lld points (at most m + 1 = %d)", (long long)j,
+             (long long)count[j], m + 1);
+  t->level = level;
+  t->cnt = n_nodes;
+  t->width = (int64_t)1 << level;
+  for (int64_t j = 0, off = 0; lerr == KD_OK && j < n_nodes; off += count[j], j++) {
+    if (kd_node_owner_(t, j) != t->rank) continue;
+    lerr = kd_recomb_set_alloc(&t->node[j], count[j] > 0 ? count[j] : 1, m);
+    if (lerr != KD_OK) break;
+    t->node[j].n = count[j];
+    memcpy(t->node[j].gid, gid + off, sizeof(int64_t) * (size_t)count[j]);
+    memcpy(t->node[j].w, w + off, sizeof(double) * (size_t)count[j]);
+    memcpy(t->node[j].F, F + off * m, sizeof(double) * (size_t)(count[j] * m));
+  }
+cleanup:
+  if (err == KD_OK) err = kd_dist_agreed(comm, lerr);
+  return err;
+}
+
+kd_err kd_recomb_tree_step(kd_recomb_tree_state *t, int ask, int *stop) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int m = t->m, rank = t->rank;
+  kd_recomb_set *node = t->node;
+  const int64_t cnt = t->cnt, ncnt = (cnt + 1) / 2;
+  KD_CHECK(cnt > 1, KD_ERR_INTERNAL, "recombination tree: step past the root");
+  for (int64_t jp = 0; jp < ncnt; jp++) {
+    const int64_t L = 2 * jp, R = 2 * jp + 1;
+    if (R >= cnt) {
+      if (L != jp) {
+        node[jp] = node[L];
+        memset(&node[L], 0, sizeof node[L]);
+      }
+      continue;
+    }
+    const int oL = kd_node_owner_(t, L), oR = kd_node_owner_(t, R);
+    if (oR == rank && oL != rank) {
+      int64_t len = kd_pack_(&node[R], t->buf);
+      KD_TRY(kd_dist_send(t->comm, t->buf, len, oL, (int)(jp & 0x7fff)));
+      kd_recomb_set_free(&node[R]);
+    } else if (oL == rank) {
+      if (oR != rank) {
+        int64_t nr = 0;
+        kd_recomb_set b = {0};
+        KD_TRY(kd_dist_recv(t->comm, t->buf, t->cap, &nr, oR, (int)(jp & 0x7fff)));
+        if (lerr == KD_OK) lerr = kd_recomb_set_alloc(&b, (int64_t)t->buf[0], m);
+        if (lerr == KD_OK) {
+          kd_unpack_append_(&b, t->buf);
+          lerr = kd_merge_(&node[L], &b);
+        }
+        kd_recomb_set_free(&b);
+      } else if (lerr == KD_OK) {
+        lerr = kd_merge_(&node[L], &node[R]);
+      }
+      if (L != jp) {
+        node[jp] = node[L];
+        memset(&node[L], 0, sizeof node[L]);
+      }
+    }
+  }
+  t->cnt = ncnt;
+  t->width *= 2;
+  t->level++;
+  KD_TRY(kd_recomb_agree_stop(t->comm, lerr, ask, stop));
+cleanup:
+  return err;
+}
+
+int64_t kd_recomb_tree_local_points(const kd_recomb_tree_state *t) {
+  int64_t n = 0;
+  for (int64_t j = 0; t->node && j < t->cnt; j++) n += t->node[j].n;
+  return n;
+}
+
+kd_err kd_recomb_tree_gather(const kd_recomb_tree_state *t, int root, int64_t **count,
+                             int64_t *total, int64_t **gid, double **w, double **F) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int m = t->m, me = t->rank == root;
+  double *mine = NULL, *all = NULL;
+  int64_t len[2] = {0, 0}; /* packed doubles of this rank, nodes of this rank */
+  *count = *gid = NULL;
+  *w = *F = NULL;
+  *total = 0;
+  for (int64_t j = 0; j < t->cnt; j++)
+    if (kd_node_owner_(t, j) == t->rank) {
+      len[0] += 1 + t->node[j].n * (m + 2);
+      len[1]++;
+    }
+  mine = malloc(sizeof(double) * (size_t)(len[0] > 0 ? len[0] : 1));
+  if (!mine) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree gather");
+  for (int64_t j = 0, p = 0; lerr == KD_OK && j < t->cnt; j++)
+    if (kd_node_owner_(t, j) == t->rank) p += kd_pack_(&t->node[j], mine + p);
+  int64_t tot[2] = {len[0], len[1]};
+  KD_TRY(kd_dist_agreed(t->comm, lerr));
+  KD_TRY(kd_dist_sum_i64(t->comm, tot, 2));
+  KD_CHECK(tot[1] == t->cnt, KD_ERR_INTERNAL, "tree gather: %lld of %lld nodes", (long long)tot[1],
+           (long long)t->cnt);
+  if (me) {
+    all = malloc(sizeof(double) * (size_t)(tot[0] > 0 ? tot[0] : 1));
+    if (!all) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree gather on rank %d", root);
+  }
+  KD_TRY(kd_dist_agreed(t->comm, lerr));
+  KD_TRY(kd_dist_gatherv(t->comm, mine, len[0], all, root));
+  if (me) {
+    int64_t npts = 0;
+    for (int64_t j = 0, p = 0; j < t->cnt; j++) {
+      const int64_t n = (int64_t)all[p];
+      npts += n;
+      p += 1 + n * (m + 2);
+    }
+    KD_ALLOC(*count, t->cnt > 0 ? t->cnt : 1);
+    KD_ALLOC(*gid, npts > 0 ? npts : 1);
+    KD_ALLOC(*w, npts > 0 ? npts : 1);
+    KD_ALLOC(*F, npts > 0 ? npts * m : 1);
+    for (int64_t j = 0, p = 0, i = 0; j < t->cnt; j++) {
+      const int64_t n = (int64_t)all[p++];
+      (*count)[j] = n;
+      for (int64_t q = 0; q < n; q++, i++, p += m + 2) {
+        (*gid)[i] = (int64_t)all[p];
+        (*w)[i] = all[p + 1];
+        memcpy(*F + i * m, all + p + 2, sizeof(double) * m);
+      }
+    }
+    *total = npts;
+  }
+cleanup:
+  if (err != KD_OK) {
+    free(*count);
+    free(*gid);
+    free(*w);
+    free(*F);
+    *count = *gid = NULL;
+    *w = *F = NULL;
+  }
+  free(mine);
+  free(all);
+  return err;
+}
+
+kd_err kd_recomb_tree_finish(kd_recomb_tree_state *t, kd_recomb_set *out) {
+  kd_err err = KD_OK;
+  memset(out, 0, sizeof *out);
+  KD_CHECK(t->cnt == 1, KD_ERR_INTERNAL, "recombination tree: finish at %lld nodes",
+           (long long)t->cnt);
+  /* the root lives on the owner of leaf 0: broadcast it */
+  const int root = kd_node_owner_(t, 0);
+  int64_t len = 0;
+  if (t->rank == root) len = kd_pack_(&t->node[0], t->buf);
+  KD_TRY(kd_dist_bcast(t->comm, &len, sizeof len, root));
+  KD_TRY(kd_dist_bcast(t->comm, t->buf, (int64_t)sizeof(double) * len, root));
+  KD_TRY(kd_recomb_set_alloc(out, (int64_t)t->buf[0], t->m));
+  kd_unpack_append_(out, t->buf);
+cleanup:
+  return err;
+}
+
+void kd_recomb_tree_state_free(kd_recomb_tree_state *t) {
+  if (!t) return;
+  if (t->node)
+    for (int64_t j = 0; j < t->n_leaves; j++) kd_recomb_set_free(&t->node[j]);
+  free(t->node);
+  free(t->start);
+  free(t->buf);
+  memset(t, 0, sizeof *t);
+}
+
 kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
                       kd_recomb_set *out) {
   return kd_recomb_tree_map(comm, m, n_leaves, NULL, leaves, out);
@@ -253,83 +510,13 @@ kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *lea
 
 kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
                           kd_recomb_set *leaves, kd_recomb_set *out) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  kd_recomb_set *node = NULL; /* node[j] at the current level (only owned nodes are non-empty) */
-  double *buf = NULL;
-  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
-  int64_t lo, hi;
+  kd_err err = KD_OK;
+  kd_recomb_tree_state t;
   memset(out, 0, sizeof *out);
-  if (leaf_start) {
-    lo = leaf_start[rank];
-    hi = leaf_start[rank + 1];
-  } else {
-    kd_recomb_leaf_range(n_leaves, rank, size, &lo, &hi);
-  }
-  const int root = kd_leaf_owner_(0, n_leaves, size, leaf_start);
-  const int64_t cap = 1 + (int64_t)(m + 1) * (m + 2);
-  node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *node);
-  buf = malloc(sizeof(double) * (size_t)cap);
-  if (!node || !buf) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree");
-  for (int64_t j = lo; lerr == KD_OK && j < hi; j++) {
-    node[j] = leaves[j - lo];
-    memset(&leaves[j - lo], 0, sizeof leaves[j - lo]);
-    node[j].m = m;
-    lerr = kd_recomb_reduce(&node[j]);
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  int64_t cnt = n_leaves, width = 1; /* node j of this level covers leaves [j*width, ...) */
-  while (cnt > 1) {
-    const int64_t ncnt = (cnt + 1) / 2;
-    for (int64_t jp = 0; jp < ncnt; jp++) {
-      const int64_t L = 2 * jp, R = 2 * jp + 1;
-      if (R >= cnt) {
-        if (L != jp) {
-          node[jp] = node[L];
-          memset(&node[L], 0, sizeof node[L]);
-        }
-        continue;
-      }
-      const int oL = kd_leaf_owner_(L * width, n_leaves, size, leaf_start);
-      const int oR = kd_leaf_owner_(R * width, n_leaves, size, leaf_start);
-      if (oR == rank && oL != rank) {
-        int64_t len = kd_pack_(&node[R], buf);
-        KD_TRY(kd_dist_send(comm, buf, len, oL, (int)(jp & 0x7fff)));
-        kd_recomb_set_free(&node[R]);
-      } else if (oL == rank) {
-        if (oR != rank) {
-          int64_t nr = 0;
-          kd_recomb_set b = {0};
-          KD_TRY(kd_dist_recv(comm, buf, cap, &nr, oR, (int)(jp & 0x7fff)));
-          if (lerr == KD_OK) lerr = kd_recomb_set_alloc(&b, (int64_t)buf[0], m);
-          if (lerr == KD_OK) {
-            kd_unpack_append_(&b, buf);
-            lerr = kd_merge_(&node[L], &b);
-          }
-          kd_recomb_set_free(&b);
-        } else if (lerr == KD_OK) {
-          lerr = kd_merge_(&node[L], &node[R]);
-        }
-        if (L != jp) {
-          node[jp] = node[L];
-          memset(&node[L], 0, sizeof node[L]);
-        }
-      }
-    }
-    KD_TRY(kd_dist_agreed(comm, lerr));
-    cnt = ncnt;
-    width *= 2;
-  }
-  /* the root lives on the owner of leaf 0: broadcast it */
-  int64_t len = 0;
-  if (rank == root) len = kd_pack_(&node[0], buf);
-  KD_TRY(kd_dist_bcast(comm, &len, sizeof len, root));
-  KD_TRY(kd_dist_bcast(comm, buf, (int64_t)sizeof(double) * len, root));
-  KD_TRY(kd_recomb_set_alloc(out, (int64_t)buf[0], m));
-  kd_unpack_append_(out, buf);
+  KD_TRY(kd_recomb_tree_begin(comm, m, n_leaves, leaf_start, leaves, 0, NULL, &t));
+  while (t.cnt > 1) KD_TRY(kd_recomb_tree_step(&t, 0, NULL));
+  KD_TRY(kd_recomb_tree_finish(&t, out));
 cleanup:
-  if (node)
-    for (int64_t j = 0; j < n_leaves; j++) kd_recomb_set_free(&node[j]);
-  free(node);
-  free(buf);
+  kd_recomb_tree_state_free(&t);
   return err;
 }

@@ -54,6 +54,69 @@ kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *lea
 kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
                           kd_recomb_set *leaves, kd_recomb_set *out);
 
+/** The distributed tree as a sequence of levels, so a caller can stop at a level boundary (the safe
+ *  points of checkpoint/restart). Level 0 = every leaf reduced locally; level L = the nodes of
+ *  the L-th merge round (node j covers leaves [j 2^L, (j+1) 2^L)); the last level,
+ *  kd_recomb_tree_levels(n_leaves), has one node, the root. Node j of a level lives on the owner
+ *  of leaf j 2^L, so the nodes of a rank are consecutive and rank order is node order.
+ *  Every level ends with one error agreement over comm; a rank may ask to stop there (`ask`, e.g.
+ *  a pending SIGTERM): the request is folded into that agreement as KD_ERR_INTERRUPTED and, when
+ *  it is the agreed outcome, *stop becomes 1 on every rank and the agreement is repeated without
+ *  it (so a real error of another rank still wins). The level is complete either way. */
+typedef struct {
+  MPI_Comm comm;
+  int m, rank, size;
+  int64_t n_leaves;
+  int64_t level, cnt, width; /* current level, its node count and leaves per node */
+  int64_t *start;            /* leaf placement [size+1] (owned copy) */
+  kd_recomb_set *node;       /* [n_leaves]: node j of the current level (only owned ones set) */
+  double *buf;               /* one packed node: 1 + (m+1)(m+2) doubles */
+  int64_t cap;
+} kd_recomb_tree_state;
+
+/** The agreement that ends a level (and the quadrature pipeline's eigen step): kd_dist_agreed of
+ *  lerr with a stop request folded in as described above. Collective. */
+kd_err kd_recomb_agree_stop(MPI_Comm comm, kd_err lerr, int ask, int *stop);
+
+/** Merge levels of a tree of n_leaves leaves: ceil(log2(n_leaves)) (0 for one leaf). Local. */
+int64_t kd_recomb_tree_levels(int64_t n_leaves);
+
+/** Number of nodes at level L: ceil(n_leaves / 2^L). Local. */
+int64_t kd_recomb_tree_count(int64_t n_leaves, int64_t level);
+
+/** Level 0: take this rank's leaves (placement leaf_start as in kd_recomb_tree_map, NULL = block
+ *  split; contents consumed), reduce each, agree (with `ask`, see above). *t is set up even on
+ *  failure (free it with kd_recomb_tree_state_free). Collective. */
+kd_err kd_recomb_tree_begin(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                            kd_recomb_set *leaves, int ask, int *stop, kd_recomb_tree_state *t);
+
+/** Set up *t at level `level` from all nodes of that level in node order (replicated on every
+ *  rank, e.g. read from a checkpoint): node j has count[j] points; gid/w/F are the concatenated
+ *  rows (F row-major, m columns). Each rank keeps the nodes it owns under leaf_start. Checks the
+ *  shapes (KD_ERR_INPUT: level range, counts in [0, m+1]). Collective (agrees allocation errors).
+ */
+kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                              int64_t level, int64_t n_nodes, const int64_t *count,
+                              const int64_t *gid, const double *w, const double *F,
+                              kd_recomb_tree_state *t);
+
+/** One merge level (level + 1), agreed with `ask` (see above). Collective. */
+kd_err kd_recomb_tree_step(kd_recomb_tree_state *t, int ask, int *stop);
+
+/** Points held by this rank's nodes at the current level. Local. */
+int64_t kd_recomb_tree_local_points(const kd_recomb_tree_state *t);
+
+/** All nodes of the current level in node order on rank root: *count [cnt], *gid / *w [*total],
+ *  *F [*total * m] (allocated on root, caller frees; NULL elsewhere). Collective. */
+kd_err kd_recomb_tree_gather(const kd_recomb_tree_state *t, int root, int64_t **count,
+                             int64_t *total, int64_t **gid, double **w, double **F);
+
+/** After the last level: the root node, replicated into *out (allocated here). Collective. */
+kd_err kd_recomb_tree_finish(kd_recomb_tree_state *t, kd_recomb_set *out);
+
+/** Free *t (accepts a zeroed state). Local. */
+void kd_recomb_tree_state_free(kd_recomb_tree_state *t);
+
 /** Alg. 1 steps 2-4: given at most m+1 points from kd_recomb_reduce whose last test function is
  *  k1,diag, remove one more point along a null direction u of [1; phi_1..phi_{m-1}] with
  *  k1,diag^T u >= 0, so the means of phi_1..phi_{m-1} stay and the mean of k1,diag does not grow.

@@ -157,6 +157,9 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
 
   if (resume) KD_TRY(kd_study_restore_(resume, o, &done0));
   t_start = kd_dist_wtime();
+  /* progress lines: replicates finished, with an ETA (none after a resume: the clock started
+   * with this run, the count did not) */
+  kd_log_set_total(resume ? 0 : T);
   for (int64_t base = done0; base < T; base += p) {
     const int64_t t = base + rank;
     if (t < T) { /* the last round may have fewer replicates than ranks */
@@ -195,6 +198,8 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
     }
     KD_TRY(kd_dist_agreed(comm, lerr));
     rounds++;
+    kd_log_progress("ctt_study", base + p < T ? base + p : T, NAN, base + p < T ? base + p : T,
+                    base + p >= T);
     if (checkpoint && base + p < T) {
       /* the interrupt flag is agreed at the round boundary: every rank checkpoints or none */
       int64_t intr = kd_interrupt_pending() ? 1 : 0;
@@ -229,6 +234,7 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
     o->mean_seconds[c] = sec / (double)T;
   }
 cleanup:
+  kd_log_set_total(0);
   if (err != KD_OK) kd_ctt_study_free(o);
   kd_pointset_destroy(&X);
   kd_pointset_destroy(&Y);

@@ -52,6 +52,8 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
   plan->adaptive =
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
+  plan->pairing_local =
+      kd_has_key_(p, "pairing") ? strcmp(kd_params_str(p, "pairing"), "local") == 0 : 0;
   plan->progress = 1;
   KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
            "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
@@ -240,6 +242,8 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   const double den = pl->compress ? (double)(F << (2 * K)) * pow(4.0, pl->g + 1) * (K - pl->g) : 1;
   /* a negative delta tells kd_thin_halve to use the tight KH threshold */
   const double dsign = (pl->tight && pl->kind == KD_HALVE_KH) ? -1.0 : 1.0;
+  /* pairing: local - every halving below pairs close points (halve.c) */
+  if (plc.pairing_local) plc.kind = (kd_halve_kind)((int)plc.kind | KD_HALVE_LOCAL);
   const double delta_rem = dsign * pl->delta * 0.5 / (double)nb;
 #define KD_BIN_START(j) ((kd_gidx)(j) * (n / nb) + ((kd_gidx)(j) * (n % nb)) / nb) /* nb <= 192 */
   KD_ALLOC(offs, size + 1);
@@ -563,7 +567,14 @@ phase_e:;
         for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
         if (split) {
           kd_lidx *o2 = nbr + (size_t)(2 * bi + 1) * nc;
-          for (kd_lidx i = 0; i < mm / 2; i++) o2[i] = sb[keep[i] ^ 1]; /* other point of pair i */
+          /* the other half (S2): the rows not kept, in order (keep is increasing) */
+          kd_lidx j = 0, c2 = 0;
+          for (kd_lidx i = 0; i < mm; i++) {
+            if (j < mm / 2 && keep[j] == i)
+              j++;
+            else
+              o2[c2++] = sb[i];
+          }
         }
       }
       if (split) nbch *= 2;
@@ -610,6 +621,8 @@ phase_e:;
       KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
       KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
       KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+      /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
+      KD_TRY(kd_result_set_metric(out, "refine_target_compress", (double)pl->refine_target));
     }
   }
   if (rank != 0) ev_skip += kd_kernel_evals(k) - ev1 - ev_embed;

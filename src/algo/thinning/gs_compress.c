@@ -11,6 +11,7 @@ static const kd_param_spec kd_gs_compress_params_[] = {
     KD_THIN_PARAM_POOL,
     KD_THIN_PARAM_RTARGET,
     KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_PAIRING,
 };
 
 static kd_err kd_gs_compress_run_(const kd_algo_in *in, kd_result *out) {

@@ -289,11 +289,15 @@ cleanup:
   return err;
 }
 
-kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
-                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep) {
+static int kd_lidx_cmp_(const void *a, const void *b) {
+  kd_lidx x = *(const kd_lidx *)a, y = *(const kd_lidx *)b;
+  return (x > y) - (x < y);
+}
+
+static kd_err kd_thin_halve_rule_(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n,
+                                  int d, double delta, uint64_t seed, uint64_t stream,
+                                  kd_lidx *keep) {
   kd_err err = KD_OK;
-  KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "halving needs an even count (got %lld)", (long long)n);
-  if (n == 0) goto cleanup;
   switch (kind) {
     case KD_HALVE_KH:
       KD_TRY(kd_halve_kh_(k, X, n, d, delta, 0, seed, stream, keep));
@@ -309,5 +313,32 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
       break;
   }
 cleanup:
+  return err;
+}
+
+kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  kd_lidx *perm = NULL;
+  double *Xp = NULL;
+  KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "halving needs an even count (got %lld)", (long long)n);
+  if (n == 0) goto cleanup;
+  if (!((int)kind & KD_HALVE_LOCAL) || n <= 2) {
+    KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), X, n, d, delta, seed, stream, keep));
+    goto cleanup;
+  }
+  /* pairing: local - halve the reordered sequence, map the kept rows back */
+  KD_ALLOC(perm, n);
+  KD_ALLOC(Xp, n * d);
+  KD_TRY(kd_thin_pair_local(X, n, d, perm));
+  for (kd_lidx i = 0; i < n; i++) memcpy(Xp + i * d, X + perm[i] * d, sizeof(double) * d);
+  KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), Xp, n, d, delta, seed, stream, keep));
+  for (kd_lidx i = 0; i < n / 2; i++) keep[i] = perm[keep[i]];
+  /* kept rows in input order, like the consecutive pairing: positions stay as random as the
+   * input's, which the remainder rule and Compress's partitions rely on */
+  qsort(keep, (size_t)(n / 2), sizeof *keep, kd_lidx_cmp_);
+cleanup:
+  free(perm);
+  free(Xp);
   return err;
 }

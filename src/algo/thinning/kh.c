@@ -3,8 +3,8 @@
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_kh_params_[] = {
-    KD_THIN_PARAM_DELTA,  KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_REFINE,
-    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL,      KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_DELTA, KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_REFINE,  KD_THIN_PARAM_PASSES,
+    KD_THIN_PARAM_POOL,  KD_THIN_PARAM_REWEIGHT,  KD_THIN_PARAM_PAIRING,
 };
 
 static kd_err kd_kh_run_(const kd_algo_in *in, kd_result *out) {

@@ -1,11 +1,13 @@
 /* kt_compress.c - KT-Compress(delta), Low-Rank Thinning App. H, Compress++ style: KH-Compress with
- * oversampling g, KH for every later halving round but the last, and KH-Refine (Alg. H.1, swaps
- * against z over P_in) for the last round. */
+ * oversampling g, KH for every later halving round but the last, and KH-Refine (Alg. H.1) for the
+ * last round, swapping against z over the Compress output (default, as Compress++ does: O(n)
+ * evaluations) or over P_in (refine_target: input, the ring embedding: O(n_in n_out)). */
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_kt_compress_params_[] = {
-    KD_THIN_PARAM_NOUT,   KD_THIN_PARAM_G,     KD_THIN_PARAM_DELTA,   KD_THIN_PARAM_THRESHOLD,
-    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL2, KD_THIN_PARAM_RTARGET, KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_NOUT,      KD_THIN_PARAM_G,        KD_THIN_PARAM_DELTA,
+    KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_PASSES,   KD_THIN_PARAM_POOL3,
+    KD_THIN_PARAM_RTARGET_C, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
 static kd_err kd_kt_compress_run_(const kd_algo_in *in, kd_result *out) {

@@ -4,7 +4,7 @@
 
 static const kd_param_spec kd_rkh_params_[] = {
     KD_THIN_PARAM_NOUT,   KD_THIN_PARAM_DELTA, KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_REFINE,
-    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL,  KD_THIN_PARAM_REWEIGHT,
+    KD_THIN_PARAM_PASSES, KD_THIN_PARAM_POOL,  KD_THIN_PARAM_REWEIGHT,  KD_THIN_PARAM_PAIRING,
 };
 
 static kd_err kd_rkh_run_(const kd_algo_in *in, kd_result *out) {

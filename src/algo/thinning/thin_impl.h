@@ -11,6 +11,10 @@
 
 /* KD_HALVE_KHA: KH(delta) with the adaptive get_swap_params thresholds (threshold: adaptive) */
 typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA = 3 } kd_halve_kind;
+/** Flag or'ed into a kd_halve_kind (`pairing: local`): the halving pairs the points of its input by
+ *  kd_thin_pair_local instead of taking consecutive rows as pairs. */
+#define KD_HALVE_LOCAL 16
+#define KD_HALVE_RULE(kind) ((kd_halve_kind)((int)(kind) & (KD_HALVE_LOCAL - 1)))
 
 /** stream of a node: (node id, level) -> one 64-bit stream id. Levels < 64. */
 #define KD_THIN_STREAM(node, level) ((uint64_t)(node)*64u + (uint64_t)(level))
@@ -20,13 +24,20 @@ typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA 
 #define KD_THIN_LEVEL_FINAL 40
 
 /** Halve the sequence X[n*d] (n even, consecutive pairs (X_{2i}, X_{2i+1})): keep[i] in {2i, 2i+1}
- *  for i < n/2. KH: Alg. B.1 with a_i = b_i b_max,i (1/2 + log(2n/delta)) (delta < 0 selects the
- *  `tight` threshold a_i = b_i b_max,i / 2); KHA: KH(delta) with a_i, sigma_i from get_swap_params
- *  of Alg. B.2 applied to f_i = k(x,.) - k(x',.), delta_i = delta / (2 i (log(n/2) + 1)); LKH: Alg.
- * B.2 (linear kernel <x,y>, get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS
- * walk with rank-one inverse downdates; delta unused). Local. */
+ *  for i < n/2. With KD_HALVE_LOCAL in kind the pairs are those of kd_thin_pair_local (coin i for
+ *  its pair i) and keep[] holds one row of each, in increasing order. KH: Alg. B.1 with a_i = b_i
+ * b_max,i (1/2 + log(2n/delta)) (delta < 0 selects the `tight` threshold a_i = b_i b_max,i / 2);
+ * KHA: KH(delta) with a_i, sigma_i from get_swap_params of Alg. B.2 applied to f_i = k(x,.) -
+ * k(x',.), delta_i = delta / (2 i (log(n/2) + 1)); LKH: Alg. B.2 (linear kernel <x,y>,
+ * get_swap_params, kernel k unused, may be NULL); GS: Alg. B.7 (cubic GS walk with rank-one inverse
+ * downdates; delta unused). Local. */
 kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
                      double delta, uint64_t seed, uint64_t stream, kd_lidx *keep);
+
+/** perm[n] (n even): an order of the rows X[n*d] in which the two rows of every consecutive pair
+ *  (perm[2i], perm[2i+1]) are close: a k-d split on the widest coordinate (median, even halves,
+ *  ties by row) down to cells of two. Deterministic. Local. */
+kd_err kd_thin_pair_local(const double *X, kd_lidx n, int d, kd_lidx *perm);
 
 /** KH-Refine swap pass (App. H, Alg. H.1): candidates C[nc*d], zc[nc] = mean embedding of the
  * target P_in at the candidates, sel[m] = distinct indices into C (the current coreset). For i =
@@ -70,6 +81,8 @@ typedef struct {
   int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
   int adaptive;      /* 1: KH rounds use KD_HALVE_KHA (threshold: adaptive); 0 with tight = 0:
                         Alg. B.1's simplified threshold */
+  int pairing_local; /* 1: every halving pairs close points (kd_thin_pair_local); 0: consecutive
+                        rows as given (the reference implementation's order) */
   int progress;      /* 1: rank-0 progress line per tree step (set by kd_thin_plan_from_params;
                         0 for the callers in src/algo/apps/, which zero the plan) */
 } kd_thin_plan;
@@ -137,6 +150,28 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
         "measure KH-Refine matches: input = P_in (O(n_in n_out) kernel evaluations); compress = " \
         "the "                                                                                    \
         "Compress output (O(2^g sqrt(n_in) n_out), Compress++ style)"                             \
+  }
+
+#define KD_THIN_PARAM_PAIRING                                                                 \
+  {                                                                                           \
+    "pairing", KD_PARAM_STR, 0, "local", 0, 0, "local|input",                                 \
+        "which points each halving pairs: local = close points (k-d split; small b_i, same "  \
+        "sub-Gaussian guarantee); input = consecutive points in input order (reference code)" \
+  }
+
+/* kt_compress's defaults: Compress++'s refine target (the Compress output: O(n) evaluations, so
+ * the whole algorithm stays O(4^g n log n)) with 8 n_out candidates */
+#define KD_THIN_PARAM_POOL3                                                                      \
+  {                                                                                              \
+    "refine_pool", KD_PARAM_INT, 3, NULL, 1, 4, NULL,                                            \
+        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
+        "2 n_out candidates; 3: 8 n_out, with the best of the KT-Split branches refined)"        \
+  }
+#define KD_THIN_PARAM_RTARGET_C                                                                   \
+  {                                                                                               \
+    "refine_target", KD_PARAM_STR, 0, "compress", 0, 0, "input|compress",                         \
+        "measure KH-Refine matches: compress = the Compress output (O(2^g sqrt(n_in) n_out), "    \
+        "Compress++); input = P_in through the ring embedding (O(n_in n_out) kernel evaluations)" \
   }
 
 /** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,

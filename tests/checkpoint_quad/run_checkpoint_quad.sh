@@ -1,0 +1,163 @@
+#!/bin/bash
+# run_checkpoint_quad.sh - checkpoint / restart of the quadrature family with the real binary
+# (docs/quadrature.md, "Checkpoint and restart"). Compared: /coreset/points, /coreset/weights,
+# /coreset/indices and the /metrics attributes mmd, mmd_recombination, mmd_opt, test_functions.
+#  (a) periodic checkpoints (run.checkpoint_every = 1, 3, 5 with run.checkpoint_keep: the kept
+#      file is that of tree level 3, tree level 2 and the eigen step) do not change the output;
+#      each resumed at 1, 2 and 4 ranks equals the uninterrupted 2-rank run (bitwise at 2 ranks,
+#      1e-10 relative otherwise); mercer_recombination likewise (tree level 1); the eigenpairs of
+#      the ScaLAPACK path (2 ranks) resumed at 1 rank give the 2-rank rule bitwise;
+#  (b) a signal mid-run: SIGTERM to a single process, SIGUSR1 to one of the two rank processes
+#      under mpirun: exit 3, one line naming the checkpoint, reason "signal"; resumed at 1, 2 and 4
+#      ranks it equals the uninterrupted run; the checkpoint is removed after the output. A signal
+#      that arrives only after the last safe point cannot interrupt (the run ends normally with the
+#      same output): such an attempt is repeated, up to 4 attempts;
+#  (c) --resume with a changed configuration (algorithm.n): exit 1 naming the key, no output.
+set -u
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_quad_XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+cp "$KD_SRC/nystrom.yaml" "$KD_SRC/mercer.yaml" .
+DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -a /metrics/mmd
+ -a /metrics/mmd_recombination -a /metrics/mmd_opt -a /metrics/test_functions"
+dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
+attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
+# same(A, B, TOL): numbers of the dumps equal within TOL (relative to max(1e-300, |a|)); 0 = bitwise
+same() {
+  if [ "$3" = 0 ]; then
+    cmp -s <(dump "$1") <(dump "$2")
+    return
+  fi
+  paste -d'\n' <(dump "$1" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') \
+    <(dump "$2" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') |
+    awk -v tol="$3" 'NR % 2 == 1 { a = $1; next }
+      { d = a - $1; if (d < 0) d = -d; m = a < 0 ? -a : a; if (m < 1e-300) m = 1e-300;
+        if (d > tol * m) { bad = 1 } ; n++ }
+      END { exit (bad || n < 40) }'
+}
+# resume_all CFG CKPT REF WHAT [ARGS]: resume at 1, 2, 4 ranks and compare with REF (2 ranks)
+resume_all() {
+  local cfg=$1 ck=$2 ref=$3 what=$4 np tol
+  shift 4
+  for np in 1 2 4; do
+    mpi $np run "$cfg" -q "$@" --set output.path=r$np.h5 --resume "$ck" 2>err.txt ||
+      { bad "$what: resume at $np ranks: $(cat err.txt)"; continue; }
+    tol=1e-10
+    [ $np = 2 ] && tol=0
+    same "$ref" r$np.h5 $tol && ok "$what: resumed at $np ranks equals the uninterrupted run (tol $tol)" ||
+      bad "$what: resumed at $np ranks differs: $(diff <(dump "$ref") <(dump r$np.h5) | head -6)"
+  done
+}
+
+# (a) periodic checkpoints: the kept one is the last written
+mpi 2 run nystrom.yaml -q --set output.path=full.h5 2>err.txt || bad "uninterrupted: $(cat err.txt)"
+for every in 1 3 5; do
+  mpi 2 run nystrom.yaml -q --set output.path=p$every.h5 --set run.checkpoint_every=$every \
+    --set run.checkpoint_keep=true --set run.checkpoint_path=ck$every.h5 2>err.txt ||
+    bad "checkpoint_every=$every: $(cat err.txt)"
+  [ -f ck$every.h5 ] || { bad "checkpoint_every=$every: no checkpoint"; continue; }
+  same full.h5 p$every.h5 0 && ok "checkpoint_every=$every does not change the output" ||
+    bad "checkpoint_every=$every changed the output"
+  it=$(attr ck$every.h5 iteration)
+  lev=$(h5dump -d /state/level ck$every.h5 | grep '(0)' | awk '{print $2}')
+  case $every in 1) want="4 3" ;; 3) want="3 2" ;; 5) want="0 -1" ;; esac
+  [ "$it $lev" = "$want" ] && [ "$(attr ck$every.h5 reason)" = periodic ] &&
+    ok "checkpoint_every=$every: last checkpoint at iteration $it (level $lev)" ||
+    bad "checkpoint_every=$every: iteration '$it', level '$lev', want '$want'"
+  resume_all nystrom.yaml ck$every.h5 full.h5 "nystrom level $lev"
+done
+mpi 2 run mercer.yaml -q --set output.path=mfull.h5 2>err.txt || bad "mercer: $(cat err.txt)"
+mpi 2 run mercer.yaml -q --set output.path=mp.h5 --set run.checkpoint_every=2 \
+  --set run.checkpoint_keep=true --set run.checkpoint_path=mck.h5 2>err.txt ||
+  bad "mercer periodic: $(cat err.txt)"
+same mfull.h5 mp.h5 0 && ok "mercer: checkpointing does not change the output" ||
+  bad "mercer: checkpointing changed the output"
+[ "$(attr mck.h5 iteration)" = 2 ] || bad "mercer: checkpoint iteration '$(attr mck.h5 iteration)'"
+resume_all mercer.yaml mck.h5 mfull.h5 "mercer level 1"
+
+# the ScaLAPACK eigen path (2 ranks, l = 240 >= eig_parallel_min): the eigen-step checkpoint carries
+# its eigenpairs, so a resume at 1 rank (which would use LAPACK) still gives the 2-rank rule bitwise
+sl="--set algorithm.eig_parallel_min=100 --set algorithm.block_size=16"
+mpi 2 run nystrom.yaml -q $sl --set output.path=sfull.h5 2>err.txt || bad "scalapack: $(cat err.txt)"
+mpi 2 run nystrom.yaml -q $sl --set output.path=sp.h5 --set run.checkpoint_every=5 \
+  --set run.checkpoint_keep=true --set run.checkpoint_path=sck.h5 2>err.txt ||
+  bad "scalapack periodic: $(cat err.txt)"
+mpi 1 run nystrom.yaml -q $sl --set output.path=s1.h5 --resume sck.h5 2>err.txt ||
+  bad "scalapack resume at 1: $(cat err.txt)"
+es=$(h5dump -a /metrics/eig_scalapack s1.h5 | grep '(0)' | awk '{print $2}')
+same sfull.h5 s1.h5 0 && [ "$es" = 1 ] &&
+  ok "ScaLAPACK eigenpairs of 2 ranks resumed at 1 rank: bitwise equal, eig_scalapack $es" ||
+  bad "ScaLAPACK eigen-step resume at 1 rank differs (eig_scalapack '$es')"
+
+# (b) a signal mid-run. The long problem: the test functions on N = 131072 rows take most of the
+# run, between the first checkpoint (eigen step) and tree level 0.
+long="--set algorithm.n=48 --set algorithm.sample_size=131072"
+mpi 2 run nystrom.yaml -q $long --set output.path=lfull.h5 2>err.txt || bad "long: $(cat err.txt)"
+# signal_run NP SIG: start, wait (<= 60 s) for the first checkpoint, signal one rank process
+signal_run() {
+  local np=$1 sig=$2 pid kids
+  rm -f sig.h5 sig.h5.ckpt.h5
+  if [ "$np" = 1 ]; then
+    timeout 120 "$KD_BIN" run nystrom.yaml -q $long --set output.path=sig.h5 \
+      --set run.checkpoint_every=1 2>sig.txt &
+    pid=$!
+  else
+    timeout 120 "$MPIEXEC" -n "$np" $KD_MPIEXEC_FLAGS "$KD_BIN" run nystrom.yaml -q $long \
+      --set output.path=sig.h5 --set run.checkpoint_every=1 2>sig.txt &
+    pid=$!
+  fi
+  for i in $(seq 1 3000); do [ -f sig.h5.ckpt.h5 ] && break; sleep 0.02; done
+  if [ "$np" = 1 ]; then
+    kill -$sig $pid
+  else
+    # one rank process only (a child of mpirun; under `timeout` the grandchildren)
+    kids=$(pgrep -P "$(pgrep -P $pid | head -1)" | head -1)
+    [ -n "$kids" ] && kill -$sig $kids
+  fi
+  wait $pid
+}
+for mode in "1 TERM" "2 USR1"; do
+  set -- $mode
+  np=$1 sig=$2 rc=0
+  for attempt in 1 2 3 4; do
+    signal_run $np $sig
+    rc=$?
+    [ $rc = 0 ] || break
+    # the signal came after the last safe point: a normal, complete run
+    same lfull.h5 sig.h5 1e-10 || bad "SIG$sig at $np: the uninterrupted output differs"
+    echo "note: SIG$sig at $np ranks arrived after the last safe point (attempt $attempt)"
+  done
+  reason=$(attr sig.h5.ckpt.h5 reason)
+  if [ $rc = 3 ] && [ ! -f sig.h5 ] && [ "$(grep -c '^kdistill' sig.txt)" = 1 ] &&
+    [ "$reason" = signal ] &&
+    grep -q "^kdistill: interrupted at iteration [0-9]*; checkpoint written to sig.h5.ckpt.h5 (resume with --resume sig.h5.ckpt.h5)$" sig.txt; then
+    ok "SIG$sig at $np rank(s): exit 3, level $(h5dump -d /state/level sig.h5.ckpt.h5 |
+      grep '(0)' | awk '{print $2}'), $(grep '^kdistill' sig.txt)"
+    cp sig.h5.ckpt.h5 sig_$np.h5
+    resume_all nystrom.yaml sig_$np.h5 lfull.h5 "SIG$sig at $np" $long
+    # resumed into the same output path: its checkpoint is removed once the output is in place
+    mpi 1 run nystrom.yaml -q $long --set output.path=sig.h5 --resume sig.h5.ckpt.h5 2>err.txt ||
+      bad "SIG$sig at $np: resume into sig.h5: $(cat err.txt)"
+    [ -f sig.h5 ] && [ ! -f sig.h5.ckpt.h5 ] && ok "SIG$sig at $np: checkpoint removed after the output" ||
+      bad "SIG$sig at $np: checkpoint left behind"
+  else
+    bad "SIG$sig at $np rank(s): rc $rc, reason '$reason', stderr: $(cat sig.txt)"
+  fi
+done
+
+# (c) a different configuration
+mpi 2 run nystrom.yaml -q --set output.path=bad.h5 --set algorithm.n=25 --resume ck1.h5 >c.txt 2>&1
+rc=$?
+if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error:' c.txt)" = 1 ] &&
+  grep -q "ck1.h5: written for a different configuration (algorithm.n: 24 in the checkpoint, 25 now)" c.txt; then
+  ok "changed algorithm.n: exit 1, $(grep '^kdistill' c.txt)"
+else
+  bad "changed config: rc $rc: $(cat c.txt)"
+fi
+
+echo "$fails failure(s)"
+[ $fails = 0 ]
