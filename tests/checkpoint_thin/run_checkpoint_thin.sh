@@ -8,7 +8,7 @@
 #      1, 2 and 4 ranks), between rank 0's rounds (step 8; 4 ranks), after the last round
 #      (step 10; 1 rank) and at the leaf level (n_out = 128: step 4; 2 ranks);
 #      one progress line per step on rank 0, none under --quiet;
-#  (b) SIGUSR1 sent to the kdistill processes (not mpirun) of an rkh run (n_in = 2^15) once its
+#  (b) SIGUSR1 sent to the kdistill processes (not mpirun) of an rkh run (n_in = 3 * 4^7) once its
 #      first checkpoint (step K = 7) exists, i.e. during the first halving round of rank 0, which
 #      takes most of the run: exit 3, one line naming the checkpoint, reason "signal", a step in
 #      8..17, no output; resumed at 2 and 4 ranks it equals the uninterrupted run bitwise, and
@@ -66,12 +66,12 @@ for c in "level||6|6|1024,3|1 2 4" "round||4|8|256,3|4" "last||1|10|64,3|1" \
   done
 done
 
-# (b) SIGUSR1 to the ranks of a slower run: rkh on 2^15 rows. Its safe points are steps 7 (K: the
-# input after the leaves' remainder rule) and 8..17 (rank 0's halving rounds, 32768 -> 32); the
-# first round takes most of the run (0.6 s of 0.9 s here, 10x more under ASan), so the signal sent
-# once the checkpoint of step 7 exists always arrives before the last safe point. target.self
-# false: the exact MMD would need n_in^2 kernel evaluations (not compared here).
-long="--set algorithm.name=rkh --set data.n=32768 --set target.self=false"
+# (b) SIGUSR1 to the ranks of a slower run: rkh on 49152 rows (F = 3 trees of 4^7). Its safe
+# points are steps 7 (K: the input after the leaves' remainder rule) and 8..17 (rank 0's halving
+# rounds, 49152 -> 48); the first round takes most of the run (0.9 s of 1.2 s here, 10x more under
+# ASan), so the signal sent once the checkpoint of step 7 exists arrives well before the last safe
+# point. target.self false: the exact MMD would need n_in^2 kernel evaluations (not compared).
+long="--set algorithm.name=rkh --set data.n=49152 --set target.self=false"
 mpi 2 run plain.yaml -q $long --set output.path=full_sig.h5 2>err.txt || bad "long run: $(cat err.txt)"
 "$MPIEXEC" -n 2 $KD_MPIEXEC_FLAGS "$KD_BIN" run plain.yaml -q $long --set output.path=sig.h5 \
   --set run.checkpoint_every=7 2>sig.txt &
