@@ -519,10 +519,20 @@ cleanup:
   return err;
 }
 
-kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path) {
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path) {
   kd_err err = KD_OK;
+  const char *cp = NULL, *outp = NULL;
+  *path = NULL;
   KD_TRY(kd_config_get_int(ctx->cfg, "run.checkpoint_every", 0, 0, INT64_MAX, every));
-  KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, path));
+  KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
+  KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, keep));
+  KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
+  size_t pn = strlen(cp[0] ? cp : outp) + 16;
+  KD_ALLOC(*path, pn);
+  if (cp[0])
+    snprintf(*path, pn, "%s", cp);
+  else
+    snprintf(*path, pn, "%s.ckpt.h5", outp);
 cleanup:
   return err;
 }

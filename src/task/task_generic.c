@@ -48,22 +48,6 @@ static void kd_generic_destroy_(void **state) {
 
 /* run.checkpoint_* (docs/checkpoint.md): the herd, thin and quad tasks checkpoint - periodic with
  * checkpoint_every > 0, else on a signal; algorithms without a safe point simply run to the end. */
-static kd_err kd_generic_read_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s) {
-  kd_err err = KD_OK;
-  const char *cp = NULL, *outp = NULL;
-  KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
-  KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
-  KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
-  size_t pn = strlen(cp[0] ? cp : outp) + 16;
-  KD_ALLOC(s->ckpt_path, pn);
-  if (cp[0])
-    snprintf(s->ckpt_path, pn, "%s", cp);
-  else
-    snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
-cleanup:
-  return err;
-}
-
 /* herd and thin: a point set section, then kernel, median, target, algorithm. */
 static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
                                        const char *section, void **state) {
@@ -86,7 +70,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   }
   KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
-  KD_TRY(kd_generic_read_ckpt_(ctx, s));
+  KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld points (%s) in %d dimension%s, kernel %s", task, (long long)n,
                 section, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
@@ -144,7 +128,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   }
   KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
-  KD_TRY(kd_generic_read_ckpt_(ctx, s));
+  KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)
     kd_log_info("task quad: target %s in %d dimension%s, kernel %s", type, d, d == 1 ? "" : "s",
                 kd_kernel_describe(s->kernel));

@@ -113,10 +113,11 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
                                 const char **reason);
 /** The '|'-separated names of the registered algorithms of `task` into buf (empty if none). */
 void kd_task_algo_choices(const char *task, char *buf, int len);
-/** Read run.checkpoint_every (default 0 = off) and run.checkpoint_path (default "") for a task
- *  whose algorithm checkpoints; only such tasks call this, so the keys are an error elsewhere.
- *  *path points into the config. Local. */
-kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, const char **path);
+/** Read run.checkpoint_every (default 0 = off), run.checkpoint_keep (default false) and
+ *  run.checkpoint_path (default <output.path>.ckpt.h5; *path is allocated, the caller frees it)
+ *  for a task that checkpoints; only such tasks call this, so the keys are an error elsewhere.
+ *  Local. */
+kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path);
 /** The target built by the setup of one of the basic tasks (herd, thin, quad), borrowed, for
  *  `kdistill mmd`; KD_ERR_UNSUPPORTED for other tasks. Local. */
 kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t);

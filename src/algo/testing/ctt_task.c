@@ -216,18 +216,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   KD_CHECK(ng + exact >= 1, KD_ERR_CONFIG, "%s: study: empty g list and exact: false",
            kd_config_where(cfg, "study", where, sizeof where));
   KD_TRY(kd_config_get_str(cfg, "study.csv", "", NULL, 0, &s->csv));
-  {
-    const char *cp = NULL, *outp = NULL;
-    KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &cp));
-    KD_TRY(kd_config_get_str(cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
-    KD_TRY(kd_config_get_bool(cfg, "run.checkpoint_keep", 0, &s->ckpt_keep));
-    size_t pn = strlen(cp[0] ? cp : outp) + 16;
-    KD_ALLOC(s->ckpt_path, pn);
-    if (cp[0])
-      snprintf(s->ckpt_path, pn, "%s", cp);
-    else
-      snprintf(s->ckpt_path, pn, "%s.ckpt.h5", outp);
-  }
+  KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   sp->mx = &s->mx;
   sp->my = &s->my;
   sp->g_list = s->g_list;
