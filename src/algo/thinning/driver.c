@@ -54,6 +54,7 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
       kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
   plan->pairing_local =
       kd_has_key_(p, "pairing") ? strcmp(kd_params_str(p, "pairing"), "local") == 0 : 0;
+  plan->progress = 1;
   KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
            "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
@@ -152,6 +153,37 @@ cleanup:
   return err;
 }
 
+/* End of tree step s (thin_ckpt.c): agree the local error (a pending signal folded in), print the
+ * progress line and, when a checkpoint is due, write this rank's nodes[n_nodes] (logical order).
+ * Collective. */
+static kd_err kd_tree_step_(const kd_algo_in *in, const kd_thin_tree *t, int s, kd_err lerr,
+                            const kd_pk_ *nodes, kd_gidx n_nodes, const double *cout, double t0) {
+  kd_err err = KD_OK;
+  double *buf = NULL;
+  const int w = t->d + 1;
+  int write = 0;
+  KD_TRY(kd_thin_ckpt_agree(in, t, s, lerr, &write));
+  kd_thin_progress(t, s);
+  if (write) {
+    kd_lidx tot = 0;
+    for (kd_gidx c = 0; c < n_nodes; c++) tot += nodes[c].cnt;
+    buf = malloc(sizeof(double) * (size_t)(tot * w + 1));
+    KD_TRY(kd_dist_agreed(
+        in->comm, buf ? KD_OK
+                      : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                   "checkpoint: cannot allocate %lld rows", (long long)tot)));
+    tot = 0;
+    for (kd_gidx c = 0; c < n_nodes; c++) {
+      memcpy(buf + tot * w, nodes[c].p, sizeof(double) * (size_t)(nodes[c].cnt * w));
+      tot += nodes[c].cnt;
+    }
+    KD_TRY(kd_thin_ckpt_save(in, t, s, write == 2, buf, tot, cout, t0));
+  }
+cleanup:
+  free(buf);
+  return err;
+}
+
 kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   /* threshold: adaptive turns every KH round into KD_HALVE_KHA */
@@ -176,6 +208,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   kd_lidx *sel = NULL, *keep = NULL;
   kd_gidx *offs = NULL;
   const double *rows = kd_pointset_rows_const(ps);
+  kd_thin_tree tr;
+  int s0 = -1, r0 = 0; /* resume: the step of the checkpoint, rank-0 rounds it had done */
+  const double *rrows = NULL, *rcout = NULL;
 
   /* ---- checks every rank makes identically ---- */
   const kd_gidx n_out = pl->n_out;
@@ -186,9 +221,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
            "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
   KD_CHECK(kd_kernel_dim(k) == d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
            kd_kernel_dim(k), d);
-  int K = 0;
-  while (((kd_gidx)1 << (2 * (K + 1))) <= n) K++;
-  const kd_gidx F = n >> (2 * K);
+  kd_thin_tree_init(&tr, n, d, pl);
+  const int K = tr.K;
+  const kd_gidx F = tr.F;
   if (pl->compress) {
     KD_CHECK(pl->g >= 0 && K > pl->g, KD_ERR_CONFIG,
              "algorithm.g = %d too large for n_in = %lld: Compress needs 4^(g+1) <= n_in "
@@ -201,9 +236,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   }
   KD_TRY(kd_pointset_validate(ps, "data"));
 
-  const int hl = K > 3 ? K - 3 : 0;
+  const int hl = tr.hl;
   const kd_gidx B = (kd_gidx)1 << (2 * hl);
-  const kd_gidx nb = F << (2 * (K - hl));
+  const kd_gidx nb = tr.nb;
   const double den = pl->compress ? (double)(F << (2 * K)) * pow(4.0, pl->g + 1) * (K - pl->g) : 1;
   /* a negative delta tells kd_thin_halve to use the tight KH threshold */
   const double dsign = (pl->tight && pl->kind == KD_HALVE_KH) ? -1.0 : 1.0;
@@ -218,7 +253,14 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
 
   /* n_out > F 4^K (only plain halving with n_out > n_in / 2): the remainder rule at the bins would
    * leave fewer than n_out rows, so all rows go to rank 0 and the root step maps n_in -> n_out */
-  const int direct = !pl->compress && n_out > (F << (2 * K));
+  const int direct = tr.direct;
+  if (in->resume) {
+    KD_TRY(kd_thin_ckpt_restore(in, &tr, &s0, &rrows, &rcout));
+    KD_TRY(kd_thin_ckpt_check_data(in, rrows,
+                                   kd_thin_tree_nodes(&tr, s0) * kd_thin_tree_node_rows(&tr, s0)));
+    kd_log_info("thin: resuming after step %d of %d", s0, K + tr.rounds);
+  }
+  if (pl->progress) kd_log_set_total(direct ? 0 : K + tr.rounds);
   if (direct) {
     KD_ALLOC(buf, nl * w + 1);
     for (kd_lidx i = 0; i < nl; i++) {
@@ -231,6 +273,35 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
     free(buf);
     buf = NULL;
     goto phase_e;
+  }
+  kd_gidx c0 = 0, c1 = -1; /* nodes held here at the current height (logical indices) */
+  if (s0 > K) {
+    /* resume after rank-0 round s0 - K: rank 0 holds the set, the tree is done */
+    r0 = s0 - K;
+    if (rank == 0) {
+      root.cnt = kd_thin_tree_node_rows(&tr, s0);
+      KD_ALLOC(root.p, root.cnt * w);
+      memcpy(root.p, rrows, sizeof(double) * (size_t)(root.cnt * w));
+    }
+    goto phase_e;
+  }
+  if (s0 >= 0) {
+    /* resume at height s0: take the nodes owned here (owner of the node's first leaf bin) */
+    const int sh = 2 * (s0 - hl);
+    const kd_gidx nn = kd_thin_tree_nodes(&tr, s0), cnt = kd_thin_tree_node_rows(&tr, s0);
+    for (kd_gidx c = 0; c < nn; c++)
+      if (KD_OWNER(KD_BIN_START(c << sh)) == rank) {
+        if (c1 < c0) c0 = c;
+        c1 = c;
+      }
+    KD_ALLOC(nodes, c1 >= c0 ? c1 - c0 + 1 : 1);
+    n_nodes = c1 >= c0 ? c1 - c0 + 1 : 0;
+    for (kd_gidx c = 0; c < n_nodes; c++) {
+      KD_ALLOC(nodes[c].p, cnt * w);
+      nodes[c].cnt = cnt;
+      memcpy(nodes[c].p, rrows + (c0 + c) * cnt * w, sizeof(double) * (size_t)(cnt * w));
+    }
+    goto phase_c;
   }
   /* ---- phase A: each leaf bin collects its rows on its owner (sends go to lower ranks) ---- */
   kd_gidx jfirst = 0, jlast = -1; /* bins owned here: start row in [off, off+nl) */
@@ -283,13 +354,14 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
     free(buf);
     buf = NULL;
   }
-  KD_TRY(kd_dist_agree(comm, &lerr));
-  KD_TRY(lerr);
+  c0 = jfirst;
+  c1 = jlast;
+  KD_TRY(kd_tree_step_(in, &tr, hl, lerr, nodes, n_nodes, NULL, t0));
 
+phase_c:
   /* ---- phase C: merge levels hl+1..K up the tree of ranks ---- */
   {
-    kd_gidx c0 = jfirst, c1 = jlast; /* held nodes at the current height (logical indices) */
-    for (int h = hl + 1; h <= K; h++) {
+    for (int h = (s0 >= 0 ? s0 : hl) + 1; h <= K; h++) {
       const int sh = 2 * (h - 1 - hl); /* child index -> first leaf bin: << sh */
       /* children held here whose parent's first child is elsewhere: send down */
       kd_gidx p0 = -1, p1 = -2;
@@ -348,8 +420,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
           up[q - p0] = cat;
         }
       }
-      KD_TRY(kd_dist_agree(comm, &lerr));
-      KD_TRY(lerr);
+      /* (after a local error the new nodes are partly empty: freed in cleanup) */
       for (kd_gidx c = 0; c < n_nodes; c++) kd_pk_free_(&nodes[c]);
       free(nodes);
       nodes = up;
@@ -358,6 +429,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
       n_up = 0;
       c0 = p0;
       c1 = p1;
+      KD_TRY(kd_tree_step_(in, &tr, h, lerr, nodes, n_nodes, NULL, t0));
     }
     /* ---- phase D: the F tree outputs to rank 0 (rank order = logical order) ---- */
     kd_lidx mine = 0;
@@ -382,14 +454,13 @@ phase_e:;
   /* ---- phase E: rank 0 halves while L >= 2^(pool+1) n_out; the last `pool` halvings, the
    * remainder step and KH-Refine (candidates = the input of those steps) run on every rank ---- */
   const int pool = pl->refine && pl->refine_pool > 1 ? pl->refine_pool : 1;
-  kd_lidx L = root.cnt;
-  int rounds = 0, nsteps = 0;
-  while (L >= ((kd_lidx)2 << pool) * n_out) {
-    L /= 2;
-    rounds++;
-  }
+  const kd_lidx L0 = tr.L0; /* rows gathered to rank 0 (root.cnt unless resumed after a round) */
+  const int rounds = tr.rounds; /* while L >= 2^(pool+1) n_out */
+  int nsteps = 0;
+  KD_CHECK(r0 > 0 || root.cnt == L0, KD_ERR_INTERNAL, "thin: %lld rows at the root, expected %lld",
+           (long long)root.cnt, (long long)L0);
   {
-    kd_lidx Ls = L;
+    kd_lidx Ls = L0 >> rounds;
     nsteps = rounds;
     while (Ls >= 2 * n_out) {
       Ls /= 2;
@@ -398,16 +469,18 @@ phase_e:;
     if (Ls > n_out) nsteps++;
   }
   const double dstep = dsign * pl->delta / (nsteps > 0 ? nsteps : 1);
-  const kd_lidx L0 = root.cnt;
   if (rank == 0 && pl->refine && pl->refine_target == 1) {
     Rall = malloc(sizeof(double) * (size_t)(L0 * d + 1));
     if (!Rall)
       lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate");
+    else if (r0 > 0)
+      memcpy(Rall, rcout, sizeof(double) * (size_t)(L0 * d));
     else
       kd_unpack_(root.p, L0, d, Rall);
   }
-  if (rank == 0) {
-    for (int rr = 0; rr < rounds && lerr == KD_OK; rr++) {
+  /* the rounds of rank 0 are steps K+1..K+rounds (each one a safe point of thin_ckpt.c) */
+  for (int rr = r0; rr < rounds; rr++) {
+    if (rank == 0 && lerr == KD_OK) {
       lerr = kd_pk_halve_(k, pl, &root, d, dstep, seed, KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr),
                           &tmp);
       kd_pk_free_(&root);
@@ -415,9 +488,12 @@ phase_e:;
       tmp.p = NULL;
       tmp.cnt = 0;
     }
+    KD_TRY(kd_tree_step_(in, &tr, K + rr + 1, lerr, &root, rank == 0 ? 1 : 0, Rall, t0));
   }
-  KD_TRY(kd_dist_agree(comm, &lerr));
-  KD_TRY(lerr);
+  if (r0 >= rounds) { /* no round ran here: agree the allocation above */
+    KD_TRY(kd_dist_agree(comm, &lerr));
+    KD_TRY(lerr);
+  }
   /* broadcast the candidates of the last steps (n_out <= nc < 2^(pool+1) n_out) */
   int64_t nc = root.cnt;
   KD_TRY(kd_dist_bcast(comm, &nc, sizeof nc, 0));
@@ -590,6 +666,7 @@ phase_e:;
 #undef KD_BIN_START
 #undef KD_OWNER
 cleanup:
+  if (pl->progress) kd_log_set_total(0);
   for (kd_gidx c = 0; nodes && c < n_nodes; c++) kd_pk_free_(&nodes[c]);
   for (kd_gidx c = 0; up && c < n_up; c++) kd_pk_free_(&up[c]);
   free(nodes);

@@ -83,6 +83,8 @@ typedef struct {
                         Alg. B.1's simplified threshold */
   int pairing_local; /* 1: every halving pairs close points (kd_thin_pair_local); 0: consecutive
                         rows as given (the reference implementation's order) */
+  int progress;      /* 1: rank-0 progress line per tree step (set by kd_thin_plan_from_params;
+                        0 for the callers in src/algo/apps/, which zero the plan) */
 } kd_thin_plan;
 
 /** Run a thinning plan on in->points (distributed rows) with target in->target (P_in).
@@ -175,5 +177,66 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
 /** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,
  *  reweight). Local. */
 kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan);
+
+/* ---------------- checkpoint / restart of the tree (thin_ckpt.c, docs/thinning.md)
+ * ---------------- Steps (the `iteration` of a checkpoint): s = h_leaf after the leaf bins, s = h
+ * after merge level h (h_leaf < h <= K), s = K + r after the r-th halving round of rank 0. The
+ * state after step s is the node outputs in global logical order, independent of the rank count. */
+
+/** Geometry of the tree of a plan on n_in rows (every rank computes the same). */
+typedef struct {
+  kd_gidx n;    /* n_in */
+  int d;        /* dimension */
+  int K;        /* floor(log4 n) */
+  int hl;       /* leaf height max(0, K-3) */
+  kd_gidx F;    /* trees: floor(n / 4^K) */
+  kd_gidx nb;   /* leaf bins F 4^(K-hl) */
+  int g;        /* Compress oversampling, -1 for plain halving */
+  int direct;   /* 1: no tree (all rows to rank 0; no safe point) */
+  kd_gidx L0;   /* rows reaching rank 0 (phase D) */
+  int rounds;   /* halving rounds of rank 0 in phase E */
+  int refine_c; /* 1: KH-Refine against the Compress output (kept in the state after s > K) */
+  int progress; /* plan's progress flag */
+} kd_thin_tree;
+
+/** Fill the geometry of plan pl (resolved kind, n_out) on n rows of dimension d. Local. */
+void kd_thin_tree_init(kd_thin_tree *t, kd_gidx n, int d, const kd_thin_plan *pl);
+/** Rows of one node after step s (s <= K), or of the whole set (s > K). Local. */
+kd_gidx kd_thin_tree_node_rows(const kd_thin_tree *t, int s);
+/** Nodes after step s: F 4^(K-s) for s <= K, 1 for s > K. Local. */
+kd_gidx kd_thin_tree_nodes(const kd_thin_tree *t, int s);
+/** 1 if step s is a safe point (plain halving: only s >= K, the tree levels only move rows). */
+int kd_thin_tree_safe(const kd_thin_tree *t, int s);
+
+/** End of step s (Collective; replaces the step's kd_dist_agree): agree the local error lerr,
+ *  with a pending SIGTERM/SIGUSR1 folded in when checkpointing is on and s is a safe point (no
+ *  extra collective unless a signal is agreed; a real error of any rank still wins). Returns the
+ *  agreed error; *write = 2 after an agreed signal, 1 at a periodic point (s % checkpoint_every
+ *  == 0), else 0. */
+kd_err kd_thin_ckpt_agree(const kd_algo_in *in, const kd_thin_tree *t, int s, kd_err lerr,
+                          int *write);
+
+/** Write the state of step s through in->checkpoint (Collective): mine[nrows * (d+1)] = this
+ *  rank's node outputs, packed [global row, x_1..x_d], contiguous in logical order across ranks
+ *  (for s > K rank 0 holds them all); cout[L0 * d] (rank 0; refine_c and s > K only, else NULL) =
+ *  the Compress output. t0 = kd_dist_wtime() at the start of run(). Returns KD_ERR_INTERRUPTED
+ *  (message "interrupted at step s") when signal != 0, else KD_OK. */
+kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int signal,
+                         const double *mine, kd_lidx nrows, const double *cout, double t0);
+
+/** Validate in->resume against the tree: *s = its step, *rows = its packed rows [total, d+1] in
+ *  logical order, *cout = the Compress output [L0, d] (refine_c and s > K, else NULL). Pointers
+ *  borrow from in->resume. Errors: KD_ERR_INPUT naming the mismatch. Local (identical on every
+ *  rank: the state is replicated). */
+kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
+                            const double **rows, const double **cout);
+
+/** Check that the resumed rows[nrows, d+1] equal the input rows they name (each rank checks the
+ *  rows it holds, bit for bit), so that a checkpoint is never combined with changed data: one
+ *  KD_ERR_INPUT naming the row otherwise. Collective (one agreement). */
+kd_err kd_thin_ckpt_check_data(const kd_algo_in *in, const double *rows, kd_gidx nrows);
+
+/** Rank-0 progress line of step s (points alive, elapsed, eta) if t->progress. Local. */
+void kd_thin_progress(const kd_thin_tree *t, int s);
 
 #endif
