@@ -81,6 +81,9 @@ void kd_log_set_interval(double seconds);
  *  an upper estimate of the time left ("eta <= S s", from the mean time per iteration so far;
  *  iterative solvers may stop earlier on a tolerance). Local. */
 void kd_log_set_total(int64_t total);
+/** kd_log_set_total for a resumed phase whose first `done` iterations ran before this process:
+ *  the estimate uses the time per iteration done here. Local. */
+void kd_log_set_total_from(int64_t total, int64_t done);
 
 /* ---------------- interruption (signals -> checkpoint) ---------------- */
 /** Non-zero once SIGTERM/SIGUSR1 was received (set by the handler main installs). Local. */

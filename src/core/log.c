@@ -12,6 +12,7 @@ static double kd_log_interval_ = 1.0;
 static double kd_log_last_ = -1e300;
 static int64_t kd_log_total_ = 0;
 static double kd_log_phase_t0_ = 0.0;
+static int64_t kd_log_done_ = 0; /* iterations done before this phase's clock started (resume) */
 
 void kd_log_init(MPI_Comm comm, kd_log_level level) {
   if (MPI_Comm_rank(comm, &kd_log_rank_) != MPI_SUCCESS) kd_log_rank_ = 0;
@@ -26,8 +27,11 @@ double kd_log_elapsed(void) { return MPI_Wtime() - kd_log_t0_; }
 
 void kd_log_set_interval(double seconds) { kd_log_interval_ = seconds; }
 
-void kd_log_set_total(int64_t total) {
+void kd_log_set_total(int64_t total) { kd_log_set_total_from(total, 0); }
+
+void kd_log_set_total_from(int64_t total, int64_t done) {
   kd_log_total_ = total;
+  kd_log_done_ = done;
   kd_log_phase_t0_ = kd_log_elapsed();
 }
 
@@ -66,9 +70,10 @@ void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms,
   if (!force && now - kd_log_last_ < kd_log_interval_) return;
   kd_log_last_ = now;
   char eta[48] = "";
-  if (kd_log_total_ > 0 && iter > 0 && iter < kd_log_total_)
-    snprintf(eta, sizeof eta, "  eta <= %.1f s",
-             (now - kd_log_phase_t0_) * (double)(kd_log_total_ - iter) / (double)iter);
+  if (kd_log_total_ > 0 && iter > kd_log_done_ && iter < kd_log_total_)
+    snprintf(
+        eta, sizeof eta, "  eta <= %.1f s",
+        (now - kd_log_phase_t0_) * (double)(kd_log_total_ - iter) / (double)(iter - kd_log_done_));
   char m[40] = ""; /* no MMD known at this step (tree levels, replicates): left out */
   if (!isnan(mmd)) snprintf(m, sizeof m, "  mmd %.6e", mmd);
   fprintf(stderr, "kdistill: [%s] iter %lld%s  atoms %lld  elapsed %.2f s%s\n", phase,

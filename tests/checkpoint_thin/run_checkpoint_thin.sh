@@ -16,14 +16,9 @@
 # (test_thin_resume.c resumes every step of four algorithms at 1, 2 and 4 ranks without files.)
 #  (c) --resume with --set algorithm.g=3: exit 1 naming algorithm.g, no output;
 #  (d) --resume of a kt_compress checkpoint in a kh_compress run: exit 1, no output.
-set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_ckpt_thin_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+KD_E2E_NAME=ckpt_thin
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 cp "$KD_SRC/thin.yaml" .
 grep -v '^  g: \|^  refine_' thin.yaml >plain.yaml # keys rkh does not have
 dump() { h5dump -m %.17g -d /coreset/points -d /coreset/weights -d /coreset/indices "$1" | sed 1d; }

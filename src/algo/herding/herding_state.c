@@ -679,7 +679,8 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
     KD_TRY(kd_herd_start(&h));
     KD_TRY(kd_herd_record(&h, &st, 0, NAN, 1, out, &stop));
   }
-  kd_log_set_total(st.max_iter); /* progress lines carry an upper bound of the time left */
+  /* progress lines carry an upper bound of the time left, from the iterations run here */
+  kd_log_set_total_from(st.max_iter, it);
   while (!stop) {
     it++;
     gap = NAN;

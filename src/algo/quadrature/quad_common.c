@@ -686,11 +686,12 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
                                   kd_result_find(rs, "/state/gid")->i64,
                                   kd_result_find(rs, "/state/weights")->f64,
                                   kd_result_find(rs, "/state/features")->f64, &tree));
+    kd_log_set_total_from(levels + 1, rlevel + 1); /* ETA from the levels run here */
   } else {
     const int ask = ck && levels > 0 && kd_interrupt_pending() != 0;
     /* progress lines carry the iteration of the level's checkpoint (level + 1) and, from the mean
-     * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most;
-     * not after a resume, whose clock misses the levels done before) */
+     * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most)
+     */
     kd_log_set_total(levels + 1);
     KD_TRY(kd_recomb_tree_begin(comm, m, n_leaves, lstart, leaves, ask, &q.interrupted, &tree));
   }

@@ -157,9 +157,8 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
 
   if (resume) KD_TRY(kd_study_restore_(resume, o, &done0));
   t_start = kd_dist_wtime();
-  /* progress lines: replicates finished, with an ETA (none after a resume: the clock started
-   * with this run, the count did not) */
-  kd_log_set_total(resume ? 0 : T);
+  /* progress lines: replicates finished, with an ETA from the replicates run in this process */
+  kd_log_set_total_from(T, done0);
   for (int64_t base = done0; base < T; base += p) {
     const int64_t t = base + rank;
     if (t < T) { /* the last round may have fewer replicates than ranks */

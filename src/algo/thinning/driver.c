@@ -260,7 +260,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
                                    kd_thin_tree_nodes(&tr, s0) * kd_thin_tree_node_rows(&tr, s0)));
     kd_log_info("thin: resuming after step %d of %d", s0, K + tr.rounds);
   }
-  if (pl->progress) kd_log_set_total(direct ? 0 : K + tr.rounds);
+  if (pl->progress) kd_log_set_total_from(direct ? 0 : K + tr.rounds, in->resume ? s0 : 0);
   if (direct) {
     KD_ALLOC(buf, nl * w + 1);
     for (kd_lidx i = 0; i < nl; i++) {
