@@ -14,20 +14,6 @@ KD_E2E_NAME=ckpt
 cp "$KD_SRC/herd.yaml" .
 DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -d /metrics/trace/iteration
  -d /metrics/trace/n_atoms -d /metrics/trace/mmd -a /metrics/lmo_calls -a /metrics/iterations"
-dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
-# same(A, B, TOL): numbers of the dumps equal within TOL (relative to max(1, |a|)); 0 = bitwise
-same() {
-  if [ "$3" = 0 ]; then
-    cmp -s <(dump "$1") <(dump "$2")
-    return
-  fi
-  paste -d'\n' <(dump "$1" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') \
-    <(dump "$2" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') |
-    awk -v tol="$3" 'NR % 2 == 1 { a = $1; next }
-      { d = a - $1; if (d < 0) d = -d; m = a < 0 ? -a : a; if (m < 1) m = 1;
-        if (d > tol * m) { bad = 1 } ; n++ }
-      END { exit (bad || n < 10) }'
-}
 
 # (a) periodic checkpoints, resumed at 2 ranks (and bpcg_lazy at 1 and 4)
 for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_gcos; do

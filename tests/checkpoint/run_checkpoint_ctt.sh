@@ -18,8 +18,6 @@ KD_E2E_NAME=ckpt_ctt
 cp "$KD_SRC/ctt_study.yaml" .
 DSETS="-d /study/g -d /study/rejections -d /study/rejection_rate -d /study/se -d /study/reject
  -d /study/p_value -d /study/statistic"
-dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
-same() { cmp -s <(dump "$1") <(dump "$2"); }
 attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
 
 # (a) periodic: 48 replicates, a checkpoint every 3 rounds (6 replicates at 2 ranks)

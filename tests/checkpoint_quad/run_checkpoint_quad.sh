@@ -16,24 +16,11 @@
 KD_E2E_NAME=ckpt_quad
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+SAME_FLOOR=1e-300 SAME_MIN=40
 cp "$KD_SRC/nystrom.yaml" "$KD_SRC/mercer.yaml" .
 DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -a /metrics/mmd
  -a /metrics/mmd_recombination -a /metrics/mmd_opt -a /metrics/test_functions"
-dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
 attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
-# same(A, B, TOL): numbers of the dumps equal within TOL (relative to max(1e-300, |a|)); 0 = bitwise
-same() {
-  if [ "$3" = 0 ]; then
-    cmp -s <(dump "$1") <(dump "$2")
-    return
-  fi
-  paste -d'\n' <(dump "$1" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') \
-    <(dump "$2" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') |
-    awk -v tol="$3" 'NR % 2 == 1 { a = $1; next }
-      { d = a - $1; if (d < 0) d = -d; m = a < 0 ? -a : a; if (m < 1e-300) m = 1e-300;
-        if (d > tol * m) { bad = 1 } ; n++ }
-      END { exit (bad || n < 40) }'
-}
 # resume_all CFG CKPT REF WHAT [ARGS]: resume at 1, 2, 4 ranks and compare with REF (2 ranks)
 resume_all() {
   local cfg=$1 ck=$2 ref=$3 what=$4 np tol

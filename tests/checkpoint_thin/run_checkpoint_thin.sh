@@ -19,11 +19,10 @@
 KD_E2E_NAME=ckpt_thin
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices"
 cp "$KD_SRC/thin.yaml" .
 grep -v '^  g: \|^  refine_' thin.yaml >plain.yaml # keys rkh does not have
-dump() { h5dump -m %.17g -d /coreset/points -d /coreset/weights -d /coreset/indices "$1" | sed 1d; }
 # same(A, B): both outputs exist and their coresets are bitwise equal
-same() { [ -f "$1" ] && [ -f "$2" ] && [ -n "$(dump "$1")" ] && cmp -s <(dump "$1") <(dump "$2"); }
 attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
 shape() { h5dump -H -d "$2" "$1" 2>/dev/null | grep -o 'SIMPLE { ( [0-9, ]* )' | tr -dc '0-9,'; }
 

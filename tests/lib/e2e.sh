@@ -13,3 +13,22 @@ ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # shellcheck disable=SC2086
 mpi() { local n=$1; shift; timeout 120 "$MPIEXEC" -n "$n" $KD_MPIEXEC_FLAGS "$KD_BIN" "$@"; }
+# dump FILE: the numbers of the datasets/attributes in $DSETS (h5dump -d/-a options), full precision
+# shellcheck disable=SC2086
+dump() { h5dump -m %.17g $DSETS "$1" | sed 1d; }
+# same A B TOL: both files exist and their dumps agree, bitwise for TOL = 0, else every number
+# within TOL relative to max(SAME_FLOOR, |a|) (default 1) with at least SAME_MIN (default 10)
+same() {
+  [ -f "$1" ] && [ -f "$2" ] && [ -n "$(dump "$1")" ] || return 1
+  if [ "${3:-0}" = 0 ]; then
+    cmp -s <(dump "$1") <(dump "$2")
+    return
+  fi
+  paste -d'\n' <(dump "$1" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') \
+    <(dump "$2" | tr -c '0-9eE.+-' '\n' | grep -E '[0-9]') |
+    awk -v tol="$3" -v floor="${SAME_FLOOR:-1}" -v nmin="${SAME_MIN:-10}" '
+      NR % 2 == 1 { a = $1; next }
+      { d = a - $1; if (d < 0) d = -d; m = a < 0 ? -a : a; if (m < floor) m = floor;
+        if (d > tol * m) { bad = 1 } ; n++ }
+      END { exit (bad || n < nmin) }'
+}
