@@ -14,7 +14,14 @@ int kd_interrupt_pending(void) { return kd_interrupt_flag_ != 0; }
 
 void kd_interrupt_set(int on) { kd_interrupt_flag_ = on ? 1 : 0; }
 
+/* sigaction, not signal(): under strict C11 + POSIX glibc's signal() has System V semantics and
+ * resets the handler after the first delivery, so a second SIGTERM (timeout and SLURM signal a
+ * whole process group as well as the process) killed the run before its checkpoint. */
 void kd_interrupt_install(void) {
-  signal(SIGTERM, kd_interrupt_handler_);
-  signal(SIGUSR1, kd_interrupt_handler_);
+  struct sigaction sa;
+  sa.sa_handler = kd_interrupt_handler_;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
 }

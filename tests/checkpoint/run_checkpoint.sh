@@ -51,7 +51,10 @@ pid=$!
 # the periodic checkpoint at iteration 100 comes long before the end (4000): wait for it however
 # slow the machine is (up to the 120 s timeout), so the signal always lands mid-run
 for i in $(seq 1 2400); do [ -f sig.h5.ckpt.h5 ] && break; sleep 0.05; done
-kill -TERM $pid
+# the kdistill process itself, not `timeout` (which passes a signal on to the process and again
+# to its process group)
+kids=$(pgrep -P $pid | head -1)
+kill -TERM ${kids:-$pid}
 wait $pid
 rc=$?
 reason=$(h5dump -a reason sig.h5.ckpt.h5 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2)

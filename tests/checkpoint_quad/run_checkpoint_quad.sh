@@ -7,8 +7,8 @@
 #      each resumed at 1, 2 and 4 ranks equals the uninterrupted 2-rank run (bitwise at 2 ranks,
 #      1e-10 relative otherwise); mercer_recombination likewise (tree level 1); the eigenpairs of
 #      the ScaLAPACK path (2 ranks) resumed at 1 rank give the 2-rank rule bitwise;
-#  (b) a signal mid-run: SIGTERM to a single process, SIGUSR1 to one of the two rank processes
-#      under mpirun: exit 3, one line naming the checkpoint, reason "signal"; resumed at 1, 2 and 4
+#  (b) a signal mid-run: SIGTERM to a single process (twice, 0.1 s apart), SIGUSR1 to one of the
+#      two rank processes under mpirun: exit 3, one line naming the checkpoint, reason "signal"; resumed at 1, 2 and 4
 #      ranks it equals the uninterrupted run; the checkpoint is removed after the output. A signal
 #      that arrives only after the last safe point cannot interrupt (the run ends normally with the
 #      same output): such an attempt is repeated, up to 4 attempts;
@@ -94,7 +94,14 @@ signal_run() {
   fi
   for i in $(seq 1 3000); do [ -f sig.h5.ckpt.h5 ] && break; sleep 0.02; done
   if [ "$np" = 1 ]; then
-    kill -$sig $pid
+    # the kdistill process itself, not `timeout` (which passes a signal on to the process and
+    # again to its process group)
+    kids=$(pgrep -P $pid | head -1)
+    kill -$sig ${kids:-$pid}
+    # and again while it works towards its safe point: a repeated signal (SLURM and timeout
+    # signal a process group as well as the process) must not kill it
+    sleep 0.1
+    kill -$sig ${kids:-$pid} 2>/dev/null
   else
     # one rank process only (a child of mpirun; under `timeout` the grandchildren)
     kids=$(pgrep -P "$(pgrep -P $pid | head -1)" | head -1)
