@@ -76,15 +76,9 @@ same full_sig.h5 sig2.h5 1e-12 && ok "SIGTERM: resumed at 2 ranks equals it to 1
   bad "SIGTERM resume at 2 ranks differs"
 
 # (b) a different configuration
-mpi 2 run herd.yaml -q --set output.path=bad.h5 --set kernel.ls=2 --resume ck_bpcg_lazy.h5 \
-  >b.txt 2>&1
-rc=$?
-if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error:' b.txt)" = 1 ] &&
-  grep -q "ck_bpcg_lazy.h5: written for a different configuration (kernel.ls: 1.7320508075688772 in the checkpoint, 2 now)" b.txt; then
-  ok "changed kernel.ls: exit 1, $(grep '^kdistill' b.txt)"
-else
-  bad "changed config: rc $rc: $(cat b.txt)"
-fi
+refused "changed kernel.ls" \
+  "ck_bpcg_lazy.h5: written for a different configuration (kernel.ls: 1.7320508075688772 in the checkpoint, 2 now)" \
+  run herd.yaml -q --set output.path=bad.h5 --set kernel.ls=2 --resume ck_bpcg_lazy.h5
 
 # (c) a truncated checkpoint
 head -c 3000 ck_bpcg_lazy.h5 >trunc.h5

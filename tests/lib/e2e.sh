@@ -32,3 +32,20 @@ same() {
         if (d > tol * m) { bad = 1 } ; n++ }
       END { exit (bad || n < nmin) }'
 }
+# attr FILE NAME: the value of the root attribute NAME of an HDF5 file (empty if absent)
+attr() { h5dump -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
+# refused WHAT MESSAGE ARGS...: `mpi 2 ARGS` (which writes bad.h5 if anything) must exit 1 with
+# exactly one error line that contains MESSAGE, and write no bad.h5
+refused() {
+  local what=$1 msg=$2 rc
+  shift 2
+  rm -f bad.h5
+  mpi 2 "$@" >refused.txt 2>&1
+  rc=$?
+  if [ $rc = 1 ] && [ ! -f bad.h5 ] && [ "$(grep -c '^kdistill: error:' refused.txt)" = 1 ] &&
+    grep -qF "$msg" refused.txt; then
+    ok "$what: exit 1, $(grep '^kdistill' refused.txt)"
+  else
+    bad "$what: rc $rc: $(cat refused.txt)"
+  fi
+}
