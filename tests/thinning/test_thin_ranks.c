@@ -2,7 +2,11 @@
  * the distributed set (MPI_COMM_WORLD, 1/2/4 ranks) and on a serial copy (MPI_COMM_SELF); the
  * coresets must be identical. n_in = 5000 (K = 6, F = 1, 904 remainder rows halved inside the 64
  * leaf bins) and n_out = 100 (not a power of 2: the root halves 4096 -> 128 then maps 128 -> 100
- * by the remainder rule). */
+ * by the remainder rule). Per case also: n_out, distinct rows, the reported MMD = a serial
+ * double sum, the MMD below a stated fraction of uniform subsampling's, rows past 4^K
+ * represented; the reweighting and KH-Refine metrics present exactly for the cases that reweight
+ * or refine, with convex MMD <= uniform-weight MMD and Remark 3 (refining never increases the MMD
+ * to the refine's target; against P_in, the final MMD <= the MMD before refining). */
 #include "thin_test_util.h"
 
 static int same_on_self(const char *name, const double *X, kd_lidx n, int d, kd_pointset *ps,
@@ -106,9 +110,7 @@ int main(int argc, char **argv) {
     /* against P_in the refine's target is the reported one: its MMD before refining is known */
     const int has_before = kd_result_get_metric(&r, "mmd_before_refine", &before);
     KD_TEST(has_before == (cases[i].refine == 1),
-            "%s: mmd_before_refine present iff refining "
-            "against P_in",
-            cases[i].name);
+            "%s: mmd_before_refine present iff refining against P_in", cases[i].name);
     if (cases[i].refine == 1)
       KD_TEST(r.mmd <= before * (1 + 1e-12), "%s: MMD %.10g after refine <= %.10g before",
               cases[i].name, r.mmd, before);
