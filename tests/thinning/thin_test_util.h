@@ -112,21 +112,23 @@ static inline int thin_test_distinct(const int64_t *idx, kd_lidx m, kd_lidx n) {
 }
 
 /* Run the `thin` algorithm `name` with "key=value" settings kv[] (NULL-terminated) through
- * kd_algo_run_kv, filling the MMD like the task layer when the algorithm left it NaN, plus the
- * metric mmd_before_refine from the refine's own record. Collective. */
+ * kd_algo_run_kv; like the task layer, fill the MMD when the algorithm left it NaN, and then add
+ * the metric mmd_before_refine from the refine's own record (refine against P_in). Collective. */
 static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset *ps, kd_kernel *k,
                                    kd_target *t, uint64_t seed, const char *const *kv,
                                    kd_result *res) {
-  kd_algo_kv_opts opt = {0};
-  opt.fill_mmd = 1;
-  kd_err e = kd_algo_run_kv(comm, "thin", name, kv, k, ps, t, seed, &opt, res);
-  double zz = NAN, b = 0, tc = 0;
-  int av = 0;
-  if (e == KD_OK && t) e = kd_target_self(t, &zz, &av);
-  /* refine against the Compress output: its values are not about P_in */
-  if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b) &&
-      !(kd_result_get_metric(res, "refine_target_compress", &tc) && tc != 0))
-    e = kd_result_set_metric(res, "mmd_before_refine", sqrt(fmax(zz + b, 0.0)));
+  kd_err e = kd_algo_run_kv(comm, "thin", name, kv, k, ps, t, seed, NULL, res);
+  if (e == KD_OK && isnan(res->mmd) && t) {
+    double mmd = NAN, zz = NAN, b = 0, tc = 0;
+    int av = 0;
+    e = kd_mmd(t, res->points, res->weights, res->n, &mmd, NULL);
+    if (e == KD_OK) e = kd_target_self(t, &zz, &av);
+    res->mmd = mmd;
+    /* refine against the Compress output: its values are not about P_in */
+    if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b) &&
+        !(kd_result_get_metric(res, "refine_target_compress", &tc) && tc != 0))
+      e = kd_result_set_metric(res, "mmd_before_refine", sqrt(fmax(zz + b, 0.0)));
+  }
   return e;
 }
 
