@@ -10,12 +10,15 @@
  *   thin: 320 seeded draws of N(0, I_2) (not a power of 4: remainder rows), Gaussian ls = 1,
  *         target their empirical measure, n_out = 16;
  *   quad: periodic Sobolev r = 1 on the torus [0,1)^2 (z = 1, zz = 1), n = 10;
- *   ctt:  X ~ N(0, I_2), Y ~ N((1.5, 0), I_2), 64 rows each, s = 16 bins (8 rows each,
- * KT-Compressed to 4), B = 39, alpha = 0.05. Checks, per entry:
- *   - output shape: d, n >= 1 (ctt_exact: no rows), finite points; weights >= 0 summing to 1
- *     (thinning without reweighting: exactly 1/n); indices distinct input rows whose coordinates
- *     are the output points (herd: candidates, thin: data, quad: the internal sample, ctt: the
- *     pooled (X, Y) rows), the result replicated bit for bit on every rank;
+ *   ctt:  X ~ N(0, I_2), Y ~ N((1.5, 0), I_2), 64 rows each, s = 16 bins of 8 rows, each
+ *         KT-Compressed to 4 (g = 0), B = 39, alpha = 0.05.
+ * Checks, per entry:
+ *   - output: dimension, finite points, size (thin: n_out = 16, or floor(n_in/2) = 160 for an
+ *     algorithm without n_out (kh); quad: 1..n; herd: 1..200 atoms; ctt: 16 x 4 coreset rows,
+ *     ctt_exact: none); weights >= 0 summing to 1 (thinning without reweighting: exactly 1/n);
+ *     indices distinct input rows whose coordinates are the output points (herd: candidates,
+ *     thin: data, quad: its internal sample, ctt: the pooled (X, Y) rows); the result replicated
+ *     bit for bit on every rank;
  *   - reported MMD = kd_mmd of the output and = the direct double sum, to round-off of the
  *     summed terms: |MMD_a^2 - MMD_b^2| <= 1e-12 (zz + w^T K w); ctt: the reported statistic =
  *     the MMD between the X- and Y-labelled (coreset) averages by a direct double sum;
@@ -29,7 +32,7 @@
  *     tasks (thin, quad, ctt) and leaves the deterministic herding output unchanged;
  *   - the result on the job's communicator equals the MPI_COMM_SELF reference: indices and points
  *     bit for bit, weights bit for bit (thin, ctt) or to 1e-12 (herd, quad: their reductions run
- *     in rank-count dependent order, docs/herding.md, docs/quadrature.md), MMD as above, ctt's
+ *     in rank-count dependent order, docs/herding.md, docs/quadrature.md), MMD^2 to 1e-12, ctt's
  *     statistic, p-value and permutation statistics bit for bit. */
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +349,31 @@ static int replicated(const kd_result *r) {
   return lo == hi;
 }
 
+static int declares(const kd_algo_desc *desc, const char *key) {
+  for (int j = 0; j < desc->n_params; j++)
+    if (!strcmp(desc->params[j].key, key)) return 1;
+  return 0;
+}
+
+/* output size: thin n_out = 16 (kh, without the key: floor(n_in/2) = 160); quad at most n = 10;
+ * herd at most the 200 candidates; ctt 16 coresets of 4, ctt_exact no rows */
+static void check_size(const kd_algo_desc *desc, const problem *p, const kd_result *r) {
+  const char *task = desc->task;
+  if (!strcmp(task, "thin")) {
+    kd_gidx want = declares(desc, "n_out") ? 16 : p->N / 2;
+    KD_TEST(r->n == want, "%s: %lld rows, want %lld", desc->name, (long long)r->n, (long long)want);
+  } else if (!strcmp(task, "quad")) {
+    KD_TEST(r->n >= 1 && r->n <= 10, "%s: %lld points <= n = 10", desc->name, (long long)r->n);
+  } else if (!strcmp(task, "herd")) {
+    KD_TEST(r->n >= 1 && r->n <= p->m, "%s: %lld atoms of %lld candidates", desc->name,
+            (long long)r->n, (long long)p->m);
+  } else if (!strcmp(task, "ctt")) {
+    kd_gidx want = declares(desc, "s") ? 64 : 0;
+    KD_TEST(r->n == want, "%s: %lld coreset rows, want %lld", desc->name, (long long)r->n,
+            (long long)want);
+  }
+}
+
 /* shape, weights, indices and rows */
 static void check_output(const char *name, const char *task, const problem *p, const kd_result *r) {
   const int exact_ctt = !strcmp(task, "ctt") && r->n == 0;
@@ -499,6 +527,7 @@ int main(int argc, char **argv) {
     if (KD_TEST_OK(run(desc, tc, &pw, 7, &r))) {
       KD_TEST(replicated(&r), "%s: result replicated bit for bit on every rank", desc->name);
       check_output(desc->name, desc->task, &pw, &r);
+      check_size(desc, &pw, &r);
       check_mmd(desc, &pw, &r);
       KD_TEST_OK(run(desc, tc, &pw, 7, &r2));
       KD_TEST(same_bits(&r, &r2), "%s: the same seed gives the same bits", desc->name);
