@@ -5,12 +5,46 @@
  * task's default; see docs/thinning.md). Reordering: fixed seeded gradients (n = 4096,
  * d = 10), 5 successive LKH(1/(2K)) reorderings (K = 5), each fed back; the prefix discrepancy
  * max_j ||sum_{i<=j} (x_pi(i) - mean)|| must be >= 2.5x below its median over 21 random
- * permutations. Both at 1, 2, 4 ranks with identical results. */
+ * permutations. At 1, 2, 4 ranks every call is repeated on rank 0 over MPI_COMM_SELF (the
+ * in-process one-rank reference, same seeded inputs): the selected rows, T_hat, the exact
+ * attention, ||T_hat - T||_max and every reordering permutation must be identical bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/apps/apps_impl.h"
 #include "kd_test.h"
+
+/* Thinformer on the job's communicator (Q, K, V) and, on rank 0, on MPI_COMM_SELF (Q1, K1, V1, the
+ * same rows): same selection, T_hat, exact attention and error, bit for bit. *e gets the error. */
+static void thinformer_vs_self(MPI_Comm c, kd_pointset *const w[3], kd_pointset *const s1[3],
+                               kd_attn_method method, kd_gidx n_out, int g, uint64_t seed, int nq,
+                               int dv, double *e, kd_gidx *ns) {
+  double *Th = malloc(sizeof(double) * nq * dv), *Te = malloc(sizeof(double) * nq * dv);
+  double *Th1 = malloc(sizeof(double) * nq * dv), *Te1 = malloc(sizeof(double) * nq * dv);
+  int64_t *sel = NULL, *sel1 = NULL;
+  kd_gidx ns1 = 0;
+  double e1 = NAN;
+  *e = NAN;
+  KD_TEST_OK(kd_thinformer(c, w[0], w[1], w[2], method, n_out, g, 0.5, 1, seed, Th, &sel, ns, Te, e,
+                           NULL));
+  if (kd_test_rank() == 0) {
+    KD_TEST_OK(kd_thinformer(MPI_COMM_SELF, s1[0], s1[1], s1[2], method, n_out, g, 0.5, 1, seed,
+                             Th1, &sel1, &ns1, Te1, &e1, NULL));
+    KD_TEST(*ns == ns1 && sel && sel1 && !memcmp(sel, sel1, sizeof(int64_t) * (size_t)ns1),
+            "thinformer (method %d, n_out %lld, seed %llu): same rows at %d ranks as on one",
+            (int)method, (long long)n_out, (unsigned long long)seed, kd_test_size());
+    KD_TEST(
+        !memcmp(Th, Th1, sizeof(double) * nq * dv) && !memcmp(Te, Te1, sizeof(double) * nq * dv),
+        "thinformer: same T_hat and exact attention bits at %d ranks as on one", kd_test_size());
+    KD_TEST(*e == e1, "thinformer: same max error %.17g vs %.17g", *e, e1);
+  }
+  free(sel);
+  free(sel1);
+  free(Th);
+  free(Te);
+  free(Th1);
+  free(Te1);
+}
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -39,6 +73,17 @@ int main(int argc, char **argv) {
   g.sd = one;
   g.d = dv;
   KD_TEST_OK(kd_pointset_generate(c, &g, n, 3, &V));
+  kd_pointset *Q1 = NULL, *K1 = NULL, *V1 = NULL; /* the MPI_COMM_SELF copies (rank 0) */
+  if (kd_test_rank() == 0) {
+    g.d = dk;
+    g.sd = half;
+    KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, &g, nq, 1, &Q1));
+    KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, &g, n, 2, &K1));
+    g.sd = one;
+    g.d = dv;
+    KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, &g, n, 3, &V1));
+  }
+  kd_pointset *const w3[3] = {Q, K, V}, *const s3[3] = {Q1, K1, V1};
   double *Th = malloc(sizeof(double) * nq * dv), *Te = malloc(sizeof(double) * nq * dv);
   int64_t *sel = NULL;
   kd_gidx ns = 0;
@@ -48,15 +93,13 @@ int main(int argc, char **argv) {
   for (int a = 0; a < 2; a++)
     for (int s = 0; s < 3; s++) {
       double e = 0;
-      KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_KH_COMPRESS, nouts[a], gs[a], 0.5, 1, 10 + s, Th,
-                               &sel, &ns, Te, &e, NULL));
+      thinformer_vs_self(c, w3, s3, KD_ATTN_KH_COMPRESS, nouts[a], gs[a], 10 + (uint64_t)s, nq, dv,
+                         &e, &ns);
       KD_TEST(ns == nouts[a], "thinformer n_out %lld", (long long)ns);
       err_kh[a] += e / 3;
-      free(sel);
-      KD_TEST_OK(kd_thinformer(c, Q, K, V, KD_ATTN_UNIFORM, nouts[a], 0, 0.5, 0, 10 + s, Th, &sel,
-                               &ns, Te, &e, NULL));
+      thinformer_vs_self(c, w3, s3, KD_ATTN_UNIFORM, nouts[a], 0, 10 + (uint64_t)s, nq, dv, &e,
+                         &ns);
       err_u[a] += e / 3;
-      free(sel);
     }
   if (kd_test_rank() == 0)
     printf(
@@ -91,6 +134,15 @@ int main(int argc, char **argv) {
     KD_TEST_OK(kd_pointset_from_replicated(c, N, d, Xo, NULL, &X));
     KD_TEST_OK(kd_thin_reorder(c, X, pi, 1.0 / (2 * epochs), 500 + k, pn));
     kd_pointset_destroy(&X);
+    if (kd_test_rank() == 0) { /* the one-rank reference on the same rows */
+      int64_t *p1 = malloc(sizeof(int64_t) * N);
+      KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, N, d, Xo, NULL, &X));
+      KD_TEST_OK(kd_thin_reorder(MPI_COMM_SELF, X, pi, 1.0 / (2 * epochs), 500 + k, p1));
+      KD_TEST(!memcmp(pn, p1, sizeof(int64_t) * N),
+              "epoch %d: same permutation at %d ranks as on one", k, kd_test_size());
+      kd_pointset_destroy(&X);
+      free(p1);
+    }
     char *seen = calloc(N, 1);
     int perm = 1;
     for (int i = 0; i < N; i++) {
@@ -143,5 +195,8 @@ int main(int argc, char **argv) {
   kd_pointset_destroy(&Q);
   kd_pointset_destroy(&K);
   kd_pointset_destroy(&V);
+  kd_pointset_destroy(&Q1);
+  kd_pointset_destroy(&K1);
+  kd_pointset_destroy(&V1);
   return kd_test_finish();
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kd_algo_kv.h"
 #include "kd_test.h"
 
 #define MAXST 16
@@ -71,26 +72,19 @@ typedef struct {
   kd_kernel *k;
   kd_target *t;
   const char *algo;
-  kd_params p;
+  const char *const *kv; /* the algorithm's "key=value" settings */
 } prob_t;
 
 static kd_err run(prob_t *pr, cap_t *c, int64_t every, const kd_result *resume, kd_result *out) {
-  const kd_algo_desc *desc = kd_algo_find("quad", pr->algo);
-  kd_algo_in in = {0};
-  in.comm = MPI_COMM_WORLD;
-  in.kernel = pr->k;
-  in.target = pr->t;
-  in.params = &pr->p;
-  in.seed = 3;
+  kd_algo_kv_opts opt = {0};
   if (c) {
-    in.checkpoint = capture;
-    in.checkpoint_ctx = c;
-    in.checkpoint_every = every;
+    opt.checkpoint = capture;
+    opt.checkpoint_ctx = c;
+    opt.checkpoint_every = every;
   }
-  in.resume = resume;
+  opt.resume = resume;
   kd_kernel_reset_evals(pr->k);
-  kd_result_free(out);
-  return desc->run(&in, out);
+  return kd_algo_run_kv(MPI_COMM_WORLD, "quad", pr->algo, pr->kv, pr->k, NULL, pr->t, 3, &opt, out);
 }
 
 /* the same error code on every rank */
@@ -248,11 +242,8 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_kernel_create(&kp, 2, &pr.k));
   KD_TEST_OK(kd_target_create_closed(MPI_COMM_WORLD, pr.k, &mu, &pr.t));
   pr.algo = "nystrom_recombination";
-  const kd_algo_desc *desc = kd_algo_find("quad", pr.algo);
-  KD_TEST_OK(kd_params_defaults(desc->params, desc->n_params, &pr.p));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "n", "24", "test"));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "sample_size", "4096", "test"));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "leaves", "16", "test"));
+  const char *const kv_nys[] = {"n=24", "sample_size=4096", "leaves=16", NULL};
+  pr.kv = kv_nys;
   check_problem(&pr, 5, -1);
 
   /* malformed states */
@@ -277,7 +268,6 @@ int main(int argc, char **argv) {
     cap_free(&c);
     kd_result_free(&out);
   }
-  kd_params_free(&pr.p);
 
   /* M. + emp + opt (order 2): no eigen step, tree levels 0 .. 3 */
   kd_target_destroy(&pr.t);
@@ -286,13 +276,9 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_kernel_create(&kp, 2, &pr.k));
   KD_TEST_OK(kd_target_create_closed(MPI_COMM_WORLD, pr.k, &mu, &pr.t));
   pr.algo = "mercer_recombination";
-  desc = kd_algo_find("quad", pr.algo);
-  KD_TEST_OK(kd_params_defaults(desc->params, desc->n_params, &pr.p));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "n", "20", "test"));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "sample_size", "4096", "test"));
-  KD_TEST_OK(kd_params_set_text(&pr.p, "leaves", "16", "test"));
+  const char *const kv_mer[] = {"n=20", "sample_size=4096", "leaves=16", NULL};
+  pr.kv = kv_mer;
   check_problem(&pr, 4, 0);
-  kd_params_free(&pr.p);
   kd_target_destroy(&pr.t);
   kd_kernel_destroy(&pr.k);
   return kd_test_finish();

@@ -75,34 +75,14 @@ static void capture_free(capture *c) {
 static kd_err run(const char *name, const char *const *kv, kd_pointset *ps, kd_kernel *k,
                   kd_target *t, capture *cap, int64_t every, const kd_result *resume,
                   kd_result *out) {
-  const kd_algo_desc *a = kd_algo_find("thin", name);
-  kd_params p;
-  kd_err e = kd_params_defaults(a->params, a->n_params, &p);
-  for (int i = 0; e == KD_OK && kv[i]; i++) {
-    char key[64];
-    const char *eq = strchr(kv[i], '=');
-    memcpy(key, kv[i], (size_t)(eq - kv[i]));
-    key[eq - kv[i]] = 0;
-    e = kd_params_set_text(&p, key, eq + 1, key);
-  }
-  kd_algo_in in;
-  memset(&in, 0, sizeof in);
-  in.comm = MPI_COMM_WORLD;
-  in.kernel = k;
-  in.points = ps;
-  in.target = t;
-  in.params = &p;
-  in.seed = 11;
+  kd_algo_kv_opts opt = {0};
   if (cap) {
-    in.checkpoint = hook;
-    in.checkpoint_ctx = cap;
-    in.checkpoint_every = every;
+    opt.checkpoint = hook;
+    opt.checkpoint_ctx = cap;
+    opt.checkpoint_every = every;
   }
-  in.resume = resume;
-  kd_result_free(out);
-  if (e == KD_OK) e = a->run(&in, out);
-  kd_params_free(&p);
-  return e;
+  opt.resume = resume;
+  return kd_algo_run_kv(MPI_COMM_WORLD, "thin", name, kv, k, ps, t, 11, &opt, out);
 }
 
 static int same_result(const kd_result *a, const kd_result *b, int d) {

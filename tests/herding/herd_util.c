@@ -1,6 +1,8 @@
 /* herd_util.c - see herd_util.h. */
 #include "herd_util.h"
 
+#include "kd_algo_kv.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,27 +49,7 @@ void herd_problem_free(herd_problem *p) {
 
 kd_err herd_run(MPI_Comm comm, const herd_problem *p, const char *name, const char *const *kv,
                 kd_result *res) {
-  kd_err err = KD_OK;
-  kd_params par = {0};
-  const kd_algo_desc *a = kd_algo_find("herd", name);
-  KD_CHECK(a, KD_ERR_CONFIG, "unknown herding algorithm %s", name);
-  KD_TRY(kd_params_defaults(a->params, a->n_params, &par));
-  for (int i = 0; kv && kv[i]; i++) {
-    char key[64];
-    const char *eq = strchr(kv[i], '=');
-    KD_CHECK(eq && eq - kv[i] < 63, KD_ERR_ARG, "bad override %s", kv[i]);
-    memcpy(key, kv[i], (size_t)(eq - kv[i]));
-    key[eq - kv[i]] = 0;
-    char ctx[96];
-    snprintf(ctx, sizeof ctx, "algorithm.%s", key);
-    KD_TRY(kd_params_set_text(&par, key, eq + 1, ctx));
-  }
-  kd_algo_in in = {
-      .comm = comm, .kernel = p->k, .points = p->cand, .target = p->t, .params = &par, .seed = 1};
-  KD_TRY(a->run(&in, res));
-cleanup:
-  kd_params_free(&par);
-  return err;
+  return kd_algo_run_kv(comm, "herd", name, kv, p->k, p->cand, p->t, 1, NULL, res);
 }
 
 double herd_best_mmd_at(const kd_result *r, int64_t n) {

@@ -7,6 +7,7 @@
 
 #include "algo/herding/herding_impl.h"
 #include "herd_util.h"
+#include "kd_algo_kv.h"
 #include "la/la_impl.h"
 
 static const char *const kAlgos[] = {"fw_eq", "fw_linesearch", "fcfw",      "afw",
@@ -25,7 +26,7 @@ static int same_everywhere(kd_err e) {
 static kd_err run_forced(const herd_problem *p, const char *algo, const char *key, double v) {
   const kd_algo_desc *a = kd_algo_find("herd", algo);
   kd_params par = {0};
-  kd_params_defaults(a->params, a->n_params, &par);
+  kd_algo_params_kv(a, NULL, &par);
   for (int i = 0; i < par.n; i++)
     if (strcmp(par.spec[i].key, key) == 0) {
       par.v[i].f = v;

@@ -5,36 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kd_algo_kv.h"
 #include "kd_test.h"
 
 /* Run algorithm `name` (task quad) with "key=value" settings (NULL-terminated list). */
 static inline kd_err qt_run_pool(MPI_Comm comm, const char *name, kd_kernel *k, kd_target *t,
                                  kd_pointset *pool, uint64_t seed, const char *const *kv,
                                  kd_result *res) {
-  kd_err err = KD_OK;
-  kd_params p = {0};
-  const kd_algo_desc *desc = kd_algo_find("quad", name);
-  KD_CHECK(desc != NULL, KD_ERR_CONFIG, "no quad algorithm %s", name);
-  KD_TRY(kd_params_defaults(desc->params, desc->n_params, &p));
-  for (int i = 0; kv && kv[i]; i++) {
-    char key[64];
-    const char *eq = strchr(kv[i], '=');
-    size_t len = (size_t)(eq - kv[i]);
-    memcpy(key, kv[i], len);
-    key[len] = 0;
-    KD_TRY(kd_params_set_text(&p, key, eq + 1, "test"));
-  }
-  kd_algo_in in = {0};
-  in.comm = comm;
-  in.kernel = k;
-  in.target = t;
-  in.points = pool;
-  in.params = &p;
-  in.seed = seed;
-  KD_TRY(desc->run(&in, res));
-cleanup:
-  kd_params_free(&p);
-  return err;
+  return kd_algo_run_kv(comm, "quad", name, kv, k, pool, t, seed, NULL, res);
 }
 
 static inline kd_err qt_run(MPI_Comm comm, const char *name, kd_kernel *k, kd_target *t,

@@ -36,7 +36,6 @@ int main(int argc, char **argv) {
   snprintf(nout, sizeof nout, "n_out=%lld", (long long)(1LL << (lg / 2)));
   const char *kv[8] = {nout, "g=4", NULL};
   for (int i = 5; i < argc && i < 10; i++) kv[i - 3] = argv[i]; /* extra key=value settings */
-  const kd_algo_desc *a = kd_algo_find("thin", "kt_compress");
   double zz = (zz_arg != 0.0 && zz_arg != 1.0) ? zz_arg : NAN;
   if (want_zz) {
     int av = 0;
@@ -45,27 +44,11 @@ int main(int argc, char **argv) {
     if (kd_test_rank() == 0) printf("zz = %.12e (%.1f s)\n", zz, MPI_Wtime() - t0);
   }
   for (int r = 0; r < reps; r++) {
-    kd_params p;
-    kd_params_defaults(a->params, a->n_params, &p);
-    for (int i = 0; kv[i]; i++) {
-      char key[32];
-      const char *eq = strchr(kv[i], '=');
-      memcpy(key, kv[i], (size_t)(eq - kv[i]));
-      key[eq - kv[i]] = 0;
-      kd_params_set_text(&p, key, eq + 1, "bench");
-    }
-    kd_algo_in in;
-    memset(&in, 0, sizeof in);
-    in.comm = c;
-    in.kernel = k;
-    in.points = ps;
-    in.target = t;
-    in.params = &p;
-    in.seed = 42 + r;
     kd_result res = KD_RESULT_INIT;
     MPI_Barrier(c);
     double t0 = MPI_Wtime();
-    KD_TEST_OK(a->run(&in, &res));
+    KD_TEST_OK(
+        kd_algo_run_kv(c, "thin", "kt_compress", kv, k, ps, t, 42 + (uint64_t)r, NULL, &res));
     double wall = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, c);
     double mmd = NAN, mmd2 = NAN;
@@ -78,7 +61,6 @@ int main(int argc, char **argv) {
           want_zz ? mmd2 - zz : mmd2,
           want_zz ? mmd : (isnan(zz) ? NAN : sqrt(fmax(mmd2 + zz, 0.0))));
     kd_result_free(&res);
-    kd_params_free(&p);
   }
   kd_target_destroy(&t);
   kd_pointset_destroy(&ps);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kd_algo_kv.h"
 #include "kd_test.h"
 
 /* 8 unit-covariance components with means on a circle of radius 4 (neighbours ~3.1 apart),
@@ -110,49 +111,20 @@ static inline int thin_test_distinct(const int64_t *idx, kd_lidx m, kd_lidx n) {
   return ok;
 }
 
-/* Run the `thin` algorithm `name` with "key=value" settings kv[] (NULL-terminated). Collective. */
+/* Run the `thin` algorithm `name` with "key=value" settings kv[] (NULL-terminated) through
+ * kd_algo_run_kv; like the task layer, fill the MMD when the algorithm left it NaN, and then add
+ * the metric mmd_before_refine from the refine's own record (refine against P_in). Collective. */
 static inline kd_err thin_test_run(MPI_Comm comm, const char *name, kd_pointset *ps, kd_kernel *k,
                                    kd_target *t, uint64_t seed, const char *const *kv,
                                    kd_result *res) {
-  const kd_algo_desc *a = kd_algo_find("thin", name);
-  if (!a) return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__, "no thin algorithm %s", name);
-  kd_params p;
-  kd_err e = kd_params_defaults(a->params, a->n_params, &p);
-  if (e != KD_OK) return e;
-  for (int i = 0; kv && kv[i]; i++) {
-    char key[64];
-    const char *eq = strchr(kv[i], '=');
-    size_t l = (size_t)(eq - kv[i]);
-    memcpy(key, kv[i], l);
-    key[l] = 0;
-    char ctx[80];
-    snprintf(ctx, sizeof ctx, "algorithm.%s", key);
-    e = kd_params_set_text(&p, key, eq + 1, ctx);
-    if (e != KD_OK) {
-      kd_params_free(&p);
-      return e;
-    }
-  }
-  kd_algo_in in;
-  memset(&in, 0, sizeof in);
-  in.comm = comm;
-  in.kernel = k;
-  in.points = ps;
-  in.target = t;
-  in.params = &p;
-  in.seed = seed;
-  kd_result_free(res);
-  e = a->run(&in, res);
-  kd_params_free(&p);
-  /* like the task layer: fill the MMD when the algorithm left it NaN */
+  kd_err e = kd_algo_run_kv(comm, "thin", name, kv, k, ps, t, seed, NULL, res);
   if (e == KD_OK && isnan(res->mmd) && t) {
-    double mmd = NAN, mmd2 = NAN, zz = NAN;
+    double mmd = NAN, zz = NAN, b = 0, tc = 0;
     int av = 0;
-    e = kd_mmd(t, res->points, res->weights, res->n, &mmd, &mmd2);
+    e = kd_mmd(t, res->points, res->weights, res->n, &mmd, NULL);
     if (e == KD_OK) e = kd_target_self(t, &zz, &av);
     res->mmd = mmd;
-    double b;
-    double tc = 0; /* refine against the Compress output: its values are not about P_in */
+    /* refine against the Compress output: its values are not about P_in */
     if (e == KD_OK && av && kd_result_get_metric(res, "refine_mmd2_before_minus_self", &b) &&
         !(kd_result_get_metric(res, "refine_target_compress", &tc) && tc != 0))
       e = kd_result_set_metric(res, "mmd_before_refine", sqrt(fmax(zz + b, 0.0)));
