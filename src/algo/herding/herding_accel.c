@@ -317,8 +317,10 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   kd_accel_ctx_ x;
   memset(&x, 0, sizeof x);
   x.mode = mode;
-  const int64_t kmax = kd_params_int(in->params, "K_max");
-  x.delta = kd_params_f64(in->params, "delta");
+  kd_herd_params hp;
+  KD_TRY(kd_herd_params_read(in->params, &hp));
+  const int64_t kmax = hp.K_max;
+  x.delta = hp.delta;
   KD_CHECK(kmax >= 1 && kmax <= 100000, KD_ERR_CONFIG,
            "algorithm.K_max must be in [1, 100000] (Alg. 5/6), got %lld", (long long)kmax);
   KD_CHECK(x.delta < 1.0 && x.delta >= -1.0, KD_ERR_CONFIG,

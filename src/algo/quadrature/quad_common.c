@@ -25,28 +25,36 @@
 #define KD_QSTREAM_KEYS 0x51a3u   /* subsampling keys of an empirical target */
 
 const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
-    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points"},
+    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points", KD_PARAM_NONE},
     {"sample_size", KD_PARAM_INT, 0, NULL, 0, 1e12, NULL,
-     "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)"},
+     "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)",
+     KD_PARAM_NONE},
     {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
-     "l, Nystrom points (0: 10 n); nystrom_recombination only"},
+     "l, Nystrom points (0: 10 n); nystrom_recombination only", KD_PARAM_NONE},
     {"eig_parallel_min", KD_PARAM_INT, 8192, NULL, 1, 1e9, NULL,
-     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)"},
-    {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size"},
+     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)", KD_PARAM_NONE},
+    {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size",
+     KD_PARAM_NONE},
     {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
-     "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)"},
+     "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)",
+     KD_PARAM_NONE},
     {"rank_deficient", KD_PARAM_STR, 0, "warn", 0, 0, "warn|error",
-     "what to do when W has fewer than n-1 usable eigenvalues"},
+     "what to do when W has fewer than n-1 usable eigenvalues", KD_PARAM_NONE},
     {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
      "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
-     "ranks"},
+     "ranks",
+     KD_PARAM_NONE},
     {"overlap", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,
      "LAPACK eigen path on > 1 rank: the other ranks evaluate k(Y,Z) while rank 0 solves the "
-     "eigenproblem (rank 0 gets fewer leaves; same result)"},
+     "eigenproblem (rank 0 gets fewer leaves; same result)",
+     KD_PARAM_NONE},
     {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
-     "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep"},
-    {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP"},
-    {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP"},
+     "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep",
+     KD_PARAM_NONE},
+    {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP",
+     KD_PARAM_NONE},
+    {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP",
+     KD_PARAM_NONE},
 };
 
 /* ---------------- Mercer basis of the periodic Sobolev kernel ---------------- */

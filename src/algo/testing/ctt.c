@@ -17,13 +17,17 @@
 
 static const kd_param_spec kd_ctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
-     "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal"},
+     "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal",
+     KD_PARAM_NONE},
     {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
-     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points"},
+     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
+     KD_PARAM_NONE},
     {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
-     "KT-Compress failure probability delta, strictly inside (0,1)"},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)"},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)"},
+     "KT-Compress failure probability delta, strictly inside (0,1)", KD_PARAM_NONE},
+    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
+     KD_PARAM_NONE},
+    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
+     KD_PARAM_NONE},
 };
 
 /* Where bin b's rows live: sample (0 = X, 1 = Y) and the global row range [lo, lo + n_in). */

@@ -16,9 +16,12 @@
 #include "dist/dist_impl.h"
 
 static const kd_param_spec kd_ctt_exact_params_[] = {
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)"},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)"},
-    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)"},
+    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
+     KD_PARAM_NONE},
+    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
+     KD_PARAM_NONE},
+    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
+     KD_PARAM_NONE},
 };
 
 /* Rows [j0, j0+bj) of all labellings as weights, row-major bj x (B+1). */

@@ -27,36 +27,24 @@
 #define KD_TAG_LEAF 4101
 #define KD_TAG_TREE 4201
 
-static int kd_has_key_(const kd_params *p, const char *key) {
-  for (int i = 0; i < p->n; i++)
-    if (strcmp(p->spec[i].key, key) == 0) return 1;
-  return 0;
-}
-
 kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   kd_err err = KD_OK;
+  kd_thin_params tp;
+  memset(&tp, 0, sizeof tp);
   memset(plan, 0, sizeof *plan);
-  plan->n_out = kd_has_key_(p, "n_out") ? kd_params_int(p, "n_out") : 0;
-  plan->delta = kd_has_key_(p, "delta") ? kd_params_f64(p, "delta") : 0.5;
-  plan->g = kd_has_key_(p, "g") ? (int)kd_params_int(p, "g") : 0;
-  plan->refine = kd_has_key_(p, "refine") ? kd_params_bool(p, "refine") : 0;
-  plan->reweight =
-      kd_has_key_(p, "reweight") ? strcmp(kd_params_str(p, "reweight"), "convex") == 0 : 0;
-  plan->refine_target = kd_has_key_(p, "refine_target")
-                            ? strcmp(kd_params_str(p, "refine_target"), "compress") == 0
-                            : 0;
-  plan->refine_pool = kd_has_key_(p, "refine_pool") ? (int)kd_params_int(p, "refine_pool") : 1;
-  plan->refine_passes =
-      kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
-  plan->tight =
-      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
-  plan->adaptive =
-      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
-  plan->pairing_local =
-      kd_has_key_(p, "pairing") ? strcmp(kd_params_str(p, "pairing"), "local") == 0 : 0;
+  KD_TRY(kd_params_fill(p, &tp));
+  plan->n_out = tp.n_out;
+  plan->delta = tp.delta;
+  plan->g = (int)tp.g;
+  plan->refine = tp.refine;
+  plan->reweight = tp.reweight == 1;
+  plan->refine_target = tp.refine_target;
+  plan->refine_pool = (int)tp.refine_pool;
+  plan->refine_passes = (int)tp.refine_passes;
+  plan->tight = tp.threshold == KD_THIN_THRESHOLD_TIGHT;
+  plan->adaptive = tp.threshold == KD_THIN_THRESHOLD_ADAPTIVE;
+  plan->pairing_local = tp.pairing == KD_THIN_PAIRING_LOCAL;
   plan->progress = 1;
-  KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
-           "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
   return err;
 }
@@ -217,8 +205,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   KD_CHECK(n_out >= 1, KD_ERR_CONFIG, "algorithm.n_out = %lld: must be >= 1", (long long)n_out);
   KD_CHECK(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
            (long long)n_out, (long long)n);
-  KD_CHECK(pl->delta > 0 && pl->delta < 1, KD_ERR_CONFIG,
-           "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
+  /* GS-Halve has no threshold (GS algorithms declare no delta) */
+  KD_CHECK(KD_HALVE_RULE(pl->kind) == KD_HALVE_GS || (pl->delta > 0 && pl->delta < 1),
+           KD_ERR_CONFIG, "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
   KD_CHECK(kd_kernel_dim(k) == d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
            kd_kernel_dim(k), d);
   kd_thin_tree_init(&tr, n, d, pl);
