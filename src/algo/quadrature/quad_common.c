@@ -24,38 +24,56 @@
 #define KD_QSTREAM_NYS 0x51a2u    /* derived seed of the Nystrom points (generator) */
 #define KD_QSTREAM_KEYS 0x51a3u   /* subsampling keys of an empirical target */
 
+/* The parameters of both algorithms, filled once from kd_quad_params by kd_params_fill. */
+typedef enum { KD_QUAD_RD_WARN = 0, KD_QUAD_RD_ERROR = 1 } kd_quad_rd_mode_;     /* "warn|error" */
+typedef enum { KD_QUAD_OPT_CONVEX = 0, KD_QUAD_OPT_NONE = 1 } kd_quad_opt_mode_; /* "convex|none" */
+typedef struct {
+  int64_t n, sample_size, nystrom_points, eig_parallel_min, block_size;
+  double eig_rtol;
+  int rank_deficient; /* kd_quad_rd_mode_ */
+  int64_t leaves;
+  int overlap;
+  int opt; /* kd_quad_opt_mode_ */
+  double qp_tol;
+  int64_t qp_max_iter;
+} kd_quad_cfg_;
+
+#define KD_QAT_(m) KD_PARAM_AT(kd_quad_cfg_, m)
 const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
-    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points", KD_PARAM_NONE},
+    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points", KD_QAT_(n)},
     {"sample_size", KD_PARAM_INT, 0, NULL, 0, 1e12, NULL,
      "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)",
-     KD_PARAM_NONE},
+     KD_QAT_(sample_size)},
     {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
-     "l, Nystrom points (0: 10 n); nystrom_recombination only", KD_PARAM_NONE},
+     "l, Nystrom points (0: 10 n); nystrom_recombination only", KD_QAT_(nystrom_points)},
     {"eig_parallel_min", KD_PARAM_INT, 8192, NULL, 1, 1e9, NULL,
-     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)", KD_PARAM_NONE},
+     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)",
+     KD_QAT_(eig_parallel_min)},
     {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size",
-     KD_PARAM_NONE},
+     KD_QAT_(block_size)},
     {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
      "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)",
-     KD_PARAM_NONE},
+     KD_QAT_(eig_rtol)},
     {"rank_deficient", KD_PARAM_STR, 0, "warn", 0, 0, "warn|error",
-     "what to do when W has fewer than n-1 usable eigenvalues", KD_PARAM_NONE},
+     "what to do when W has fewer than n-1 usable eigenvalues",
+     KD_PARAM_AT_INDEX(kd_quad_cfg_, rank_deficient)},
     {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
      "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
      "ranks",
-     KD_PARAM_NONE},
+     KD_QAT_(leaves)},
     {"overlap", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,
      "LAPACK eigen path on > 1 rank: the other ranks evaluate k(Y,Z) while rank 0 solves the "
      "eigenproblem (rank 0 gets fewer leaves; same result)",
-     KD_PARAM_NONE},
+     KD_QAT_(overlap)},
     {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
      "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep",
-     KD_PARAM_NONE},
+     KD_PARAM_AT_INDEX(kd_quad_cfg_, opt)},
     {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP",
-     KD_PARAM_NONE},
+     KD_QAT_(qp_tol)},
     {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP",
-     KD_PARAM_NONE},
+     KD_QAT_(qp_max_iter)},
 };
+#undef KD_QAT_
 
 /* ---------------- Mercer basis of the periodic Sobolev kernel ---------------- */
 typedef struct {
@@ -393,17 +411,6 @@ cleanup:
  * or Mercer basis), their values on this rank's rows, the recombination tree, the rule, + opt,
  * metrics. Every phase reads and fills the driver below and ends agreed over ranks. */
 typedef struct {
-  int64_t n, sample_size, nystrom_points, eig_parallel_min, block_size;
-  double eig_rtol;
-  const char *rank_deficient;
-  int64_t leaves;
-  int overlap;
-  const char *opt;
-  double qp_tol;
-  int64_t qp_max_iter;
-} kd_quad_cfg_;
-
-typedef struct {
   const kd_algo_in *in;
   kd_quad_kind kind;
   kd_quad_cfg_ cfg;
@@ -431,22 +438,8 @@ typedef struct {
   int mstate;     /* test functions + 1 of a resumed tree level */
 } kd_quad_drv_;
 
-static void kd_quad_cfg_read_(const kd_params *p, kd_quad_cfg_ *c) {
-  c->n = kd_params_int(p, "n");
-  c->sample_size = kd_params_int(p, "sample_size");
-  c->nystrom_points = kd_params_int(p, "nystrom_points");
-  c->eig_parallel_min = kd_params_int(p, "eig_parallel_min");
-  c->block_size = kd_params_int(p, "block_size");
-  c->eig_rtol = kd_params_f64(p, "eig_rtol");
-  c->rank_deficient = kd_params_str(p, "rank_deficient");
-  c->leaves = kd_params_int(p, "leaves");
-  c->overlap = kd_params_bool(p, "overlap");
-  c->opt = kd_params_str(p, "opt");
-  c->qp_tol = kd_params_f64(p, "qp_tol");
-  c->qp_max_iter = kd_params_int(p, "qp_max_iter");
-}
-
-static void kd_quad_drv_init_(kd_quad_drv_ *D, const kd_algo_in *in, kd_quad_kind kind) {
+/* Set up the driver and fill its parameters (once). Local. */
+static kd_err kd_quad_drv_init_(kd_quad_drv_ *D, const kd_algo_in *in, kd_quad_kind kind) {
   memset(D, 0, sizeof *D);
   D->in = in;
   D->kind = kind;
@@ -464,7 +457,7 @@ static void kd_quad_drv_init_(kd_quad_drv_ *D, const kd_algo_in *in, kd_quad_kin
   D->rlevel = -2;
   D->q.in = in;
   D->q.t_start = kd_dist_wtime();
-  kd_quad_cfg_read_(in->params, &D->cfg);
+  return kd_params_fill(in->params, &D->cfg);
 }
 
 static void kd_quad_drv_free_(kd_quad_drv_ *D) {
@@ -783,7 +776,7 @@ static kd_err kd_quad_eig_cut_(kd_quad_drv_ *D) {
            "Nystrom: the Gram matrix of the %lld Nystrom points has no positive eigenvalue",
            (long long)D->ell);
   if (keep < s) {
-    KD_CHECK(strcmp(D->cfg.rank_deficient, "error") != 0, KD_ERR_NUMERIC,
+    KD_CHECK(D->cfg.rank_deficient != KD_QUAD_RD_ERROR, KD_ERR_NUMERIC,
              "Nystrom: W = k(Z,Z) has only %d eigenvalues above %g * lambda_1, need n - 1 = %d "
              "(algorithm.rank_deficient: error)",
              keep, eig_rtol, s);
@@ -945,7 +938,7 @@ static kd_err kd_quad_opt_(kd_quad_drv_ *D, kd_result *out) {
   double *Q = NULL, *z = NULL, *wopt = NULL;
   const int64_t nq = out->n;
   const double t0 = kd_dist_wtime();
-  if (strcmp(D->cfg.opt, "convex") != 0) goto cleanup;
+  if (D->cfg.opt != KD_QUAD_OPT_CONVEX) goto cleanup;
   KD_ALLOC(Q, (size_t)nq * nq);
   KD_ALLOC(z, nq);
   KD_ALLOC(wopt, nq);
@@ -997,7 +990,7 @@ cleanup:
 kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   kd_err err = KD_OK;
   kd_quad_drv_ D;
-  kd_quad_drv_init_(&D, in, kind);
+  KD_TRY(kd_quad_drv_init_(&D, in, kind));
   KD_TRY(kd_quad_setup_(&D));
   KD_TRY(kd_quad_place_leaves_(&D));
   KD_TRY(kd_quad_plan_(&D));

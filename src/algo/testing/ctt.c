@@ -18,16 +18,17 @@
 static const kd_param_spec kd_ctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
      "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, s)},
     {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
      "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, g)},
     {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
-     "KT-Compress failure probability delta, strictly inside (0,1)", KD_PARAM_NONE},
+     "KT-Compress failure probability delta, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, delta)},
     {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, B)},
     {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, alpha)},
 };
 
 /* Where bin b's rows live: sample (0 = X, 1 = Y) and the global row range [lo, lo + n_in). */
@@ -46,15 +47,8 @@ static const kd_pointset *kd_ctt_bin_src_(const kd_pointset *X, const kd_pointse
  * matrix G, the permutations and the decision, metrics. The distribution logistics (which rank
  * owns a bin, moving rows and coresets) sit in kd_ctt_distribute_ and kd_ctt_gather_ only. */
 typedef struct {
-  int64_t s, g;
-  double delta;
-  int64_t B;
-  double alpha;
-} kd_ctt_cfg_;
-
-typedef struct {
   const kd_algo_in *in;
-  kd_ctt_cfg_ cfg;
+  kd_ctt_params cfg;
   MPI_Comm comm;
   int rank, p, d;
   const kd_pointset *X, *Y;
@@ -72,14 +66,6 @@ typedef struct {
   uint64_t evals;         /* kernel evaluations of G on this rank */
   double t0, t1, t2, t3;  /* phase boundaries (wall clock) */
 } kd_ctt_drv_;
-
-static void kd_ctt_cfg_read_(const kd_params *p, kd_ctt_cfg_ *c) {
-  c->s = kd_params_int(p, "s");
-  c->g = kd_params_int(p, "g");
-  c->delta = kd_params_f64(p, "delta");
-  c->B = kd_params_int(p, "B");
-  c->alpha = kd_params_f64(p, "alpha");
-}
 
 static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
   for (int i = 0; i < D->nmine; i++) {
@@ -99,13 +85,13 @@ static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
 }
 
 /* Check the parameters against m and n and fix the bins (Alg. 3). Local (replicated). */
-static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in) {
+static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
   kd_err err = KD_OK;
   D->in = in;
   D->t0 = kd_dist_wtime();
   D->X = in->points;
-  KD_TRY(kd_ctt_check_common(in, &D->Y));
-  kd_ctt_cfg_read_(in->params, &D->cfg);
+  D->cfg = *prm;
+  KD_TRY(kd_ctt_check_common(in, prm, &D->Y));
   D->comm = in->comm;
   D->rank = kd_dist_rank(D->comm);
   D->p = kd_dist_size(D->comm);
@@ -377,11 +363,11 @@ cleanup:
   return err;
 }
 
-static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
+kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {
   kd_err err = KD_OK;
   kd_ctt_drv_ D;
   memset(&D, 0, sizeof D);
-  KD_TRY(kd_ctt_setup_(&D, in));
+  KD_TRY(kd_ctt_setup_(&D, in, p));
   KD_TRY(kd_ctt_distribute_(&D));
   KD_TRY(kd_ctt_compress_(&D));
   KD_TRY(kd_ctt_gather_(&D, out));
@@ -390,6 +376,16 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_ctt_metrics_(&D, out));
 cleanup:
   kd_ctt_drv_free_(&D);
+  return err;
+}
+
+static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_ctt_test(in, &p, out));
+cleanup:
   return err;
 }
 

@@ -17,11 +17,11 @@
 
 static const kd_param_spec kd_ctt_exact_params_[] = {
     {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, B)},
     {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, alpha)},
     {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
-     KD_PARAM_NONE},
+     KD_PARAM_AT(kd_ctt_params, tile)},
 };
 
 /* Rows [j0, j0+bj) of all labellings as weights, row-major bj x (B+1). */
@@ -35,14 +35,8 @@ static void kd_exact_weights_(const unsigned char *lab, int64_t j0, int64_t bj, 
  * kd_ctt_exact_run_ = setup (pooled sample and labellings), the tiles of the upper triangle on
  * their ranks, the sum over ranks and tile rows, the decision and outputs. */
 typedef struct {
-  int64_t B;
-  double alpha;
-  int64_t tile;
-} kd_ctt_exact_cfg_;
-
-typedef struct {
   const kd_algo_in *in;
-  kd_ctt_exact_cfg_ cfg;
+  kd_ctt_params cfg;
   MPI_Comm comm;
   int rank, p, d;
   kd_gidx m, n, N;    /* X rows, Y rows, pooled rows */
@@ -56,21 +50,15 @@ typedef struct {
   double t0;
 } kd_exact_drv_;
 
-static void kd_ctt_exact_cfg_read_(const kd_params *p, kd_ctt_exact_cfg_ *c) {
-  c->B = kd_params_int(p, "B");
-  c->alpha = kd_params_f64(p, "alpha");
-  c->tile = kd_params_int(p, "tile");
-}
-
 /* The pooled sample on every rank and all B + 1 labellings. Collective. */
-static kd_err kd_exact_setup_(kd_exact_drv_ *D, const kd_algo_in *in) {
+static kd_err kd_exact_setup_(kd_exact_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
   kd_err err = KD_OK, lerr = KD_OK;
   const kd_pointset *Y = NULL;
   unsigned char *perm = NULL;
   D->in = in;
   D->t0 = kd_dist_wtime();
-  KD_TRY(kd_ctt_check_common(in, &Y));
-  kd_ctt_exact_cfg_read_(in->params, &D->cfg);
+  D->cfg = *prm;
+  KD_TRY(kd_ctt_check_common(in, prm, &Y));
   D->comm = in->comm;
   D->rank = kd_dist_rank(D->comm);
   D->p = kd_dist_size(D->comm);
@@ -203,11 +191,11 @@ cleanup:
   return err;
 }
 
-static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
+kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {
   kd_err err = KD_OK;
   kd_exact_drv_ D;
   memset(&D, 0, sizeof D);
-  KD_TRY(kd_exact_setup_(&D, in));
+  KD_TRY(kd_exact_setup_(&D, in, p));
   KD_TRY(kd_exact_tiles_(&D));
   KD_TRY(kd_exact_reduce_(&D));
   KD_TRY(kd_exact_outputs_(&D, out));
@@ -216,6 +204,16 @@ cleanup:
   free(D.lab);
   free(D.rowacc);
   free(D.stat2);
+  return err;
+}
+
+static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_ctt_exact_test(in, &p, out));
+cleanup:
   return err;
 }
 
