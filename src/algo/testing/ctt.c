@@ -14,6 +14,7 @@
 #include "algo/testing/ctt_impl.h"
 #include "algo/thinning/compress_impl.h"
 #include "dist/dist_impl.h"
+#include "dist/tree_impl.h"
 
 static const kd_param_spec kd_ctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
@@ -136,53 +137,52 @@ cleanup:
   return err;
 }
 
-/* Phase 1 (logistics): bin b goes to rank b mod p; allocate first, agree, then move the rows of
- * every bin from the ranks holding them to its owner. Collective. */
+/* Bins [b0, b0 + nb) (all of sample S) collected on their owners b mod p: blk[b] gets bin b's
+ * rows on its owner (dist/tree_impl.h). Collective. */
+static kd_err kd_ctt_collect_(kd_ctt_drv_ *D, const kd_pointset *S, int64_t b0, int64_t nb,
+                              int64_t *offs, int64_t *bound, int *owner, kd_dist_block *blk) {
+  for (int r = 0; r <= D->p; r++) offs[r] = kd_pointset_rank_offset(S, r);
+  for (int64_t j = 0; j <= nb; j++) bound[j] = j * D->n_in;
+  for (int64_t j = 0; j < nb; j++) owner[j] = (int)((b0 + j) % D->p);
+  return kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(S), D->d, nb, bound, owner,
+                              blk + b0);
+}
+
+/* Phase 1 (logistics): bin b (X bins first, then Y bins) goes to rank b mod p, moved there by
+ * kd_dist_bins_collect. Collective. */
 static kd_err kd_ctt_distribute_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
-  const MPI_Comm comm = D->comm;
-  const int rank = D->rank, p = D->p, d = D->d;
+  const int rank = D->rank, p = D->p;
   const int64_t s = D->cfg.s, n_in = D->n_in;
+  kd_dist_block *blk = NULL;
+  int64_t *offs = NULL, *bound = NULL;
+  int *owner = NULL;
   for (int64_t b = rank; b < s; b += p) D->nmine++;
-  KD_ALLOC(D->bins, D->nmine ? D->nmine : 1);
-  KD_ALLOC(D->cores, D->nmine ? D->nmine : 1);
-  KD_ALLOC(D->corei, D->nmine ? D->nmine : 1);
-  KD_ALLOC(D->nout, s);
-  for (int i = 0; i < D->nmine && lerr == KD_OK; i++) {
-    D->bins[i] = malloc((size_t)n_in * (size_t)d * sizeof(double));
-    if (!D->bins[i])
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate a bin");
-  }
-  if (lerr == KD_OK) {
-    D->idx = malloc((size_t)n_in * sizeof *D->idx);
-    if (!D->idx) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate a bin");
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  for (int64_t b = 0; b < s; b++) {
-    kd_gidx lo = 0;
-    const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, n_in, b, &lo);
-    const int o = (int)(b % p);
-    double *dst = (rank == o) ? D->bins[b / p] : NULL;
-    for (int r = 0; r < p; r++) {
-      const kd_gidx r_lo = kd_pointset_rank_offset(S, r), r_hi = kd_pointset_rank_offset(S, r + 1);
-      const kd_gidx a = lo > r_lo ? lo : r_lo, e = (lo + n_in) < r_hi ? (lo + n_in) : r_hi;
-      if (a >= e) continue;
-      const int64_t cnt = (int64_t)(e - a) * d;
-      if (r == o) {
-        if (rank == o)
-          memcpy(dst + (size_t)(a - lo) * d, kd_pointset_rows_const(S) + (size_t)(a - r_lo) * d,
-                 (size_t)cnt * sizeof(double));
-      } else if (rank == r) {
-        KD_TRY(kd_dist_send(comm, kd_pointset_rows_const(S) + (size_t)(a - r_lo) * d, cnt, o, 71));
-      } else if (rank == o) {
-        int64_t got = 0;
-        KD_TRY(kd_dist_recv(comm, dst + (size_t)(a - lo) * d, cnt, &got, r, 71));
-        KD_CHECK(got == cnt, KD_ERR_INTERNAL, "ctt: bin %lld: received %lld of %lld values",
-                 (long long)b, (long long)got, (long long)cnt);
-      }
-    }
+  D->bins = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->bins);
+  D->cores = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->cores);
+  D->corei = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->corei);
+  D->nout = calloc((size_t)s, sizeof *D->nout);
+  D->idx = malloc((size_t)n_in * sizeof *D->idx);
+  blk = calloc((size_t)s, sizeof *blk);
+  offs = malloc(sizeof *offs * (size_t)(p + 1));
+  bound = malloc(sizeof *bound * (size_t)(s + 1));
+  owner = malloc(sizeof *owner * (size_t)s);
+  if (!D->bins || !D->cores || !D->corei || !D->nout || !D->idx || !blk || !offs || !bound ||
+      !owner)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate the bins");
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_TRY(kd_ctt_collect_(D, D->X, 0, D->s_m, offs, bound, owner, blk));
+  KD_TRY(kd_ctt_collect_(D, D->Y, D->s_m, D->s_n, offs, bound, owner, blk));
+  for (int64_t b = rank; b < s; b += p) {
+    D->bins[b / p] = blk[b].v;
+    blk[b] = (kd_dist_block){0, NULL};
   }
 cleanup:
+  for (int64_t b = 0; blk && b < s; b++) kd_dist_block_free(&blk[b]);
+  free(blk);
+  free(offs);
+  free(bound);
+  free(owner);
   return err;
 }
 
