@@ -272,3 +272,49 @@ cleanup:
   free(req);
   return err;
 }
+
+kd_err kd_dist_bins_allgather(MPI_Comm comm, int64_t nbins, const int *owner,
+                              const kd_dist_block *bins, double **all, int64_t *offs) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *mine = NULL, *got = NULL;
+  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
+  int64_t nmine = 0;
+  *all = NULL;
+  for (int64_t j = 0; j <= nbins; j++) offs[j] = 0;
+  for (int64_t j = 0; j < nbins; j++)
+    if (owner[j] == rank) offs[j + 1] = bins[j].n;
+  KD_TRY(kd_dist_sum_i64(comm, offs + 1, (int)nbins));
+  for (int64_t j = 0; j < nbins; j++) {
+    if (owner[j] == rank) nmine += offs[j + 1];
+    offs[j + 1] += offs[j];
+  }
+  mine = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1));
+  got = malloc(sizeof(double) * (size_t)(offs[nbins] > 0 ? offs[nbins] : 1));
+  *all = malloc(sizeof(double) * (size_t)(offs[nbins] > 0 ? offs[nbins] : 1));
+  if (!mine || !got || !*all)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "bins: cannot gather %lld values",
+                      (long long)offs[nbins]);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  for (int64_t j = 0, at = 0; j < nbins; j++)
+    if (owner[j] == rank && bins[j].n > 0) {
+      memcpy(mine + at, bins[j].v, sizeof(double) * (size_t)bins[j].n);
+      at += bins[j].n;
+    }
+  KD_TRY(kd_dist_allgatherv(comm, mine, nmine, got));
+  /* rank r contributed its bins in bin order, after those of ranks < r */
+  for (int r = 0, at = 0; r < size; r++)
+    for (int64_t j = 0; j < nbins; j++)
+      if (owner[j] == r) {
+        const int64_t len = offs[j + 1] - offs[j];
+        if (len > 0) memcpy(*all + offs[j], got + at, sizeof(double) * (size_t)len);
+        at += len;
+      }
+cleanup:
+  if (err != KD_OK) {
+    free(*all);
+    *all = NULL;
+  }
+  free(mine);
+  free(got);
+  return err;
+}

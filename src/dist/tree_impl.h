@@ -1,5 +1,6 @@
 /* tree_impl.h - the distributed tree / bin primitive: who owns which bin or tree node, moving a
- * node's rows to its parent's owner, and collecting contiguous row ranges (bins) on their owners.
+ * node's rows to its parent's owner, collecting contiguous row ranges (bins) on their owners and
+ * gathering per-bin results back in bin order.
  * One implementation of the logistics shared by the thinning tree (algo/thinning/driver.c), the
  * recombination tree (algo/quadrature/recombination.c) and the CTT bins (algo/testing/ctt.c); the
  * algorithms keep only the mathematics of a node. Raw MPI stays in dist/.
@@ -97,5 +98,14 @@ kd_err kd_dist_tree_gather(const kd_dist_tree *t, int level, const kd_dist_block
 kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double *rows, int width,
                             int64_t nbins, const int64_t *bound, const int *owner,
                             kd_dist_block *bins);
+
+/** The blocks of all bins, concatenated in bin order on every rank (the inverse placement of
+ *  kd_dist_bins_collect: owners need not be monotone). Collective; owner identical everywhere.
+ *  @param[in]  bins  nbins entries; bins[j] is read on rank owner[j] only (borrowed).
+ *  @param[out] all   the concatenation (malloc'ed, caller frees; at least one double).
+ *  @param[out] offs  nbins + 1 entries (caller's): bin j is all[offs[j] .. offs[j+1]).
+ *  @return KD_ERR_MEM (agreed), KD_ERR_MPI. */
+kd_err kd_dist_bins_allgather(MPI_Comm comm, int64_t nbins, const int *owner,
+                              const kd_dist_block *bins, double **all, int64_t *offs);
 
 #endif

@@ -2,7 +2,8 @@
  * of every level cover every node exactly once and a parent lives with its first child; merging a
  * tree level by level delivers every child to its parent's owner in child order, so the root (and
  * every gathered level) is the leaves' concatenation whatever the rank count and placement; bins
- * of rows arrive whole and in row order on any (non-monotone) owner. */
+ * of rows arrive whole and in row order on any (non-monotone) owner, and gather back in bin
+ * order on every rank. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,8 +153,19 @@ static void check_bins(void) {
       for (int c = 0; c < w; c++)
         if (bins[j].v[(g - bound[j]) * w + c] != 10.0 * (double)g + c) ok = 0;
     KD_TEST(ok, "bin %d holds its rows in order", j);
-    kd_dist_block_free(&bins[j]);
   }
+  /* and back: every rank gets all bins in bin order, i.e. the rows [0, n) in order */
+  double *all = NULL;
+  int64_t boffs[8];
+  KD_TEST_OK(kd_dist_bins_allgather(MPI_COMM_WORLD, nbins, owner, bins, &all, boffs));
+  int ok = all && boffs[nbins] == n * w;
+  for (int j = 0; ok && j <= nbins; j++) ok = boffs[j] == bound[j] * w;
+  for (int64_t g = 0; ok && g < n; g++)
+    for (int c = 0; c < w; c++)
+      if (all[g * w + c] != 10.0 * (double)g + c) ok = 0;
+  KD_TEST(ok, "bins gathered back in bin order on every rank");
+  free(all);
+  for (int j = 0; j < nbins; j++) kd_dist_block_free(&bins[j]);
   free(rows);
   free(offs);
 }
