@@ -44,9 +44,10 @@ static const kd_pointset *kd_ctt_bin_src_(const kd_pointset *X, const kd_pointse
 }
 
 /* ---------------- the driver: phases over one state ----------------
- * kd_ctt_run_ = setup, distribute the bins, compress them, gather the coresets, their mean-kernel
- * matrix G, the permutations and the decision, metrics. The distribution logistics (which rank
- * owns a bin, moving rows and coresets) sit in kd_ctt_distribute_ and kd_ctt_gather_ only. */
+ * kd_ctt_test = setup, distribute the bins, compress them, gather the coresets, their mean-kernel
+ * matrix G, the permutations and the decision, metrics. The distribution logistics (bin b on rank
+ * b mod p, rows to the bins' owners, coresets back in bin order) are the dist/tree_impl.h bin
+ * primitive, called from kd_ctt_distribute_ and kd_ctt_gather_ only. */
 typedef struct {
   const kd_algo_in *in;
   kd_ctt_params cfg;
@@ -56,9 +57,9 @@ typedef struct {
   kd_gidx m, n;
   int64_t s_m, s_n, n_in; /* bins of X, bins of Y, points per bin */
   int compress;           /* 0: the coreset would be the whole bin, bins are kept as they are */
-  int nmine;              /* bins owned here: rank, rank + p, ... */
-  double **bins, **cores; /* [nmine]: rows of my bins, rows of their coresets */
-  int64_t **corei;        /* [nmine]: pooled row numbers of the coreset rows */
+  int *owner;             /* [s]: the rank of bin b, b mod p */
+  kd_dist_block *bin;     /* [s]: rows of bin b (n_in x d) on its owner */
+  kd_dist_block *core;    /* [s]: coreset of bin b on its owner, rows (x_1 .. x_d, pooled row) */
   kd_lidx *idx;           /* [n_in]: KT-Compress output of one bin */
   int64_t *nout, *coff;   /* [s] coreset sizes, [s + 1] their offsets in bin order */
   int64_t total;          /* coreset rows over all bins */
@@ -69,14 +70,13 @@ typedef struct {
 } kd_ctt_drv_;
 
 static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
-  for (int i = 0; i < D->nmine; i++) {
-    if (D->bins) free(D->bins[i]);
-    if (D->cores) free(D->cores[i]);
-    if (D->corei) free(D->corei[i]);
+  for (int64_t b = 0; b < D->cfg.s; b++) {
+    if (D->bin) kd_dist_block_free(&D->bin[b]);
+    if (D->core) kd_dist_block_free(&D->core[b]);
   }
-  free(D->bins);
-  free(D->cores);
-  free(D->corei);
+  free(D->bin);
+  free(D->core);
+  free(D->owner);
   free(D->idx);
   free(D->nout);
   free(D->coff);
@@ -137,83 +137,67 @@ cleanup:
   return err;
 }
 
-/* Bins [b0, b0 + nb) (all of sample S) collected on their owners b mod p: blk[b] gets bin b's
- * rows on its owner (dist/tree_impl.h). Collective. */
+/* Bins [b0, b0 + nb) (all of sample S) collected on their owners. Collective. */
 static kd_err kd_ctt_collect_(kd_ctt_drv_ *D, const kd_pointset *S, int64_t b0, int64_t nb,
-                              int64_t *offs, int64_t *bound, int *owner, kd_dist_block *blk) {
+                              int64_t *offs, int64_t *bound) {
   for (int r = 0; r <= D->p; r++) offs[r] = kd_pointset_rank_offset(S, r);
   for (int64_t j = 0; j <= nb; j++) bound[j] = j * D->n_in;
-  for (int64_t j = 0; j < nb; j++) owner[j] = (int)((b0 + j) % D->p);
-  return kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(S), D->d, nb, bound, owner,
-                              blk + b0);
+  return kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(S), D->d, nb, bound,
+                              D->owner + b0, D->bin + b0);
 }
 
 /* Phase 1 (logistics): bin b (X bins first, then Y bins) goes to rank b mod p, moved there by
  * kd_dist_bins_collect. Collective. */
 static kd_err kd_ctt_distribute_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
-  const int rank = D->rank, p = D->p;
-  const int64_t s = D->cfg.s, n_in = D->n_in;
-  kd_dist_block *blk = NULL;
+  const int64_t s = D->cfg.s;
   int64_t *offs = NULL, *bound = NULL;
-  int *owner = NULL;
-  for (int64_t b = rank; b < s; b += p) D->nmine++;
-  D->bins = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->bins);
-  D->cores = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->cores);
-  D->corei = calloc((size_t)(D->nmine ? D->nmine : 1), sizeof *D->corei);
+  D->owner = malloc(sizeof *D->owner * (size_t)s);
+  D->bin = calloc((size_t)s, sizeof *D->bin);
+  D->core = calloc((size_t)s, sizeof *D->core);
   D->nout = calloc((size_t)s, sizeof *D->nout);
-  D->idx = malloc((size_t)n_in * sizeof *D->idx);
-  blk = calloc((size_t)s, sizeof *blk);
-  offs = malloc(sizeof *offs * (size_t)(p + 1));
+  D->idx = malloc((size_t)D->n_in * sizeof *D->idx);
+  offs = malloc(sizeof *offs * (size_t)(D->p + 1));
   bound = malloc(sizeof *bound * (size_t)(s + 1));
-  owner = malloc(sizeof *owner * (size_t)s);
-  if (!D->bins || !D->cores || !D->corei || !D->nout || !D->idx || !blk || !offs || !bound ||
-      !owner)
+  if (!D->owner || !D->bin || !D->core || !D->nout || !D->idx || !offs || !bound)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate the bins");
   KD_TRY(kd_dist_agreed(D->comm, lerr));
-  KD_TRY(kd_ctt_collect_(D, D->X, 0, D->s_m, offs, bound, owner, blk));
-  KD_TRY(kd_ctt_collect_(D, D->Y, D->s_m, D->s_n, offs, bound, owner, blk));
-  for (int64_t b = rank; b < s; b += p) {
-    D->bins[b / p] = blk[b].v;
-    blk[b] = (kd_dist_block){0, NULL};
-  }
+  for (int64_t b = 0; b < s; b++) D->owner[b] = (int)(b % D->p);
+  KD_TRY(kd_ctt_collect_(D, D->X, 0, D->s_m, offs, bound));
+  KD_TRY(kd_ctt_collect_(D, D->Y, D->s_m, D->s_n, offs, bound));
 cleanup:
-  for (int64_t b = 0; blk && b < s; b++) kd_dist_block_free(&blk[b]);
-  free(blk);
   free(offs);
   free(bound);
-  free(owner);
   return err;
 }
 
-/* KT-Compress local bin i (bin b) into cores[i] / corei[i] and nout[b]. Local. */
-static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int i, int64_t b) {
+/* KT-Compress bin b (on its owner) into core[b], rows (x, pooled row number). Local. */
+static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int64_t b) {
   kd_err err = KD_OK;
   const int64_t n_in = D->n_in;
   const int d = D->d;
+  const double *rows = D->bin[b].v;
   kd_lidx k = n_in;
   if (D->compress) {
-    KD_TRY(kd_thin_kt_compress_local(D->in->kernel, D->bins[i], n_in, d, (int)D->cfg.g,
-                                     D->cfg.delta, D->in->seed, KD_CTT_STREAM_BIN + (uint64_t)b,
-                                     D->idx, &k));
+    KD_TRY(kd_thin_kt_compress_local(D->in->kernel, rows, n_in, d, (int)D->cfg.g, D->cfg.delta,
+                                     D->in->seed, KD_CTT_STREAM_BIN + (uint64_t)b, D->idx, &k));
     KD_CHECK(k >= 1 && k <= n_in, KD_ERR_INTERNAL,
              "ctt: KT-Compress returned %lld points for a bin of %lld", (long long)k,
              (long long)n_in);
   } else {
     for (kd_lidx j = 0; j < n_in; j++) D->idx[j] = j;
   }
-  D->cores[i] = malloc((size_t)k * (size_t)d * sizeof(double));
-  D->corei[i] = malloc((size_t)k * sizeof(int64_t));
-  KD_CHECK(D->cores[i] && D->corei[i], KD_ERR_MEM, "ctt: cannot allocate a coreset");
+  D->core[b].v = malloc((size_t)k * (size_t)(d + 1) * sizeof(double));
+  KD_CHECK(D->core[b].v, KD_ERR_MEM, "ctt: cannot allocate a coreset");
+  D->core[b].n = k * (d + 1);
   kd_gidx lo = 0;
   const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, n_in, b, &lo);
   const int64_t shift = (S == D->X) ? 0 : D->m; /* pooled row numbering: X rows, then Y rows */
   for (kd_lidx j = 0; j < k; j++) {
-    memcpy(D->cores[i] + (size_t)j * d, D->bins[i] + (size_t)D->idx[j] * d,
-           (size_t)d * sizeof(double));
-    D->corei[i][j] = shift + lo + D->idx[j];
+    double *c = D->core[b].v + (size_t)j * (d + 1);
+    memcpy(c, rows + (size_t)D->idx[j] * d, (size_t)d * sizeof(double));
+    c[d] = (double)(shift + lo + D->idx[j]); /* exact: row numbers < 2^53 */
   }
-  D->nout[b] = k;
 cleanup:
   return err;
 }
@@ -222,60 +206,37 @@ cleanup:
 static kd_err kd_ctt_compress_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
   D->t1 = kd_dist_wtime();
-  for (int i = 0; i < D->nmine && lerr == KD_OK; i++)
-    lerr = kd_ctt_compress_bin_(D, i, D->rank + (int64_t)i * D->p);
+  for (int64_t b = D->rank; b < D->cfg.s && lerr == KD_OK; b += D->p)
+    lerr = kd_ctt_compress_bin_(D, b);
   KD_TRY(kd_dist_agreed(D->comm, lerr));
   D->t2 = kd_dist_wtime();
 cleanup:
   return err;
 }
 
-/* Phase 3 (logistics): the coresets in bin order on every rank, as the output rows (weight
- * 1 / (s |coreset|)) with their bins. Collective. */
+/* Phase 3 (logistics): the coresets in bin order on every rank (kd_dist_bins_allgather), as the
+ * output rows (weight 1 / (s |coreset|)) with their bins. Collective. */
 static kd_err kd_ctt_gather_(kd_ctt_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
-  double *mine = NULL, *all = NULL;
-  int64_t *minei = NULL, *alli = NULL;
-  const int rank = D->rank, p = D->p, d = D->d;
+  double *all = NULL;
+  const int d = D->d;
   const int64_t s = D->cfg.s;
-  int64_t *nout = D->nout, nloc = 0;
-  KD_TRY(kd_dist_sum_i64(D->comm, nout, (int)s));
   KD_ALLOC(D->coff, s + 1);
-  for (int64_t b = 0; b < s; b++) D->coff[b + 1] = D->coff[b] + nout[b];
+  KD_TRY(kd_dist_bins_allgather(D->comm, s, D->owner, D->core, &all, D->coff));
+  for (int64_t b = 0; b <= s; b++) D->coff[b] /= d + 1; /* values -> coreset rows */
+  for (int64_t b = 0; b < s; b++) D->nout[b] = D->coff[b + 1] - D->coff[b];
   D->total = D->coff[s];
-  for (int i = 0; i < D->nmine; i++) nloc += nout[rank + (int64_t)i * p];
-  KD_ALLOC(mine, nloc * d);
-  KD_ALLOC(minei, nloc);
-  for (int i = 0, at = 0; i < D->nmine; i++) {
-    const int64_t k = nout[rank + (int64_t)i * p];
-    memcpy(mine + (size_t)at * d, D->cores[i], (size_t)k * d * sizeof(double));
-    memcpy(minei + at, D->corei[i], (size_t)k * sizeof(int64_t));
-    at += (int)k;
-  }
-  KD_ALLOC(all, D->total * d);
-  KD_ALLOC(alli, D->total);
-  KD_TRY(kd_dist_allgatherv(D->comm, mine, nloc * d, all));
-  KD_TRY(kd_dist_allgatherv_i64(D->comm, minei, nloc, alli));
   KD_TRY(kd_result_alloc(out, D->total, d));
   KD_ALLOC(D->cbin, D->total);
-  int64_t at = 0; /* rank r contributed bins r, r+p, ... in that order */
-  for (int r = 0; r < p; r++)
-    for (int64_t b = r; b < s; b += p) {
-      const int64_t c0 = D->coff[b];
-      memcpy(out->points + (size_t)c0 * d, all + (size_t)at * d,
-             (size_t)nout[b] * d * sizeof(double));
-      for (int64_t j = 0; j < nout[b]; j++) {
-        out->indices[c0 + j] = alli[at + j];
-        out->weights[c0 + j] = 1.0 / ((double)s * (double)nout[b]);
-        D->cbin[c0 + j] = b;
-      }
-      at += nout[b];
+  for (int64_t b = 0; b < s; b++)
+    for (int64_t j = D->coff[b]; j < D->coff[b + 1]; j++) {
+      memcpy(out->points + (size_t)j * d, all + (size_t)j * (d + 1), (size_t)d * sizeof(double));
+      out->indices[j] = (kd_gidx)all[(size_t)j * (d + 1) + d];
+      out->weights[j] = 1.0 / ((double)s * (double)D->nout[b]);
+      D->cbin[j] = b;
     }
 cleanup:
-  free(mine);
-  free(minei);
   free(all);
-  free(alli);
   return err;
 }
 
