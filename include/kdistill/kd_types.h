@@ -3,6 +3,7 @@
 #define KDISTILL_KD_TYPES_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kd_err.h"
@@ -95,7 +96,10 @@ void kd_interrupt_set(int on);
 
 /* ---------------- typed parameter tables ----------------
  * An algorithm declares its keys (under the config's `algorithm:` section) with defaults and
- * ranges; the config layer fills a kd_params from them, so run() never sees YAML. */
+ * ranges; the config layer fills a kd_params from them, so run() never sees YAML. run() then
+ * copies the values once into its own typed struct with kd_params_fill: each spec row names the
+ * struct member it lands in (KD_PARAM_AT / KD_PARAM_AT_INDEX), so the defaults are stated once,
+ * in the table, and no key is looked up by string inside an algorithm. */
 typedef enum { KD_PARAM_INT, KD_PARAM_F64, KD_PARAM_STR, KD_PARAM_BOOL } kd_param_type;
 
 typedef struct {
@@ -106,7 +110,20 @@ typedef struct {
   double min, max;     /* inclusive range for INT / F64 */
   const char *choices; /* STR: '|'-separated allowed values, or NULL for any */
   const char *doc;     /* one-line description (README table, --print-defaults) */
+  /* where kd_params_fill stores the value: 1 + offsetof(struct, member), 0 = not stored (so a
+   * zero-initialised row stays valid); write it with KD_PARAM_AT / KD_PARAM_AT_INDEX /
+   * KD_PARAM_NONE. Member types: INT int64_t, F64 double, BOOL int, STR const char * (borrowed from
+   * the kd_params), or int (the 0-based position of the value in `choices`) when as_index = 1. */
+  size_t offset;
+  int as_index;
 } kd_param_spec;
+
+/** Last two initialisers of a spec row: store the value in member `m` of struct type `T`. */
+#define KD_PARAM_AT(T, m) (offsetof(T, m) + 1), 0
+/** Same for a STR row with choices: store the index of the value in `choices` (int member). */
+#define KD_PARAM_AT_INDEX(T, m) (offsetof(T, m) + 1), 1
+/** Last two initialisers of a spec row whose value kd_params_fill does not store. */
+#define KD_PARAM_NONE 0, 0
 
 typedef struct {
   int64_t i;
@@ -124,7 +141,15 @@ typedef struct {
 /** Fill p with the defaults of spec[0..n). Local. Free with kd_params_free. */
 kd_err kd_params_defaults(const kd_param_spec *spec, int n, kd_params *p);
 void kd_params_free(kd_params *p);
-/** Typed lookups; aborting KD_ASSERT if the key is not declared (a programming error). Local. */
+/** Copy every value of p whose spec row has an offset into the typed struct `out` (members not
+ *  named by any row are left as they are: zero-initialise `out` first). Strings are borrowed from
+ *  p (valid until kd_params_free). Local.
+ *  @param[in]  p    filled parameters (kd_params_defaults / the config layer); borrowed.
+ *  @param[out] out  the caller's struct of the type the offsets refer to.
+ *  @return KD_OK; KD_ERR_CONFIG when an as_index value is not one of the row's choices. */
+kd_err kd_params_fill(const kd_params *p, void *out);
+/** Typed lookups; aborting KD_ASSERT if the key is not declared (a programming error). Local.
+ *  Prefer kd_params_fill inside algorithms. */
 int64_t kd_params_int(const kd_params *p, const char *key);
 double kd_params_f64(const kd_params *p, const char *key);
 const char *kd_params_str(const kd_params *p, const char *key);

@@ -69,17 +69,56 @@ int kd_params_bool(const kd_params *p, const char *key) {
   return kd_params_get_(p, key, KD_PARAM_BOOL)->b;
 }
 
-static int kd_choice_ok_(const char *choices, const char *s) {
+/* position of s among the '|'-separated choices, or -1 */
+static int kd_choice_index_(const char *choices, const char *s) {
   size_t n = strlen(s);
   const char *c = choices;
-  while (*c) {
+  for (int i = 0; *c; i++) {
     const char *bar = strchr(c, '|');
     size_t len = bar ? (size_t)(bar - c) : strlen(c);
-    if (len == n && strncmp(c, s, n) == 0) return 1;
+    if (len == n && strncmp(c, s, n) == 0) return i;
     if (!bar) break;
     c = bar + 1;
   }
-  return 0;
+  return -1;
+}
+
+static int kd_choice_ok_(const char *choices, const char *s) {
+  return kd_choice_index_(choices, s) >= 0;
+}
+
+kd_err kd_params_fill(const kd_params *p, void *out) {
+  kd_err err = KD_OK;
+  char *base = out;
+  for (int i = 0; i < p->n; i++) {
+    const kd_param_spec *s = &p->spec[i];
+    const kd_param_val *v = &p->v[i];
+    if (s->offset == 0) continue;
+    char *at = base + (s->offset - 1);
+    switch (s->type) {
+      case KD_PARAM_INT:
+        memcpy(at, &v->i, sizeof v->i);
+        break;
+      case KD_PARAM_F64:
+        memcpy(at, &v->f, sizeof v->f);
+        break;
+      case KD_PARAM_BOOL:
+        memcpy(at, &v->b, sizeof v->b);
+        break;
+      case KD_PARAM_STR:
+        if (s->as_index) {
+          int k = (s->choices && v->s) ? kd_choice_index_(s->choices, v->s) : -1;
+          KD_CHECK(k >= 0, KD_ERR_CONFIG, "algorithm.%s = '%s' is not one of %s", s->key,
+                   v->s ? v->s : "(unset)", s->choices ? s->choices : "(no choices)");
+          memcpy(at, &k, sizeof k);
+        } else {
+          memcpy(at, &v->s, sizeof v->s);
+        }
+        break;
+    }
+  }
+cleanup:
+  return err;
 }
 
 kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx) {

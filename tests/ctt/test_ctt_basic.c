@@ -7,6 +7,9 @@
  *  - coreset bookkeeping (sizes 2^g sqrt(n_in), rows are rows of their own bin, weights);
  *  - the same statistic, p-value, decision and permutation statistics on the job's communicator
  *    as on a one-rank communicator (so at 1, 2 and 4 ranks), and the same study table;
+ *  - the typed entry points kd_ctt_test / kd_ctt_exact_test (what the study calls, parameters
+ *    from the spec tables' defaults by kd_params_fill) give bitwise the outputs of the registered
+ *    algorithms run from "key=value" parameters;
  *  - bad input: clear errors. */
 #include <math.h>
 #include <stdlib.h>
@@ -228,6 +231,68 @@ static void test_ranks(MPI_Comm comm, MPI_Comm self) {
   kd_kernel_destroy(&k);
 }
 
+/* kd_ctt_test / kd_ctt_exact_test with a kd_ctt_params filled from the table defaults, then set
+ * as the "key=value" run: bitwise the same /test outputs and coreset. */
+static void test_typed(MPI_Comm comm) {
+  const int d = 2;
+  const double shift[2] = {0.1, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, d, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 1024, d, NULL, 31, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 1024, d, shift, 32, &Y));
+  static const char *const paths[] = {"/test/statistic", "/test/p_value", "/test/p_reject",
+                                      "/test/permutation_statistics"};
+  for (int a = 0; a < 2; a++) {
+    const char *name = a ? "ctt_exact" : "ctt";
+    const char *sc[] = {"s=8", "g=1", "B=40", "alpha=0.1", NULL};
+    const char *se[] = {"B=40", "alpha=0.1", "tile=100", NULL};
+    const kd_algo_desc *desc = ctt_test_desc(name);
+    kd_params prm = {0};
+    kd_ctt_params cp;
+    kd_result r = KD_RESULT_INIT, r2 = KD_RESULT_INIT;
+    memset(&cp, 0, sizeof cp);
+    KD_TEST_OK(kd_params_defaults(desc->params, desc->n_params, &prm));
+    KD_TEST_OK(kd_params_fill(&prm, &cp));
+    KD_TEST(cp.B == 100 && cp.alpha == 0.05 && (a ? cp.tile == 256 : cp.s == 16 && cp.g == 0),
+            "%s: the table defaults land in kd_ctt_params", name);
+    cp.B = 40;
+    cp.alpha = 0.1;
+    if (a) {
+      cp.tile = 100;
+    } else {
+      cp.s = 8;
+      cp.g = 1;
+    }
+    KD_TEST_OK(ctt_test_run(comm, name, k, X, Y, 5, a ? se : sc, &r));
+    kd_ctt_in ti = {Y};
+    kd_algo_in in;
+    memset(&in, 0, sizeof in);
+    in.comm = comm;
+    in.kernel = k;
+    in.points = X;
+    in.seed = 5;
+    in.task_in = &ti;
+    KD_TEST_OK(a ? kd_ctt_exact_test(&in, &cp, &r2) : kd_ctt_test(&in, &cp, &r2));
+    for (int q = 0; q < 4; q++) {
+      const kd_result_dataset *x = kd_result_find(&r, paths[q]), *y = kd_result_find(&r2, paths[q]);
+      const int64_t len = x && x->rank ? x->dims[0] : 1;
+      KD_TEST(x && y && x->rank == y->rank && (!x->rank || x->dims[0] == y->dims[0]) &&
+                  memcmp(x->f64, y->f64, sizeof(double) * (size_t)len) == 0,
+              "%s: %s identical through the typed entry point", name, paths[q]);
+    }
+    KD_TEST(r.n == r2.n && (r.n == 0 || memcmp(r.points, r2.points, sizeof(double) * r.n * d) == 0),
+            "%s: same coreset through the typed entry point", name);
+    kd_result_free(&r);
+    kd_result_free(&r2);
+    kd_params_free(&prm);
+  }
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
 /* A small study on comm and on a one-rank communicator: identical tables (wall times aside). */
 static void test_study_ranks(MPI_Comm comm, MPI_Comm self) {
   kd_measure gx, gy;
@@ -368,6 +433,7 @@ int main(int argc, char **argv) {
   test_exactness(MPI_COMM_WORLD, KD_KERNEL_MATERN32);
   test_exactness(MPI_COMM_WORLD, KD_KERNEL_IMQ);
   test_ranks(MPI_COMM_WORLD, self);
+  test_typed(MPI_COMM_WORLD);
   test_study_ranks(MPI_COMM_WORLD, self);
   test_bad_input(MPI_COMM_WORLD);
   kd_dist_comm_free(&self);

@@ -7,7 +7,8 @@
 static const kd_param_spec kd_bpcg_params_[] = {
     KD_HERD_COMMON_PARAMS,
     {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
-     "relaxed step-selection factor K_sc >= 1 (App. C); larger = sparser"},
+     "relaxed step-selection factor K_sc >= 1 (App. C); larger = sparser",
+     KD_PARAM_AT(kd_herd_params, K_sc)},
 };
 
 static kd_err kd_bpcg_iter_(kd_herd *h, void *ctx, int64_t it, double *gap) {
@@ -36,7 +37,9 @@ cleanup:
 
 static kd_err kd_bpcg_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK;
-  double ksc = kd_params_f64(in->params, "K_sc");
+  kd_herd_params hp;
+  KD_TRY(kd_herd_params_read(in->params, &hp));
+  double ksc = hp.K_sc;
   KD_CHECK(ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", ksc);
   KD_TRY(kd_herd_drive(in, out, kd_bpcg_iter_, &ksc));
 cleanup:

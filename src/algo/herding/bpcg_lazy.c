@@ -9,9 +9,10 @@
 static const kd_param_spec kd_bpcg_lazy_params_[] = {
     KD_HERD_COMMON_PARAMS,
     {"J", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
-     "accuracy J >= 1 of the lazified FW test (Alg. 2 line 19; the paper's herding runs use 1)"},
+     "accuracy J >= 1 of the lazified FW test (Alg. 2 line 19; the paper's herding runs use 1)",
+     KD_PARAM_AT(kd_herd_params, J)},
     {"K_sc", KD_PARAM_F64, 1.0, NULL, 1.0, 1e6, NULL,
-     "relaxed step-selection factor K_sc >= 1 (App. C)"},
+     "relaxed step-selection factor K_sc >= 1 (App. C)", KD_PARAM_AT(kd_herd_params, K_sc)},
 };
 
 typedef struct {
@@ -79,7 +80,9 @@ cleanup:
 
 static kd_err kd_bpcg_lazy_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK;
-  kd_bpcg_lazy_ctx_ c = {kd_params_f64(in->params, "J"), kd_params_f64(in->params, "K_sc"), 0, 0};
+  kd_herd_params hp;
+  KD_TRY(kd_herd_params_read(in->params, &hp));
+  kd_bpcg_lazy_ctx_ c = {hp.J, hp.K_sc, 0, 0};
   KD_CHECK(c.J >= 1.0, KD_ERR_CONFIG, "algorithm.J must be >= 1 (Alg. 2), got %g", c.J);
   KD_CHECK(c.ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", c.ksc);
   const kd_herd_ctx_io io = {kd_bpcg_lazy_save_, kd_bpcg_lazy_load_};

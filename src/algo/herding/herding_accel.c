@@ -142,6 +142,173 @@ static void kd_acc_gcos_scores_(const kd_herd *h, kd_accel_ctx_ *x, double q, do
   }
 }
 
+/* PMP coefficients of the direction with the new vertex kk (Alg. 5 lines 5-10): the forward step
+ * along k(v,.) - nu or the backward step along -d/||d||, whichever aligns more with the residual
+ * r_k = (mu - nu) - d. *stop = 1 when neither improves (the direction keeps nd_before vertices). */
+static void kd_acc_pmp_coeffs_(const kd_herd *h, kd_accel_ctx_ *x, int kk, int nd_before,
+                               int *stop) {
+  double q, dd;
+  int v = x->pos[kk];
+  double fr = kd_acc_A_(h, v), fn2 = kd_acc_G_(h, v, v);
+  for (int i = 0; i < x->nd; i++) fr -= x->c[i] * kd_acc_G_(h, x->pos[i], v);
+  double fval = fr, bval = -INFINITY, dn = 0.0;
+  if (nd_before > 0) {
+    kd_acc_dir_(h, x, x->c, &q, &dd);
+    dn = sqrt(dd);
+    if (dn > 0) bval = (dd - q) / dn;
+  }
+  if (bval > fval) {
+    double fac = 1.0 - bval / dn; /* lambda = bval, ||u|| = 1 */
+    if (!(fac >= 0)) {
+      *stop = 1;
+      return;
+    }
+    for (int i = 0; i < x->nd; i++) x->cn[i] = x->c[i] * fac;
+  } else {
+    if (!(fr > 0) || !(fn2 > 0)) {
+      x->nd = nd_before;
+      *stop = 1;
+      return;
+    }
+    x->cn[kk] += fr / fn2;
+  }
+}
+
+/* Accept the trial coefficients cn when they raise cos theta by more than delta (else drop the
+ * round's vertex: the direction keeps nd_before vertices, *stop = 1). */
+static void kd_acc_accept_(const kd_herd *h, kd_accel_ctx_ *x, int nd_before, double r0,
+                           double *cos_cur, int *stop) {
+  double q, dd;
+  kd_acc_dir_(h, x, x->cn, &q, &dd);
+  double cos_new = kd_acc_align_(q, dd, r0);
+  if (!(cos_new - *cos_cur > x->delta)) {
+    x->nd = nd_before;
+    *stop = 1;
+    return;
+  }
+  memcpy(x->c, x->cn, sizeof(double) * (size_t)x->nd);
+  *cos_cur = cos_new;
+}
+
+/* One PMP / FC-PMP round (Alg. 5): v_k = argmax_y <r_k, delta_y>, r_k = (mu - nu) - d, with
+ * <d, delta_y> = D(y) - Lambda nu(y). Collective. */
+static kd_err kd_acc_round_pmp_(kd_herd *h, kd_accel_ctx_ *x, int fc, double r0, double *cos_cur,
+                                int *stop) {
+  kd_err err = KD_OK;
+  double val, lam = 0.0;
+  kd_gidx g;
+  int kk;
+  for (int i = 0; i < x->nd; i++) lam += x->c[i];
+  for (kd_lidx y = 0; y < h->nl; y++)
+    x->score[y] = -h->g[y] - (x->D[y] - lam * (h->g[y] + h->z[y]));
+  h->lmo_calls++;
+  KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
+  int nd_before = x->nd;
+  KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
+  memcpy(x->cn, x->c, sizeof(double) * (size_t)x->nd);
+  if (fc) {
+    KD_TRY(kd_acc_nnls_(h, x, x->cn));
+  } else {
+    kd_acc_pmp_coeffs_(h, x, kk, nd_before, stop);
+    if (*stop) goto cleanup;
+  }
+  kd_acc_accept_(h, x, nd_before, r0, cos_cur, stop);
+cleanup:
+  return err;
+}
+
+/* First GCOS round (Alg. 6 line 1): d_1 = argmax_y cos(mu - nu, k(y,.) - nu). Collective. */
+static kd_err kd_acc_round_gcos_first_(kd_herd *h, kd_accel_ctx_ *x, double r0, double *cos_cur,
+                                       int *stop) {
+  kd_err err = KD_OK;
+  double val, q, dd;
+  kd_gidx g;
+  int kk;
+  for (kd_lidx y = 0; y < h->nl; y++) {
+    double nuy = h->g[y] + h->z[y];
+    double al = h->kdiag[y] - 2.0 * nuy + h->wkw;
+    double p = -h->g[y] - h->wz + h->wkw;
+    x->score[y] = al > 1e-14 * (h->kdiag[y] + fabs(h->wkw)) ? p / sqrt(al) : -INFINITY;
+  }
+  h->lmo_calls++;
+  KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
+  if (!(val > -INFINITY)) {
+    *stop = 1;
+    goto cleanup;
+  }
+  KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
+  x->c[kk] = 1.0;
+  kd_acc_dir_(h, x, x->c, &q, &dd);
+  *cos_cur = kd_acc_align_(q, dd, r0);
+cleanup:
+  return err;
+}
+
+/* A later GCOS / FC-GCOS round (Alg. 6 lines 4-6, Alg. 7): the vertex maximising g(c, y), c_k
+ * recomputed from the replicated Gram (Prop. 9), then (FC) the coefficients from (3.9).
+ * Collective. */
+static kd_err kd_acc_round_gcos_(kd_herd *h, kd_accel_ctx_ *x, int fc, double r0, double *cos_cur,
+                                 int *stop) {
+  kd_err err = KD_OK;
+  double val, q, dd;
+  kd_gidx g;
+  int kk;
+  kd_acc_dir_(h, x, x->c, &q, &dd);
+  kd_acc_gcos_scores_(h, x, q, dd);
+  h->lmo_calls++;
+  KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
+  if (!(val > -INFINITY)) {
+    *stop = 1;
+    goto cleanup;
+  }
+  int nd_before = x->nd;
+  KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
+  int v = x->pos[kk];
+  double p = kd_acc_A_(h, v), al = kd_acc_G_(h, v, v), be = 0.0;
+  for (int i = 0; i < x->nd; i++) be += x->c[i] * kd_acc_G_(h, x->pos[i], v);
+  double den = p * be - q * al;
+  double cst = den != 0.0 ? (q * be - p * dd) / den : 0.0;
+  if (!(cst > 0)) {
+    x->nd = nd_before;
+    *stop = 1;
+    goto cleanup;
+  }
+  memcpy(x->cn, x->c, sizeof(double) * (size_t)x->nd);
+  x->cn[kk] += cst;
+  if (fc) KD_TRY(kd_acc_nnls_(h, x, x->cn));
+  kd_acc_accept_(h, x, nd_before, r0, cos_cur, stop);
+cleanup:
+  return err;
+}
+
+/* The step of Alg. 4 along the built direction: rho = sum (c_i / Lambda) k(v_i, .),
+ * nu <- (1 - gamma) nu + gamma rho with the exact line search over [0, 1]. Local. */
+static void kd_acc_step_(kd_herd *h, kd_accel_ctx_ *x) {
+  double lam = 0.0;
+  for (int i = 0; i < x->nd; i++) lam += x->c[i];
+  if (x->nd == 0 || !(lam > 0)) {
+    kd_herd_prune(h);
+    kd_herd_refresh(h);
+    h->done = 1; /* no ascent direction: nothing more to gain on this candidate set */
+    return;
+  }
+  for (int i = 0; i < x->nd; i++) x->cn[i] = x->c[i] / lam;
+  double q, dd;
+  kd_acc_dir_(h, x, x->cn, &q, &dd);
+  double gamma = q > 0 ? (dd > 0 ? fmin(1.0, q / dd) : 1.0) : 0.0;
+  if (gamma > 0) {
+    const double om = 1.0 - gamma, sc = gamma / lam;
+    /* nu' = (1-gamma) nu + (gamma/Lambda) D  =>  g' = (1-gamma) g + (gamma/Lambda) D - gamma z */
+    for (kd_lidx y = 0; y < h->nl; y++) h->g[y] = om * h->g[y] + sc * x->D[y] - gamma * h->z[y];
+    h->lmin_valid = 0;
+    for (int i = 0; i < h->n; i++) h->w[i] *= om;
+    for (int i = 0; i < x->nd; i++) h->w[x->pos[i]] += gamma * x->cn[i];
+  }
+  kd_herd_prune(h);
+  kd_herd_refresh(h);
+}
+
+/* One iteration of Alg. 4: the FW gap, up to K_max direction rounds of the mode, the step. */
 static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
   kd_err err = KD_OK;
   kd_accel_ctx_ *x = vctx;
@@ -161,127 +328,20 @@ static kd_err kd_acc_iter_(kd_herd *h, void *vctx, int64_t it, double *gap) {
   }
   double cos_cur = -1.0;
   for (int k = 0; k < x->kmax; k++) {
-    int kk;
-    double q, dd;
-    if (is_pmp) {
-      /* v_k = argmax_y <r_k, delta_y>, r_k = (mu - nu) - d, <d, delta_y> = D(y) - Lambda nu(y) */
-      double lam = 0.0;
-      for (int i = 0; i < x->nd; i++) lam += x->c[i];
-      for (kd_lidx y = 0; y < h->nl; y++)
-        x->score[y] = -h->g[y] - (x->D[y] - lam * (h->g[y] + h->z[y]));
-      h->lmo_calls++;
-      KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
-      int nd_before = x->nd;
-      KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
-      memcpy(x->cn, x->c, sizeof(double) * (size_t)x->nd);
-      if (fc) {
-        KD_TRY(kd_acc_nnls_(h, x, x->cn));
-      } else {
-        int v = x->pos[kk];
-        double fr = kd_acc_A_(h, v), fn2 = kd_acc_G_(h, v, v);
-        for (int i = 0; i < x->nd; i++) fr -= x->c[i] * kd_acc_G_(h, x->pos[i], v);
-        double fval = fr, bval = -INFINITY, dn = 0.0;
-        if (nd_before > 0) {
-          kd_acc_dir_(h, x, x->c, &q, &dd);
-          dn = sqrt(dd);
-          if (dn > 0) bval = (dd - q) / dn;
-        }
-        if (bval > fval) {
-          double fac = 1.0 - bval / dn; /* lambda = bval, ||u|| = 1 */
-          if (!(fac >= 0)) break;
-          for (int i = 0; i < x->nd; i++) x->cn[i] = x->c[i] * fac;
-        } else {
-          if (!(fr > 0) || !(fn2 > 0)) {
-            x->nd = nd_before;
-            break;
-          }
-          x->cn[kk] += fr / fn2;
-        }
-      }
-      kd_acc_dir_(h, x, x->cn, &q, &dd);
-      double cos_new = kd_acc_align_(q, dd, r0);
-      if (!(cos_new - cos_cur > x->delta)) {
-        x->nd = nd_before;
-        break;
-      }
-      memcpy(x->c, x->cn, sizeof(double) * (size_t)x->nd);
-      cos_cur = cos_new;
-    } else if (k == 0) {
-      /* d_1 = argmax_y cos(mu - nu, k(y,.) - nu) */
-      for (kd_lidx y = 0; y < h->nl; y++) {
-        double nuy = h->g[y] + h->z[y];
-        double al = h->kdiag[y] - 2.0 * nuy + h->wkw;
-        double p = -h->g[y] - h->wz + h->wkw;
-        x->score[y] = al > 1e-14 * (h->kdiag[y] + fabs(h->wkw)) ? p / sqrt(al) : -INFINITY;
-      }
-      h->lmo_calls++;
-      KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
-      if (!(val > -INFINITY)) break;
-      KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
-      x->c[kk] = 1.0;
-      kd_acc_dir_(h, x, x->c, &q, &dd);
-      cos_cur = kd_acc_align_(q, dd, r0);
-    } else {
-      kd_acc_dir_(h, x, x->c, &q, &dd);
-      kd_acc_gcos_scores_(h, x, q, dd);
-      h->lmo_calls++;
-      KD_TRY(kd_herd_argmax(h, x->score, KD_OK, &val, &g));
-      if (!(val > -INFINITY)) break;
-      int nd_before = x->nd;
-      KD_TRY(kd_acc_add_vertex_(h, x, g, &kk));
-      /* c_k recomputed from the replicated Gram (Prop. 9) */
-      int v = x->pos[kk];
-      double p = kd_acc_A_(h, v), al = kd_acc_G_(h, v, v), be = 0.0;
-      for (int i = 0; i < x->nd; i++) be += x->c[i] * kd_acc_G_(h, x->pos[i], v);
-      double den = p * be - q * al;
-      double cst = den != 0.0 ? (q * be - p * dd) / den : 0.0;
-      if (!(cst > 0)) {
-        x->nd = nd_before;
-        break;
-      }
-      memcpy(x->cn, x->c, sizeof(double) * (size_t)x->nd);
-      x->cn[kk] += cst;
-      if (fc) KD_TRY(kd_acc_nnls_(h, x, x->cn));
-      double q2, dd2;
-      kd_acc_dir_(h, x, x->cn, &q2, &dd2);
-      double cos_new = kd_acc_align_(q2, dd2, r0);
-      if (!(cos_new - cos_cur > x->delta)) {
-        x->nd = nd_before;
-        break;
-      }
-      memcpy(x->c, x->cn, sizeof(double) * (size_t)x->nd);
-      cos_cur = cos_new;
-    }
+    int stop = 0;
+    if (is_pmp)
+      KD_TRY(kd_acc_round_pmp_(h, x, fc, r0, &cos_cur, &stop));
+    else if (k == 0)
+      KD_TRY(kd_acc_round_gcos_first_(h, x, r0, &cos_cur, &stop));
+    else
+      KD_TRY(kd_acc_round_gcos_(h, x, fc, r0, &cos_cur, &stop));
+    if (stop) break;
     kd_acc_rebuild_D_(h, x);
     x->rounds++;
-    {
-      kd_err pe = kd_acc_push_cos_(x, it, k, cos_cur); /* local: deliver at the next LMO */
-      if (pe != KD_OK && h->pending_err == KD_OK) h->pending_err = pe;
-    }
+    kd_err pe = kd_acc_push_cos_(x, it, k, cos_cur); /* local: deliver at the next LMO */
+    if (pe != KD_OK && h->pending_err == KD_OK) h->pending_err = pe;
   }
-  /* step: rho = sum (c_i / Lambda) k(v_i, .), nu <- (1 - gamma) nu + gamma rho */
-  double lam = 0.0;
-  for (int i = 0; i < x->nd; i++) lam += x->c[i];
-  if (x->nd == 0 || !(lam > 0)) {
-    kd_herd_prune(h);
-    kd_herd_refresh(h);
-    h->done = 1; /* no ascent direction: nothing more to gain on this candidate set */
-    goto cleanup;
-  }
-  for (int i = 0; i < x->nd; i++) x->cn[i] = x->c[i] / lam;
-  double q, dd;
-  kd_acc_dir_(h, x, x->cn, &q, &dd);
-  double gamma = q > 0 ? (dd > 0 ? fmin(1.0, q / dd) : 1.0) : 0.0;
-  if (gamma > 0) {
-    const double om = 1.0 - gamma, sc = gamma / lam;
-    /* nu' = (1-gamma) nu + (gamma/Lambda) D  =>  g' = (1-gamma) g + (gamma/Lambda) D - gamma z */
-    for (kd_lidx y = 0; y < h->nl; y++) h->g[y] = om * h->g[y] + sc * x->D[y] - gamma * h->z[y];
-    h->lmin_valid = 0;
-    for (int i = 0; i < h->n; i++) h->w[i] *= om;
-    for (int i = 0; i < x->nd; i++) h->w[x->pos[i]] += gamma * x->cn[i];
-  }
-  kd_herd_prune(h);
-  kd_herd_refresh(h);
+  kd_acc_step_(h, x);
 cleanup:
   return err;
 }
@@ -317,8 +377,10 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   kd_accel_ctx_ x;
   memset(&x, 0, sizeof x);
   x.mode = mode;
-  const int64_t kmax = kd_params_int(in->params, "K_max");
-  x.delta = kd_params_f64(in->params, "delta");
+  kd_herd_params hp;
+  KD_TRY(kd_herd_params_read(in->params, &hp));
+  const int64_t kmax = hp.K_max;
+  x.delta = hp.delta;
   KD_CHECK(kmax >= 1 && kmax <= 100000, KD_ERR_CONFIG,
            "algorithm.K_max must be in [1, 100000] (Alg. 5/6), got %lld", (long long)kmax);
   KD_CHECK(x.delta < 1.0 && x.delta >= -1.0, KD_ERR_CONFIG,

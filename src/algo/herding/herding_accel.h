@@ -12,13 +12,21 @@ typedef enum { KD_HERD_PMP, KD_HERD_GCOS, KD_HERD_FC_PMP, KD_HERD_FC_GCOS } kd_h
  *  direction) and the metric direction_rounds. Collective. */
 kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mode mode);
 
-#define KD_HERD_ACCEL_PARAMS(kmax_def, delta_def)                                          \
-  KD_HERD_COMMON_PARAMS,                                                                   \
-      {"K_max", KD_PARAM_INT, kmax_def, NULL,                                              \
-       1,       100000,       NULL,     "maximum rounds (vertices) per direction search"}, \
-  {                                                                                        \
-    "delta", KD_PARAM_F64, delta_def, NULL, -1, 0.999999, NULL,                            \
-        "truncation: accept a round only if cos theta rises by more than delta"            \
+#define KD_HERD_ACCEL_PARAMS(kmax_def, delta_def)                                \
+  KD_HERD_COMMON_PARAMS,                                                         \
+      {"K_max",                                                                  \
+       KD_PARAM_INT,                                                             \
+       kmax_def,                                                                 \
+       NULL,                                                                     \
+       1,                                                                        \
+       100000,                                                                   \
+       NULL,                                                                     \
+       "maximum rounds (vertices) per direction search",                         \
+       KD_PARAM_AT(kd_herd_params, K_max)},                                      \
+  {                                                                              \
+    "delta", KD_PARAM_F64, delta_def, NULL, -1, 0.999999, NULL,                  \
+        "truncation: accept a round only if cos theta rises by more than delta", \
+        KD_PARAM_AT(kd_herd_params, delta)                                       \
   }
 
 #endif

@@ -26,27 +26,58 @@
  *  if unbounded below or stalled. Local, deterministic. */
 kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
-/** The common stopping / tracing keys every herding algorithm declares first (in this order). */
-#define KD_HERD_COMMON_PARAMS                                                                \
-  {"max_iter", KD_PARAM_INT, 1000, NULL, 1, 1e9, NULL, "maximum number of iterations"},      \
-      {"max_atoms", KD_PARAM_INT,                                                            \
-       0,           NULL,                                                                    \
-       0,           1e9,                                                                     \
-       NULL,        "stop once the active set has this many atoms (0: no limit)"},           \
-      {"tol_mmd", KD_PARAM_F64, 0, NULL, 0, 1e300, NULL, "stop once the MMD is <= tol_mmd"}, \
-      {"tol_gap", KD_PARAM_F64, 0,    NULL,                                                  \
-       0,         1e300,        NULL, "stop once the Frank-Wolfe gap is <= tol_gap"},        \
-      {"trace_every",                                                                        \
-       KD_PARAM_INT,                                                                         \
-       1,                                                                                    \
-       NULL,                                                                                 \
-       1,                                                                                    \
-       1e9,                                                                                  \
-       NULL,                                                                                 \
-       "record a trace row every this many iterations (and at the end)"},                    \
-  {                                                                                          \
-    "cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                                       \
-        "per-rank memory for cached kernel columns of active atoms (MiB)"                    \
+/** The common stopping / tracing keys every herding algorithm declares first (in this order);
+ *  kd_herd_params_read stores them in kd_herd_params.stop. */
+#define KD_HERD_COMMON_PARAMS                                              \
+  {"max_iter",                                                             \
+   KD_PARAM_INT,                                                           \
+   1000,                                                                   \
+   NULL,                                                                   \
+   1,                                                                      \
+   1e9,                                                                    \
+   NULL,                                                                   \
+   "maximum number of iterations",                                         \
+   KD_PARAM_AT(kd_herd_params, stop.max_iter)},                            \
+      {"max_atoms",                                                        \
+       KD_PARAM_INT,                                                       \
+       0,                                                                  \
+       NULL,                                                               \
+       0,                                                                  \
+       1e9,                                                                \
+       NULL,                                                               \
+       "stop once the active set has this many atoms (0: no limit)",       \
+       KD_PARAM_AT(kd_herd_params, stop.max_atoms)},                       \
+      {"tol_mmd",                                                          \
+       KD_PARAM_F64,                                                       \
+       0,                                                                  \
+       NULL,                                                               \
+       0,                                                                  \
+       1e300,                                                              \
+       NULL,                                                               \
+       "stop once the MMD is <= tol_mmd",                                  \
+       KD_PARAM_AT(kd_herd_params, stop.tol_mmd)},                         \
+      {"tol_gap",                                                          \
+       KD_PARAM_F64,                                                       \
+       0,                                                                  \
+       NULL,                                                               \
+       0,                                                                  \
+       1e300,                                                              \
+       NULL,                                                               \
+       "stop once the Frank-Wolfe gap is <= tol_gap",                      \
+       KD_PARAM_AT(kd_herd_params, stop.tol_gap)},                         \
+      {"trace_every",                                                      \
+       KD_PARAM_INT,                                                       \
+       1,                                                                  \
+       NULL,                                                               \
+       1,                                                                  \
+       1e9,                                                                \
+       NULL,                                                               \
+       "record a trace row every this many iterations (and at the end)",   \
+       KD_PARAM_AT(kd_herd_params, stop.trace_every)},                     \
+  {                                                                        \
+    "cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                     \
+        "per-rank memory for cached kernel columns of active atoms (MiB)", \
+        KD_PARAM_AT(kd_herd_params, stop.cache_mb)                         \
   }
 #define KD_HERD_N_COMMON 6
 
@@ -109,7 +140,17 @@ typedef struct {
   double tol_mmd, tol_gap, cache_mb;
 } kd_herd_stop;
 
-kd_herd_stop kd_herd_stop_read(const kd_params *p);
+/** The typed parameters of the herding family: the common keys, then those of the algorithms that
+ *  declare them (members of undeclared keys stay 0). */
+typedef struct {
+  kd_herd_stop stop;
+  int64_t K_max;  /* accelerated herding (herding_accel.h) */
+  double delta;   /* accelerated herding: truncation of the direction search */
+  double K_sc, J; /* bpcg, bpcg_lazy */
+} kd_herd_params;
+
+/** Zero *hp and fill it from p (kd_params_fill). Local. */
+kd_err kd_herd_params_read(const kd_params *p, kd_herd_params *hp);
 
 /** Set up the state: checks the candidate set (>= 2 points), computes z (kd_target_embed), the
  *  diagonal and zz; empty active set. Collective over in->comm. Free with kd_herd_free. */

@@ -14,15 +14,9 @@ static void kd_herd_defer_(kd_herd *h, kd_err e) {
   if (e != KD_OK && h->pending_err == KD_OK) h->pending_err = e;
 }
 
-kd_herd_stop kd_herd_stop_read(const kd_params *p) {
-  kd_herd_stop s;
-  s.max_iter = kd_params_int(p, "max_iter");
-  s.max_atoms = kd_params_int(p, "max_atoms");
-  s.trace_every = kd_params_int(p, "trace_every");
-  s.tol_mmd = kd_params_f64(p, "tol_mmd");
-  s.tol_gap = kd_params_f64(p, "tol_gap");
-  s.cache_mb = kd_params_f64(p, "cache_mb");
-  return s;
+kd_err kd_herd_params_read(const kd_params *p, kd_herd_params *hp) {
+  memset(hp, 0, sizeof *hp);
+  return kd_params_fill(p, hp);
 }
 
 /* Second phase of kd_herd_init: the target embedding at the candidates and zz. Collective. */
@@ -664,10 +658,12 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
   kd_err err = KD_OK;
   kd_herd h;
   memset(&h, 0, sizeof h);
-  kd_herd_stop st = kd_herd_stop_read(in->params);
+  kd_herd_params hp;
   int64_t it = 0;
   double gap = NAN, last_gap = NAN;
   int stop = 0;
+  KD_TRY(kd_herd_params_read(in->params, &hp));
+  const kd_herd_stop st = hp.stop;
   if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
   h.tol_gap = st.tol_gap;

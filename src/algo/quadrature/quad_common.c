@@ -24,30 +24,56 @@
 #define KD_QSTREAM_NYS 0x51a2u    /* derived seed of the Nystrom points (generator) */
 #define KD_QSTREAM_KEYS 0x51a3u   /* subsampling keys of an empirical target */
 
+/* The parameters of both algorithms, filled once from kd_quad_params by kd_params_fill. */
+typedef enum { KD_QUAD_RD_WARN = 0, KD_QUAD_RD_ERROR = 1 } kd_quad_rd_mode_;     /* "warn|error" */
+typedef enum { KD_QUAD_OPT_CONVEX = 0, KD_QUAD_OPT_NONE = 1 } kd_quad_opt_mode_; /* "convex|none" */
+typedef struct {
+  int64_t n, sample_size, nystrom_points, eig_parallel_min, block_size;
+  double eig_rtol;
+  int rank_deficient; /* kd_quad_rd_mode_ */
+  int64_t leaves;
+  int overlap;
+  int opt; /* kd_quad_opt_mode_ */
+  double qp_tol;
+  int64_t qp_max_iter;
+} kd_quad_cfg_;
+
+#define KD_QAT_(m) KD_PARAM_AT(kd_quad_cfg_, m)
 const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
-    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points"},
+    {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points", KD_QAT_(n)},
     {"sample_size", KD_PARAM_INT, 0, NULL, 0, 1e12, NULL,
-     "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)"},
+     "N, size of the sample recombined (0: n^2; empirical targets: at most the data size)",
+     KD_QAT_(sample_size)},
     {"nystrom_points", KD_PARAM_INT, 0, NULL, 0, 1e7, NULL,
-     "l, Nystrom points (0: 10 n); nystrom_recombination only"},
+     "l, Nystrom points (0: 10 n); nystrom_recombination only", KD_QAT_(nystrom_points)},
     {"eig_parallel_min", KD_PARAM_INT, 8192, NULL, 1, 1e9, NULL,
-     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)"},
-    {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size"},
+     "use ScaLAPACK pdsyevr when l >= this (else LAPACK dsyevr on rank 0)",
+     KD_QAT_(eig_parallel_min)},
+    {"block_size", KD_PARAM_INT, 64, NULL, 1, 4096, NULL, "ScaLAPACK block-cyclic block size",
+     KD_QAT_(block_size)},
     {"eig_rtol", KD_PARAM_F64, 1e-12, NULL, 0, 1, NULL,
-     "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)"},
+     "eigenvalues <= eig_rtol * lambda_1 are dropped (fewer test functions, with a warning)",
+     KD_QAT_(eig_rtol)},
     {"rank_deficient", KD_PARAM_STR, 0, "warn", 0, 0, "warn|error",
-     "what to do when W has fewer than n-1 usable eigenvalues"},
+     "what to do when W has fewer than n-1 usable eigenvalues",
+     KD_PARAM_AT_INDEX(kd_quad_cfg_, rank_deficient)},
     {"leaves", KD_PARAM_INT, 0, NULL, 0, 1e6, NULL,
      "leaves of the recombination tree (0: auto, min(16, N / (8(n+1)))); >= ranks to use all "
-     "ranks"},
+     "ranks",
+     KD_QAT_(leaves)},
     {"overlap", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,
      "LAPACK eigen path on > 1 rank: the other ranks evaluate k(Y,Z) while rank 0 solves the "
-     "eigenproblem (rank 0 gets fewer leaves; same result)"},
+     "eigenproblem (rank 0 gets fewer leaves; same result)",
+     KD_QAT_(overlap)},
     {"opt", KD_PARAM_STR, 0, "convex", 0, 0, "convex|none",
-     "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep"},
-    {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP"},
-    {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP"},
+     "convex: re-optimise weights on the simplex against the target (eq. 14); none: keep",
+     KD_PARAM_AT_INDEX(kd_quad_cfg_, opt)},
+    {"qp_tol", KD_PARAM_F64, 1e-10, NULL, 0, 1, NULL, "KKT tolerance of the simplex QP",
+     KD_QAT_(qp_tol)},
+    {"qp_max_iter", KD_PARAM_INT, 10000, NULL, 1, 1e9, NULL, "iteration cap of the simplex QP",
+     KD_QAT_(qp_max_iter)},
 };
+#undef KD_QAT_
 
 /* ---------------- Mercer basis of the periodic Sobolev kernel ---------------- */
 typedef struct {
@@ -380,49 +406,89 @@ cleanup:
   return err;
 }
 
-kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  MPI_Comm comm = in->comm;
-  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
-  kd_kernel *k = in->kernel;
-  kd_target *tg = in->target;
-  const kd_measure *meas = kd_target_measure(tg);
-  /* the sample pool: the task's candidates if given, else an empirical target's rows; with neither,
-   * rows are drawn from the target's generator */
-  const kd_pointset *emp = in->points ? in->points : kd_target_points(tg);
-  const int d = kd_kernel_dim(k);
-  double *Z = NULL, *Yall = NULL, *wall = NULL, *Y = NULL, *lambda = NULL, *U = NULL;
-  double *Kyz = NULL, *Phi = NULL, *kdiag = NULL, *X = NULL, *Q = NULL, *z = NULL, *wopt = NULL;
-  int *midx = NULL;
-  int64_t *sel = NULL, *zsel = NULL, *lstart = NULL;
-  double *Kpre = NULL, *dpre = NULL;
-  kd_recomb_set *leaves = NULL, rule = {0};
+/* ---------------- the driver: phases over one state ----------------
+ * kd_quad_run = setup, leaf placement, plan (and resume check), sample, test functions (eigen step
+ * or Mercer basis), their values on this rank's rows, the recombination tree, the rule, + opt,
+ * metrics. Every phase reads and fills the driver below and ends agreed over ranks. */
+typedef struct {
+  const kd_algo_in *in;
+  kd_quad_kind kind;
+  kd_quad_cfg_ cfg;
+  MPI_Comm comm;
+  int rank, size, d;
+  kd_kernel *k;
+  kd_target *tg;
+  const kd_measure *meas;
+  const kd_pointset *emp; /* the sample pool (task candidates or empirical target), or NULL */
+  int64_t n, N, ell;      /* rule size, sample size, Nystrom points */
+  int s;                  /* test functions phi (besides k1,diag) */
+  int64_t n_leaves, levels, lo, hi, row0, nmine;
+  int64_t *lstart; /* leaf placement [size + 1] */
+  int lapack_path, overlap, ck;
+  uint64_t seedY, seedZ;
+  double *Y, *Yall, *wall, *Z; /* my sample rows, all rows (empirical), weights, Nystrom points */
+  int64_t *sel, *zsel;         /* target rows of the sample / of the Nystrom points (empirical) */
+  double *lambda, *U, *Kpre, *dpre;
+  int *midx;
+  kd_recomb_set *leaves, rule;
   kd_recomb_tree_state tree;
-  int64_t n_leaves = 0, lo = 0, hi = 0;
-  kd_qtimes_ tm = {0};
-  double t0 = kd_dist_wtime();
+  kd_qtimes_ tm;
   kd_qckpt_ q;
-  int64_t rlevel = -2; /* resumed at: -2 no resume, -1 after the eigen step, L >= 0 tree level L */
-  int mstate = 0;
-  const int ck = in->checkpoint != NULL;
-  memset(&tree, 0, sizeof tree);
-  memset(&q, 0, sizeof q);
-  q.in = in;
-  q.t_start = t0;
+  int64_t rlevel; /* resumed at: -2 no resume, -1 after the eigen step, L >= 0 tree level L */
+  int mstate;     /* test functions + 1 of a resumed tree level */
+} kd_quad_drv_;
 
-  const int64_t n = kd_params_int(in->params, "n");
-  int64_t N = kd_params_int(in->params, "sample_size");
-  int64_t ell = kd_params_int(in->params, "nystrom_points");
-  const int64_t eig_min = kd_params_int(in->params, "eig_parallel_min");
-  const int nb = (int)kd_params_int(in->params, "block_size");
-  const double eig_rtol = kd_params_f64(in->params, "eig_rtol");
-  const int strict = strcmp(kd_params_str(in->params, "rank_deficient"), "error") == 0;
-  int64_t leaves_p = kd_params_int(in->params, "leaves");
-  const int overlap_p = kd_params_bool(in->params, "overlap");
-  const int do_opt = strcmp(kd_params_str(in->params, "opt"), "convex") == 0;
-  const double qp_tol = kd_params_f64(in->params, "qp_tol");
-  const int qp_iter = (int)kd_params_int(in->params, "qp_max_iter");
+/* Set up the driver and fill its parameters (once). Local. */
+static kd_err kd_quad_drv_init_(kd_quad_drv_ *D, const kd_algo_in *in, kd_quad_kind kind) {
+  memset(D, 0, sizeof *D);
+  D->in = in;
+  D->kind = kind;
+  D->comm = in->comm;
+  D->rank = kd_dist_rank(in->comm);
+  D->size = kd_dist_size(in->comm);
+  D->k = in->kernel;
+  D->tg = in->target;
+  D->meas = kd_target_measure(in->target);
+  /* the sample pool: the task's candidates if given, else an empirical target's rows; with
+   * neither, rows are drawn from the target's generator */
+  D->emp = in->points ? in->points : kd_target_points(in->target);
+  D->d = kd_kernel_dim(in->kernel);
+  D->ck = in->checkpoint != NULL;
+  D->rlevel = -2;
+  D->q.in = in;
+  D->q.t_start = kd_dist_wtime();
+  return kd_params_fill(in->params, &D->cfg);
+}
 
+static void kd_quad_drv_free_(kd_quad_drv_ *D) {
+  kd_log_set_total(0);
+  kd_recomb_tree_state_free(&D->tree);
+  if (D->leaves)
+    for (int64_t j = 0; j < D->hi - D->lo; j++) kd_recomb_set_free(&D->leaves[j]);
+  free(D->leaves);
+  kd_recomb_set_free(&D->rule);
+  free(D->Z);
+  free(D->Yall);
+  free(D->wall);
+  free(D->Y);
+  free(D->lambda);
+  free(D->U);
+  free(D->midx);
+  free(D->sel);
+  free(D->zsel);
+  free(D->lstart);
+  free(D->Kpre);
+  free(D->dpre);
+}
+
+/* Resolve N, l and s and check what the algorithm needs of kernel, target and pool. Local. */
+static kd_err kd_quad_setup_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_pointset *emp = D->emp;
+  const kd_measure *meas = D->meas;
+  const int d = D->d;
+  const int64_t n = D->cfg.n;
+  int64_t N = D->cfg.sample_size, ell = D->cfg.nystrom_points;
   KD_CHECK(meas || emp, KD_ERR_UNSUPPORTED,
            "quadrature needs a generator target, an empirical target or a sample pool");
   KD_CHECK(!emp || kd_pointset_dim(emp) == d, KD_ERR_INPUT,
@@ -434,7 +500,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
   KD_CHECK(N >= n + 1, KD_ERR_CONFIG,
            "algorithm.sample_size: N = %lld must be at least n + 1 = %lld", (long long)N,
            (long long)(n + 1));
-  if (kind == KD_QUAD_NYSTROM) {
+  if (D->kind == KD_QUAD_NYSTROM) {
     KD_CHECK(ell >= n, KD_ERR_CONFIG,
              "algorithm.nystrom_points: l = %lld must be at least n = %lld", (long long)ell,
              (long long)n);
@@ -443,7 +509,7 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
                "algorithm.nystrom_points: l = %lld exceeds the %lld target rows", (long long)ell,
                (long long)kd_pointset_n_global(emp));
   } else {
-    const kd_kernel_params *kp = kd_kernel_get_params(k);
+    const kd_kernel_params *kp = kd_kernel_get_params(D->k);
     KD_CHECK(kp->type == KD_KERNEL_SOBOLEV && meas &&
                  (meas->type == KD_MEASURE_TORUS ||
                   (meas->type == KD_MEASURE_UNIFORM_BOX && meas->lo && meas->hi)),
@@ -454,23 +520,33 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
         KD_CHECK(meas->lo[j] == 0 && meas->hi[j] == 1, KD_ERR_UNSUPPORTED,
                  "mercer_recombination needs the uniform measure on [0,1)^d");
   }
-  int s = (int)(n - 1); /* number of test functions phi (besides k1,diag) */
+  D->n = n;
+  D->N = N;
+  D->ell = ell;
+  D->s = (int)(n - 1);
+cleanup:
+  return err;
+}
 
-  /* ---- 1. sample: N rows split in leaves, l Nystrom points ---- */
-  n_leaves = leaves_p > 0 ? leaves_p : N / (8 * (n + 1));
+/* Leaf placement (distribution logistics): the merge tree depends on n_leaves only; the placement
+ * only decides who computes what. With the LAPACK eigen path on > 1 rank, rank 0 is busy with the
+ * eigenproblem while the others evaluate k(Y, Z) for their rows, so rank 0 gets fewer leaves: the
+ * eigen solve costs about 1.5 l^2 / (c_k + 2s) rows' worth of test functions (c_k ~ 64 flops per
+ * kernel value), by a flop model of dsyevr vs. kernel tile + GEMM. Local (same on every rank). */
+static kd_err kd_quad_place_leaves_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const int64_t N = D->N, n = D->n, ell = D->ell, leaves_p = D->cfg.leaves;
+  const int size = D->size;
+  int64_t n_leaves = leaves_p > 0 ? leaves_p : N / (8 * (n + 1));
   if (leaves_p == 0 && n_leaves > 16) n_leaves = 16;
   if (n_leaves < 1) n_leaves = 1;
   if (n_leaves > N) n_leaves = N;
-  /* Leaf placement. The merge tree depends on n_leaves only; the placement only decides who
-   * computes what. With the LAPACK eigen path on > 1 rank, rank 0 is busy with the eigenproblem
-   * while the others evaluate k(Y, Z) for their rows, so rank 0 gets fewer leaves: the eigen
-   * solve costs about 1.5 l^2 / (c_k + 2s) rows' worth of test functions (c_k ~ 64 flops per
-   * kernel value), by a flop model of dsyevr vs. kernel tile + GEMM. */
-  KD_ALLOC(lstart, size + 1);
-  const int lapack_path = kind == KD_QUAD_NYSTROM && !(ell >= eig_min && size > 1);
-  int overlap = overlap_p && lapack_path && size > 1 && n_leaves >= 2;
+  KD_ALLOC(D->lstart, size + 1);
+  int64_t *lstart = D->lstart;
+  D->lapack_path = D->kind == KD_QUAD_NYSTROM && !(ell >= D->cfg.eig_parallel_min && size > 1);
+  int overlap = D->cfg.overlap && D->lapack_path && size > 1 && n_leaves >= 2;
   if (overlap) {
-    const double erows = 1.5 * (double)ell * (double)ell / (64.0 + 2.0 * (double)s);
+    const double erows = 1.5 * (double)ell * (double)ell / (64.0 + 2.0 * (double)D->s);
     double rows0 = (double)N / size - erows * (size - 1) / size;
     if (rows0 < 0) rows0 = 0;
     int64_t L0 = (int64_t)floor(rows0 * (double)n_leaves / (double)N + 0.5);
@@ -491,319 +567,441 @@ kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
       kd_recomb_leaf_range(n_leaves, r < size ? r : size - 1, size, &a, &b);
       lstart[r] = r < size ? a : n_leaves;
     }
-  lo = lstart[rank];
-  hi = lstart[rank + 1];
-  const int64_t levels = kd_recomb_tree_levels(n_leaves);
-  q.plan[0] = kind;
-  q.plan[1] = N;
-  q.plan[2] = n;
-  q.plan[3] = kind == KD_QUAD_NYSTROM ? ell : 0;
-  q.plan[4] = n_leaves;
-  q.plan[5] = kind == KD_QUAD_NYSTROM && ell >= eig_min && size > 1;
+  D->overlap = overlap;
+  D->n_leaves = n_leaves;
+  D->levels = kd_recomb_tree_levels(n_leaves);
+  D->lo = lstart[D->rank];
+  D->hi = lstart[D->rank + 1];
+  D->row0 = N * D->lo / n_leaves;
+  D->nmine = N * D->hi / n_leaves - D->row0;
+cleanup:
+  return err;
+}
+
+/* The checkpoint plan of this configuration and, on resume, the state checked against it. Local
+ * (the state is replicated). */
+static kd_err kd_quad_plan_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_algo_in *in = D->in;
+  int64_t *plan = D->q.plan;
+  plan[0] = D->kind;
+  plan[1] = D->N;
+  plan[2] = D->n;
+  plan[3] = D->kind == KD_QUAD_NYSTROM ? D->ell : 0;
+  plan[4] = D->n_leaves;
+  plan[5] = D->kind == KD_QUAD_NYSTROM && D->ell >= D->cfg.eig_parallel_min && D->size > 1;
   if (in->resume) {
-    KD_TRY(kd_quad_resume_check_(in->resume, q.plan, levels, &rlevel, &mstate));
+    KD_TRY(kd_quad_resume_check_(in->resume, plan, D->levels, &D->rlevel, &D->mstate));
     const kd_result_dataset *dp = kd_result_find(in->resume, "/state/plan"),
                             *dt = kd_result_find(in->resume, "/state/times");
-    q.plan[KD_QPLAN_N - 1] = dp->i64[KD_QPLAN_N - 1]; /* the path of the run that solved */
-    memcpy(q.times, dt->f64, sizeof q.times);
+    plan[KD_QPLAN_N - 1] = dp->i64[KD_QPLAN_N - 1]; /* the path of the run that solved */
+    memcpy(D->q.times, dt->f64, sizeof D->q.times);
   }
-  const int64_t row0 = N * lo / n_leaves, row1 = N * hi / n_leaves, nmine = row1 - row0;
-  const uint64_t seedY = kd_rng_u64(in->seed, KD_QSTREAM_SAMPLE, 0);
-  const uint64_t seedZ = kd_rng_u64(in->seed, KD_QSTREAM_NYS, 0);
-  KD_ALLOC(Y, (size_t)(nmine > 0 ? nmine : 1) * d);
-  KD_ALLOC(wall, N);
-  if (!emp) {
-    lerr = kd_measure_sample(meas, seedY, row0, nmine, Y);
-    for (int64_t i = 0; i < N; i++) wall[i] = 1.0 / (double)N;
+cleanup:
+  return err;
+}
+
+/* The Nystrom points Z [l x d]: drawn from the generator or chosen among the pool's rows. */
+static kd_err kd_quad_nystrom_points_(kd_quad_drv_ *D, kd_err *lerr) {
+  kd_err err = KD_OK;
+  const int64_t ell = D->ell;
+  KD_ALLOC(D->Z, (size_t)ell * D->d);
+  if (!D->emp) {
+    if (*lerr == KD_OK) *lerr = kd_measure_sample(D->meas, D->seedZ, 0, ell, D->Z);
   } else {
-    const int64_t M = kd_pointset_n_global(emp);
-    KD_ALLOC(sel, N);
-    if (N < M) {
-      KD_TRY(kd_choose_rows_(emp, in->seed, KD_QSTREAM_KEYS, N, sel));
+    KD_ALLOC(D->zsel, ell);
+    const int64_t M = kd_pointset_n_global(D->emp);
+    if (ell < M) {
+      KD_TRY(kd_choose_rows_(D->emp, D->in->seed, KD_QSTREAM_KEYS + 1, ell, D->zsel));
     } else {
-      for (int64_t i = 0; i < N; i++) sel[i] = i;
+      for (int64_t i = 0; i < ell; i++) D->zsel[i] = i;
     }
-    KD_ALLOC(Yall, (size_t)N * d);
-    KD_TRY(kd_pointset_gather_rows(emp, sel, N, Yall));
-    KD_TRY(kd_gather_weights_(comm, emp, sel, N, wall));
-    double tot = 0;
-    for (int64_t i = 0; i < N; i++) tot += wall[i];
-    KD_CHECK(tot > 0, KD_ERR_INPUT, "quadrature: the sampled target rows have zero total weight");
-    for (int64_t i = 0; i < N; i++) wall[i] /= tot;
-    memcpy(Y, Yall + (size_t)row0 * d, sizeof(double) * (size_t)nmine * d);
+    KD_TRY(kd_pointset_gather_rows(D->emp, D->zsel, ell, D->Z));
   }
-  if (kind == KD_QUAD_NYSTROM) {
-    KD_ALLOC(Z, (size_t)ell * d);
-    if (!emp) {
-      if (lerr == KD_OK) lerr = kd_measure_sample(meas, seedZ, 0, ell, Z);
-    } else {
-      KD_ALLOC(zsel, ell);
-      const int64_t M = kd_pointset_n_global(emp);
-      if (ell < M) {
-        KD_TRY(kd_choose_rows_(emp, in->seed, KD_QSTREAM_KEYS + 1, ell, zsel));
-      } else {
-        for (int64_t i = 0; i < ell; i++) zsel[i] = i;
-      }
-      KD_TRY(kd_pointset_gather_rows(emp, zsel, ell, Z));
-    }
+cleanup:
+  return err;
+}
+
+/* Sample rows of a pool: N of its rows chosen by key (all if N is its size), gathered on every
+ * rank with their normalised weights; this rank keeps its rows [row0, row0 + nmine). Collective. */
+static kd_err kd_quad_pool_rows_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const int64_t N = D->N, M = kd_pointset_n_global(D->emp);
+  const int d = D->d;
+  KD_ALLOC(D->sel, N);
+  if (N < M) {
+    KD_TRY(kd_choose_rows_(D->emp, D->in->seed, KD_QSTREAM_KEYS, N, D->sel));
+  } else {
+    for (int64_t i = 0; i < N; i++) D->sel[i] = i;
   }
+  KD_ALLOC(D->Yall, (size_t)N * d);
+  KD_TRY(kd_pointset_gather_rows(D->emp, D->sel, N, D->Yall));
+  KD_TRY(kd_gather_weights_(D->comm, D->emp, D->sel, N, D->wall));
+  double tot = 0;
+  for (int64_t i = 0; i < N; i++) tot += D->wall[i];
+  KD_CHECK(tot > 0, KD_ERR_INPUT, "quadrature: the sampled target rows have zero total weight");
+  for (int64_t i = 0; i < N; i++) D->wall[i] /= tot;
+  memcpy(D->Y, D->Yall + (size_t)D->row0 * d, sizeof(double) * (size_t)D->nmine * d);
+cleanup:
+  return err;
+}
+
+/* Phase 1: the N-point sample (this rank's rows), its weights and the l Nystrom points, checked
+ * finite (agreed). Collective. */
+static kd_err kd_quad_sample_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int64_t N = D->N, nmine = D->nmine, row0 = D->row0, ell = D->ell;
+  const int d = D->d;
+  D->seedY = kd_rng_u64(D->in->seed, KD_QSTREAM_SAMPLE, 0);
+  D->seedZ = kd_rng_u64(D->in->seed, KD_QSTREAM_NYS, 0);
+  KD_ALLOC(D->Y, (size_t)(nmine > 0 ? nmine : 1) * d);
+  KD_ALLOC(D->wall, N);
+  if (!D->emp) {
+    lerr = kd_measure_sample(D->meas, D->seedY, row0, nmine, D->Y);
+    for (int64_t i = 0; i < N; i++) D->wall[i] = 1.0 / (double)N;
+  } else {
+    KD_TRY(kd_quad_pool_rows_(D));
+  }
+  if (D->kind == KD_QUAD_NYSTROM) KD_TRY(kd_quad_nystrom_points_(D, &lerr));
   /* non-finite coordinates (a bad data row) are a clear input error, agreed over ranks */
   for (int64_t i = 0; lerr == KD_OK && i < nmine * d; i++)
-    if (!isfinite(Y[i])) {
+    if (!isfinite(D->Y[i])) {
       const int64_t g = row0 + i / d;
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
                         "quadrature: non-finite coordinate in target row %lld",
-                        (long long)(emp ? sel[g] + 1 : g + 1));
+                        (long long)(D->emp ? D->sel[g] + 1 : g + 1));
     }
-  for (int64_t i = 0; Z && lerr == KD_OK && i < ell * d; i++)
-    if (!isfinite(Z[i]))
+  for (int64_t i = 0; D->Z && lerr == KD_OK && i < ell * d; i++)
+    if (!isfinite(D->Z[i]))
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
                         "quadrature: non-finite coordinate in target row %lld (Nystrom point)",
-                        (long long)(emp ? zsel[i / d] + 1 : i / d + 1));
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  tm.sampling = kd_dist_wtime() - t0;
+                        (long long)(D->emp ? D->zsel[i / d] + 1 : i / d + 1));
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  D->tm.sampling = kd_dist_wtime() - D->q.t_start;
   kd_log_info("quad: sample of N = %lld rows in %lld leaves (%lld tree levels): %.2f s",
-              (long long)N, (long long)n_leaves, (long long)levels, tm.sampling);
-  if (rlevel == -1) kd_log_info("quad: resuming after iteration 0 (the eigen step)");
-  if (rlevel >= 0)
+              (long long)N, (long long)D->n_leaves, (long long)D->levels, D->tm.sampling);
+  if (D->rlevel == -1) kd_log_info("quad: resuming after iteration 0 (the eigen step)");
+  if (D->rlevel >= 0)
     kd_log_info("quad: resuming after iteration %lld (recombination tree level %lld of %lld)",
-                (long long)(rlevel + 1), (long long)rlevel, (long long)levels);
+                (long long)(D->rlevel + 1), (long long)D->rlevel, (long long)D->levels);
+cleanup:
+  return err;
+}
 
-  /* ---- 2. test functions: Nystrom eigenpairs or Mercer basis ---- */
-  t0 = kd_dist_wtime();
-  KD_ALLOC(lambda, s > 0 ? s : 1);
-  if (rlevel >= 0) {
-    s = mstate - 1; /* the tree state carries the test functions: no eigen step, no features */
-  } else if (kind == KD_QUAD_NYSTROM && rlevel == -1) {
-    const kd_result_dataset *de = kd_result_find(in->resume, "/state/eig_values"),
-                            *dU = kd_result_find(in->resume, "/state/eig_vectors");
-    KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
-    memcpy(lambda, de->f64, sizeof(double) * (size_t)s);
-    memcpy(U, dU->f64, sizeof(double) * (size_t)ell * s);
-  } else if (kind == KD_QUAD_NYSTROM) {
-    kd_gram_ctx_ gctx = {k, Z, d};
-    KD_ALLOC(U, (size_t)ell * (s > 0 ? s : 1));
-    if (overlap) {
-      Kpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1) * ell);
-      dpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1));
-      if (!Kpre || !dpre)
-        lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "k(Y,Z) tiles: %lld x %lld",
-                          (long long)nmine, (long long)ell);
-    }
-    if (overlap && rank != 0 && lerr == KD_OK) {
-      double tk = kd_dist_wtime();
-      lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
-      if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
-      tm.test_functions += kd_dist_wtime() - tk;
-    }
-    if (ell >= eig_min && size > 1) {
-      KD_TRY(kd_dist_agreed(comm, lerr));
-      KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, nb, lambda, U));
-      /* the ScaLAPACK path ends without an agreement of ours: one, only when checkpointing */
-      if (ck) KD_TRY(kd_recomb_agree_stop(comm, KD_OK, kd_interrupt_pending(), &q.interrupted));
-    } else {
-      if (rank == 0 && lerr == KD_OK)
-        lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, lambda, U);
-      if (rank == 0) tm.eigensolve = kd_dist_wtime() - t0;
-      if (overlap && rank == 0 && lerr == KD_OK) {
-        double tk = kd_dist_wtime();
-        lerr = kd_kernel_eval_block(k, Y, nmine, Z, ell, Kpre, ell);
-        if (lerr == KD_OK) lerr = kd_kernel_diag(k, Y, nmine, dpre);
-        tm.test_functions += kd_dist_wtime() - tk;
-      }
-      KD_TRY(kd_recomb_agree_stop(comm, lerr, ck && kd_interrupt_pending(), &q.interrupted));
-      KD_TRY(kd_dist_bcast(comm, lambda, (int64_t)sizeof(double) * s, 0));
-      KD_TRY(kd_dist_bcast(comm, U, (int64_t)sizeof(double) * ell * s, 0));
-    }
-    if (!lapack_path || !overlap) tm.eigensolve = kd_dist_wtime() - t0;
-    kd_log_info("quad: top %d eigenpairs of the %lld x %lld Nystrom Gram matrix (%s): %.2f s", s,
-                (long long)ell, (long long)ell,
-                lapack_path ? "LAPACK dsyevr on rank 0" : "ScaLAPACK pdsyevr",
-                kd_dist_wtime() - t0);
-    /* safe point: the eigenpairs as solved (before the eig_rtol cut) */
-    if (ck && (q.interrupted || in->checkpoint_every > 0)) {
-      KD_TRY(kd_quad_checkpoint_(&q, -1, &tm, NULL, s, lambda, U));
-      KD_CHECK(!q.interrupted, KD_ERR_INTERRUPTED, "interrupted after the eigen step");
-    }
-  }
-  if (kind == KD_QUAD_NYSTROM && rlevel < 0) {
-    int keep = 0;
-    while (keep < s && isfinite(lambda[keep]) && lambda[keep] > eig_rtol * lambda[0] &&
-           lambda[keep] > 0)
-      keep++;
-    KD_CHECK(isfinite(lambda[0]) && lambda[0] > 0, KD_ERR_NUMERIC,
-             "Nystrom: the Gram matrix of the %lld Nystrom points has no positive eigenvalue",
-             (long long)ell);
-    if (keep < s) {
-      KD_CHECK(!strict, KD_ERR_NUMERIC,
-               "Nystrom: W = k(Z,Z) has only %d eigenvalues above %g * lambda_1, need n - 1 = %d "
-               "(algorithm.rank_deficient: error)",
-               keep, eig_rtol, s);
-      kd_log_warn(
-          "Nystrom: W has only %d usable eigenvalues (need n - 1 = %d); using %d test "
-          "functions, the rule may have fewer than n points",
-          keep, s, keep);
-      /* compact U to keep columns */
-      for (int64_t i = 0; i < ell; i++)
-        memmove(U + (size_t)i * keep, U + (size_t)i * s, sizeof(double) * keep);
-      s = keep;
-    }
-  } else if (rlevel < 0) {
-    KD_ALLOC(midx, (size_t)(s > 0 ? s : 1) * d);
-    KD_TRY(kd_quad_mercer_basis(d, kd_kernel_get_params(k)->order, s, midx, lambda));
-  }
+/* k(Y, Z) and k(y, y) of my rows, precomputed while rank 0 solves (overlap). Local. */
+static kd_err kd_quad_precompute_(kd_quad_drv_ *D) {
+  const double tk = kd_dist_wtime();
+  kd_err err = kd_kernel_eval_block(D->k, D->Y, D->nmine, D->Z, D->ell, D->Kpre, D->ell);
+  if (err == KD_OK) err = kd_kernel_diag(D->k, D->Y, D->nmine, D->dpre);
+  D->tm.test_functions += kd_dist_wtime() - tk;
+  return err;
+}
 
-  /* ---- 3. test functions on my rows: F = (phi_1 .. phi_s, k1,diag) ---- */
-  t0 = kd_dist_wtime();
-  const int m = s + 1;
-  if (rlevel < 0) {
-    KD_ALLOC(leaves, (hi - lo) > 0 ? (hi - lo) : 1);
-    const int64_t chunk = 512;
-    KD_ALLOC(kdiag, chunk);
-    if (kind == KD_QUAD_NYSTROM) {
-      KD_ALLOC(Kyz, (size_t)chunk * ell);
-      KD_ALLOC(Phi, (size_t)chunk * (s > 0 ? s : 1));
-    }
-    {
-      kd_qfeat_ fc = {k,    kind, d,    s,    m, ell,      Z,    U,   lambda,
-                      midx, Y,    row0, wall, N, n_leaves, Kpre, dpre};
-      lerr = kd_features_(&fc, lo, hi, leaves, chunk, kdiag, Kyz, Phi);
-    }
+/* The top s eigenpairs of W = k(Z, Z): ScaLAPACK over all ranks, or LAPACK on rank 0 (then
+ * broadcast) with, under overlap, the other ranks precomputing their k(Y, Z). A stop request is
+ * folded into the step's agreement when checkpointing. Collective. */
+static kd_err kd_quad_eig_solve_(kd_quad_drv_ *D, double t0) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const MPI_Comm comm = D->comm;
+  const int64_t ell = D->ell, nmine = D->nmine;
+  const int rank = D->rank, s = D->s;
+  kd_gram_ctx_ gctx = {D->k, D->Z, D->d};
+  if (D->overlap) {
+    D->Kpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1) * ell);
+    D->dpre = malloc(sizeof(double) * (size_t)(nmine > 0 ? nmine : 1));
+    if (!D->Kpre || !D->dpre)
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "k(Y,Z) tiles: %lld x %lld",
+                        (long long)nmine, (long long)ell);
+  }
+  if (D->overlap && rank != 0 && lerr == KD_OK) lerr = kd_quad_precompute_(D);
+  if (ell >= D->cfg.eig_parallel_min && D->size > 1) {
     KD_TRY(kd_dist_agreed(comm, lerr));
-    tm.test_functions += kd_dist_wtime() - t0;
-    kd_log_info("quad: %d test functions on the %lld sample rows: %.2f s", m, (long long)N,
-                kd_dist_wtime() - t0);
-  }
-  if (kind == KD_QUAD_NYSTROM) tm.nystrom = tm.eigensolve + tm.test_functions;
-
-  /* ---- 4. recombination: tree over leaves (a safe point after every level but the root), then
-   * Alg. 1 steps 2-4 ---- */
-  t0 = kd_dist_wtime();
-  if (rlevel >= 0) {
-    const kd_result *rs = in->resume;
-    const kd_result_dataset *dc = kd_result_find(rs, "/state/node_points");
-    KD_TRY(kd_recomb_tree_restore(comm, m, n_leaves, lstart, rlevel, dc->dims[0], dc->i64,
-                                  kd_result_find(rs, "/state/gid")->i64,
-                                  kd_result_find(rs, "/state/weights")->f64,
-                                  kd_result_find(rs, "/state/features")->f64, &tree));
-    kd_log_set_total_from(levels + 1, rlevel + 1); /* ETA from the levels run here */
+    KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, (int)D->cfg.block_size,
+                              D->lambda, D->U));
+    /* the ScaLAPACK path ends without an agreement of ours: one, only when checkpointing */
+    if (D->ck) KD_TRY(kd_recomb_agree_stop(comm, KD_OK, kd_interrupt_pending(), &D->q.interrupted));
   } else {
-    const int ask = ck && levels > 0 && kd_interrupt_pending() != 0;
+    if (rank == 0 && lerr == KD_OK)
+      lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, D->lambda, D->U);
+    if (rank == 0) D->tm.eigensolve = kd_dist_wtime() - t0;
+    if (D->overlap && rank == 0 && lerr == KD_OK) lerr = kd_quad_precompute_(D);
+    KD_TRY(kd_recomb_agree_stop(comm, lerr, D->ck && kd_interrupt_pending(), &D->q.interrupted));
+    KD_TRY(kd_dist_bcast(comm, D->lambda, (int64_t)sizeof(double) * s, 0));
+    KD_TRY(kd_dist_bcast(comm, D->U, (int64_t)sizeof(double) * ell * s, 0));
+  }
+cleanup:
+  return err;
+}
+
+/* Nystrom: the eigen step (or its state on resume), then a safe point. Collective. */
+static kd_err kd_quad_eigen_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_algo_in *in = D->in;
+  const int64_t ell = D->ell;
+  const int s = D->s;
+  const double t0 = kd_dist_wtime();
+  KD_ALLOC(D->U, (size_t)ell * (s > 0 ? s : 1));
+  if (D->rlevel == -1) {
+    memcpy(D->lambda, kd_result_find(in->resume, "/state/eig_values")->f64,
+           sizeof(double) * (size_t)s);
+    memcpy(D->U, kd_result_find(in->resume, "/state/eig_vectors")->f64,
+           sizeof(double) * (size_t)ell * s);
+    goto cleanup;
+  }
+  KD_TRY(kd_quad_eig_solve_(D, t0));
+  if (!D->lapack_path || !D->overlap) D->tm.eigensolve = kd_dist_wtime() - t0;
+  kd_log_info("quad: top %d eigenpairs of the %lld x %lld Nystrom Gram matrix (%s): %.2f s", s,
+              (long long)ell, (long long)ell,
+              D->lapack_path ? "LAPACK dsyevr on rank 0" : "ScaLAPACK pdsyevr",
+              kd_dist_wtime() - t0);
+  /* safe point: the eigenpairs as solved (before the eig_rtol cut) */
+  if (D->ck && (D->q.interrupted || in->checkpoint_every > 0)) {
+    KD_TRY(kd_quad_checkpoint_(&D->q, -1, &D->tm, NULL, s, D->lambda, D->U));
+    KD_CHECK(!D->q.interrupted, KD_ERR_INTERRUPTED, "interrupted after the eigen step");
+  }
+cleanup:
+  return err;
+}
+
+/* The eig_rtol cut: keep the eigenpairs above eig_rtol * lambda_1 (compacting U). Local. */
+static kd_err kd_quad_eig_cut_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const double *lambda = D->lambda, eig_rtol = D->cfg.eig_rtol;
+  const int s = D->s;
+  int keep = 0;
+  while (keep < s && isfinite(lambda[keep]) && lambda[keep] > eig_rtol * lambda[0] &&
+         lambda[keep] > 0)
+    keep++;
+  KD_CHECK(isfinite(lambda[0]) && lambda[0] > 0, KD_ERR_NUMERIC,
+           "Nystrom: the Gram matrix of the %lld Nystrom points has no positive eigenvalue",
+           (long long)D->ell);
+  if (keep < s) {
+    KD_CHECK(D->cfg.rank_deficient != KD_QUAD_RD_ERROR, KD_ERR_NUMERIC,
+             "Nystrom: W = k(Z,Z) has only %d eigenvalues above %g * lambda_1, need n - 1 = %d "
+             "(algorithm.rank_deficient: error)",
+             keep, eig_rtol, s);
+    kd_log_warn(
+        "Nystrom: W has only %d usable eigenvalues (need n - 1 = %d); using %d test "
+        "functions, the rule may have fewer than n points",
+        keep, s, keep);
+    for (int64_t i = 0; i < D->ell; i++)
+      memmove(D->U + (size_t)i * keep, D->U + (size_t)i * s, sizeof(double) * keep);
+    D->s = keep;
+  }
+cleanup:
+  return err;
+}
+
+/* Phase 2: the test functions, Nystrom eigenpairs or the Mercer basis (on a resume from a tree
+ * level the state carries their values: nothing to do). Collective. */
+static kd_err kd_quad_basis_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  KD_ALLOC(D->lambda, D->s > 0 ? D->s : 1);
+  if (D->rlevel >= 0) {
+    D->s = D->mstate - 1;
+  } else if (D->kind == KD_QUAD_NYSTROM) {
+    KD_TRY(kd_quad_eigen_(D));
+    KD_TRY(kd_quad_eig_cut_(D));
+  } else {
+    KD_ALLOC(D->midx, (size_t)(D->s > 0 ? D->s : 1) * D->d);
+    KD_TRY(kd_quad_mercer_basis(D->d, kd_kernel_get_params(D->k)->order, D->s, D->midx, D->lambda));
+  }
+cleanup:
+  return err;
+}
+
+/* Phase 3: F = (phi_1 .. phi_s, k1,diag) on this rank's leaves (skipped on a tree resume).
+ * Collective (agreed). */
+static kd_err kd_quad_test_functions_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *kdiag = NULL, *Kyz = NULL, *Phi = NULL;
+  const double t0 = kd_dist_wtime();
+  const int64_t chunk = 512, nl = D->hi - D->lo;
+  if (D->rlevel >= 0) goto cleanup;
+  KD_ALLOC(D->leaves, nl > 0 ? nl : 1);
+  KD_ALLOC(kdiag, chunk);
+  if (D->kind == KD_QUAD_NYSTROM) {
+    KD_ALLOC(Kyz, (size_t)chunk * D->ell);
+    KD_ALLOC(Phi, (size_t)chunk * (D->s > 0 ? D->s : 1));
+  }
+  {
+    kd_qfeat_ fc = {D->k,    D->kind, D->d,        D->s,    D->s + 1, D->ell,
+                    D->Z,    D->U,    D->lambda,   D->midx, D->Y,     D->row0,
+                    D->wall, D->N,    D->n_leaves, D->Kpre, D->dpre};
+    lerr = kd_features_(&fc, D->lo, D->hi, D->leaves, chunk, kdiag, Kyz, Phi);
+  }
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  D->tm.test_functions += kd_dist_wtime() - t0;
+  kd_log_info("quad: %d test functions on the %lld sample rows: %.2f s", D->s + 1, (long long)D->N,
+              kd_dist_wtime() - t0);
+cleanup:
+  if (D->kind == KD_QUAD_NYSTROM) D->tm.nystrom = D->tm.eigensolve + D->tm.test_functions;
+  free(kdiag);
+  free(Kyz);
+  free(Phi);
+  return err;
+}
+
+/* The tree at its first level here: restored from the checkpoint, or level 0 from the leaves. */
+static kd_err kd_quad_tree_start_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const int m = D->s + 1;
+  if (D->rlevel >= 0) {
+    const kd_result *rs = D->in->resume;
+    const kd_result_dataset *dc = kd_result_find(rs, "/state/node_points");
+    KD_TRY(kd_recomb_tree_restore(D->comm, m, D->n_leaves, D->lstart, D->rlevel, dc->dims[0],
+                                  dc->i64, kd_result_find(rs, "/state/gid")->i64,
+                                  kd_result_find(rs, "/state/weights")->f64,
+                                  kd_result_find(rs, "/state/features")->f64, &D->tree));
+    kd_log_set_total_from(D->levels + 1, D->rlevel + 1); /* ETA from the levels run here */
+  } else {
+    const int ask = D->ck && D->levels > 0 && kd_interrupt_pending() != 0;
     /* progress lines carry the iteration of the level's checkpoint (level + 1) and, from the mean
      * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most)
      */
-    kd_log_set_total(levels + 1);
-    KD_TRY(kd_recomb_tree_begin(comm, m, n_leaves, lstart, leaves, ask, &q.interrupted, &tree));
+    kd_log_set_total(D->levels + 1);
+    KD_TRY(kd_recomb_tree_begin(D->comm, m, D->n_leaves, D->lstart, D->leaves, ask,
+                                &D->q.interrupted, &D->tree));
   }
+cleanup:
+  return err;
+}
+
+/* Phase 4: the recombination tree over the leaves (a safe point after every level but the root),
+ * then Alg. 1 steps 2-4. Collective. */
+static kd_err kd_quad_recombine_(kd_quad_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_algo_in *in = D->in;
+  kd_recomb_tree_state *tree = &D->tree;
+  double t0 = kd_dist_wtime();
+  KD_TRY(kd_quad_tree_start_(D));
   for (;;) {
-    const int64_t L = tree.level;
-    int64_t alive = kd_recomb_tree_local_points(&tree);
-    KD_TRY(kd_dist_sum_i64(comm, &alive, 1));
+    const int64_t L = tree->level;
+    int64_t alive = kd_recomb_tree_local_points(tree);
+    KD_TRY(kd_dist_sum_i64(D->comm, &alive, 1));
     kd_log_progress("recombine", L + 1, NAN, alive, 1);
-    if (tree.cnt <= 1) break;
+    if (tree->cnt <= 1) break;
     /* safe point: level L is complete on every rank (not the level a resume starts from) */
-    if (ck && L != rlevel &&
-        (q.interrupted || (in->checkpoint_every > 0 && (L + 1) % in->checkpoint_every == 0))) {
-      tm.recombination += kd_dist_wtime() - t0;
+    if (D->ck && L != D->rlevel &&
+        (D->q.interrupted || (in->checkpoint_every > 0 && (L + 1) % in->checkpoint_every == 0))) {
+      D->tm.recombination += kd_dist_wtime() - t0;
       t0 = kd_dist_wtime();
-      KD_TRY(kd_quad_checkpoint_(&q, L, &tm, &tree, s, NULL, NULL));
-      KD_CHECK(!q.interrupted, KD_ERR_INTERRUPTED, "interrupted at tree level %lld", (long long)L);
+      KD_TRY(kd_quad_checkpoint_(&D->q, L, &D->tm, tree, D->s, NULL, NULL));
+      KD_CHECK(!D->q.interrupted, KD_ERR_INTERRUPTED, "interrupted at tree level %lld",
+               (long long)L);
     }
     /* a stop request is folded into the level's agreement; none at the root (no safe point) */
-    const int ask = ck && (tree.cnt + 1) / 2 > 1 && kd_interrupt_pending() != 0;
-    KD_TRY(kd_recomb_tree_step(&tree, ask, &q.interrupted));
+    const int ask = D->ck && (tree->cnt + 1) / 2 > 1 && kd_interrupt_pending() != 0;
+    KD_TRY(kd_recomb_tree_step(tree, ask, &D->q.interrupted));
   }
-  KD_TRY(kd_recomb_tree_finish(&tree, &rule));
-  KD_TRY(kd_recomb_drop_one(&rule));
-  tm.recombination += kd_dist_wtime() - t0;
-  const int64_t nq = rule.n;
-  KD_CHECK(nq >= 1 && nq <= n, KD_ERR_INTERNAL, "recombination returned %lld points for n = %lld",
-           (long long)nq, (long long)n);
+  KD_TRY(kd_recomb_tree_finish(tree, &D->rule));
+  KD_TRY(kd_recomb_drop_one(&D->rule));
+  D->tm.recombination += kd_dist_wtime() - t0;
+  KD_CHECK(D->rule.n >= 1 && D->rule.n <= D->n, KD_ERR_INTERNAL,
+           "recombination returned %lld points for n = %lld", (long long)D->rule.n,
+           (long long)D->n);
+cleanup:
+  return err;
+}
 
-  /* ---- 5. the rule: coordinates of the chosen rows (replicated), weights ---- */
+/* Phase 5: the rule: coordinates of the chosen rows (replicated), normalised weights, MMD. */
+static kd_err kd_quad_rule_(kd_quad_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const kd_recomb_set *rule = &D->rule;
+  const int64_t nq = rule->n;
+  const int d = D->d;
   KD_TRY(kd_result_alloc(out, nq, d));
   double wsum = 0;
-  for (int64_t i = 0; i < nq; i++) wsum += rule.w[i];
+  for (int64_t i = 0; i < nq; i++) wsum += rule->w[i];
   for (int64_t i = 0; i < nq; i++) {
-    out->indices[i] = rule.gid[i];
-    out->weights[i] = rule.w[i] / wsum;
-    if (!emp)
-      KD_TRY(kd_measure_sample(meas, seedY, rule.gid[i], 1, out->points + (size_t)i * d));
+    out->indices[i] = rule->gid[i];
+    out->weights[i] = rule->w[i] / wsum;
+    if (!D->emp)
+      KD_TRY(kd_measure_sample(D->meas, D->seedY, rule->gid[i], 1, out->points + (size_t)i * d));
     else
-      memcpy(out->points + (size_t)i * d, Yall + (size_t)rule.gid[i] * d, sizeof(double) * d);
+      memcpy(out->points + (size_t)i * d, D->Yall + (size_t)rule->gid[i] * d, sizeof(double) * d);
   }
-  if (emp)
-    for (int64_t i = 0; i < nq; i++) out->indices[i] = sel[rule.gid[i]];
+  if (D->emp)
+    for (int64_t i = 0; i < nq; i++) out->indices[i] = D->sel[rule->gid[i]];
   double mmd_rec = NAN, mmd2_rec = NAN;
-  KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_rec, &mmd2_rec));
+  KD_TRY(kd_mmd(D->tg, out->points, out->weights, nq, &mmd_rec, &mmd2_rec));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination", mmd_rec));
   out->mmd = mmd_rec;
   kd_log_info("quad: recombination: %lld points, mmd %.6e", (long long)nq, mmd_rec);
-
-  /* ---- 6. + opt: min_w w^T K w - 2 w^T z over the simplex (eq. 14) ---- */
-  t0 = kd_dist_wtime();
-  if (do_opt) {
-    KD_ALLOC(Q, (size_t)nq * nq);
-    KD_ALLOC(z, nq);
-    KD_ALLOC(wopt, nq);
-    KD_TRY(kd_kernel_eval_block(k, out->points, nq, out->points, nq, Q, nq));
-    KD_TRY(kd_target_embed_rows(tg, out->points, nq, z));
-    memcpy(wopt, out->weights, sizeof(double) * nq);
-    KD_TRY(kd_simplex_qp((int)nq, Q, z, qp_tol, qp_iter, wopt));
-    double ws = 0;
-    for (int64_t i = 0; i < nq; i++) ws += (wopt[i] > 0 ? wopt[i] : 0);
-    KD_CHECK(ws > 0, KD_ERR_NUMERIC, "+opt: the simplex QP returned zero weights");
-    for (int64_t i = 0; i < nq; i++) out->weights[i] = (wopt[i] > 0 ? wopt[i] : 0) / ws;
-    double mmd_opt = NAN;
-    KD_TRY(kd_mmd(tg, out->points, out->weights, nq, &mmd_opt, NULL));
-    KD_TRY(kd_result_set_metric(out, "mmd_opt", mmd_opt));
-    out->mmd = mmd_opt;
-    kd_log_info("quad: +opt (simplex QP, eq. 14): mmd %.6e", mmd_opt);
-  }
-  tm.opt = kd_dist_wtime() - t0;
-
-  /* ---- metrics (stage times: max over ranks, so every rank reports the same) ---- */
-  double tv[6] = {tm.sampling,       tm.nystrom,       tm.eigensolve,
-                  tm.test_functions, tm.recombination, tm.opt};
-  KD_TRY(kd_dist_max(comm, tv, 6));
-  for (int i = 0; i < 6; i++) tv[i] += q.times[i]; /* the stages of the interrupted runs */
-  static const char *const tnames[6] = {"time_sampling",      "time_nystrom",
-                                        "time_eigensolve",    "time_test_functions",
-                                        "time_recombination", "time_opt"};
-  for (int i = 0; i < 6; i++) KD_TRY(kd_result_set_metric(out, tnames[i], tv[i]));
-  KD_TRY(kd_result_set_metric(out, "sample_size", (double)N));
-  KD_TRY(kd_result_set_metric(out, "test_functions", (double)s));
-  KD_TRY(kd_result_set_metric(out, "leaves", (double)n_leaves));
-  KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(lstart[1] - lstart[0])));
-  if (kind == KD_QUAD_NYSTROM) {
-    KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)ell));
-    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (double)q.plan[KD_QPLAN_N - 1]));
-  }
 cleanup:
-  kd_log_set_total(0);
-  kd_recomb_tree_state_free(&tree);
-  if (leaves)
-    for (int64_t j = 0; j < hi - lo; j++) kd_recomb_set_free(&leaves[j]);
-  free(leaves);
-  kd_recomb_set_free(&rule);
-  free(Z);
-  free(Yall);
-  free(wall);
-  free(Y);
-  free(lambda);
-  free(U);
-  free(Kyz);
-  free(Phi);
-  free(kdiag);
-  free(X);
+  return err;
+}
+
+/* Phase 6, + opt: min_w w^T K w - 2 w^T z over the simplex (eq. 14). Local (replicated). */
+static kd_err kd_quad_opt_(kd_quad_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  double *Q = NULL, *z = NULL, *wopt = NULL;
+  const int64_t nq = out->n;
+  const double t0 = kd_dist_wtime();
+  if (D->cfg.opt != KD_QUAD_OPT_CONVEX) goto cleanup;
+  KD_ALLOC(Q, (size_t)nq * nq);
+  KD_ALLOC(z, nq);
+  KD_ALLOC(wopt, nq);
+  KD_TRY(kd_kernel_eval_block(D->k, out->points, nq, out->points, nq, Q, nq));
+  KD_TRY(kd_target_embed_rows(D->tg, out->points, nq, z));
+  memcpy(wopt, out->weights, sizeof(double) * nq);
+  KD_TRY(kd_simplex_qp((int)nq, Q, z, D->cfg.qp_tol, (int)D->cfg.qp_max_iter, wopt));
+  double ws = 0;
+  for (int64_t i = 0; i < nq; i++) ws += (wopt[i] > 0 ? wopt[i] : 0);
+  KD_CHECK(ws > 0, KD_ERR_NUMERIC, "+opt: the simplex QP returned zero weights");
+  for (int64_t i = 0; i < nq; i++) out->weights[i] = (wopt[i] > 0 ? wopt[i] : 0) / ws;
+  double mmd_opt = NAN;
+  KD_TRY(kd_mmd(D->tg, out->points, out->weights, nq, &mmd_opt, NULL));
+  KD_TRY(kd_result_set_metric(out, "mmd_opt", mmd_opt));
+  out->mmd = mmd_opt;
+  kd_log_info("quad: +opt (simplex QP, eq. 14): mmd %.6e", mmd_opt);
+cleanup:
+  D->tm.opt = kd_dist_wtime() - t0;
   free(Q);
   free(z);
   free(wopt);
-  free(midx);
-  free(sel);
-  free(zsel);
-  free(lstart);
-  free(Kpre);
-  free(dpre);
+  return err;
+}
+
+/* Metrics (stage times: max over ranks, so every rank reports the same). Collective. */
+static kd_err kd_quad_metrics_(kd_quad_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const kd_qtimes_ *tm = &D->tm;
+  double tv[6] = {tm->sampling,       tm->nystrom,       tm->eigensolve,
+                  tm->test_functions, tm->recombination, tm->opt};
+  static const char *const tnames[6] = {"time_sampling",      "time_nystrom",
+                                        "time_eigensolve",    "time_test_functions",
+                                        "time_recombination", "time_opt"};
+  KD_TRY(kd_dist_max(D->comm, tv, 6));
+  for (int i = 0; i < 6; i++) tv[i] += D->q.times[i]; /* the stages of the interrupted runs */
+  for (int i = 0; i < 6; i++) KD_TRY(kd_result_set_metric(out, tnames[i], tv[i]));
+  KD_TRY(kd_result_set_metric(out, "sample_size", (double)D->N));
+  KD_TRY(kd_result_set_metric(out, "test_functions", (double)D->s));
+  KD_TRY(kd_result_set_metric(out, "leaves", (double)D->n_leaves));
+  KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(D->lstart[1] - D->lstart[0])));
+  if (D->kind == KD_QUAD_NYSTROM) {
+    KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)D->ell));
+    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (double)D->q.plan[KD_QPLAN_N - 1]));
+  }
+cleanup:
+  return err;
+}
+
+kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind) {
+  kd_err err = KD_OK;
+  kd_quad_drv_ D;
+  KD_TRY(kd_quad_drv_init_(&D, in, kind));
+  KD_TRY(kd_quad_setup_(&D));
+  KD_TRY(kd_quad_place_leaves_(&D));
+  KD_TRY(kd_quad_plan_(&D));
+  KD_TRY(kd_quad_sample_(&D));
+  KD_TRY(kd_quad_basis_(&D));
+  KD_TRY(kd_quad_test_functions_(&D));
+  KD_TRY(kd_quad_recombine_(&D));
+  KD_TRY(kd_quad_rule_(&D, out));
+  KD_TRY(kd_quad_opt_(&D, out));
+  KD_TRY(kd_quad_metrics_(&D, out));
+cleanup:
+  kd_quad_drv_free_(&D);
   return err;
 }

@@ -189,14 +189,6 @@ void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int
   *hi = (n_leaves * (rank + 1) + size - 1) / size;
 }
 
-/* owner of a leaf: the rank r with start[r] <= leaf < start[r+1] (start == NULL: block split) */
-static int kd_leaf_owner_(int64_t leaf, int64_t n_leaves, int size, const int64_t *start) {
-  if (!start) return (int)(leaf * size / n_leaves);
-  int r = 0;
-  while (r + 1 < size && start[r + 1] <= leaf) r++;
-  return r;
-}
-
 /* pack: [n, (gid, w, F[m]) x n] */
 static int64_t kd_pack_(const kd_recomb_set *s, double *buf) {
   const int m = s->m;
@@ -258,11 +250,6 @@ int64_t kd_recomb_tree_count(int64_t n_leaves, int64_t level) {
   return c;
 }
 
-/* owner of node j at the current level */
-static int kd_node_owner_(const kd_recomb_tree_state *t, int64_t j) {
-  return kd_leaf_owner_(j * t->width, t->n_leaves, t->size, t->start);
-}
-
 kd_err kd_recomb_agree_stop(MPI_Comm comm, kd_err lerr, int ask, int *stop) {
   kd_err err = kd_dist_agreed(comm, (ask && lerr == KD_OK) ? KD_ERR_INTERRUPTED : lerr);
   if (err == KD_ERR_INTERRUPTED) {
@@ -274,43 +261,66 @@ kd_err kd_recomb_agree_stop(MPI_Comm comm, kd_err lerr, int ask, int *stop) {
   return err;
 }
 
-/* common set-up of begin / restore: placement, node array, buffer (local errors in *lerr) */
-static void kd_tree_setup_(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
-                           kd_recomb_tree_state *t, kd_err *lerr) {
+/* The packed node j as a tree block (allocated). Local. */
+static kd_err kd_node_block_(const kd_recomb_set *s, kd_dist_block *b) {
+  kd_err err = KD_OK;
+  KD_ALLOC(b->v, 1 + s->n * (s->m + 2));
+  b->n = kd_pack_(s, b->v);
+cleanup:
+  return err;
+}
+
+/* The set packed in block b, appended to the empty set *s of m test functions. Local. */
+static kd_err kd_block_node_(const kd_dist_block *b, int m, kd_recomb_set *s) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_recomb_set_alloc(s, (int64_t)b->v[0], m));
+  kd_unpack_append_(s, b->v);
+cleanup:
+  return err;
+}
+
+/* Common set-up of begin / restore: the tree (owners, moves: dist/tree_impl.h), the node array
+ * and the buffer of the root's broadcast. Collective; local allocation errors go to *lerr. */
+static kd_err kd_tree_setup_(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
+                             kd_recomb_tree_state *t, kd_err *lerr) {
+  kd_err err = KD_OK;
+  int64_t *start = NULL;
   memset(t, 0, sizeof *t);
   t->comm = comm;
   t->m = m;
   t->rank = kd_dist_rank(comm);
-  t->size = kd_dist_size(comm);
   t->n_leaves = n_leaves;
   t->cnt = n_leaves;
-  t->width = 1;
   t->cap = 1 + (int64_t)(m + 1) * (m + 2);
-  t->start = malloc(sizeof(int64_t) * (size_t)(t->size + 1));
-  t->node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *t->node);
-  t->buf = malloc(sizeof(double) * (size_t)t->cap);
-  if (!t->start || !t->node || !t->buf) {
-    *lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree of %lld leaves",
-                       (long long)n_leaves);
-    return;
-  }
-  for (int r = 0; r <= t->size; r++) {
+  const int size = kd_dist_size(comm);
+  KD_ALLOC(start, size + 1);
+  for (int r = 0; r <= size; r++) {
     if (leaf_start) {
-      t->start[r] = leaf_start[r];
+      start[r] = leaf_start[r];
     } else {
       int64_t a, b;
-      kd_recomb_leaf_range(n_leaves, r < t->size ? r : t->size - 1, t->size, &a, &b);
-      t->start[r] = r < t->size ? a : n_leaves;
+      kd_recomb_leaf_range(n_leaves, r < size ? r : size - 1, size, &a, &b);
+      start[r] = r < size ? a : n_leaves;
     }
   }
+  KD_TRY(kd_dist_tree_create(comm, 2, n_leaves, start, &t->tree));
+  t->node = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *t->node);
+  t->buf = malloc(sizeof(double) * (size_t)t->cap);
+  if (!t->node || !t->buf)
+    *lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree of %lld leaves",
+                       (long long)n_leaves);
+cleanup:
+  free(start);
+  return err;
 }
 
 kd_err kd_recomb_tree_begin(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
                             kd_recomb_set *leaves, int ask, int *stop, kd_recomb_tree_state *t) {
-  kd_err lerr = KD_OK;
-  kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr);
+  kd_err err = KD_OK, lerr = KD_OK;
+  KD_TRY(kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr));
   if (lerr == KD_OK) {
-    const int64_t lo = t->start[t->rank], hi = t->start[t->rank + 1];
+    int64_t lo, hi;
+    kd_dist_tree_range(t->tree, 0, &lo, &hi);
     for (int64_t j = lo; lerr == KD_OK && j < hi; j++) {
       t->node[j] = leaves[j - lo];
       memset(&leaves[j - lo], 0, sizeof leaves[j - lo]);
@@ -318,7 +328,9 @@ kd_err kd_recomb_tree_begin(MPI_Comm comm, int m, int64_t n_leaves, const int64_
       lerr = kd_recomb_reduce(&t->node[j]);
     }
   }
-  return kd_recomb_agree_stop(t->comm, lerr, ask, stop);
+  err = kd_recomb_agree_stop(t->comm, lerr, ask, stop);
+cleanup:
+  return err;
 }
 
 kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
@@ -326,7 +338,7 @@ kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int6
                               const int64_t *gid, const double *w, const double *F,
                               kd_recomb_tree_state *t) {
   kd_err err = KD_OK, lerr = KD_OK;
-  kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr);
+  KD_TRY(kd_tree_setup_(comm, m, n_leaves, leaf_start, t, &lerr));
   /* the inputs are replicated: these checks fail alike on every rank */
   const int64_t levels = kd_recomb_tree_levels(n_leaves);
   KD_CHECK(level >= 0 && level <= levels, KD_ERR_INPUT,
@@ -342,9 +354,8 @@ kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int6
              (long long)count[j], m + 1);
   t->level = level;
   t->cnt = n_nodes;
-  t->width = (int64_t)1 << level;
   for (int64_t j = 0, off = 0; lerr == KD_OK && j < n_nodes; off += count[j], j++) {
-    if (kd_node_owner_(t, j) != t->rank) continue;
+    if (kd_dist_tree_owner(t->tree, (int)level, j) != t->rank) continue;
     lerr = kd_recomb_set_alloc(&t->node[j], count[j] > 0 ? count[j] : 1, m);
     if (lerr != KD_OK) break;
     t->node[j].n = count[j];
@@ -352,56 +363,65 @@ kd_err kd_recomb_tree_restore(MPI_Comm comm, int m, int64_t n_leaves, const int6
     memcpy(t->node[j].w, w + off, sizeof(double) * (size_t)count[j]);
     memcpy(t->node[j].F, F + off * m, sizeof(double) * (size_t)(count[j] * m));
   }
+  err = kd_dist_agreed(comm, lerr);
 cleanup:
-  if (err == KD_OK) err = kd_dist_agreed(comm, lerr);
+  return err;
+}
+
+/* This rank's nodes [lo, hi) of the current level packed into blocks mine[hi - lo]. Local;
+ * allocation errors returned (agree them). */
+static kd_err kd_tree_pack_level_(const kd_recomb_tree_state *t, int64_t lo, int64_t hi,
+                                  kd_dist_block *mine) {
+  kd_err err = KD_OK;
+  for (int64_t j = lo; j < hi; j++) KD_TRY(kd_node_block_(&t->node[j], &mine[j - lo]));
+cleanup:
+  return err;
+}
+
+/* The parents [plo, phi) of the next level from their children kids[2 (p - plo) + c]: the left
+ * child merged with the right one and reduced (a lone child is kept as it is). Local. */
+static kd_err kd_tree_merge_kids_(kd_recomb_tree_state *t, int64_t plo, int64_t phi,
+                                  kd_dist_block *kids) {
+  kd_err err = KD_OK;
+  kd_recomb_set b = {0};
+  for (int64_t p = plo; p < phi; p++) {
+    const kd_dist_block *kl = &kids[2 * (p - plo)], *kr = &kids[2 * (p - plo) + 1];
+    KD_TRY(kd_block_node_(kl, t->m, &t->node[p]));
+    if (!kr->v) continue;
+    KD_TRY(kd_block_node_(kr, t->m, &b));
+    KD_TRY(kd_merge_(&t->node[p], &b));
+  }
+cleanup:
+  kd_recomb_set_free(&b);
   return err;
 }
 
 kd_err kd_recomb_tree_step(kd_recomb_tree_state *t, int ask, int *stop) {
   kd_err err = KD_OK, lerr = KD_OK;
-  const int m = t->m, rank = t->rank;
-  kd_recomb_set *node = t->node;
-  const int64_t cnt = t->cnt, ncnt = (cnt + 1) / 2;
-  KD_CHECK(cnt > 1, KD_ERR_INTERNAL, "recombination tree: step past the root");
-  for (int64_t jp = 0; jp < ncnt; jp++) {
-    const int64_t L = 2 * jp, R = 2 * jp + 1;
-    if (R >= cnt) {
-      if (L != jp) {
-        node[jp] = node[L];
-        memset(&node[L], 0, sizeof node[L]);
-      }
-      continue;
-    }
-    const int oL = kd_node_owner_(t, L), oR = kd_node_owner_(t, R);
-    if (oR == rank && oL != rank) {
-      int64_t len = kd_pack_(&node[R], t->buf);
-      KD_TRY(kd_dist_send(t->comm, t->buf, len, oL, (int)(jp & 0x7fff)));
-      kd_recomb_set_free(&node[R]);
-    } else if (oL == rank) {
-      if (oR != rank) {
-        int64_t nr = 0;
-        kd_recomb_set b = {0};
-        KD_TRY(kd_dist_recv(t->comm, t->buf, t->cap, &nr, oR, (int)(jp & 0x7fff)));
-        if (lerr == KD_OK) lerr = kd_recomb_set_alloc(&b, (int64_t)t->buf[0], m);
-        if (lerr == KD_OK) {
-          kd_unpack_append_(&b, t->buf);
-          lerr = kd_merge_(&node[L], &b);
-        }
-        kd_recomb_set_free(&b);
-      } else if (lerr == KD_OK) {
-        lerr = kd_merge_(&node[L], &node[R]);
-      }
-      if (L != jp) {
-        node[jp] = node[L];
-        memset(&node[L], 0, sizeof node[L]);
-      }
-    }
-  }
-  t->cnt = ncnt;
-  t->width *= 2;
+  kd_dist_block *mine = NULL, *kids = NULL;
+  const int L = (int)t->level;
+  int64_t lo = 0, hi = 0, plo = 0, phi = 0;
+  KD_CHECK(t->cnt > 1, KD_ERR_INTERNAL, "recombination tree: step past the root");
+  kd_dist_tree_range(t->tree, L, &lo, &hi);
+  kd_dist_tree_range(t->tree, L + 1, &plo, &phi);
+  mine = calloc((size_t)(hi > lo ? hi - lo : 1), sizeof *mine);
+  kids = calloc((size_t)(phi > plo ? 2 * (phi - plo) : 1), sizeof *kids);
+  if (!mine || !kids)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombination tree level %d", L + 1);
+  if (lerr == KD_OK) lerr = kd_tree_pack_level_(t, lo, hi, mine);
+  KD_TRY(kd_dist_agreed(t->comm, lerr));
+  for (int64_t j = lo; j < hi; j++) kd_recomb_set_free(&t->node[j]);
+  /* children to their parent's owner, then merged there in child order */
+  lerr = kd_dist_tree_up(t->tree, L, mine, kids);
+  if (lerr == KD_OK) lerr = kd_tree_merge_kids_(t, plo, phi, kids);
+  t->cnt = (t->cnt + 1) / 2;
   t->level++;
   KD_TRY(kd_recomb_agree_stop(t->comm, lerr, ask, stop));
 cleanup:
+  for (int64_t j = 0; mine && j < hi - lo; j++) kd_dist_block_free(&mine[j]);
+  for (int64_t j = 0; kids && j < 2 * (phi - plo); j++) kd_dist_block_free(&kids[j]);
+  free(mine);
+  free(kids);
   return err;
 }
 
@@ -414,33 +434,20 @@ int64_t kd_recomb_tree_local_points(const kd_recomb_tree_state *t) {
 kd_err kd_recomb_tree_gather(const kd_recomb_tree_state *t, int root, int64_t **count,
                              int64_t *total, int64_t **gid, double **w, double **F) {
   kd_err err = KD_OK, lerr = KD_OK;
-  const int m = t->m, me = t->rank == root;
-  double *mine = NULL, *all = NULL;
-  int64_t len[2] = {0, 0}; /* packed doubles of this rank, nodes of this rank */
+  const int m = t->m;
+  kd_dist_block *mine = NULL;
+  double *all = NULL;
+  int64_t lo = 0, hi = 0, n_all = 0;
   *count = *gid = NULL;
   *w = *F = NULL;
   *total = 0;
-  for (int64_t j = 0; j < t->cnt; j++)
-    if (kd_node_owner_(t, j) == t->rank) {
-      len[0] += 1 + t->node[j].n * (m + 2);
-      len[1]++;
-    }
-  mine = malloc(sizeof(double) * (size_t)(len[0] > 0 ? len[0] : 1));
+  kd_dist_tree_range(t->tree, (int)t->level, &lo, &hi);
+  mine = calloc((size_t)(hi > lo ? hi - lo : 1), sizeof *mine);
   if (!mine) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree gather");
-  for (int64_t j = 0, p = 0; lerr == KD_OK && j < t->cnt; j++)
-    if (kd_node_owner_(t, j) == t->rank) p += kd_pack_(&t->node[j], mine + p);
-  int64_t tot[2] = {len[0], len[1]};
+  if (lerr == KD_OK) lerr = kd_tree_pack_level_(t, lo, hi, mine);
   KD_TRY(kd_dist_agreed(t->comm, lerr));
-  KD_TRY(kd_dist_sum_i64(t->comm, tot, 2));
-  KD_CHECK(tot[1] == t->cnt, KD_ERR_INTERNAL, "tree gather: %lld of %lld nodes", (long long)tot[1],
-           (long long)t->cnt);
-  if (me) {
-    all = malloc(sizeof(double) * (size_t)(tot[0] > 0 ? tot[0] : 1));
-    if (!all) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree gather on rank %d", root);
-  }
-  KD_TRY(kd_dist_agreed(t->comm, lerr));
-  KD_TRY(kd_dist_gatherv(t->comm, mine, len[0], all, root));
-  if (me) {
+  KD_TRY(kd_dist_tree_gather(t->tree, (int)t->level, mine, root, &all, &n_all));
+  if (t->rank == root) {
     int64_t npts = 0;
     for (int64_t j = 0, p = 0; j < t->cnt; j++) {
       const int64_t n = (int64_t)all[p];
@@ -471,6 +478,7 @@ cleanup:
     *count = *gid = NULL;
     *w = *F = NULL;
   }
+  for (int64_t j = 0; mine && j < hi - lo; j++) kd_dist_block_free(&mine[j]);
   free(mine);
   free(all);
   return err;
@@ -482,7 +490,7 @@ kd_err kd_recomb_tree_finish(kd_recomb_tree_state *t, kd_recomb_set *out) {
   KD_CHECK(t->cnt == 1, KD_ERR_INTERNAL, "recombination tree: finish at %lld nodes",
            (long long)t->cnt);
   /* the root lives on the owner of leaf 0: broadcast it */
-  const int root = kd_node_owner_(t, 0);
+  const int root = kd_dist_tree_owner(t->tree, (int)t->level, 0);
   int64_t len = 0;
   if (t->rank == root) len = kd_pack_(&t->node[0], t->buf);
   KD_TRY(kd_dist_bcast(t->comm, &len, sizeof len, root));
@@ -498,8 +506,8 @@ void kd_recomb_tree_state_free(kd_recomb_tree_state *t) {
   if (t->node)
     for (int64_t j = 0; j < t->n_leaves; j++) kd_recomb_set_free(&t->node[j]);
   free(t->node);
-  free(t->start);
   free(t->buf);
+  kd_dist_tree_destroy(&t->tree);
   memset(t, 0, sizeof *t);
 }
 

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include "dist/tree_impl.h"
 #include "kdistill/kd_types.h"
 
 /** A weighted point set seen through its test functions: n points, global ids gid[n], weights
@@ -57,20 +58,22 @@ kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t 
 /** The distributed tree as a sequence of levels, so a caller can stop at a level boundary (the safe
  *  points of checkpoint/restart). Level 0 = every leaf reduced locally; level L = the nodes of
  *  the L-th merge round (node j covers leaves [j 2^L, (j+1) 2^L)); the last level,
- *  kd_recomb_tree_levels(n_leaves), has one node, the root. Node j of a level lives on the owner
- *  of leaf j 2^L, so the nodes of a rank are consecutive and rank order is node order.
+ *  kd_recomb_tree_levels(n_leaves), has one node, the root. The placement is a binary
+ *  kd_dist_tree (dist/tree_impl.h): node j of a level lives on the owner of leaf j 2^L, so the
+ *  nodes of a rank are consecutive and rank order is node order; a level moves every node to its
+ *  parent's owner (kd_dist_tree_up), which merges the two children in child order.
  *  Every level ends with one error agreement over comm; a rank may ask to stop there (`ask`, e.g.
  *  a pending SIGTERM): the request is folded into that agreement as KD_ERR_INTERRUPTED and, when
  *  it is the agreed outcome, *stop becomes 1 on every rank and the agreement is repeated without
  *  it (so a real error of another rank still wins). The level is complete either way. */
 typedef struct {
   MPI_Comm comm;
-  int m, rank, size;
+  int m, rank;
   int64_t n_leaves;
-  int64_t level, cnt, width; /* current level, its node count and leaves per node */
-  int64_t *start;            /* leaf placement [size+1] (owned copy) */
-  kd_recomb_set *node;       /* [n_leaves]: node j of the current level (only owned ones set) */
-  double *buf;               /* one packed node: 1 + (m+1)(m+2) doubles */
+  int64_t level, cnt;  /* current level and its node count */
+  kd_dist_tree *tree;  /* the placement: owners, moves to the parent's owner, gathers (owned) */
+  kd_recomb_set *node; /* [n_leaves]: node j of the current level (only owned ones set) */
+  double *buf;         /* one packed node: 1 + (m+1)(m+2) doubles (the root's broadcast) */
   int64_t cap;
 } kd_recomb_tree_state;
 

@@ -14,16 +14,22 @@
 #include "algo/testing/ctt_impl.h"
 #include "algo/thinning/compress_impl.h"
 #include "dist/dist_impl.h"
+#include "dist/tree_impl.h"
 
 static const kd_param_spec kd_ctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
-     "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal"},
+     "number of coresets (bins) s >= 2; s m/(m+n) bins of X and s n/(m+n) of Y, all equal",
+     KD_PARAM_AT(kd_ctt_params, s)},
     {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
-     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points"},
+     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
+     KD_PARAM_AT(kd_ctt_params, g)},
     {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
-     "KT-Compress failure probability delta, strictly inside (0,1)"},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)"},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)"},
+     "KT-Compress failure probability delta, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, delta)},
+    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
+     KD_PARAM_AT(kd_ctt_params, B)},
+    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, alpha)},
 };
 
 /* Where bin b's rows live: sample (0 = X, 1 = Y) and the global row range [lo, lo + n_in). */
@@ -37,26 +43,65 @@ static const kd_pointset *kd_ctt_bin_src_(const kd_pointset *X, const kd_pointse
   return Y;
 }
 
-static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  const double t0 = kd_dist_wtime();
-  const kd_pointset *X = in->points, *Y = NULL;
-  double **bins = NULL, **cores = NULL, *mine = NULL, *all = NULL, *G = NULL, *tmp = NULL;
-  double *stat2 = NULL;
-  kd_lidx *idx = NULL;
-  int64_t *nout = NULL, *minei = NULL, *alli = NULL, **corei = NULL, *coff = NULL;
-  int64_t *cbin = NULL;
-  unsigned char *lab = NULL;
-  int nmine = 0;
-  KD_TRY(kd_ctt_check_common(in, &Y));
-  const MPI_Comm comm = in->comm;
-  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
-  const int64_t s = kd_params_int(in->params, "s"), g = kd_params_int(in->params, "g");
-  const double delta = kd_params_f64(in->params, "delta");
-  const int64_t B = kd_params_int(in->params, "B");
-  const double alpha = kd_params_f64(in->params, "alpha");
-  const kd_gidx m = kd_pointset_n_global(X), n = kd_pointset_n_global(Y);
-  const int d = kd_pointset_dim(X);
+/* ---------------- the driver: phases over one state ----------------
+ * kd_ctt_test = setup, distribute the bins, compress them, gather the coresets, their mean-kernel
+ * matrix G, the permutations and the decision, metrics. The distribution logistics (bin b on rank
+ * b mod p, rows to the bins' owners, coresets back in bin order) are the dist/tree_impl.h bin
+ * primitive, called from kd_ctt_distribute_ and kd_ctt_gather_ only. */
+typedef struct {
+  const kd_algo_in *in;
+  kd_ctt_params cfg;
+  MPI_Comm comm;
+  int rank, p, d;
+  const kd_pointset *X, *Y;
+  kd_gidx m, n;
+  int64_t s_m, s_n, n_in; /* bins of X, bins of Y, points per bin */
+  int compress;           /* 0: the coreset would be the whole bin, bins are kept as they are */
+  int *owner;             /* [s]: the rank of bin b, b mod p */
+  kd_dist_block *bin;     /* [s]: rows of bin b (n_in x d) on its owner */
+  kd_dist_block *core;    /* [s]: coreset of bin b on its owner, rows (x_1 .. x_d, pooled row) */
+  kd_lidx *idx;           /* [n_in]: KT-Compress output of one bin */
+  int64_t *nout, *coff;   /* [s] coreset sizes, [s + 1] their offsets in bin order */
+  int64_t total;          /* coreset rows over all bins */
+  int64_t *cbin;          /* [total]: bin of each output row */
+  double *G, *stat2;      /* [s * s] mean kernel values, [B + 1] squared statistics */
+  uint64_t evals;         /* kernel evaluations of G on this rank */
+  double t0, t1, t2, t3;  /* phase boundaries (wall clock) */
+} kd_ctt_drv_;
+
+static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
+  for (int64_t b = 0; b < D->cfg.s; b++) {
+    if (D->bin) kd_dist_block_free(&D->bin[b]);
+    if (D->core) kd_dist_block_free(&D->core[b]);
+  }
+  free(D->bin);
+  free(D->core);
+  free(D->owner);
+  free(D->idx);
+  free(D->nout);
+  free(D->coff);
+  free(D->cbin);
+  free(D->G);
+  free(D->stat2);
+}
+
+/* Check the parameters against m and n and fix the bins (Alg. 3). Local (replicated). */
+static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
+  kd_err err = KD_OK;
+  D->in = in;
+  D->t0 = kd_dist_wtime();
+  D->X = in->points;
+  D->cfg = *prm;
+  KD_TRY(kd_ctt_check_common(in, prm, &D->Y));
+  D->comm = in->comm;
+  D->rank = kd_dist_rank(D->comm);
+  D->p = kd_dist_size(D->comm);
+  const int64_t s = D->cfg.s, g = D->cfg.g;
+  const double delta = D->cfg.delta;
+  const kd_gidx m = kd_pointset_n_global(D->X), n = kd_pointset_n_global(D->Y);
+  D->m = m;
+  D->n = n;
+  D->d = kd_pointset_dim(D->X);
   KD_CHECK(s >= 2, KD_ERR_CONFIG, "algorithm.s must be >= 2, got %lld", (long long)s);
   KD_CHECK(g >= 0 && g <= 30, KD_ERR_CONFIG, "algorithm.g must be in [0,30], got %lld",
            (long long)g);
@@ -84,203 +129,224 @@ static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
    * be at least the whole bin, so the bin is kept as it is (no compression). */
   int K = 0;
   while (K < 31 && ((int64_t)1 << (2 * (K + 1))) <= n_in) K++;
-  const int compress = K > g;
+  D->s_m = s_m;
+  D->s_n = s_n;
+  D->n_in = n_in;
+  D->compress = K > g;
+cleanup:
+  return err;
+}
 
-  /* ---- phase 1: bin b goes to rank b mod p (allocate first, agree, then move rows) ---- */
-  for (int64_t b = rank; b < s; b += p) nmine++;
-  KD_ALLOC(bins, nmine ? nmine : 1);
-  KD_ALLOC(cores, nmine ? nmine : 1);
-  KD_ALLOC(corei, nmine ? nmine : 1);
-  KD_ALLOC(nout, s);
-  for (int i = 0; i < nmine && lerr == KD_OK; i++) {
-    bins[i] = malloc((size_t)n_in * (size_t)d * sizeof(double));
-    if (!bins[i]) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate a bin");
-  }
-  if (lerr == KD_OK) {
-    idx = malloc((size_t)n_in * sizeof *idx);
-    if (!idx) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate a bin");
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  for (int64_t b = 0; b < s; b++) {
-    kd_gidx lo = 0;
-    const kd_pointset *S = kd_ctt_bin_src_(X, Y, s_m, n_in, b, &lo);
-    const int o = (int)(b % p);
-    double *dst = (rank == o) ? bins[b / p] : NULL;
-    for (int r = 0; r < p; r++) {
-      const kd_gidx r_lo = kd_pointset_rank_offset(S, r), r_hi = kd_pointset_rank_offset(S, r + 1);
-      const kd_gidx a = lo > r_lo ? lo : r_lo, e = (lo + n_in) < r_hi ? (lo + n_in) : r_hi;
-      if (a >= e) continue;
-      const int64_t cnt = (int64_t)(e - a) * d;
-      if (r == o) {
-        if (rank == o)
-          memcpy(dst + (size_t)(a - lo) * d, kd_pointset_rows_const(S) + (size_t)(a - r_lo) * d,
-                 (size_t)cnt * sizeof(double));
-      } else if (rank == r) {
-        KD_TRY(kd_dist_send(comm, kd_pointset_rows_const(S) + (size_t)(a - r_lo) * d, cnt, o, 71));
-      } else if (rank == o) {
-        int64_t got = 0;
-        KD_TRY(kd_dist_recv(comm, dst + (size_t)(a - lo) * d, cnt, &got, r, 71));
-        KD_CHECK(got == cnt, KD_ERR_INTERNAL, "ctt: bin %lld: received %lld of %lld values",
-                 (long long)b, (long long)got, (long long)cnt);
-      }
-    }
-  }
+/* Bins [b0, b0 + nb) (all of sample S) collected on their owners. Collective. */
+static kd_err kd_ctt_collect_(kd_ctt_drv_ *D, const kd_pointset *S, int64_t b0, int64_t nb,
+                              int64_t *offs, int64_t *bound) {
+  for (int r = 0; r <= D->p; r++) offs[r] = kd_pointset_rank_offset(S, r);
+  for (int64_t j = 0; j <= nb; j++) bound[j] = j * D->n_in;
+  return kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(S), D->d, nb, bound,
+                              D->owner + b0, D->bin + b0);
+}
 
-  /* ---- phase 2: KT-Compress every local bin (Local, keyed by bin id) ---- */
-  const double t1 = kd_dist_wtime();
-  for (int i = 0; i < nmine && lerr == KD_OK; i++) {
-    const int64_t b = rank + (int64_t)i * p;
-    kd_lidx k = n_in;
-    if (compress) {
-      lerr = kd_thin_kt_compress_local(in->kernel, bins[i], n_in, d, (int)g, delta, in->seed,
-                                       KD_CTT_STREAM_BIN + (uint64_t)b, idx, &k);
-      if (lerr == KD_OK && (k < 1 || k > n_in))
-        lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
-                          "ctt: KT-Compress returned %lld points for a bin of %lld", (long long)k,
-                          (long long)n_in);
-    } else {
-      for (kd_lidx j = 0; j < n_in; j++) idx[j] = j;
-    }
-    if (lerr != KD_OK) break;
-    cores[i] = malloc((size_t)k * (size_t)d * sizeof(double));
-    corei[i] = malloc((size_t)k * sizeof(int64_t));
-    if (!cores[i] || !corei[i]) {
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate a coreset");
-      break;
-    }
-    kd_gidx lo = 0;
-    const kd_pointset *S = kd_ctt_bin_src_(X, Y, s_m, n_in, b, &lo);
-    const int64_t shift = (S == X) ? 0 : m; /* pooled row numbering: X rows, then Y rows */
-    for (kd_lidx j = 0; j < k; j++) {
-      memcpy(cores[i] + (size_t)j * d, bins[i] + (size_t)idx[j] * d, (size_t)d * sizeof(double));
-      corei[i][j] = shift + lo + idx[j];
-    }
-    nout[b] = k;
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  const double t2 = kd_dist_wtime();
+/* Phase 1 (logistics): bin b (X bins first, then Y bins) goes to rank b mod p, moved there by
+ * kd_dist_bins_collect. Collective. */
+static kd_err kd_ctt_distribute_(kd_ctt_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int64_t s = D->cfg.s;
+  int64_t *offs = NULL, *bound = NULL;
+  D->owner = malloc(sizeof *D->owner * (size_t)s);
+  D->bin = calloc((size_t)s, sizeof *D->bin);
+  D->core = calloc((size_t)s, sizeof *D->core);
+  D->nout = calloc((size_t)s, sizeof *D->nout);
+  D->idx = malloc((size_t)D->n_in * sizeof *D->idx);
+  offs = malloc(sizeof *offs * (size_t)(D->p + 1));
+  bound = malloc(sizeof *bound * (size_t)(s + 1));
+  if (!D->owner || !D->bin || !D->core || !D->nout || !D->idx || !offs || !bound)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate the bins");
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  for (int64_t b = 0; b < s; b++) D->owner[b] = (int)(b % D->p);
+  KD_TRY(kd_ctt_collect_(D, D->X, 0, D->s_m, offs, bound));
+  KD_TRY(kd_ctt_collect_(D, D->Y, D->s_m, D->s_n, offs, bound));
+cleanup:
+  free(offs);
+  free(bound);
+  return err;
+}
 
-  /* ---- phase 3: gather the coresets in bin order on every rank ---- */
-  KD_TRY(kd_dist_sum_i64(comm, nout, (int)s));
-  int64_t total = 0, nloc = 0;
-  KD_ALLOC(coff, s + 1);
-  for (int64_t b = 0; b < s; b++) coff[b + 1] = coff[b] + nout[b];
-  total = coff[s];
-  for (int i = 0; i < nmine; i++) nloc += nout[rank + (int64_t)i * p];
-  KD_ALLOC(mine, nloc * d);
-  KD_ALLOC(minei, nloc);
-  for (int i = 0, at = 0; i < nmine; i++) {
-    const int64_t k = nout[rank + (int64_t)i * p];
-    memcpy(mine + (size_t)at * d, cores[i], (size_t)k * d * sizeof(double));
-    memcpy(minei + at, corei[i], (size_t)k * sizeof(int64_t));
-    at += (int)k;
+/* KT-Compress bin b (on its owner) into core[b], rows (x, pooled row number). Local. */
+static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int64_t b) {
+  kd_err err = KD_OK;
+  const int64_t n_in = D->n_in;
+  const int d = D->d;
+  const double *rows = D->bin[b].v;
+  kd_lidx k = n_in;
+  if (D->compress) {
+    KD_TRY(kd_thin_kt_compress_local(D->in->kernel, rows, n_in, d, (int)D->cfg.g, D->cfg.delta,
+                                     D->in->seed, KD_CTT_STREAM_BIN + (uint64_t)b, D->idx, &k));
+    KD_CHECK(k >= 1 && k <= n_in, KD_ERR_INTERNAL,
+             "ctt: KT-Compress returned %lld points for a bin of %lld", (long long)k,
+             (long long)n_in);
+  } else {
+    for (kd_lidx j = 0; j < n_in; j++) D->idx[j] = j;
   }
-  KD_ALLOC(all, total * d);
-  KD_ALLOC(alli, total);
-  KD_TRY(kd_dist_allgatherv(comm, mine, nloc * d, all));
-  KD_TRY(kd_dist_allgatherv_i64(comm, minei, nloc, alli));
-  KD_TRY(kd_result_alloc(out, total, d));
-  KD_ALLOC(cbin, total);
-  {
-    int64_t at = 0; /* rank r contributed bins r, r+p, ... in that order */
-    for (int r = 0; r < p; r++)
-      for (int64_t b = r; b < s; b += p) {
-        memcpy(out->points + (size_t)coff[b] * d, all + (size_t)at * d,
-               (size_t)nout[b] * d * sizeof(double));
-        for (int64_t j = 0; j < nout[b]; j++) {
-          out->indices[coff[b] + j] = alli[at + j];
-          out->weights[coff[b] + j] = 1.0 / ((double)s * (double)nout[b]);
-          cbin[coff[b] + j] = b;
-        }
-        at += nout[b];
-      }
+  D->core[b].v = malloc((size_t)k * (size_t)(d + 1) * sizeof(double));
+  KD_CHECK(D->core[b].v, KD_ERR_MEM, "ctt: cannot allocate a coreset");
+  D->core[b].n = k * (d + 1);
+  kd_gidx lo = 0;
+  const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, n_in, b, &lo);
+  const int64_t shift = (S == D->X) ? 0 : D->m; /* pooled row numbering: X rows, then Y rows */
+  for (kd_lidx j = 0; j < k; j++) {
+    double *c = D->core[b].v + (size_t)j * (d + 1);
+    memcpy(c, rows + (size_t)D->idx[j] * d, (size_t)d * sizeof(double));
+    c[d] = (double)(shift + lo + D->idx[j]); /* exact: row numbers < 2^53 */
   }
+cleanup:
+  return err;
+}
 
-  /* ---- phase 4: G_ij = mean kernel value between coresets i and j, pair q on rank q mod p ---- */
-  KD_ALLOC(G, s * s);
-  {
-    int64_t maxn = 0;
-    for (int64_t b = 0; b < s; b++) maxn = nout[b] > maxn ? nout[b] : maxn;
-    KD_ALLOC(tmp, maxn);
-  }
-  const uint64_t ev0 = kd_kernel_evals(in->kernel);
+/* Phase 2: KT-Compress every local bin (Local, keyed by bin id), agreed. Collective. */
+static kd_err kd_ctt_compress_(kd_ctt_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  D->t1 = kd_dist_wtime();
+  for (int64_t b = D->rank; b < D->cfg.s && lerr == KD_OK; b += D->p)
+    lerr = kd_ctt_compress_bin_(D, b);
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  D->t2 = kd_dist_wtime();
+cleanup:
+  return err;
+}
+
+/* Phase 3 (logistics): the coresets in bin order on every rank (kd_dist_bins_allgather), as the
+ * output rows (weight 1 / (s |coreset|)) with their bins. Collective. */
+static kd_err kd_ctt_gather_(kd_ctt_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  double *all = NULL;
+  const int d = D->d;
+  const int64_t s = D->cfg.s;
+  KD_ALLOC(D->coff, s + 1);
+  KD_TRY(kd_dist_bins_allgather(D->comm, s, D->owner, D->core, &all, D->coff));
+  for (int64_t b = 0; b <= s; b++) D->coff[b] /= d + 1; /* values -> coreset rows */
+  for (int64_t b = 0; b < s; b++) D->nout[b] = D->coff[b + 1] - D->coff[b];
+  D->total = D->coff[s];
+  KD_TRY(kd_result_alloc(out, D->total, d));
+  KD_ALLOC(D->cbin, D->total);
+  for (int64_t b = 0; b < s; b++)
+    for (int64_t j = D->coff[b]; j < D->coff[b + 1]; j++) {
+      memcpy(out->points + (size_t)j * d, all + (size_t)j * (d + 1), (size_t)d * sizeof(double));
+      out->indices[j] = (kd_gidx)all[(size_t)j * (d + 1) + d];
+      out->weights[j] = 1.0 / ((double)s * (double)D->nout[b]);
+      D->cbin[j] = b;
+    }
+cleanup:
+  free(all);
+  return err;
+}
+
+/* Phase 4: G_ij = mean kernel value between coresets i and j, pair q on rank q mod p, summed
+ * (each entry non-zero on one rank: exact). Collective. */
+static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *tmp = NULL;
+  const int64_t s = D->cfg.s, *nout = D->nout, *coff = D->coff;
+  const int d = D->d;
+  int64_t maxn = 0;
+  KD_ALLOC(D->G, s * s);
+  for (int64_t b = 0; b < s; b++) maxn = nout[b] > maxn ? nout[b] : maxn;
+  KD_ALLOC(tmp, maxn);
+  const uint64_t ev0 = kd_kernel_evals(D->in->kernel);
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
     for (int64_t j = i; j < s; j++, q++) {
-      if (q % p != rank) continue;
+      if (q % D->p != D->rank) continue;
       memset(tmp, 0, (size_t)nout[i] * sizeof(double));
-      lerr = kd_kernel_matvec(in->kernel, out->points + (size_t)coff[i] * d, nout[i],
+      lerr = kd_kernel_matvec(D->in->kernel, out->points + (size_t)coff[i] * d, nout[i],
                               out->points + (size_t)coff[j] * d, nout[j], NULL, 0.0, tmp);
       if (lerr != KD_OK) break;
       double acc = 0.0;
       for (int64_t t = 0; t < nout[i]; t++) acc += tmp[t];
-      G[i * s + j] = G[j * s + i] = acc / ((double)nout[i] * (double)nout[j]);
+      D->G[i * s + j] = D->G[j * s + i] = acc / ((double)nout[i] * (double)nout[j]);
     }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(kd_dist_sum(comm, G, (int)(s * s))); /* each entry is non-zero on one rank: exact */
-  for (int64_t q = 0; q < s * s; q++)         /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(G[q]), KD_ERR_NUMERIC,
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_TRY(kd_dist_sum(D->comm, D->G, (int)(s * s)));
+  for (int64_t q = 0; q < s * s; q++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(D->G[q]), KD_ERR_NUMERIC,
              "ctt: the kernel mean between coresets %lld and %lld is not finite (NaN or Inf in "
              "the data?)",
              (long long)(q / s), (long long)(q % s));
-  uint64_t evals = kd_kernel_evals(in->kernel) - ev0;
-  const double t3 = kd_dist_wtime();
+  D->evals = kd_kernel_evals(D->in->kernel) - ev0;
+  D->t3 = kd_dist_wtime();
+cleanup:
+  free(tmp);
+  return err;
+}
 
-  /* ---- phase 5: B label permutations, O(s^2) each, and the threshold of Alg. 3 ---- */
-  KD_ALLOC(stat2, B + 1);
+/* Phase 5: B label permutations, O(s^2) each, the threshold of Alg. 3 and the /test outputs.
+ * Local (replicated). */
+static kd_err kd_ctt_permute_(kd_ctt_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  unsigned char *lab = NULL;
+  const int64_t s = D->cfg.s, B = D->cfg.B, s_m = D->s_m;
+  KD_ALLOC(D->stat2, B + 1);
   KD_ALLOC(lab, s);
   for (int64_t b = 0; b < B; b++) {
-    kd_ctt_permute_labels(s, s_m, in->seed, b, lab);
-    stat2[b] = kd_ctt_labelled_mmd2(G, s, lab);
+    kd_ctt_permute_labels(s, s_m, D->in->seed, b, lab);
+    D->stat2[b] = kd_ctt_labelled_mmd2(D->G, s, lab);
   }
   for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
-  stat2[B] = kd_ctt_labelled_mmd2(G, s, lab);
+  D->stat2[B] = kd_ctt_labelled_mmd2(D->G, s, lab);
   kd_ctt_decision dec;
-  KD_TRY(kd_ctt_decide(stat2, B, alpha, in->seed, &dec));
-  KD_TRY(kd_ctt_add_outputs(out, stat2, B, &dec));
-  {
-    const int64_t dims2[2] = {s, s}, dims1[1] = {s}, dimsc[1] = {total};
-    const int64_t sizes[2] = {s_m, s_n};
-    const int64_t dimb[1] = {2};
-    KD_TRY(kd_result_add_f64(out, "/test/coreset_kernel_means", 2, dims2, G));
-    KD_TRY(kd_result_add_i64(out, "/test/coreset_sizes", 1, dims1, nout));
-    KD_TRY(kd_result_add_i64(out, "/test/coreset_bin", 1, dimsc, cbin));
-    KD_TRY(kd_result_add_i64(out, "/test/bins", 1, dimb, sizes));
-  }
-  /* phase timings and counts (replicated: maxima / sums over ranks) */
-  {
-    double tt[4] = {t1 - t0, t2 - t1, t3 - t2, kd_dist_wtime() - t0};
-    KD_TRY(kd_dist_max(comm, tt, 4));
-    KD_TRY(kd_dist_sum_u64(comm, &evals, 1));
-    KD_TRY(kd_result_set_metric(out, "seconds_distribute", tt[0]));
-    KD_TRY(kd_result_set_metric(out, "seconds_compress", tt[1]));
-    KD_TRY(kd_result_set_metric(out, "seconds_coreset_kernel", tt[2]));
-    KD_TRY(kd_result_set_metric(out, "n_in", (double)n_in));
-    KD_TRY(kd_result_set_metric(out, "compressed", (double)compress));
-    out->seconds = tt[3];
-    out->kernel_evals = evals;
-    out->mmd = sqrt(fmax(stat2[B], 0.0));
-  }
+  KD_TRY(kd_ctt_decide(D->stat2, B, D->cfg.alpha, D->in->seed, &dec));
+  KD_TRY(kd_ctt_add_outputs(out, D->stat2, B, &dec));
+  const int64_t dims2[2] = {s, s}, dims1[1] = {s}, dimsc[1] = {D->total};
+  const int64_t sizes[2] = {s_m, D->s_n};
+  const int64_t dimb[1] = {2};
+  KD_TRY(kd_result_add_f64(out, "/test/coreset_kernel_means", 2, dims2, D->G));
+  KD_TRY(kd_result_add_i64(out, "/test/coreset_sizes", 1, dims1, D->nout));
+  KD_TRY(kd_result_add_i64(out, "/test/coreset_bin", 1, dimsc, D->cbin));
+  KD_TRY(kd_result_add_i64(out, "/test/bins", 1, dimb, sizes));
 cleanup:
-  for (int i = 0; i < nmine; i++) {
-    if (bins) free(bins[i]);
-    if (cores) free(cores[i]);
-    if (corei) free(corei[i]);
-  }
-  free(bins);
-  free(cores);
-  free(corei);
-  free(idx);
-  free(nout);
-  free(coff);
-  free(mine);
-  free(minei);
-  free(all);
-  free(alli);
-  free(cbin);
-  free(G);
-  free(tmp);
-  free(stat2);
   free(lab);
+  return err;
+}
+
+/* Phase timings and counts (replicated: maxima / sums over ranks). Collective. */
+static kd_err kd_ctt_metrics_(kd_ctt_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  double tt[4] = {D->t1 - D->t0, D->t2 - D->t1, D->t3 - D->t2, kd_dist_wtime() - D->t0};
+  KD_TRY(kd_dist_max(D->comm, tt, 4));
+  KD_TRY(kd_dist_sum_u64(D->comm, &D->evals, 1));
+  KD_TRY(kd_result_set_metric(out, "seconds_distribute", tt[0]));
+  KD_TRY(kd_result_set_metric(out, "seconds_compress", tt[1]));
+  KD_TRY(kd_result_set_metric(out, "seconds_coreset_kernel", tt[2]));
+  KD_TRY(kd_result_set_metric(out, "n_in", (double)D->n_in));
+  KD_TRY(kd_result_set_metric(out, "compressed", (double)D->compress));
+  out->seconds = tt[3];
+  out->kernel_evals = D->evals;
+  out->mmd = sqrt(fmax(D->stat2[D->cfg.B], 0.0));
+cleanup:
+  return err;
+}
+
+kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_drv_ D;
+  memset(&D, 0, sizeof D);
+  KD_TRY(kd_ctt_setup_(&D, in, p));
+  KD_TRY(kd_ctt_distribute_(&D));
+  KD_TRY(kd_ctt_compress_(&D));
+  KD_TRY(kd_ctt_gather_(&D, out));
+  KD_TRY(kd_ctt_means_(&D, out));
+  KD_TRY(kd_ctt_permute_(&D, out));
+  KD_TRY(kd_ctt_metrics_(&D, out));
+cleanup:
+  kd_ctt_drv_free_(&D);
+  return err;
+}
+
+static kd_err kd_ctt_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_ctt_test(in, &p, out));
+cleanup:
   return err;
 }
 

@@ -63,14 +63,14 @@ double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *lab
   return total;
 }
 
-kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_pointset **y) {
+kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const kd_pointset **y) {
   kd_err err = KD_OK;
   const kd_ctt_in *ti = in->task_in;
   KD_CHECK(in->points, KD_ERR_ARG, "ctt: no first sample X given");
   KD_CHECK(ti && ti->y, KD_ERR_ARG, "ctt: no second sample Y given (task_in)");
   *y = ti->y;
-  const int64_t B = kd_params_int(in->params, "B");
-  const double alpha = kd_params_f64(in->params, "alpha");
+  const int64_t B = p->B;
+  const double alpha = p->alpha;
   KD_CHECK(B >= 1, KD_ERR_CONFIG, "algorithm.B must be >= 1, got %lld", (long long)B);
   KD_CHECK(alpha > 0.0 && alpha < 1.0, KD_ERR_CONFIG, "algorithm.alpha must be in (0,1), got %g",
            alpha);

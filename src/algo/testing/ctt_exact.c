@@ -16,9 +16,12 @@
 #include "dist/dist_impl.h"
 
 static const kd_param_spec kd_ctt_exact_params_[] = {
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)"},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)"},
-    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)"},
+    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
+     KD_PARAM_AT(kd_ctt_params, B)},
+    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, alpha)},
+    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
+     KD_PARAM_AT(kd_ctt_params, tile)},
 };
 
 /* Rows [j0, j0+bj) of all labellings as weights, row-major bj x (B+1). */
@@ -28,109 +31,189 @@ static void kd_exact_weights_(const unsigned char *lab, int64_t j0, int64_t bj, 
     for (int64_t b = 0; b < nb; b++) W[j * nb + b] = lab[(j0 + j) * nb + b] ? wy : wx;
 }
 
-static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  const double t0 = kd_dist_wtime();
-  const kd_pointset *X = in->points, *Y = NULL;
-  double *Z = NULL, *Kt = NULL, *WI = NULL, *WJ = NULL, *U = NULL, *D = NULL, *rowacc = NULL;
-  double *stat2 = NULL;
-  unsigned char *lab = NULL, *perm = NULL;
-  KD_TRY(kd_ctt_check_common(in, &Y));
-  const MPI_Comm comm = in->comm;
-  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
-  const int64_t B = kd_params_int(in->params, "B"), bt = kd_params_int(in->params, "tile");
-  const double alpha = kd_params_f64(in->params, "alpha");
-  const kd_gidx m = kd_pointset_n_global(X), n = kd_pointset_n_global(Y), N = m + n;
-  const int d = kd_pointset_dim(X);
-  const int64_t nb = B + 1, nt = (N + bt - 1) / bt;
-  const double wx = 1.0 / (double)m, wy = -1.0 / (double)n;
-  KD_CHECK(bt >= 1, KD_ERR_CONFIG, "algorithm.tile must be >= 1");
+/* ---------------- the driver: phases over one state ----------------
+ * kd_ctt_exact_run_ = setup (pooled sample and labellings), the tiles of the upper triangle on
+ * their ranks, the sum over ranks and tile rows, the decision and outputs. */
+typedef struct {
+  const kd_algo_in *in;
+  kd_ctt_params cfg;
+  MPI_Comm comm;
+  int rank, p, d;
+  kd_gidx m, n, N;    /* X rows, Y rows, pooled rows */
+  int64_t nb, nt;     /* labellings B + 1, tile rows */
+  double wx, wy;      /* weights of X- and Y-labelled rows */
+  double *Z;          /* [N x d] pooled sample (X rows, then Y rows), on every rank */
+  unsigned char *lab; /* [N x nb] labels: column b < B permutation b, column B the observed */
+  double *rowacc;     /* [nt x nb] partial statistics of each tile row */
+  double *stat2;      /* [nb] squared statistics */
+  uint64_t evals;     /* kernel evaluations on this rank */
+  double t0;
+} kd_exact_drv_;
 
-  /* pooled sample on every rank, and the labellings: column b < B is permutation b, column B
-   * the observed split (rows 0..m-1 are X) */
-  KD_ALLOC(Z, N * d);
-  KD_TRY(kd_pointset_allgather(X, Z));
-  KD_TRY(kd_pointset_allgather(Y, Z + (size_t)m * d));
-  lab = malloc((size_t)N * (size_t)nb);
+/* The pooled sample on every rank and all B + 1 labellings. Collective. */
+static kd_err kd_exact_setup_(kd_exact_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const kd_pointset *Y = NULL;
+  unsigned char *perm = NULL;
+  D->in = in;
+  D->t0 = kd_dist_wtime();
+  D->cfg = *prm;
+  KD_TRY(kd_ctt_check_common(in, prm, &Y));
+  D->comm = in->comm;
+  D->rank = kd_dist_rank(D->comm);
+  D->p = kd_dist_size(D->comm);
+  const int64_t B = D->cfg.B, bt = D->cfg.tile;
+  const kd_gidx m = kd_pointset_n_global(in->points), n = kd_pointset_n_global(Y), N = m + n;
+  const int d = kd_pointset_dim(in->points);
+  const int64_t nb = B + 1;
+  D->m = m;
+  D->n = n;
+  D->N = N;
+  D->d = d;
+  D->nb = nb;
+  D->nt = (N + bt - 1) / bt;
+  D->wx = 1.0 / (double)m;
+  D->wy = -1.0 / (double)n;
+  KD_CHECK(bt >= 1, KD_ERR_CONFIG, "algorithm.tile must be >= 1");
+  KD_ALLOC(D->Z, N * d);
+  KD_TRY(kd_pointset_allgather(in->points, D->Z));
+  KD_TRY(kd_pointset_allgather(Y, D->Z + (size_t)m * d));
+  D->lab = malloc((size_t)N * (size_t)nb);
   perm = malloc((size_t)N);
-  if (!lab || !perm)
+  if (!D->lab || !perm)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
                       "ctt_exact: cannot allocate %lld x %lld labels", (long long)N, (long long)nb);
-  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
   for (int64_t b = 0; b < B; b++) {
     kd_ctt_permute_labels(N, m, in->seed, b, perm);
-    for (int64_t i = 0; i < N; i++) lab[i * nb + b] = perm[i];
+    for (int64_t i = 0; i < N; i++) D->lab[i * nb + b] = perm[i];
   }
-  for (int64_t i = 0; i < N; i++) lab[i * nb + B] = (unsigned char)(i < m ? 0 : 1);
+  for (int64_t i = 0; i < N; i++) D->lab[i * nb + B] = (unsigned char)(i < m ? 0 : 1);
+cleanup:
+  free(perm);
+  return err;
+}
 
-  KD_ALLOC(rowacc, nt * nb);
+/* Tile row ti of the upper triangle: K_IJ W_J for tj >= ti (diagonal tile into D, the others
+ * summed into U), then rowacc[ti] = W_I^T (2 U + D) per labelling. Local. */
+static kd_err kd_exact_tile_row_(kd_exact_drv_ *D, int64_t ti, double *Kt, double *WI, double *WJ,
+                                 double *U, double *Dg) {
+  kd_err err = KD_OK;
+  const int64_t N = D->N, nb = D->nb, nt = D->nt, bt = D->cfg.tile;
+  const int d = D->d;
+  const int64_t i0 = ti * bt, bi = (i0 + bt <= N) ? bt : N - i0;
+  kd_exact_weights_(D->lab, i0, bi, nb, D->wx, D->wy, WI);
+  for (int64_t tj = ti; tj < nt; tj++) {
+    const int64_t j0 = tj * bt, bj = (j0 + bt <= N) ? bt : N - j0;
+    KD_TRY(kd_kernel_eval_block(D->in->kernel, D->Z + (size_t)i0 * d, bi, D->Z + (size_t)j0 * d, bj,
+                                Kt, bj));
+    kd_exact_weights_(D->lab, j0, bj, nb, D->wx, D->wy, WJ);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)bi, (int)nb, (int)bj, 1.0, Kt,
+                (int)bj, WJ, (int)nb, tj == ti ? 0.0 : (tj == ti + 1 ? 0.0 : 1.0),
+                tj == ti ? Dg : U, (int)nb);
+  }
+  if (ti + 1 >= nt) memset(U, 0, (size_t)bi * nb * sizeof(double)); /* no off-diagonal tile */
+  for (int64_t b = 0; b < nb; b++) {
+    double acc = 0.0;
+    for (int64_t i = 0; i < bi; i++) acc += WI[i * nb + b] * (2.0 * U[i * nb + b] + Dg[i * nb + b]);
+    D->rowacc[ti * nb + b] = acc;
+  }
+cleanup:
+  return err;
+}
+
+/* The tile rows of this rank: row ti on rank min(ti, nt-1-ti) mod p (balanced triangle), agreed.
+ * Collective. */
+static kd_err kd_exact_tiles_(kd_exact_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *Kt = NULL, *WI = NULL, *WJ = NULL, *U = NULL, *Dg = NULL;
+  const int64_t nb = D->nb, nt = D->nt, bt = D->cfg.tile;
+  KD_ALLOC(D->rowacc, nt * nb);
   KD_ALLOC(Kt, bt * bt);
   KD_ALLOC(WI, bt * nb);
   KD_ALLOC(WJ, bt * nb);
   KD_ALLOC(U, bt * nb);
-  KD_ALLOC(D, bt * nb);
-  const uint64_t ev0 = kd_kernel_evals(in->kernel);
+  KD_ALLOC(Dg, bt * nb);
+  const uint64_t ev0 = kd_kernel_evals(D->in->kernel);
   for (int64_t ti = 0; ti < nt && lerr == KD_OK; ti++) {
     const int64_t q = ti < nt - 1 - ti ? ti : nt - 1 - ti;
-    if (q % p != rank) continue;
-    const int64_t i0 = ti * bt, bi = (i0 + bt <= N) ? bt : N - i0;
-    kd_exact_weights_(lab, i0, bi, nb, wx, wy, WI);
-    for (int64_t tj = ti; tj < nt; tj++) {
-      const int64_t j0 = tj * bt, bj = (j0 + bt <= N) ? bt : N - j0;
-      lerr =
-          kd_kernel_eval_block(in->kernel, Z + (size_t)i0 * d, bi, Z + (size_t)j0 * d, bj, Kt, bj);
-      if (lerr != KD_OK) break;
-      kd_exact_weights_(lab, j0, bj, nb, wx, wy, WJ);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)bi, (int)nb, (int)bj, 1.0, Kt,
-                  (int)bj, WJ, (int)nb, tj == ti ? 0.0 : (tj == ti + 1 ? 0.0 : 1.0),
-                  tj == ti ? D : U, (int)nb);
-    }
-    if (ti + 1 >= nt) memset(U, 0, (size_t)bi * nb * sizeof(double)); /* no off-diagonal tile */
-    for (int64_t b = 0; b < nb; b++) {
-      double acc = 0.0;
-      for (int64_t i = 0; i < bi; i++)
-        acc += WI[i * nb + b] * (2.0 * U[i * nb + b] + D[i * nb + b]);
-      rowacc[ti * nb + b] = acc;
-    }
+    if (q % D->p != D->rank) continue;
+    lerr = kd_exact_tile_row_(D, ti, Kt, WI, WJ, U, Dg);
   }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  for (int64_t off = 0; off < nt * nb; off += (1 << 26)) {
-    const int64_t len = nt * nb - off < (1 << 26) ? nt * nb - off : (1 << 26);
-    KD_TRY(kd_dist_sum(comm, rowacc + off, (int)len));
-  }
-  uint64_t evals = kd_kernel_evals(in->kernel) - ev0;
-  KD_ALLOC(stat2, nb);
-  for (int64_t b = 0; b < nb; b++) {
-    double acc = 0.0;
-    for (int64_t ti = 0; ti < nt; ti++) acc += rowacc[ti * nb + b];
-    stat2[b] = acc;
-  }
-  for (int64_t b = 0; b < nb; b++) /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(stat2[b]), KD_ERR_NUMERIC,
-             "ctt_exact: the MMD statistic is not finite (NaN or Inf in the data?)");
-  kd_ctt_decision dec;
-  KD_TRY(kd_ctt_decide(stat2, B, alpha, in->seed, &dec));
-  KD_TRY(kd_result_alloc(out, 0, d));
-  KD_TRY(kd_ctt_add_outputs(out, stat2, B, &dec));
-  {
-    double tt = kd_dist_wtime() - t0;
-    KD_TRY(kd_dist_max(comm, &tt, 1));
-    KD_TRY(kd_dist_sum_u64(comm, &evals, 1));
-    out->seconds = tt;
-    out->kernel_evals = evals;
-    out->mmd = sqrt(fmax(stat2[B], 0.0));
-  }
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  D->evals = kd_kernel_evals(D->in->kernel) - ev0;
 cleanup:
-  free(Z);
   free(Kt);
   free(WI);
   free(WJ);
   free(U);
-  free(D);
-  free(rowacc);
-  free(stat2);
-  free(lab);
-  free(perm);
+  free(Dg);
+  return err;
+}
+
+/* The statistics: tile-row partial sums summed over ranks (each non-zero on one rank: exact) in
+ * chunks, then added in tile-row order. Collective. */
+static kd_err kd_exact_reduce_(kd_exact_drv_ *D) {
+  kd_err err = KD_OK;
+  const int64_t nb = D->nb, nt = D->nt;
+  for (int64_t off = 0; off < nt * nb; off += (1 << 26)) {
+    const int64_t len = nt * nb - off < (1 << 26) ? nt * nb - off : (1 << 26);
+    KD_TRY(kd_dist_sum(D->comm, D->rowacc + off, (int)len));
+  }
+  KD_ALLOC(D->stat2, nb);
+  for (int64_t b = 0; b < nb; b++) {
+    double acc = 0.0;
+    for (int64_t ti = 0; ti < nt; ti++) acc += D->rowacc[ti * nb + b];
+    D->stat2[b] = acc;
+  }
+  for (int64_t b = 0; b < nb; b++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(D->stat2[b]), KD_ERR_NUMERIC,
+             "ctt_exact: the MMD statistic is not finite (NaN or Inf in the data?)");
+cleanup:
+  return err;
+}
+
+/* The decision of Alg. 3, the /test outputs and the run's totals. Collective. */
+static kd_err kd_exact_outputs_(kd_exact_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const int64_t B = D->cfg.B;
+  kd_ctt_decision dec;
+  KD_TRY(kd_ctt_decide(D->stat2, B, D->cfg.alpha, D->in->seed, &dec));
+  KD_TRY(kd_result_alloc(out, 0, D->d));
+  KD_TRY(kd_ctt_add_outputs(out, D->stat2, B, &dec));
+  double tt = kd_dist_wtime() - D->t0;
+  KD_TRY(kd_dist_max(D->comm, &tt, 1));
+  KD_TRY(kd_dist_sum_u64(D->comm, &D->evals, 1));
+  out->seconds = tt;
+  out->kernel_evals = D->evals;
+  out->mmd = sqrt(fmax(D->stat2[B], 0.0));
+cleanup:
+  return err;
+}
+
+kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_exact_drv_ D;
+  memset(&D, 0, sizeof D);
+  KD_TRY(kd_exact_setup_(&D, in, p));
+  KD_TRY(kd_exact_tiles_(&D));
+  KD_TRY(kd_exact_reduce_(&D));
+  KD_TRY(kd_exact_outputs_(&D, out));
+cleanup:
+  free(D.Z);
+  free(D.lab);
+  free(D.rowacc);
+  free(D.stat2);
+  return err;
+}
+
+static kd_err kd_ctt_exact_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_ctt_exact_test(in, &p, out));
+cleanup:
   return err;
 }
 

@@ -45,9 +45,29 @@ void kd_ctt_permute_labels(int64_t s, int64_t s_m, uint64_t seed, int64_t b, uns
  *  coresets, summed in index order (identical partitions give identical bits). Local. */
 double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *labels);
 
+/** Typed parameters of the testing family, filled once with kd_params_fill from the spec table
+ *  of `ctt` (s, g, delta, B, alpha) or of `ctt_exact` (B, alpha, tile); the tables state the
+ *  defaults. */
+typedef struct {
+  int64_t s, g; /* ctt: bins, compression level */
+  double delta; /* ctt: KT-Compress failure probability */
+  int64_t B;    /* label permutations */
+  double alpha; /* nominal level */
+  int64_t tile; /* ctt_exact: kernel tile edge */
+} kd_ctt_params;
+
 /** Check the common arguments (B >= 1, 0 < alpha < 1, m, n >= 1, same dimension); the message
  *  names the algorithm key. Local (every rank sees the same values). */
-kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_pointset **y);
+kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const kd_pointset **y);
+
+/** Compress Then Test (Alg. 3) of in->points against the task_in's Y with the typed parameters p
+ *  (s, g, delta, B, alpha; in->params is not read): what algorithm `ctt` runs once it has filled
+ *  p. Outputs as documented in docs/ctt.md. Collective over in->comm; errors agreed. */
+kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
+
+/** The exact permutation test with the typed parameters p (B, alpha, tile; in->params is not
+ *  read): what algorithm `ctt_exact` runs. Collective over in->comm; errors agreed. */
+kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 
 /** Append the /test datasets shared by both algorithms: statistic (MMD = sqrt of the observed
  *  squared statistic, clipped at 0), p_value, reject, rank, p_reject, permutation_statistics

@@ -20,14 +20,16 @@
 
 extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact;
 
-static kd_err kd_study_set_(kd_params *p, const char *key, double v) {
-  for (int i = 0; i < p->n; i++)
-    if (strcmp(p->spec[i].key, key) == 0) {
-      p->v[i].i = (int64_t)v;
-      p->v[i].f = v;
-      return KD_OK;
-    }
-  return kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__, "study: no parameter %s", key);
+/* The parameters of algorithm desc at their defaults (its spec table states them once). Local. */
+static kd_err kd_study_defaults_(const kd_algo_desc *desc, kd_ctt_params *out) {
+  kd_err err = KD_OK;
+  kd_params p = {0};
+  memset(out, 0, sizeof *out);
+  KD_TRY(kd_params_defaults(desc->params, desc->n_params, &p));
+  KD_TRY(kd_params_fill(&p, out));
+cleanup:
+  kd_params_free(&p);
+  return err;
 }
 
 void kd_ctt_study_free(kd_ctt_study_out *o) {
@@ -113,24 +115,36 @@ kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ctt_study
   return kd_ctt_study_run_ex(comm, sp, NULL, NULL, 0, NULL, o);
 }
 
-kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
-                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
-                           int64_t every, const kd_result *resume, kd_ctt_study_out *o) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  int64_t done0 = 0, rounds = 0;
-  double t_start = 0;
-  MPI_Comm self = MPI_COMM_NULL;
-  kd_params pc = {0}, pe = {0};
-  kd_kernel *k = NULL;
-  kd_pointset *X = NULL, *Y = NULL;
-  memset(o, 0, sizeof *o);
-  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
+/* The study's state between its phases: spec, results, the per-configuration parameters, the
+ * kernel, the one-rank communicator and the checkpoint hook. */
+typedef struct {
+  MPI_Comm comm, self;
+  int rank, p, nc;
+  const kd_ctt_study_spec *sp;
+  kd_ctt_study_out *o;
+  kd_ctt_params pc, pe; /* ctt (g set per configuration) and ctt_exact */
+  kd_kernel *k;
+  kd_err (*checkpoint)(void *ctx, const kd_result *state);
+  void *ckpt_ctx;
+  int64_t every;
+  const kd_result *resume;
+  int64_t done0, rounds; /* replicates finished before a resume, rounds run here */
+  double t_start;
+} kd_study_drv_;
+
+/* Check the spec, allocate the results, fix the parameters of both tests, the kernel and the
+ * one-rank communicator, and restore a resumed prefix. Collective (kd_dist_split). */
+static kd_err kd_study_setup_(kd_study_drv_ *S) {
+  kd_err err = KD_OK;
+  const kd_ctt_study_spec *sp = S->sp;
+  kd_ctt_study_out *o = S->o;
   const int nc = sp->n_g + (sp->exact ? 1 : 0);
   const int64_t T = sp->T;
   KD_CHECK(nc >= 1, KD_ERR_CONFIG, "study: nothing to run (no g values and exact: false)");
   KD_CHECK(T >= 1, KD_ERR_CONFIG, "study.replicates must be >= 1");
   KD_CHECK(sp->mx->d == sp->my->d, KD_ERR_CONFIG,
            "study: x has dimension %d but y has dimension %d", sp->mx->d, sp->my->d);
+  S->nc = nc;
   o->n_conf = nc;
   o->T = T;
   KD_ALLOC(o->g, nc);
@@ -143,82 +157,115 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
   KD_ALLOC(o->statistic, T * nc);
   KD_ALLOC(o->seconds, T * nc);
   for (int c = 0; c < nc; c++) o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
-  KD_TRY(kd_params_defaults(kd_algo_ctt.params, kd_algo_ctt.n_params, &pc));
-  KD_TRY(kd_params_defaults(kd_algo_ctt_exact.params, kd_algo_ctt_exact.n_params, &pe));
-  KD_TRY(kd_study_set_(&pc, "s", (double)sp->s));
-  KD_TRY(kd_study_set_(&pc, "B", (double)sp->B));
-  KD_TRY(kd_study_set_(&pc, "delta", sp->delta));
-  KD_TRY(kd_study_set_(&pc, "alpha", sp->alpha));
-  KD_TRY(kd_study_set_(&pe, "B", (double)sp->B));
-  KD_TRY(kd_study_set_(&pe, "alpha", sp->alpha));
-  KD_TRY(kd_study_set_(&pe, "tile", (double)(sp->exact_tile > 0 ? sp->exact_tile : 256)));
-  KD_TRY(kd_kernel_create(sp->kp, sp->mx->d, &k));
-  KD_TRY(kd_dist_split(comm, rank, &self));
+  KD_TRY(kd_study_defaults_(&kd_algo_ctt, &S->pc));
+  KD_TRY(kd_study_defaults_(&kd_algo_ctt_exact, &S->pe));
+  S->pc.s = sp->s;
+  S->pc.B = sp->B;
+  S->pc.delta = sp->delta;
+  S->pc.alpha = sp->alpha;
+  S->pe.B = sp->B;
+  S->pe.alpha = sp->alpha;
+  if (sp->exact_tile > 0) S->pe.tile = sp->exact_tile;
+  KD_TRY(kd_kernel_create(sp->kp, sp->mx->d, &S->k));
+  KD_TRY(kd_dist_split(S->comm, S->rank, &S->self));
+  if (S->resume) KD_TRY(kd_study_restore_(S->resume, o, &S->done0));
+cleanup:
+  return err;
+}
 
-  if (resume) KD_TRY(kd_study_restore_(resume, o, &done0));
-  t_start = kd_dist_wtime();
-  /* progress lines: replicates finished, with an ETA from the replicates run in this process */
-  kd_log_set_total_from(T, done0);
-  for (int64_t base = done0; base < T; base += p) {
-    const int64_t t = base + rank;
-    if (t < T) { /* the last round may have fewer replicates than ranks */
-      const uint64_t sx = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t);
-      const uint64_t sy = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 1);
-      const uint64_t st = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 2);
-      lerr = kd_pointset_generate(self, sp->mx, sp->m, sx, &X);
-      if (lerr == KD_OK) lerr = kd_pointset_generate(self, sp->my, sp->n, sy, &Y);
-      for (int c = 0; c < nc && lerr == KD_OK; c++) {
-        kd_result r = KD_RESULT_INIT;
-        const kd_algo_desc *desc = c < sp->n_g ? &kd_algo_ctt : &kd_algo_ctt_exact;
-        if (c < sp->n_g) lerr = kd_study_set_(&pc, "g", (double)sp->g_list[c]);
-        kd_ctt_in ti = {Y};
-        kd_algo_in in;
-        memset(&in, 0, sizeof in);
-        in.comm = self;
-        in.kernel = k;
-        in.points = X;
-        in.params = c < sp->n_g ? &pc : &pe;
-        in.seed = st;
-        in.task_in = &ti;
-        if (lerr == KD_OK) lerr = desc->run(&in, &r);
-        if (lerr == KD_OK) {
-          const kd_result_dataset *dr = kd_result_find(&r, "/test/reject");
-          const kd_result_dataset *dp = kd_result_find(&r, "/test/p_value");
-          const kd_result_dataset *ds = kd_result_find(&r, "/test/statistic");
-          o->reject[t * nc + c] = dr->i64[0];
-          o->p_value[t * nc + c] = dp->f64[0];
-          o->statistic[t * nc + c] = ds->f64[0];
-          o->seconds[t * nc + c] = r.seconds;
-        }
-        kd_result_free(&r);
-      }
-      kd_pointset_destroy(&X);
-      kd_pointset_destroy(&Y);
+/* Replicate t on this rank alone: its two samples, then every configuration on them, results in
+ * row t. Local (on the one-rank communicator). */
+static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
+  kd_err err = KD_OK;
+  const kd_ctt_study_spec *sp = S->sp;
+  kd_ctt_study_out *o = S->o;
+  const int nc = S->nc;
+  kd_pointset *X = NULL, *Y = NULL;
+  kd_result r = KD_RESULT_INIT;
+  const uint64_t sx = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t);
+  const uint64_t sy = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 1);
+  const uint64_t st = kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * (uint64_t)t + 2);
+  KD_TRY(kd_pointset_generate(S->self, sp->mx, sp->m, sx, &X));
+  KD_TRY(kd_pointset_generate(S->self, sp->my, sp->n, sy, &Y));
+  for (int c = 0; c < nc; c++) {
+    kd_ctt_in ti = {Y};
+    kd_algo_in in;
+    memset(&in, 0, sizeof in);
+    in.comm = S->self;
+    in.kernel = S->k;
+    in.points = X;
+    in.seed = st;
+    in.task_in = &ti;
+    if (c < sp->n_g) {
+      S->pc.g = sp->g_list[c];
+      KD_TRY(kd_ctt_test(&in, &S->pc, &r));
+    } else {
+      KD_TRY(kd_ctt_exact_test(&in, &S->pe, &r));
     }
-    KD_TRY(kd_dist_agreed(comm, lerr));
-    rounds++;
-    kd_log_progress("ctt_study", base + p < T ? base + p : T, NAN, base + p < T ? base + p : T,
-                    base + p >= T);
-    if (checkpoint && base + p < T) {
-      /* the interrupt flag is agreed at the round boundary: every rank checkpoints or none */
-      int64_t intr = kd_interrupt_pending() ? 1 : 0;
-      KD_TRY(kd_dist_sum_i64(comm, &intr, 1));
-      if (intr || (every > 0 && rounds % every == 0)) {
-        double el = kd_dist_wtime() - t_start;
-        KD_TRY(kd_dist_max(comm, &el, 1));
-        KD_TRY(kd_study_ckpt_(comm, o, done0, base + p, intr != 0,
-                              el + (resume ? resume->seconds : 0.0), checkpoint, ckpt_ctx));
-        KD_CHECK(!intr, KD_ERR_INTERRUPTED, "study interrupted after %lld replicates",
-                 (long long)(base + p));
-      }
-    }
+    o->reject[t * nc + c] = kd_result_find(&r, "/test/reject")->i64[0];
+    o->p_value[t * nc + c] = kd_result_find(&r, "/test/p_value")->f64[0];
+    o->statistic[t * nc + c] = kd_result_find(&r, "/test/statistic")->f64[0];
+    o->seconds[t * nc + c] = r.seconds;
+    kd_result_free(&r);
   }
-  if (done0 < T) {
-    const int64_t n0 = done0 * nc, nr = (T - done0) * nc;
-    KD_TRY(kd_dist_sum_i64(comm, o->reject + n0, (int)nr));
-    KD_TRY(kd_dist_sum(comm, o->p_value + n0, (int)nr));
-    KD_TRY(kd_dist_sum(comm, o->statistic + n0, (int)nr));
-    KD_TRY(kd_dist_sum(comm, o->seconds + n0, (int)nr));
+cleanup:
+  kd_result_free(&r);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  return err;
+}
+
+/* After a round ending at replicate `done` (< T): the interrupt flag agreed at the round boundary
+ * (every rank checkpoints or none), then a checkpoint every `every` rounds or when interrupted
+ * (then KD_ERR_INTERRUPTED). Collective. */
+static kd_err kd_study_safe_point_(kd_study_drv_ *S, int64_t done) {
+  kd_err err = KD_OK;
+  int64_t intr = kd_interrupt_pending() ? 1 : 0;
+  KD_TRY(kd_dist_sum_i64(S->comm, &intr, 1));
+  if (intr || (S->every > 0 && S->rounds % S->every == 0)) {
+    double el = kd_dist_wtime() - S->t_start;
+    KD_TRY(kd_dist_max(S->comm, &el, 1));
+    KD_TRY(kd_study_ckpt_(S->comm, S->o, S->done0, done, intr != 0,
+                          el + (S->resume ? S->resume->seconds : 0.0), S->checkpoint, S->ckpt_ctx));
+    KD_CHECK(!intr, KD_ERR_INTERRUPTED, "study interrupted after %lld replicates", (long long)done);
+  }
+cleanup:
+  return err;
+}
+
+/* The replicates in rounds of p: replicate base + rank of each round, agreed, progress, and the
+ * round's safe point. Collective. */
+static kd_err kd_study_rounds_(kd_study_drv_ *S) {
+  kd_err err = KD_OK;
+  const int64_t T = S->sp->T, p = S->p;
+  S->t_start = kd_dist_wtime();
+  /* progress lines: replicates finished, with an ETA from the replicates run in this process */
+  kd_log_set_total_from(T, S->done0);
+  for (int64_t base = S->done0; base < T; base += p) {
+    const int64_t t = base + S->rank, done = base + p < T ? base + p : T;
+    /* the last round may have fewer replicates than ranks */
+    KD_TRY(kd_dist_agreed(S->comm, t < T ? kd_study_replicate_(S, t) : KD_OK));
+    S->rounds++;
+    kd_log_progress("ctt_study", done, NAN, done, base + p >= T);
+    if (S->checkpoint && base + p < T) KD_TRY(kd_study_safe_point_(S, base + p));
+  }
+cleanup:
+  return err;
+}
+
+/* The replicates run here summed over ranks (each row non-zero on one rank), then the rates.
+ * Collective. */
+static kd_err kd_study_finish_(kd_study_drv_ *S) {
+  kd_err err = KD_OK;
+  kd_ctt_study_out *o = S->o;
+  const int nc = S->nc;
+  const int64_t T = S->sp->T;
+  if (S->done0 < T) {
+    const int64_t n0 = S->done0 * nc, nr = (T - S->done0) * nc;
+    KD_TRY(kd_dist_sum_i64(S->comm, o->reject + n0, (int)nr));
+    KD_TRY(kd_dist_sum(S->comm, o->p_value + n0, (int)nr));
+    KD_TRY(kd_dist_sum(S->comm, o->statistic + n0, (int)nr));
+    KD_TRY(kd_dist_sum(S->comm, o->seconds + n0, (int)nr));
   }
   for (int c = 0; c < nc; c++) {
     int64_t rj = 0;
@@ -233,14 +280,34 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
     o->mean_seconds[c] = sec / (double)T;
   }
 cleanup:
+  return err;
+}
+
+kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
+                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
+                           int64_t every, const kd_result *resume, kd_ctt_study_out *o) {
+  kd_err err = KD_OK;
+  kd_study_drv_ S;
+  memset(&S, 0, sizeof S);
+  memset(o, 0, sizeof *o);
+  S.comm = comm;
+  S.self = MPI_COMM_NULL;
+  S.rank = kd_dist_rank(comm);
+  S.p = kd_dist_size(comm);
+  S.sp = sp;
+  S.o = o;
+  S.checkpoint = checkpoint;
+  S.ckpt_ctx = ckpt_ctx;
+  S.every = every;
+  S.resume = resume;
+  KD_TRY(kd_study_setup_(&S));
+  KD_TRY(kd_study_rounds_(&S));
+  KD_TRY(kd_study_finish_(&S));
+cleanup:
   kd_log_set_total(0);
   if (err != KD_OK) kd_ctt_study_free(o);
-  kd_pointset_destroy(&X);
-  kd_pointset_destroy(&Y);
-  kd_kernel_destroy(&k);
-  kd_params_free(&pc);
-  kd_params_free(&pe);
-  kd_dist_comm_free(&self);
+  kd_kernel_destroy(&S.k);
+  kd_dist_comm_free(&S.self);
   return err;
 }
 

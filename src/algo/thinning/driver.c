@@ -13,86 +13,67 @@
  *   n_out with the same remainder rule. The last step is optionally followed by KH-Refine against
  *   z over P_in (kd_target_embed_rows).
  * Every random draw is keyed by (seed, node id, level), node ids by logical position, so the output
- * is identical for any rank count. A rank sends only to lower ranks (the owner of a bin or node is
- * the owner of its first row), and sends before it receives, so the blocking point-to-point
- * exchange cannot deadlock. */
+ * is identical for any rank count. Who owns a bin or a node, and moving rows to their owners, is
+ * the distributed tree / bin primitive of dist/tree_impl.h (a tree of arity 4 over the leaf bins;
+ * the owner of a bin or node is the owner of its first row).
+ *
+ * kd_thin_run is a sequence of phases over one driver state (kd_thin_drv_): set-up, resume or leaf
+ * bins, merge levels, the gather to rank 0, the rank-0 halving rounds, the last steps on every rank
+ * (KT-Split branches, remainder, KH-Refine), the result and the optional reweighting. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
 #include "dist/dist_impl.h"
+#include "dist/tree_impl.h"
 #include "la/la_impl.h"
-
-#define KD_TAG_LEAF 4101
-#define KD_TAG_TREE 4201
-
-static int kd_has_key_(const kd_params *p, const char *key) {
-  for (int i = 0; i < p->n; i++)
-    if (strcmp(p->spec[i].key, key) == 0) return 1;
-  return 0;
-}
 
 kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   kd_err err = KD_OK;
+  kd_thin_params tp;
+  memset(&tp, 0, sizeof tp);
   memset(plan, 0, sizeof *plan);
-  plan->n_out = kd_has_key_(p, "n_out") ? kd_params_int(p, "n_out") : 0;
-  plan->delta = kd_has_key_(p, "delta") ? kd_params_f64(p, "delta") : 0.5;
-  plan->g = kd_has_key_(p, "g") ? (int)kd_params_int(p, "g") : 0;
-  plan->refine = kd_has_key_(p, "refine") ? kd_params_bool(p, "refine") : 0;
-  plan->reweight =
-      kd_has_key_(p, "reweight") ? strcmp(kd_params_str(p, "reweight"), "convex") == 0 : 0;
-  plan->refine_target = kd_has_key_(p, "refine_target")
-                            ? strcmp(kd_params_str(p, "refine_target"), "compress") == 0
-                            : 0;
-  plan->refine_pool = kd_has_key_(p, "refine_pool") ? (int)kd_params_int(p, "refine_pool") : 1;
-  plan->refine_passes =
-      kd_has_key_(p, "refine_passes") ? (int)kd_params_int(p, "refine_passes") : 3;
-  plan->tight =
-      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "tight") == 0 : 0;
-  plan->adaptive =
-      kd_has_key_(p, "threshold") ? strcmp(kd_params_str(p, "threshold"), "adaptive") == 0 : 0;
-  plan->pairing_local =
-      kd_has_key_(p, "pairing") ? strcmp(kd_params_str(p, "pairing"), "local") == 0 : 0;
+  KD_TRY(kd_params_fill(p, &tp));
+  plan->n_out = tp.n_out;
+  plan->delta = tp.delta;
+  plan->g = (int)tp.g;
+  plan->refine = tp.refine;
+  plan->reweight = tp.reweight == 1;
+  plan->refine_target = tp.refine_target;
+  plan->refine_pool = (int)tp.refine_pool;
+  plan->refine_passes = (int)tp.refine_passes;
+  plan->tight = tp.threshold == KD_THIN_THRESHOLD_TIGHT;
+  plan->adaptive = tp.threshold == KD_THIN_THRESHOLD_ADAPTIVE;
+  plan->pairing_local = tp.pairing == KD_THIN_PAIRING_LOCAL;
   plan->progress = 1;
-  KD_CHECK(plan->delta > 0 && plan->delta < 1, KD_ERR_CONFIG,
-           "algorithm.delta = %g: must lie strictly between 0 and 1", plan->delta);
 cleanup:
   return err;
 }
 
-/* A node's output: cnt packed rows [gidx, x_1..x_d]. */
-typedef struct {
-  kd_lidx cnt;
-  double *p;
-} kd_pk_;
-
-static void kd_pk_free_(kd_pk_ *a) {
-  free(a->p);
-  a->p = NULL;
-  a->cnt = 0;
-}
+/* A node's output is a kd_dist_block of packed rows [gidx, x_1..x_d] (n = rows * (d+1)). */
 
 /* coords of packed rows into X */
 static void kd_unpack_(const double *P, kd_lidx cnt, int d, double *X) {
   for (kd_lidx i = 0; i < cnt; i++) memcpy(X + i * d, P + i * (d + 1) + 1, sizeof(double) * d);
 }
 
-/* Halve a packed set with the plan's rule: cnt even; out gets cnt/2 rows. */
-static kd_err kd_pk_halve_(kd_kernel *k, const kd_thin_plan *pl, const kd_pk_ *in, int d,
-                           double delta, uint64_t seed, uint64_t stream, kd_pk_ *out) {
+/* Halve a packed set of cnt rows with the plan's rule: cnt even; out gets cnt/2 rows. */
+static kd_err kd_pk_halve_(kd_kernel *k, const kd_thin_plan *pl, const double *in, kd_lidx cnt,
+                           int d, double delta, uint64_t seed, uint64_t stream,
+                           kd_dist_block *out) {
   kd_err err = KD_OK;
   double *X = NULL;
   kd_lidx *keep = NULL;
   const int w = d + 1;
-  KD_ALLOC(X, in->cnt * d);
-  KD_ALLOC(keep, in->cnt / 2 + 1);
-  kd_unpack_(in->p, in->cnt, d, X);
-  KD_TRY(kd_thin_halve(k, pl->kind, X, in->cnt, d, delta, seed, stream, keep));
-  KD_ALLOC(out->p, (in->cnt / 2) * w);
-  out->cnt = in->cnt / 2;
-  for (kd_lidx i = 0; i < out->cnt; i++)
-    memcpy(out->p + i * w, in->p + keep[i] * w, sizeof(double) * w);
+  KD_ALLOC(X, cnt * d);
+  KD_ALLOC(keep, cnt / 2 + 1);
+  kd_unpack_(in, cnt, d, X);
+  KD_TRY(kd_thin_halve(k, pl->kind, X, cnt, d, delta, seed, stream, keep));
+  KD_ALLOC(out->v, (cnt / 2) * w);
+  out->n = (cnt / 2) * w;
+  for (kd_lidx i = 0; i < cnt / 2; i++)
+    memcpy(out->v + i * w, in + keep[i] * w, sizeof(double) * w);
 cleanup:
   free(X);
   free(keep);
@@ -102,7 +83,7 @@ cleanup:
 /* Leaf bin: s packed rows -> remainder rule -> B rows -> Compress of height h (or pass through). */
 static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *P, kd_lidx s, kd_lidx B,
                        int h, int d, double delta_rem, double den, uint64_t seed, uint64_t bin,
-                       double dsign, kd_pk_ *out) {
+                       double dsign, kd_dist_block *out) {
   kd_err err = KD_OK;
   double *X = NULL, *R = NULL;
   kd_lidx *keep = NULL, *o = NULL;
@@ -121,9 +102,9 @@ static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *P, kd
   } else {
     for (kd_lidx i = 0; i < B; i++) o[i] = i;
   }
-  KD_ALLOC(out->p, no * w);
-  out->cnt = no;
-  for (kd_lidx i = 0; i < no; i++) memcpy(out->p + i * w, P + keep[o[i]] * w, sizeof(double) * w);
+  KD_ALLOC(out->v, no * w);
+  out->n = no * w;
+  for (kd_lidx i = 0; i < no; i++) memcpy(out->v + i * w, P + keep[o[i]] * w, sizeof(double) * w);
 cleanup:
   free(X);
   free(R);
@@ -157,7 +138,8 @@ cleanup:
  * progress line and, when a checkpoint is due, write this rank's nodes[n_nodes] (logical order).
  * Collective. */
 static kd_err kd_tree_step_(const kd_algo_in *in, const kd_thin_tree *t, int s, kd_err lerr,
-                            const kd_pk_ *nodes, kd_gidx n_nodes, const double *cout, double t0) {
+                            const kd_dist_block *nodes, kd_gidx n_nodes, const double *cout,
+                            double t0) {
   kd_err err = KD_OK;
   double *buf = NULL;
   const int w = t->d + 1;
@@ -166,7 +148,7 @@ static kd_err kd_tree_step_(const kd_algo_in *in, const kd_thin_tree *t, int s, 
   kd_thin_progress(t, s);
   if (write) {
     kd_lidx tot = 0;
-    for (kd_gidx c = 0; c < n_nodes; c++) tot += nodes[c].cnt;
+    for (kd_gidx c = 0; c < n_nodes; c++) tot += nodes[c].n / w;
     buf = malloc(sizeof(double) * (size_t)(tot * w + 1));
     KD_TRY(kd_dist_agreed(
         in->comm, buf ? KD_OK
@@ -174,8 +156,8 @@ static kd_err kd_tree_step_(const kd_algo_in *in, const kd_thin_tree *t, int s, 
                                    "checkpoint: cannot allocate %lld rows", (long long)tot)));
     tot = 0;
     for (kd_gidx c = 0; c < n_nodes; c++) {
-      memcpy(buf + tot * w, nodes[c].p, sizeof(double) * (size_t)(nodes[c].cnt * w));
-      tot += nodes[c].cnt;
+      memcpy(buf + tot * w, nodes[c].v, sizeof(double) * (size_t)nodes[c].n);
+      tot += nodes[c].n / w;
     }
     KD_TRY(kd_thin_ckpt_save(in, t, s, write == 2, buf, tot, cout, t0));
   }
@@ -184,46 +166,97 @@ cleanup:
   return err;
 }
 
-kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  /* threshold: adaptive turns every KH round into KD_HALVE_KHA */
-  kd_thin_plan plc = *plan;
-  if (plc.adaptive && !plc.tight && plc.kind == KD_HALVE_KH) plc.kind = KD_HALVE_KHA;
-  const kd_thin_plan *pl = &plc;
-  MPI_Comm comm = in->comm;
-  kd_kernel *k = in->kernel;
-  const kd_pointset *ps = in->points;
-  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
-  const double t0 = kd_dist_wtime();
-  const kd_gidx n = kd_pointset_n_global(ps);
-  const int d = kd_pointset_dim(ps), w = d + 1;
-  const kd_gidx off = kd_pointset_offset(ps), nl = kd_pointset_n_local(ps);
-  const uint64_t seed = in->seed;
-  const uint64_t ev0 = kd_kernel_evals(k);
-  uint64_t ev_skip = 0, ev_embed = 0;
-  kd_pk_ *nodes = NULL, *up = NULL, root = {0, NULL}, tmp = {0, NULL};
-  kd_gidx n_nodes = 0, n_up = 0; /* entries of nodes / up (freed in cleanup on error) */
-  double *Rall = NULL;           /* refine_target compress: the Compress output (rank 0) */
-  double *buf = NULL, *C = NULL, *zc = NULL, *all = NULL, *Q = NULL, *zs = NULL, *wq = NULL;
-  kd_lidx *sel = NULL, *keep = NULL;
-  kd_gidx *offs = NULL;
-  const double *rows = kd_pointset_rows_const(ps);
-  kd_thin_tree tr;
-  int s0 = -1, r0 = 0; /* resume: the step of the checkpoint, rank-0 rounds it had done */
-  const double *rrows = NULL, *rcout = NULL;
+/* ---------------- the driver state and its phases ---------------- */
 
-  /* ---- checks every rank makes identically ---- */
-  const kd_gidx n_out = pl->n_out;
+typedef struct {
+  const kd_algo_in *in;
+  kd_thin_plan pl; /* resolved: KHA for threshold adaptive, KD_HALVE_LOCAL for pairing local */
+  kd_kernel *k;
+  MPI_Comm comm;
+  int rank, d, w;
+  kd_gidx n, n_out;
+  kd_thin_tree tr;
+  double t0, den, dsign, delta_rem;
+  uint64_t seed, ev0, ev1, ev_skip, ev_embed; /* ev1: kernel evaluations before the last steps */
+  kd_gidx *bstart;                            /* [nb + 1] first global row of each leaf bin */
+  kd_dist_tree *tree; /* arity 4 over the leaf bins (NULL for a direct plan) */
+  /* this rank's nodes at tree level `level` (height hl + level) */
+  int level;
+  kd_dist_block *nodes;
+  kd_gidx n_nodes;
+  /* resume: the step of the checkpoint (-1: none), its rows and Compress output (borrowed) */
+  int s0, r0;
+  const double *rrows, *rcout;
+  /* the set at the root: rows (root.v on rank 0, then on every rank after the broadcast) */
+  kd_dist_block root;
+  kd_lidx root_rows;
+  double *Rall; /* refine_target compress: the Compress output (rank 0) */
+  int nsteps;
+  double dstep;
+  /* the last steps: candidates C[nc*d], z at them, the selection sel[m] into C */
+  kd_lidx nc, m;
+  double *C, *zc;
+  kd_lidx *sel, *keep;
+} kd_thin_drv_;
+
+static void kd_thin_drv_free_(kd_thin_drv_ *D) {
+  for (kd_gidx c = 0; D->nodes && c < D->n_nodes; c++) kd_dist_block_free(&D->nodes[c]);
+  free(D->nodes);
+  kd_dist_block_free(&D->root);
+  kd_dist_tree_destroy(&D->tree);
+  free(D->bstart);
+  free(D->Rall);
+  free(D->C);
+  free(D->zc);
+  free(D->sel);
+  free(D->keep);
+}
+
+/* Replace the nodes held here by nn empty ones. Local. */
+static kd_err kd_thin_nodes_reset_(kd_thin_drv_ *D, kd_gidx nn) {
+  kd_err err = KD_OK;
+  for (kd_gidx c = 0; D->nodes && c < D->n_nodes; c++) kd_dist_block_free(&D->nodes[c]);
+  free(D->nodes);
+  D->nodes = calloc((size_t)(nn > 0 ? nn : 1), sizeof *D->nodes);
+  D->n_nodes = D->nodes ? nn : 0;
+  KD_CHECK(D->nodes, KD_ERR_MEM, "thin: cannot allocate %lld nodes", (long long)nn);
+cleanup:
+  return err;
+}
+
+/* Set-up: the resolved plan, the checks every rank makes identically, the tree geometry, the
+ * threshold scalings. Collective (kd_pointset_validate). */
+static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thin_plan *plan) {
+  kd_err err = KD_OK;
+  kd_thin_plan *pl = &D->pl;
+  const kd_pointset *ps = in->points;
+  D->in = in;
+  D->pl = *plan;
+  /* threshold: adaptive turns every KH round into KD_HALVE_KHA */
+  if (pl->adaptive && !pl->tight && pl->kind == KD_HALVE_KH) pl->kind = KD_HALVE_KHA;
+  D->comm = in->comm;
+  D->k = in->kernel;
+  D->rank = kd_dist_rank(D->comm);
+  D->t0 = kd_dist_wtime();
+  D->n = kd_pointset_n_global(ps);
+  D->d = kd_pointset_dim(ps);
+  D->w = D->d + 1;
+  D->seed = in->seed;
+  D->ev0 = kd_kernel_evals(D->k);
+  D->s0 = -1;
+  D->n_out = pl->n_out;
+  const kd_gidx n = D->n, n_out = D->n_out;
   KD_CHECK(n_out >= 1, KD_ERR_CONFIG, "algorithm.n_out = %lld: must be >= 1", (long long)n_out);
   KD_CHECK(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
            (long long)n_out, (long long)n);
-  KD_CHECK(pl->delta > 0 && pl->delta < 1, KD_ERR_CONFIG,
-           "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
-  KD_CHECK(kd_kernel_dim(k) == d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
-           kd_kernel_dim(k), d);
-  kd_thin_tree_init(&tr, n, d, pl);
-  const int K = tr.K;
-  const kd_gidx F = tr.F;
+  /* GS-Halve has no threshold (GS algorithms declare no delta) */
+  KD_CHECK(KD_HALVE_RULE(pl->kind) == KD_HALVE_GS || (pl->delta > 0 && pl->delta < 1),
+           KD_ERR_CONFIG, "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
+  KD_CHECK(kd_kernel_dim(D->k) == D->d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
+           kd_kernel_dim(D->k), D->d);
+  kd_thin_tree_init(&D->tr, n, D->d, pl);
+  const int K = D->tr.K;
+  const kd_gidx F = D->tr.F;
   if (pl->compress) {
     KD_CHECK(pl->g >= 0 && K > pl->g, KD_ERR_CONFIG,
              "algorithm.g = %d too large for n_in = %lld: Compress needs 4^(g+1) <= n_in "
@@ -235,454 +268,552 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
              (long long)n_out, (long long)(F << (pl->g + K)), (long long)F, K);
   }
   KD_TRY(kd_pointset_validate(ps, "data"));
-
-  const int hl = tr.hl;
-  const kd_gidx B = (kd_gidx)1 << (2 * hl);
-  const kd_gidx nb = tr.nb;
-  const double den = pl->compress ? (double)(F << (2 * K)) * pow(4.0, pl->g + 1) * (K - pl->g) : 1;
+  D->den = pl->compress ? (double)(F << (2 * K)) * pow(4.0, pl->g + 1) * (K - pl->g) : 1;
   /* a negative delta tells kd_thin_halve to use the tight KH threshold */
-  const double dsign = (pl->tight && pl->kind == KD_HALVE_KH) ? -1.0 : 1.0;
+  D->dsign = (pl->tight && pl->kind == KD_HALVE_KH) ? -1.0 : 1.0;
   /* pairing: local - every halving below pairs close points (halve.c) */
-  if (plc.pairing_local) plc.kind = (kd_halve_kind)((int)plc.kind | KD_HALVE_LOCAL);
-  const double delta_rem = dsign * pl->delta * 0.5 / (double)nb;
-#define KD_BIN_START(j) ((kd_gidx)(j) * (n / nb) + ((kd_gidx)(j) * (n % nb)) / nb) /* nb <= 192 */
+  if (pl->pairing_local) pl->kind = (kd_halve_kind)((int)pl->kind | KD_HALVE_LOCAL);
+  D->delta_rem = D->dsign * pl->delta * 0.5 / (double)D->tr.nb;
+cleanup:
+  return err;
+}
+
+/* The leaf bins (global row ranges) and the tree of ranks over them: the owner of a bin is the
+ * owner of its first row. Collective (creates the tree). */
+static kd_err kd_thin_place_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  int64_t *lstart = NULL;
+  const kd_pointset *ps = D->in->points;
+  const int size = kd_dist_size(D->comm);
+  const kd_gidx nb = D->tr.nb, n = D->n; /* nb <= 192 */
+  KD_ALLOC(D->bstart, nb + 1);
+  for (kd_gidx j = 0; j <= nb; j++) D->bstart[j] = j * (n / nb) + (j * (n % nb)) / nb;
+  KD_ALLOC(lstart, size + 1);
+  for (int r = 0; r <= size; r++) lstart[r] = 0;
+  for (kd_gidx j = 0; j < nb; j++)
+    for (int r = kd_pointset_owner(ps, D->bstart[j]) + 1; r <= size; r++) lstart[r]++;
+  KD_TRY(kd_dist_tree_create(D->comm, 4, nb, lstart, &D->tree));
+cleanup:
+  free(lstart);
+  return err;
+}
+
+/* Validate a checkpoint against this tree and the data. Collective. */
+static kd_err kd_thin_resume_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_thin_tree *tr = &D->tr;
+  KD_TRY(kd_thin_ckpt_restore(D->in, tr, &D->s0, &D->rrows, &D->rcout));
+  KD_TRY(kd_thin_ckpt_check_data(
+      D->in, D->rrows, kd_thin_tree_nodes(tr, D->s0) * kd_thin_tree_node_rows(tr, D->s0)));
+  kd_log_info("thin: resuming after step %d of %d", D->s0, tr->K + tr->rounds);
+cleanup:
+  return err;
+}
+
+/* The resumed state as the nodes held here: after a merge level, the nodes of that level this rank
+ * owns; after rank-0 round s0 - K, the whole set on rank 0. Local. */
+static kd_err kd_thin_resume_nodes_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  const kd_thin_tree *tr = &D->tr;
+  const int w = D->w;
+  const kd_gidx cnt = kd_thin_tree_node_rows(tr, D->s0);
+  if (D->s0 > tr->K) {
+    D->r0 = D->s0 - tr->K;
+    if (D->rank == 0) {
+      KD_ALLOC(D->root.v, cnt * w);
+      D->root.n = cnt * w;
+      D->root_rows = cnt;
+      memcpy(D->root.v, D->rrows, sizeof(double) * (size_t)(cnt * w));
+    }
+    goto cleanup;
+  }
+  int64_t lo, hi;
+  D->level = D->s0 - tr->hl;
+  kd_dist_tree_range(D->tree, D->level, &lo, &hi);
+  KD_TRY(kd_thin_nodes_reset_(D, hi - lo));
+  for (kd_gidx c = lo; c < hi; c++) {
+    kd_dist_block *b = &D->nodes[c - lo];
+    KD_ALLOC(b->v, cnt * w);
+    b->n = cnt * w;
+    memcpy(b->v, D->rrows + c * cnt * w, sizeof(double) * (size_t)(cnt * w));
+  }
+cleanup:
+  return err;
+}
+
+/* This rank's rows packed [gidx, x_1..x_d] into *buf (nl * w + 1 doubles). Local. */
+static kd_err kd_thin_pack_local_(const kd_thin_drv_ *D, double **buf) {
+  kd_err err = KD_OK;
+  const kd_pointset *ps = D->in->points;
+  const kd_gidx off = kd_pointset_offset(ps), nl = kd_pointset_n_local(ps);
+  const double *rows = kd_pointset_rows_const(ps);
+  const int d = D->d, w = D->w;
+  KD_ALLOC(*buf, nl * w + 1);
+  for (kd_lidx i = 0; i < nl; i++) {
+    (*buf)[i * w] = (double)(off + i);
+    memcpy(*buf + i * w + 1, rows + i * d, sizeof(double) * d);
+  }
+cleanup:
+  return err;
+}
+
+/* n_out > F 4^K (only plain halving with n_out > n_in / 2): the remainder rule at the bins would
+ * leave fewer than n_out rows, so all rows go to rank 0 and the root step maps n_in -> n_out.
+ * Collective. */
+static kd_err kd_thin_direct_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  double *buf = NULL;
+  const kd_lidx nl = kd_pointset_n_local(D->in->points);
+  KD_TRY(kd_thin_pack_local_(D, &buf));
+  KD_ALLOC(D->root.v, D->n * D->w + 1);
+  D->root.n = D->n * D->w;
+  D->root_rows = D->n;
+  KD_TRY(kd_dist_gatherv(D->comm, buf, nl * D->w, D->root.v, 0));
+cleanup:
+  free(buf);
+  return err;
+}
+
+/* Phases A and B: every leaf bin collects its rows on its owner (kd_dist_bins_collect), then the
+ * remainder rule and the local Compress of the bin; safe point h_leaf. Collective. */
+static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *buf = NULL;
+  int64_t *offs = NULL, lo, hi;
+  int *owner = NULL;
+  kd_dist_block *bins = NULL;
+  const kd_thin_tree *tr = &D->tr;
+  const int size = kd_dist_size(D->comm);
+  const kd_gidx nb = tr->nb, B = (kd_gidx)1 << (2 * tr->hl);
+  KD_TRY(kd_thin_pack_local_(D, &buf));
   KD_ALLOC(offs, size + 1);
-  for (int r = 0; r <= size; r++) offs[r] = kd_pointset_rank_offset(ps, r);
-    /* owner of global row g */
-#define KD_OWNER(gr) kd_pointset_owner(ps, (gr))
+  for (int r = 0; r <= size; r++) offs[r] = kd_pointset_rank_offset(D->in->points, r);
+  KD_ALLOC(owner, nb);
+  for (kd_gidx j = 0; j < nb; j++) owner[j] = kd_dist_tree_owner(D->tree, 0, j);
+  KD_ALLOC(bins, nb);
+  KD_TRY(kd_dist_bins_collect(D->comm, offs, buf, D->w, nb, D->bstart, owner, bins));
+  kd_dist_tree_range(D->tree, 0, &lo, &hi);
+  D->level = 0;
+  lerr = kd_thin_nodes_reset_(D, hi - lo);
+  /* after a local error (e.g. GS-Halve on duplicate rows) the other bins are skipped; agreed below
+   */
+  for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++)
+    lerr = kd_leaf_(D->k, &D->pl, bins[j].v, D->bstart[j + 1] - D->bstart[j], B, tr->hl, D->d,
+                    D->delta_rem, D->den, D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+  KD_TRY(kd_tree_step_(D->in, tr, tr->hl, lerr, D->nodes, D->n_nodes, NULL, D->t0));
+cleanup:
+  for (kd_gidx j = 0; bins && j < nb; j++) kd_dist_block_free(&bins[j]);
+  free(bins);
+  free(buf);
+  free(offs);
+  free(owner);
+  return err;
+}
 
-  /* n_out > F 4^K (only plain halving with n_out > n_in / 2): the remainder rule at the bins would
-   * leave fewer than n_out rows, so all rows go to rank 0 and the root step maps n_in -> n_out */
-  const int direct = tr.direct;
-  if (in->resume) {
-    KD_TRY(kd_thin_ckpt_restore(in, &tr, &s0, &rrows, &rcout));
-    KD_TRY(kd_thin_ckpt_check_data(in, rrows,
-                                   kd_thin_tree_nodes(&tr, s0) * kd_thin_tree_node_rows(&tr, s0)));
-    kd_log_info("thin: resuming after step %d of %d", s0, K + tr.rounds);
+/* One parent of merge level h: its 4 children kids[4] concatenated, halved when Compress is past
+ * the oversampling height, else passed up. Local. */
+static kd_err kd_thin_merge_node_(const kd_thin_drv_ *D, int h, kd_gidx q, kd_dist_block *kids,
+                                  kd_dist_block *out) {
+  kd_err err = KD_OK;
+  kd_dist_block cat = {0, NULL};
+  const kd_thin_plan *pl = &D->pl;
+  kd_lidx tot = 0;
+  for (int c = 0; c < 4; c++) tot += kids[c].n;
+  KD_ALLOC(cat.v, tot + 1);
+  for (int c = 0; c < 4; c++) {
+    if (kids[c].n > 0) memcpy(cat.v + cat.n, kids[c].v, sizeof(double) * (size_t)kids[c].n);
+    cat.n += kids[c].n;
   }
-  if (pl->progress) kd_log_set_total_from(direct ? 0 : K + tr.rounds, in->resume ? s0 : 0);
-  if (direct) {
-    KD_ALLOC(buf, nl * w + 1);
-    for (kd_lidx i = 0; i < nl; i++) {
-      buf[i * w] = (double)(off + i);
-      memcpy(buf + i * w + 1, rows + i * d, sizeof(double) * d);
-    }
-    KD_ALLOC(root.p, n * w + 1);
-    root.cnt = n;
-    KD_TRY(kd_dist_gatherv(comm, buf, nl * w, root.p, 0));
-    free(buf);
-    buf = NULL;
-    goto phase_e;
+  tot /= D->w; /* rows */
+  if (pl->compress && h > pl->g) {
+    double dl = pl->delta * (double)tot * (double)tot / D->den;
+    if (dl >= 1.0) dl = 0.999999;
+    KD_TRY(kd_pk_halve_(D->k, pl, cat.v, tot, D->d, D->dsign * dl, D->seed, KD_THIN_STREAM(q, h),
+                        out));
+  } else {
+    *out = cat;
+    cat = (kd_dist_block){0, NULL};
   }
-  kd_gidx c0 = 0, c1 = -1; /* nodes held here at the current height (logical indices) */
-  if (s0 > K) {
-    /* resume after rank-0 round s0 - K: rank 0 holds the set, the tree is done */
-    r0 = s0 - K;
-    if (rank == 0) {
-      root.cnt = kd_thin_tree_node_rows(&tr, s0);
-      KD_ALLOC(root.p, root.cnt * w);
-      memcpy(root.p, rrows, sizeof(double) * (size_t)(root.cnt * w));
-    }
-    goto phase_e;
-  }
-  if (s0 >= 0) {
-    /* resume at height s0: take the nodes owned here (owner of the node's first leaf bin) */
-    const int sh = 2 * (s0 - hl);
-    const kd_gidx nn = kd_thin_tree_nodes(&tr, s0), cnt = kd_thin_tree_node_rows(&tr, s0);
-    for (kd_gidx c = 0; c < nn; c++)
-      if (KD_OWNER(KD_BIN_START(c << sh)) == rank) {
-        if (c1 < c0) c0 = c;
-        c1 = c;
-      }
-    KD_ALLOC(nodes, c1 >= c0 ? c1 - c0 + 1 : 1);
-    n_nodes = c1 >= c0 ? c1 - c0 + 1 : 0;
-    for (kd_gidx c = 0; c < n_nodes; c++) {
-      KD_ALLOC(nodes[c].p, cnt * w);
-      nodes[c].cnt = cnt;
-      memcpy(nodes[c].p, rrows + (c0 + c) * cnt * w, sizeof(double) * (size_t)(cnt * w));
-    }
-    goto phase_c;
-  }
-  /* ---- phase A: each leaf bin collects its rows on its owner (sends go to lower ranks) ---- */
-  kd_gidx jfirst = 0, jlast = -1; /* bins owned here: start row in [off, off+nl) */
-  if (nl > 0) {
-    kd_gidx j = (kd_gidx)((off * nb) / n);
-    while (j > 0 && KD_BIN_START(j) > off) j--;
-    while (j + 1 < nb && KD_BIN_START(j + 1) <= off) j++;
-    /* j = bin containing row off */
-    if (KD_BIN_START(j) < off) {
-      kd_gidx e = KD_BIN_START(j + 1) < off + nl ? KD_BIN_START(j + 1) : off + nl;
-      KD_ALLOC(buf, (e - off) * w);
-      for (kd_gidx gr = off; gr < e; gr++) {
-        buf[(gr - off) * w] = (double)gr;
-        memcpy(buf + (gr - off) * w + 1, rows + (gr - off) * d, sizeof(double) * d);
-      }
-      KD_TRY(kd_dist_send(comm, buf, (e - off) * w, KD_OWNER(KD_BIN_START(j)), KD_TAG_LEAF));
-      free(buf);
-      buf = NULL;
-      jfirst = j + 1;
-    } else {
-      jfirst = j;
-    }
-    jlast = jfirst - 1;
-    while (jlast + 1 < nb && KD_BIN_START(jlast + 1) < off + nl) jlast++;
-  }
-  const kd_gidx nown = jlast - jfirst + 1;
-  KD_ALLOC(nodes, nown > 0 ? nown : 1);
-  n_nodes = nown > 0 ? nown : 0;
-  /* after a local error (e.g. GS-Halve on duplicate rows) keep receiving, so that no sender is
-   * left blocked, and agree below */
-  for (kd_gidx j = jfirst; j <= jlast; j++) {
-    kd_gidx a = KD_BIN_START(j), b = KD_BIN_START(j + 1);
-    KD_ALLOC(buf, (b - a) * w);
-    for (kd_gidx gr = a; gr < b && gr < off + nl; gr++) {
-      buf[(gr - a) * w] = (double)gr;
-      memcpy(buf + (gr - a) * w + 1, rows + (gr - off) * d, sizeof(double) * d);
-    }
-    /* rows past this rank come from the next ranks, in order */
-    for (int q = rank + 1; q < size && b > offs[q]; q++) {
-      kd_gidx lo = offs[q], hi = offs[q + 1] < b ? offs[q + 1] : b;
-      if (hi <= lo) continue;
-      int64_t got = 0;
-      KD_TRY(kd_dist_recv(comm, buf + (lo - a) * w, (hi - lo) * w, &got, q, KD_TAG_LEAF));
-      KD_CHECK(got == (hi - lo) * w, KD_ERR_INTERNAL, "leaf exchange: size mismatch");
-    }
-    /* ---- phase B: remainder rule + local Compress of the bin ---- */
-    if (lerr == KD_OK)
-      lerr = kd_leaf_(k, pl, buf, b - a, B, hl, d, delta_rem, den, seed, (uint64_t)j, dsign,
-                      &nodes[j - jfirst]);
-    free(buf);
-    buf = NULL;
-  }
-  c0 = jfirst;
-  c1 = jlast;
-  KD_TRY(kd_tree_step_(in, &tr, hl, lerr, nodes, n_nodes, NULL, t0));
+cleanup:
+  kd_dist_block_free(&cat);
+  return err;
+}
 
-phase_c:
-  /* ---- phase C: merge levels hl+1..K up the tree of ranks ---- */
-  {
-    for (int h = (s0 >= 0 ? s0 : hl) + 1; h <= K; h++) {
-      const int sh = 2 * (h - 1 - hl); /* child index -> first leaf bin: << sh */
-      /* children held here whose parent's first child is elsewhere: send down */
-      kd_gidx p0 = -1, p1 = -2;
-      if (c1 >= c0) {
-        kd_gidx pfirst = c0 / 4;
-        if (c0 % 4 != 0) {
-          int dest = KD_OWNER(KD_BIN_START((pfirst * 4) << sh));
-          for (kd_gidx c = c0; c <= c1 && c / 4 == pfirst; c++)
-            KD_TRY(
-                kd_dist_send(comm, nodes[c - c0].p, nodes[c - c0].cnt * w, dest, KD_TAG_TREE + h));
-          p0 = pfirst + 1;
-        } else {
-          p0 = pfirst;
-        }
-        p1 = c1 / 4;
-        if (p0 * 4 > c1) p1 = p0 - 1; /* owns no parent */
-      }
-      kd_gidx np = p1 - p0 + 1;
-      if (np < 0) np = 0;
-      KD_ALLOC(up, np > 0 ? np : 1);
-      n_up = np;
-      for (kd_gidx q = p0; q <= p1; q++) { /* receive even after a local error (see phase A) */
-        kd_pk_ cat = {0, NULL};
-        kd_lidx tot = 0, cap = 0;
-        /* output size of a child of height h-1 */
-        const kd_lidx csz = (pl->compress && h - 1 > pl->g) ? ((kd_lidx)1 << (pl->g + h - 1))
-                                                            : ((kd_lidx)1 << (2 * (h - 1)));
-        cap = 4 * csz;
-        cat.p = malloc(sizeof(double) * (size_t)(cap * w + 1));
-        if (!cat.p) {
-          lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree merge: cannot allocate");
-          break;
-        }
-        for (int c = 0; c < 4; c++) {
-          kd_gidx ci = 4 * q + c;
-          if (ci <= c1) {
-            memcpy(cat.p + tot * w, nodes[ci - c0].p, sizeof(double) * nodes[ci - c0].cnt * w);
-            tot += nodes[ci - c0].cnt;
-          } else {
-            int src = KD_OWNER(KD_BIN_START(ci << sh));
-            int64_t got = 0;
-            KD_TRY(
-                kd_dist_recv(comm, cat.p + tot * w, (cap - tot) * w, &got, src, KD_TAG_TREE + h));
-            tot += got / w;
-          }
-        }
-        cat.cnt = tot;
-        if (lerr != KD_OK) {
-          kd_pk_free_(&cat);
-        } else if (pl->compress && h > pl->g) {
-          double dl = pl->delta * (double)tot * (double)tot / den;
-          if (dl >= 1.0) dl = 0.999999;
-          lerr = kd_pk_halve_(k, pl, &cat, d, dsign * dl, seed, KD_THIN_STREAM(q, h), &up[q - p0]);
-          kd_pk_free_(&cat);
-        } else {
-          up[q - p0] = cat;
-        }
-      }
-      /* (after a local error the new nodes are partly empty: freed in cleanup) */
-      for (kd_gidx c = 0; c < n_nodes; c++) kd_pk_free_(&nodes[c]);
-      free(nodes);
-      nodes = up;
-      n_nodes = n_up;
-      up = NULL;
-      n_up = 0;
-      c0 = p0;
-      c1 = p1;
-      KD_TRY(kd_tree_step_(in, &tr, h, lerr, nodes, n_nodes, NULL, t0));
-    }
-    /* ---- phase D: the F tree outputs to rank 0 (rank order = logical order) ---- */
-    kd_lidx mine = 0;
-    for (kd_gidx c = 0; c < c1 - c0 + 1; c++) mine += nodes[c].cnt;
-    KD_ALLOC(buf, mine * w + 1);
-    mine = 0;
-    for (kd_gidx c = 0; c < c1 - c0 + 1; c++) {
-      memcpy(buf + mine * w, nodes[c].p, sizeof(double) * nodes[c].cnt * w);
-      mine += nodes[c].cnt;
-    }
-    int64_t tot = mine;
-    KD_TRY(kd_dist_sum_i64(comm, &tot, 1));
-    KD_ALLOC(root.p, tot * w + 1);
-    root.cnt = tot;
-    KD_TRY(kd_dist_gatherv(comm, buf, mine * w, root.p, 0));
-    free(buf);
-    buf = NULL;
-    for (kd_gidx c = 0; c < c1 - c0 + 1; c++) kd_pk_free_(&nodes[c]);
-  }
+/* Phase C, merge level h (h_leaf < h <= K): the children move to their parent's owner
+ * (kd_dist_tree_up), which merges them; safe point h. Collective. */
+static kd_err kd_thin_merge_(kd_thin_drv_ *D, int h) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_dist_block *kids = NULL, *up = NULL;
+  int64_t plo, phi;
+  kd_dist_tree_range(D->tree, D->level + 1, &plo, &phi);
+  const kd_gidx np = phi - plo;
+  kids = calloc((size_t)(4 * np + 1), sizeof *kids);
+  up = calloc((size_t)(np + 1), sizeof *up);
+  KD_TRY(kd_dist_agreed(D->comm, kids && up ? KD_OK
+                                            : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                                         "tree merge: cannot allocate")));
+  lerr = kd_dist_tree_up(D->tree, D->level, D->nodes, kids);
+  for (kd_gidx q = plo; q < phi && lerr == KD_OK; q++)
+    lerr = kd_thin_merge_node_(D, h, q, kids + 4 * (q - plo), &up[q - plo]);
+  /* (after a local error the new nodes are partly empty: freed with the driver) */
+  free(D->nodes);
+  D->nodes = up;
+  D->n_nodes = np;
+  D->level++;
+  up = NULL;
+  KD_TRY(kd_tree_step_(D->in, &D->tr, h, lerr, D->nodes, D->n_nodes, NULL, D->t0));
+cleanup:
+  for (kd_gidx c = 0; kids && c < 4 * np; c++) kd_dist_block_free(&kids[c]);
+  free(kids);
+  free(up);
+  return err;
+}
 
-phase_e:;
-  /* ---- phase E: rank 0 halves while L >= 2^(pool+1) n_out; the last `pool` halvings, the
-   * remainder step and KH-Refine (candidates = the input of those steps) run on every rank ---- */
-  const int pool = pl->refine && pl->refine_pool > 1 ? pl->refine_pool : 1;
-  const kd_lidx L0 = tr.L0; /* rows gathered to rank 0 (root.cnt unless resumed after a round) */
-  const int rounds = tr.rounds; /* while L >= 2^(pool+1) n_out */
-  int nsteps = 0;
-  KD_CHECK(r0 > 0 || root.cnt == L0, KD_ERR_INTERNAL, "thin: %lld rows at the root, expected %lld",
-           (long long)root.cnt, (long long)L0);
+/* Phase D: the F tree outputs to rank 0 in logical order. Collective. */
+static kd_err kd_thin_gather_root_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  double *all = NULL;
+  int64_t na = 0;
+  KD_TRY(kd_dist_tree_gather(D->tree, D->level, D->nodes, 0, &all, &na));
+  D->root.v = all;
+  D->root.n = D->rank == 0 ? na : 0;
+  D->root_rows = na / D->w;
+  KD_TRY(kd_thin_nodes_reset_(D, 0));
+cleanup:
+  return err;
+}
+
+/* Phase E on rank 0: the halving rounds while L >= 2^(pool+1) n_out, each one a safe point
+ * (steps K+1..K+rounds of thin_ckpt.c). Also fixes the per-step delta of all remaining steps and,
+ * for refine_target compress, keeps the Compress output. Collective. */
+static kd_err kd_thin_root_rounds_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_dist_block tmp = {0, NULL};
+  const kd_thin_plan *pl = &D->pl;
+  const kd_thin_tree *tr = &D->tr;
+  const int K = tr->K, d = D->d;
+  const kd_lidx L0 = tr->L0;     /* rows gathered to rank 0 (unless resumed after a round) */
+  const int rounds = tr->rounds; /* while L >= 2^(pool+1) n_out */
+  KD_CHECK(D->r0 > 0 || D->root_rows == L0, KD_ERR_INTERNAL,
+           "thin: %lld rows at the root, expected %lld", (long long)D->root_rows, (long long)L0);
   {
     kd_lidx Ls = L0 >> rounds;
-    nsteps = rounds;
-    while (Ls >= 2 * n_out) {
+    D->nsteps = rounds;
+    while (Ls >= 2 * D->n_out) {
       Ls /= 2;
-      nsteps++;
+      D->nsteps++;
     }
-    if (Ls > n_out) nsteps++;
+    if (Ls > D->n_out) D->nsteps++;
   }
-  const double dstep = dsign * pl->delta / (nsteps > 0 ? nsteps : 1);
-  if (rank == 0 && pl->refine && pl->refine_target == 1) {
-    Rall = malloc(sizeof(double) * (size_t)(L0 * d + 1));
-    if (!Rall)
+  D->dstep = D->dsign * pl->delta / (D->nsteps > 0 ? D->nsteps : 1);
+  if (D->rank == 0 && pl->refine && pl->refine_target == 1) {
+    D->Rall = malloc(sizeof(double) * (size_t)(L0 * d + 1));
+    if (!D->Rall)
       lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate");
-    else if (r0 > 0)
-      memcpy(Rall, rcout, sizeof(double) * (size_t)(L0 * d));
+    else if (D->r0 > 0)
+      memcpy(D->Rall, D->rcout, sizeof(double) * (size_t)(L0 * d));
     else
-      kd_unpack_(root.p, L0, d, Rall);
+      kd_unpack_(D->root.v, L0, d, D->Rall);
   }
-  /* the rounds of rank 0 are steps K+1..K+rounds (each one a safe point of thin_ckpt.c) */
-  for (int rr = r0; rr < rounds; rr++) {
-    if (rank == 0 && lerr == KD_OK) {
-      lerr = kd_pk_halve_(k, pl, &root, d, dstep, seed, KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr),
-                          &tmp);
-      kd_pk_free_(&root);
-      root = tmp;
-      tmp.p = NULL;
-      tmp.cnt = 0;
+  for (int rr = D->r0; rr < rounds; rr++) {
+    if (D->rank == 0 && lerr == KD_OK) {
+      lerr = kd_pk_halve_(D->k, pl, D->root.v, D->root_rows, d, D->dstep, D->seed,
+                          KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr), &tmp);
+      kd_dist_block_free(&D->root);
+      D->root = tmp;
+      D->root_rows = tmp.n / D->w;
+      tmp = (kd_dist_block){0, NULL};
     }
-    KD_TRY(kd_tree_step_(in, &tr, K + rr + 1, lerr, &root, rank == 0 ? 1 : 0, Rall, t0));
+    KD_TRY(
+        kd_tree_step_(D->in, tr, K + rr + 1, lerr, &D->root, D->rank == 0 ? 1 : 0, D->Rall, D->t0));
   }
-  if (r0 >= rounds) { /* no round ran here: agree the allocation above */
-    KD_TRY(kd_dist_agree(comm, &lerr));
+  if (D->r0 >= rounds) { /* no round ran here: agree the allocation above */
+    KD_TRY(kd_dist_agree(D->comm, &lerr));
     KD_TRY(lerr);
   }
-  /* broadcast the candidates of the last steps (n_out <= nc < 2^(pool+1) n_out) */
-  int64_t nc = root.cnt;
-  KD_TRY(kd_dist_bcast(comm, &nc, sizeof nc, 0));
-  if (rank != 0) {
-    free(root.p);
-    root.p = NULL;
-    KD_ALLOC(root.p, nc * w);
-    root.cnt = nc;
-  }
-  KD_TRY(kd_dist_bcast(comm, root.p, (int64_t)sizeof(double) * nc * w, 0));
-  /* the last steps on every rank (deterministic); kernel evaluations counted on rank 0 only */
-  const uint64_t ev1 = kd_kernel_evals(k);
-  KD_ALLOC(C, nc * d);
-  kd_unpack_(root.p, nc, d, C);
-  KD_ALLOC(sel, nc);
-  KD_ALLOC(keep, nc);
-  kd_lidx m = nc;
-  for (kd_lidx i = 0; i < nc; i++) sel[i] = i;
-  if (pl->refine) {
-    KD_ALLOC(zc, nc);
-    if (pl->refine_target == 1) {
-      /* z over the Compress output (uniform weights), computed on rank 0 and broadcast */
-      if (rank == 0) {
-        lerr = kd_kernel_matvec(k, C, nc, Rall, L0, NULL, 0.0, zc);
-        for (kd_lidx i = 0; i < nc; i++) zc[i] /= (double)L0;
-      }
-      KD_TRY(kd_dist_agree(comm, &lerr));
-      KD_TRY(lerr);
-      KD_TRY(kd_dist_bcast(comm, zc, (int64_t)sizeof(double) * nc, 0));
-    } else {
-      /* distributed over the ranks (ring): these evaluations are not redundant */
-      const uint64_t e0 = kd_kernel_evals(k);
-      KD_TRY(kd_target_embed_rows(in->target, C, nc, zc));
-      ev_embed = kd_kernel_evals(k) - e0;
-    }
-  }
-  {
-    /* KT-Split style (Dwivedi & Mackey 2024, Alg. 1a): with refine, both halves of every round
-     * are kept (branch 2b = the KH output S1 of branch b, 2b+1 = its complement S2), so the last
-     * rounds yield up to 2^pool coresets; the best against P_in is refined (KT-Swap). Branch 0
-     * is exactly the plain KH chain. */
-    const int maxb = pl->refine ? (1 << pool) : 1;
-    kd_lidx *br = NULL, *nbr = NULL;
-    int nbch = 1;
-    KD_ALLOC(br, (size_t)maxb * nc);
-    KD_ALLOC(nbr, (size_t)maxb * nc);
-    for (kd_lidx i = 0; i < nc; i++) br[i] = i;
-    double *Cs = NULL;
-    KD_ALLOC(Cs, nc * d);
-    for (int rr = rounds; m >= 2 * n_out && err == KD_OK; rr++) {
-      const int split = 2 * nbch <= maxb;
-      kd_lidx mm = m;
-      for (int bi = 0; bi < nbch && err == KD_OK; bi++) {
-        kd_lidx *sb = br + (size_t)bi * nc;
-        mm = m;
-        if (mm % 2 == 1) {
-          /* odd count (n_in < 4, or F odd with n_out = 1): remainder rule to m - 1 first */
-          for (kd_lidx i = 0; i < mm; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
-          err = kd_thin_absorb_remainder(k, pl->kind, Cs, mm, mm - 1, d, dstep, seed,
-                                         (uint64_t)nb + 9 + (uint64_t)rr * 64 + (uint64_t)bi, keep);
-          if (err != KD_OK) break;
-          for (kd_lidx i = 0; i < mm - 1; i++) keep[i] = sb[keep[i]];
-          for (kd_lidx i = 0; i < mm - 1; i++) sb[i] = keep[i];
-          mm -= 1;
-        }
-        for (kd_lidx i = 0; i < mm; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
-        err = kd_thin_halve(k, pl->kind, Cs, mm, d, dstep, seed,
-                            KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), keep);
-        if (err != KD_OK) break;
-        kd_lidx *o1 = nbr + (size_t)(split ? 2 * bi : bi) * nc;
-        for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
-        if (split) {
-          kd_lidx *o2 = nbr + (size_t)(2 * bi + 1) * nc;
-          /* the other half (S2): the rows not kept, in order (keep is increasing) */
-          kd_lidx j = 0, c2 = 0;
-          for (kd_lidx i = 0; i < mm; i++) {
-            if (j < mm / 2 && keep[j] == i)
-              j++;
-            else
-              o2[c2++] = sb[i];
-          }
-        }
-      }
-      if (split) nbch *= 2;
-      kd_lidx *t = br;
-      br = nbr;
-      nbr = t;
-      m = mm / 2;
-    }
-    for (int bi = 0; bi < nbch && err == KD_OK && m > n_out; bi++) {
-      /* remainder step on each selection */
-      kd_lidx *sb = br + (size_t)bi * nc;
-      for (kd_lidx i = 0; i < m; i++) memcpy(Cs + i * d, C + sb[i] * d, sizeof(double) * d);
-      err = kd_thin_absorb_remainder(k, pl->kind, Cs, m, n_out, d, dstep, seed,
-                                     (uint64_t)nb + 7 + (uint64_t)bi * 64, keep);
-      if (err == KD_OK) {
-        for (kd_lidx i = 0; i < n_out; i++) keep[i] = sb[keep[i]];
-        for (kd_lidx i = 0; i < n_out; i++) sb[i] = keep[i];
-      }
-    }
-    if (m > n_out) m = n_out;
-    /* pick the best branch against P_in (ties: lowest branch) */
-    int best = 0;
-    double bestv = 0.0, before = 0.0;
-    for (int bi = 0; bi < nbch && err == KD_OK && pl->refine; bi++) {
-      double v = 0.0;
-      err = kd_mmd2_rel_(k, C, d, zc, br + (size_t)bi * nc, m, &v);
-      if (bi == 0) before = v;
-      if (err == KD_OK && (bi == 0 || v < bestv)) {
-        bestv = v;
-        best = bi;
-      }
-    }
-    for (kd_lidx i = 0; i < m && err == KD_OK; i++) sel[i] = br[(size_t)best * nc + i];
-    free(Cs);
-    free(br);
-    free(nbr);
-    KD_TRY(err);
-    if (pl->refine) {
-      double after = 0;
-      kd_lidx swaps = 0;
-      KD_TRY(kd_thin_refine(k, C, nc, d, zc, sel, m, pl->refine_passes, &swaps));
-      KD_TRY(kd_mmd2_rel_(k, C, d, zc, sel, m, &after));
-      KD_TRY(kd_result_set_metric(out, "refine_branches", (double)nbch));
-      KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
-      KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
-      KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
-      /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
-      KD_TRY(kd_result_set_metric(out, "refine_target_compress", (double)pl->refine_target));
-    }
-  }
-  if (rank != 0) ev_skip += kd_kernel_evals(k) - ev1 - ev_embed;
+cleanup:
+  kd_dist_block_free(&tmp);
+  return err;
+}
 
-  /* ---- phase F: result ---- */
+/* Broadcast the candidates of the last steps (n_out <= nc < 2^(pool+1) n_out) and set up the
+ * selection over them. Collective. */
+static kd_err kd_thin_candidates_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  const int w = D->w;
+  int64_t nc = D->root_rows;
+  KD_TRY(kd_dist_bcast(D->comm, &nc, sizeof nc, 0));
+  if (D->rank != 0) {
+    kd_dist_block_free(&D->root);
+    KD_ALLOC(D->root.v, nc * w);
+    D->root.n = nc * w;
+    D->root_rows = nc;
+  }
+  KD_TRY(kd_dist_bcast(D->comm, D->root.v, (int64_t)sizeof(double) * nc * w, 0));
+  /* the last steps run on every rank (deterministic); kernel evaluations counted on rank 0 only */
+  D->ev1 = kd_kernel_evals(D->k);
+  D->nc = nc;
+  KD_ALLOC(D->C, nc * D->d);
+  kd_unpack_(D->root.v, nc, D->d, D->C);
+  KD_ALLOC(D->sel, nc);
+  KD_ALLOC(D->keep, nc);
+  D->m = nc;
+  for (kd_lidx i = 0; i < nc; i++) D->sel[i] = i;
+cleanup:
+  return err;
+}
+
+/* z at the candidates for KH-Refine: over the Compress output (uniform weights, rank 0, then
+ * broadcast) or over P_in (distributed ring: not redundant, so counted on every rank).
+ * Collective. */
+static kd_err kd_thin_embed_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const kd_lidx nc = D->nc, L0 = D->tr.L0;
+  KD_ALLOC(D->zc, nc);
+  if (D->pl.refine_target == 1) {
+    if (D->rank == 0) {
+      lerr = kd_kernel_matvec(D->k, D->C, nc, D->Rall, L0, NULL, 0.0, D->zc);
+      for (kd_lidx i = 0; i < nc; i++) D->zc[i] /= (double)L0;
+    }
+    KD_TRY(kd_dist_agree(D->comm, &lerr));
+    KD_TRY(lerr);
+    KD_TRY(kd_dist_bcast(D->comm, D->zc, (int64_t)sizeof(double) * nc, 0));
+  } else {
+    const uint64_t e0 = kd_kernel_evals(D->k);
+    KD_TRY(kd_target_embed_rows(D->in->target, D->C, nc, D->zc));
+    D->ev_embed = kd_kernel_evals(D->k) - e0;
+  }
+cleanup:
+  return err;
+}
+
+/* The selections of the last steps, KT-Split style (Dwivedi & Mackey 2024, Alg. 1a): with refine,
+ * both halves of every round are kept (branch 2b = the KH output S1 of branch b, 2b+1 = its
+ * complement S2), so the last rounds yield up to 2^pool coresets; the best against P_in is
+ * refined (KT-Swap). Branch 0 is exactly the plain KH chain. */
+typedef struct {
+  kd_lidx *br, *nbr; /* [maxb * nc] each: branch bi = br[bi * nc ..], current / next */
+  double *Cs;        /* [nc * d] scratch rows */
+  int nbch, maxb;
+} kd_thin_branches_;
+
+static void kd_thin_branches_free_(kd_thin_branches_ *b) {
+  free(b->br);
+  free(b->nbr);
+  free(b->Cs);
+}
+
+/* One halving round rr of every branch (odd counts first take the remainder rule to m - 1; n_in <
+ * 4, or F odd with n_out = 1); splits the branches while there is room. Local. */
+static kd_err kd_thin_split_round_(kd_thin_drv_ *D, kd_thin_branches_ *b, int rr) {
+  kd_err err = KD_OK;
+  const int d = D->d, split = 2 * b->nbch <= b->maxb;
+  const kd_lidx nc = D->nc;
+  kd_lidx mm = D->m, *keep = D->keep;
+  for (int bi = 0; bi < b->nbch; bi++) {
+    kd_lidx *sb = b->br + (size_t)bi * nc;
+    mm = D->m;
+    if (mm % 2 == 1) {
+      for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
+      KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, mm, mm - 1, d, D->dstep, D->seed,
+                                      (uint64_t)D->tr.nb + 9 + (uint64_t)rr * 64 + (uint64_t)bi,
+                                      keep));
+      for (kd_lidx i = 0; i < mm - 1; i++) keep[i] = sb[keep[i]];
+      for (kd_lidx i = 0; i < mm - 1; i++) sb[i] = keep[i];
+      mm -= 1;
+    }
+    for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
+    KD_TRY(kd_thin_halve(D->k, D->pl.kind, b->Cs, mm, d, D->dstep, D->seed,
+                         KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), keep));
+    kd_lidx *o1 = b->nbr + (size_t)(split ? 2 * bi : bi) * nc;
+    for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
+    if (split) {
+      kd_lidx *o2 = b->nbr + (size_t)(2 * bi + 1) * nc;
+      /* the other half (S2): the rows not kept, in order (keep is increasing) */
+      kd_lidx j = 0, c2 = 0;
+      for (kd_lidx i = 0; i < mm; i++) {
+        if (j < mm / 2 && keep[j] == i)
+          j++;
+        else
+          o2[c2++] = sb[i];
+      }
+    }
+  }
+  if (split) b->nbch *= 2;
+  kd_lidx *t = b->br;
+  b->br = b->nbr;
+  b->nbr = t;
+  D->m = mm / 2;
+cleanup:
+  return err;
+}
+
+/* The remainder step of every branch: m in (n_out, 2 n_out) -> n_out. Local. */
+static kd_err kd_thin_branch_remainder_(kd_thin_drv_ *D, kd_thin_branches_ *b) {
+  kd_err err = KD_OK;
+  const int d = D->d;
+  const kd_lidx m = D->m, n_out = D->n_out;
+  kd_lidx *keep = D->keep;
+  for (int bi = 0; bi < b->nbch && m > n_out; bi++) {
+    kd_lidx *sb = b->br + (size_t)bi * D->nc;
+    for (kd_lidx i = 0; i < m; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
+    KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, m, n_out, d, D->dstep, D->seed,
+                                    (uint64_t)D->tr.nb + 7 + (uint64_t)bi * 64, keep));
+    for (kd_lidx i = 0; i < n_out; i++) keep[i] = sb[keep[i]];
+    for (kd_lidx i = 0; i < n_out; i++) sb[i] = keep[i];
+  }
+  if (D->m > n_out) D->m = n_out;
+cleanup:
+  return err;
+}
+
+/* KH-Refine of the best branch against z (ties: lowest branch), with its metrics. Local. */
+static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, kd_result *out) {
+  kd_err err = KD_OK;
+  const int d = D->d;
+  int best = 0;
+  double bestv = 0.0, before = 0.0, after = 0.0;
+  kd_lidx swaps = 0;
+  for (int bi = 0; bi < b->nbch; bi++) {
+    double v = 0.0;
+    KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, b->br + (size_t)bi * D->nc, D->m, &v));
+    if (bi == 0) before = v;
+    if (bi == 0 || v < bestv) {
+      bestv = v;
+      best = bi;
+    }
+  }
+  for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b->br[(size_t)best * D->nc + i];
+  KD_TRY(kd_thin_refine(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes, &swaps));
+  KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after));
+  KD_TRY(kd_result_set_metric(out, "refine_branches", (double)b->nbch));
+  KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
+  KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
+  KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+  /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
+  KD_TRY(kd_result_set_metric(out, "refine_target_compress", (double)D->pl.refine_target));
+cleanup:
+  return err;
+}
+
+/* The last steps on every rank: the halving rounds after those of rank 0 (the input of the last
+ * `pool` of them is the KH-Refine candidate set), the remainder step, KH-Refine. Local. */
+static kd_err kd_thin_last_steps_(kd_thin_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const int pool = D->pl.refine && D->pl.refine_pool > 1 ? D->pl.refine_pool : 1;
+  const kd_lidx nc = D->nc;
+  kd_thin_branches_ b = {NULL, NULL, NULL, 1, D->pl.refine ? (1 << pool) : 1};
+  KD_ALLOC(b.br, (size_t)b.maxb * nc);
+  KD_ALLOC(b.nbr, (size_t)b.maxb * nc);
+  for (kd_lidx i = 0; i < nc; i++) b.br[i] = i;
+  KD_ALLOC(b.Cs, nc * D->d);
+  for (int rr = D->tr.rounds; D->m >= 2 * D->n_out; rr++) KD_TRY(kd_thin_split_round_(D, &b, rr));
+  KD_TRY(kd_thin_branch_remainder_(D, &b));
+  if (D->pl.refine)
+    KD_TRY(kd_thin_refine_best_(D, &b, out));
+  else
+    for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b.br[i];
+  if (D->rank != 0) D->ev_skip += kd_kernel_evals(D->k) - D->ev1 - D->ev_embed;
+cleanup:
+  kd_thin_branches_free_(&b);
+  return err;
+}
+
+/* Phase F: the selected rows as the result (uniform weights), kernel evaluations summed over the
+ * ranks (those of the redundant last steps counted once). Collective. */
+static kd_err kd_thin_result_(kd_thin_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const int d = D->d, w = D->w;
+  const kd_lidx m = D->m;
   KD_TRY(kd_result_alloc(out, m, d));
   for (kd_lidx i = 0; i < m; i++) {
-    out->indices[i] = (int64_t)root.p[sel[i] * w];
-    memcpy(out->points + i * d, C + sel[i] * d, sizeof(double) * d);
+    out->indices[i] = (int64_t)D->root.v[D->sel[i] * w];
+    memcpy(out->points + i * d, D->C + D->sel[i] * d, sizeof(double) * d);
   }
-  uint64_t ev = kd_kernel_evals(k) - ev0 - ev_skip;
-  out->seconds = kd_dist_wtime() - t0;
-  KD_TRY(kd_dist_sum_u64(comm, &ev, 1));
+  uint64_t ev = kd_kernel_evals(D->k) - D->ev0 - D->ev_skip;
+  out->seconds = kd_dist_wtime() - D->t0;
+  KD_TRY(kd_dist_sum_u64(D->comm, &ev, 1));
   out->kernel_evals = ev;
   out->mmd = NAN; /* the task layer fills it (kd_mmd) unless reweighting needs it here */
-  if (pl->reweight) {
-    double mmd = NAN, mmd2 = NAN, zz = NAN;
-    int avail = 0;
-    KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, &mmd2));
-    KD_TRY(kd_target_self(in->target, &zz, &avail));
-    KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
-    KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", avail ? mmd2 - zz : mmd2));
-    KD_ALLOC(Q, m * m);
-    KD_ALLOC(zs, m);
-    KD_ALLOC(wq, m);
-    KD_TRY(kd_kernel_eval_block(k, out->points, m, out->points, m, Q, m));
-    KD_TRY(kd_target_embed_rows(in->target, out->points, m, zs));
-    for (kd_lidx i = 0; i < m; i++) wq[i] = 1.0 / (double)m;
-    KD_TRY(kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq));
-    double s = 0.0;
-    for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
-    KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
-    for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
-    KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, &mmd2));
-    KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", mmd));
-    out->mmd = mmd;
-    if (!avail) KD_TRY(kd_result_set_metric(out, "mmd2_minus_self", mmd2));
-  }
-  KD_TRY(kd_result_set_metric(out, "n_in", (double)n));
-  KD_TRY(kd_result_set_metric(out, "compress_output", (double)nc));
-#undef KD_BIN_START
-#undef KD_OWNER
 cleanup:
-  if (pl->progress) kd_log_set_total(0);
-  for (kd_gidx c = 0; nodes && c < n_nodes; c++) kd_pk_free_(&nodes[c]);
-  for (kd_gidx c = 0; up && c < n_up; c++) kd_pk_free_(&up[c]);
-  free(nodes);
-  free(up);
-  kd_pk_free_(&root);
-  kd_pk_free_(&tmp);
-  free(buf);
-  free(C);
-  free(zc);
-  free(all);
+  return err;
+}
+
+/* reweight: convex - the output weights re-optimised over the simplex against P_in
+ * (kd_simplex_qp), with the MMD of both weightings. Collective. */
+static kd_err kd_thin_reweight_(kd_thin_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  double *Q = NULL, *zs = NULL, *wq = NULL;
+  const kd_lidx m = D->m;
+  double mmd = NAN, mmd2 = NAN, zz = NAN;
+  int avail = 0;
+  KD_TRY(kd_mmd(D->in->target, out->points, out->weights, m, &mmd, &mmd2));
+  KD_TRY(kd_target_self(D->in->target, &zz, &avail));
+  KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
+  KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", avail ? mmd2 - zz : mmd2));
+  KD_ALLOC(Q, m * m);
+  KD_ALLOC(zs, m);
+  KD_ALLOC(wq, m);
+  KD_TRY(kd_kernel_eval_block(D->k, out->points, m, out->points, m, Q, m));
+  KD_TRY(kd_target_embed_rows(D->in->target, out->points, m, zs));
+  for (kd_lidx i = 0; i < m; i++) wq[i] = 1.0 / (double)m;
+  KD_TRY(kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq));
+  double s = 0.0;
+  for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
+  KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
+  for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
+  KD_TRY(kd_mmd(D->in->target, out->points, out->weights, m, &mmd, &mmd2));
+  KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", mmd));
+  out->mmd = mmd;
+  if (!avail) KD_TRY(kd_result_set_metric(out, "mmd2_minus_self", mmd2));
+cleanup:
   free(Q);
   free(zs);
   free(wq);
-  free(sel);
-  free(keep);
-  free(offs);
-  free(Rall);
+  return err;
+}
+
+/* The tree part (phases A-D): leaf bins or the resumed level, the merge levels, the gather to
+ * rank 0. Collective. */
+static kd_err kd_thin_tree_phases_(kd_thin_drv_ *D) {
+  kd_err err = KD_OK;
+  if (D->s0 >= 0)
+    KD_TRY(kd_thin_resume_nodes_(D));
+  else
+    KD_TRY(kd_thin_leaves_(D));
+  for (int h = D->tr.hl + D->level + 1; h <= D->tr.K; h++) KD_TRY(kd_thin_merge_(D, h));
+  KD_TRY(kd_thin_gather_root_(D));
+cleanup:
+  return err;
+}
+
+kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_thin_drv_ D;
+  memset(&D, 0, sizeof D);
+  D.pl.progress = plan->progress;
+  KD_TRY(kd_thin_setup_(&D, in, plan));
+  const kd_thin_tree *tr = &D.tr;
+  if (!tr->direct) KD_TRY(kd_thin_place_(&D));
+  if (in->resume) KD_TRY(kd_thin_resume_(&D));
+  if (D.pl.progress)
+    kd_log_set_total_from(tr->direct ? 0 : tr->K + tr->rounds, in->resume ? D.s0 : 0);
+  if (tr->direct)
+    KD_TRY(kd_thin_direct_(&D));
+  else if (D.s0 > tr->K)
+    KD_TRY(kd_thin_resume_nodes_(&D)); /* rank 0 holds the set, the tree is done */
+  else
+    KD_TRY(kd_thin_tree_phases_(&D));
+  KD_TRY(kd_thin_root_rounds_(&D));
+  KD_TRY(kd_thin_candidates_(&D));
+  if (D.pl.refine) KD_TRY(kd_thin_embed_(&D));
+  KD_TRY(kd_thin_last_steps_(&D, out));
+  KD_TRY(kd_thin_result_(&D, out));
+  if (D.pl.reweight) KD_TRY(kd_thin_reweight_(&D, out));
+  KD_TRY(kd_result_set_metric(out, "n_in", (double)D.n));
+  KD_TRY(kd_result_set_metric(out, "compress_output", (double)D.nc));
+cleanup:
+  if (D.pl.progress) kd_log_set_total(0);
+  kd_thin_drv_free_(&D);
   return err;
 }

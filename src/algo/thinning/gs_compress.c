@@ -4,8 +4,8 @@
 
 static const kd_param_spec kd_gs_compress_params_[] = {
     KD_THIN_PARAM_NOUT,
-    {"g", KD_PARAM_INT, 1, NULL, 0, 30, NULL,
-     "Compress oversampling: bins output 2^g sqrt(size) points (GS-Halve is cubic in 2^g)"},
+    KD_THIN_PARAM_G_ROW(
+        1, "Compress oversampling: bins output 2^g sqrt(size) points (GS-Halve is cubic in 2^g)"),
     KD_THIN_PARAM_REFINE,
     KD_THIN_PARAM_PASSES,
     KD_THIN_PARAM_POOL,

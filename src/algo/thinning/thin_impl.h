@@ -91,36 +91,61 @@ typedef struct {
  *  Collective. */
 kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *out);
 
-/** Shared parameter rows (so every algorithm documents the same keys the same way). */
-#define KD_THIN_PARAM_NOUT \
-  { "n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points" }
-#define KD_THIN_PARAM_DELTA                                            \
-  {                                                                    \
-    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,                      \
-        "failure probability delta, in (0,1) (KH swapping thresholds)" \
-  }
-#define KD_THIN_PARAM_G                                                                   \
-  {                                                                                       \
-    "g", KD_PARAM_INT, 4, NULL, 0, 30, NULL,                                              \
-        "Compress oversampling: bins output 2^g sqrt(size) points; needs 4^(g+1) <= n_in" \
-  }
-#define KD_THIN_PARAM_REFINE                                                \
-  {                                                                         \
-    "refine", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,                           \
-        "run the KH-Refine swap pass (App. H) after the last halving round" \
-  }
-#define KD_THIN_PARAM_REWEIGHT                                                 \
-  {                                                                            \
-    "reweight", KD_PARAM_STR, 0, "none", 0, 0, "none|convex",                  \
-        "convex: re-optimise the output weights over the simplex against P_in" \
-  }
+/** The typed parameters of the `thin` family: every algorithm declares the rows it uses (the
+ *  KD_THIN_PARAM_* rows below, defaults stated there only) and kd_thin_plan_from_params fills this
+ *  struct from them once (kd_params_fill; members of keys an algorithm does not declare stay 0). */
+typedef struct {
+  int64_t n_out, g, refine_passes, refine_pool;
+  double delta;
+  int refine;
+  int reweight;      /* index in none|convex */
+  int threshold;     /* index in adaptive|simplified|tight */
+  int refine_target; /* index in input|compress */
+  int pairing;       /* index in local|input */
+} kd_thin_params;
 
+/** Shared parameter rows (so every algorithm documents the same keys the same way). */
+#define KD_THIN_PARAM_NOUT                                                     \
+  {                                                                            \
+    "n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points", \
+        KD_PARAM_AT(kd_thin_params, n_out)                                     \
+  }
+#define KD_THIN_PARAM_DELTA                                             \
+  {                                                                     \
+    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,                       \
+        "failure probability delta, in (0,1) (KH swapping thresholds)", \
+        KD_PARAM_AT(kd_thin_params, delta)                              \
+  }
+#define KD_THIN_PARAM_G_ROW(def, doc) \
+  { "g", KD_PARAM_INT, def, NULL, 0, 30, NULL, doc, KD_PARAM_AT(kd_thin_params, g) }
+#define KD_THIN_PARAM_G \
+  KD_THIN_PARAM_G_ROW(  \
+      4, "Compress oversampling: bins output 2^g sqrt(size) points; needs 4^(g+1) <= n_in")
+#define KD_THIN_PARAM_REFINE                                                 \
+  {                                                                          \
+    "refine", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,                            \
+        "run the KH-Refine swap pass (App. H) after the last halving round", \
+        KD_PARAM_AT(kd_thin_params, refine)                                  \
+  }
+#define KD_THIN_PARAM_REWEIGHT                                                  \
+  {                                                                             \
+    "reweight", KD_PARAM_STR, 0, "none", 0, 0, "none|convex",                   \
+        "convex: re-optimise the output weights over the simplex against P_in", \
+        KD_PARAM_AT_INDEX(kd_thin_params, reweight)                             \
+  }
+/* index of each choice of `threshold` */
+enum {
+  KD_THIN_THRESHOLD_ADAPTIVE = 0,
+  KD_THIN_THRESHOLD_SIMPLIFIED = 1,
+  KD_THIN_THRESHOLD_TIGHT = 2
+};
 #define KD_THIN_PARAM_THRESHOLD                                                                \
   {                                                                                            \
     "threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "adaptive|simplified|tight",             \
         "KH swapping threshold: adaptive = get_swap_params of Alg. B.2 (sigma tracked by eq. " \
         "(70)); simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = b_i b_max / 2 " \
-        "(greedier, no sub-Gaussian guarantee)"                                                \
+        "(greedier, no sub-Gaussian guarantee)",                                               \
+        KD_PARAM_AT_INDEX(kd_thin_params, threshold)                                           \
   }
 
 #define KD_THIN_PARAM_PASSES                                                                  \
@@ -128,51 +153,57 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
     "refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                     \
         "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep " \
         "swaps "                                                                              \
-        "nothing"                                                                             \
+        "nothing",                                                                            \
+        KD_PARAM_AT(kd_thin_params, refine_passes)                                            \
   }
 
-#define KD_THIN_PARAM_POOL                                                                       \
-  {                                                                                              \
-    "refine_pool", KD_PARAM_INT, 1, NULL, 1, 4, NULL,                                            \
-        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
-        "2 n_out candidates; 2: 4 n_out)"                                                        \
+#define KD_THIN_PARAM_POOL_ROW(def, doc)                     \
+  {                                                          \
+    "refine_pool", KD_PARAM_INT, def, NULL, 1, 4, NULL, doc, \
+        KD_PARAM_AT(kd_thin_params, refine_pool)             \
   }
+#define KD_THIN_PARAM_POOL                                                                  \
+  KD_THIN_PARAM_POOL_ROW(1,                                                                 \
+                         "KH-Refine candidates: the input of the last refine_pool halving " \
+                         "rounds (1 = Alg. H.1: 2 n_out candidates; 2: 4 n_out)")
+#define KD_THIN_PARAM_POOL2                                                                     \
+  KD_THIN_PARAM_POOL_ROW(2,                                                                     \
+                         "KH-Refine candidates: the input of the last refine_pool halving "     \
+                         "rounds (1 = Alg. H.1: 2 n_out candidates; 2: 4 n_out, with the best " \
+                         "of the KT-Split branches refined)")
+#define KD_THIN_PARAM_RTARGET_ROW(def, doc)                             \
+  {                                                                     \
+    "refine_target", KD_PARAM_STR, 0, def, 0, 0, "input|compress", doc, \
+        KD_PARAM_AT_INDEX(kd_thin_params, refine_target)                \
+  }
+#define KD_THIN_PARAM_RTARGET                                                                 \
+  KD_THIN_PARAM_RTARGET_ROW("input",                                                          \
+                            "measure KH-Refine matches: input = P_in (O(n_in n_out) kernel "  \
+                            "evaluations); compress = the Compress output (O(2^g sqrt(n_in) " \
+                            "n_out), Compress++ style)")
 
-#define KD_THIN_PARAM_POOL2                                                                      \
-  {                                                                                              \
-    "refine_pool", KD_PARAM_INT, 2, NULL, 1, 4, NULL,                                            \
-        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
-        "2 n_out candidates; 2: 4 n_out, with the best of the KT-Split branches refined)"        \
-  }
-#define KD_THIN_PARAM_RTARGET                                                                     \
-  {                                                                                               \
-    "refine_target", KD_PARAM_STR, 0, "input", 0, 0, "input|compress",                            \
-        "measure KH-Refine matches: input = P_in (O(n_in n_out) kernel evaluations); compress = " \
-        "the "                                                                                    \
-        "Compress output (O(2^g sqrt(n_in) n_out), Compress++ style)"                             \
-  }
-
-#define KD_THIN_PARAM_PAIRING                                                                 \
-  {                                                                                           \
-    "pairing", KD_PARAM_STR, 0, "local", 0, 0, "local|input",                                 \
-        "which points each halving pairs: local = close points (k-d split; small b_i, same "  \
-        "sub-Gaussian guarantee); input = consecutive points in input order (reference code)" \
+/* index of each choice of `pairing` */
+enum { KD_THIN_PAIRING_LOCAL = 0, KD_THIN_PAIRING_INPUT = 1 };
+#define KD_THIN_PARAM_PAIRING                                                                  \
+  {                                                                                            \
+    "pairing", KD_PARAM_STR, 0, "local", 0, 0, "local|input",                                  \
+        "which points each halving pairs: local = close points (k-d split; small b_i, same "   \
+        "sub-Gaussian guarantee); input = consecutive points in input order (reference code)", \
+        KD_PARAM_AT_INDEX(kd_thin_params, pairing)                                             \
   }
 
 /* kt_compress's defaults: Compress++'s refine target (the Compress output: O(n) evaluations, so
  * the whole algorithm stays O(4^g n log n)) with 8 n_out candidates */
-#define KD_THIN_PARAM_POOL3                                                                      \
-  {                                                                                              \
-    "refine_pool", KD_PARAM_INT, 3, NULL, 1, 4, NULL,                                            \
-        "KH-Refine candidates: the input of the last refine_pool halving rounds (1 = Alg. H.1: " \
-        "2 n_out candidates; 3: 8 n_out, with the best of the KT-Split branches refined)"        \
-  }
-#define KD_THIN_PARAM_RTARGET_C                                                                   \
-  {                                                                                               \
-    "refine_target", KD_PARAM_STR, 0, "compress", 0, 0, "input|compress",                         \
-        "measure KH-Refine matches: compress = the Compress output (O(2^g sqrt(n_in) n_out), "    \
-        "Compress++); input = P_in through the ring embedding (O(n_in n_out) kernel evaluations)" \
-  }
+#define KD_THIN_PARAM_POOL3                                                                     \
+  KD_THIN_PARAM_POOL_ROW(3,                                                                     \
+                         "KH-Refine candidates: the input of the last refine_pool halving "     \
+                         "rounds (1 = Alg. H.1: 2 n_out candidates; 3: 8 n_out, with the best " \
+                         "of the KT-Split branches refined)")
+#define KD_THIN_PARAM_RTARGET_C                                                                \
+  KD_THIN_PARAM_RTARGET_ROW("compress",                                                        \
+                            "measure KH-Refine matches: compress = the Compress output "       \
+                            "(O(2^g sqrt(n_in) n_out), Compress++); input = P_in through the " \
+                            "ring embedding (O(n_in n_out) kernel evaluations)")
 
 /** Fill a plan from the common keys of params (n_out, delta, and those present of g, refine,
  *  reweight). Local. */

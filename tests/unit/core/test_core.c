@@ -3,11 +3,23 @@
 
 #include "kd_test.h"
 
+/* the typed struct kd_params_fill writes (mode twice: as a string and as its choice index) */
+typedef struct {
+  double J;
+  int64_t max_iter;
+  const char *mode;
+  int mode_index, flag;
+} test_params;
+
 static const kd_param_spec spec[] = {
-    {"J", KD_PARAM_F64, 2.0, NULL, 1.0, 1e9, NULL, "accuracy"},
-    {"max_iter", KD_PARAM_INT, 100, NULL, 1, 1e6, NULL, "iterations"},
-    {"mode", KD_PARAM_STR, 0, "a", 0, 0, "a|b", "mode"},
-    {"flag", KD_PARAM_BOOL, 1, NULL, 0, 1, NULL, "flag"},
+    {"J", KD_PARAM_F64, 2.0, NULL, 1.0, 1e9, NULL, "accuracy", KD_PARAM_AT(test_params, J)},
+    {"max_iter", KD_PARAM_INT, 100, NULL, 1, 1e6, NULL, "iterations",
+     KD_PARAM_AT(test_params, max_iter)},
+    {"mode", KD_PARAM_STR, 0, "a", 0, 0, "a|b", "mode", KD_PARAM_AT(test_params, mode)},
+    {"flag", KD_PARAM_BOOL, 1, NULL, 0, 1, NULL, "flag", KD_PARAM_AT(test_params, flag)},
+    {"mode2", KD_PARAM_STR, 0, "b", 0, 0, "a|b", "mode as an index",
+     KD_PARAM_AT_INDEX(test_params, mode_index)},
+    {"unstored", KD_PARAM_INT, 7, NULL, 0, 9, NULL, "not in the struct", KD_PARAM_NONE},
 };
 
 int main(int argc, char **argv) {
@@ -51,7 +63,7 @@ int main(int argc, char **argv) {
 
   /* parameter tables */
   kd_params p;
-  KD_TEST_OK(kd_params_defaults(spec, 4, &p));
+  KD_TEST_OK(kd_params_defaults(spec, 6, &p));
   KD_TEST(kd_params_f64(&p, "J") == 2.0, "default J");
   KD_TEST(kd_params_int(&p, "max_iter") == 100, "default max_iter");
   KD_TEST(strcmp(kd_params_str(&p, "mode"), "a") == 0, "default mode");
@@ -68,6 +80,16 @@ int main(int argc, char **argv) {
   kd_err_clear();
   KD_TEST(kd_params_set_text(&p, "flag", "maybe", "m") == KD_ERR_CONFIG, "bad bool");
   kd_err_clear();
+  /* typed fill: defaults from the table, then the values set above */
+  test_params tp;
+  memset(&tp, 0, sizeof tp);
+  KD_TEST_OK(kd_params_fill(&p, &tp));
+  KD_TEST(tp.J == 2.0 && tp.max_iter == 1000 && tp.flag == 1, "filled J, max_iter, flag");
+  KD_TEST(tp.mode && strcmp(tp.mode, "a") == 0, "filled mode string");
+  KD_TEST(tp.mode_index == 1, "mode2 'b' is choice 1, got %d", tp.mode_index);
+  KD_TEST_OK(kd_params_set_text(&p, "mode2", "a", "m"));
+  KD_TEST_OK(kd_params_fill(&p, &tp));
+  KD_TEST(tp.mode_index == 0, "mode2 'a' is choice 0, got %d", tp.mode_index);
   kd_params_free(&p);
   return kd_test_finish();
 }
