@@ -24,11 +24,13 @@ typedef struct {
   char line[256][256];
   kd_log_level level[256];
   int n;
+  size_t longest;                /* strlen of the longest line received */
   kd_ctx *interrupt_on_progress; /* if set: interrupt this context at the first progress line */
 } capture;
 
 static void capture_sink(void *user, kd_log_level level, const char *line) {
   capture *c = user;
+  if (strlen(line) > c->longest) c->longest = strlen(line);
   if (c->n < 256) {
     snprintf(c->line[c->n], sizeof c->line[0], "%s", line);
     c->level[c->n] = level;
@@ -87,6 +89,23 @@ static void check_unbound(void) {
   KD_TEST(kd_job_run(NULL, NULL, NULL, NULL) == KD_ERR_ARG, "entry point refuses a NULL context");
   kd_ctx_unbind(prev);
   KD_TEST(kd_ctx_current() == kd_test_ctx(), "binding restored");
+}
+
+/* Helpers called with a context bound: a line longer than any fixed buffer arrives whole. */
+static void check_bound_helpers(kd_ctx *s, capture *cs) {
+  char big[3001];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  kd_ctx *prev = kd_ctx_bind(s);
+  kd_log_warn("%s", big);
+  kd_log_verbose("not at level NORMAL");
+  KD_TEST(kd_checkpoint_session_get() != NULL, "a bound context has a checkpoint session");
+  kd_ctx_unbind(prev);
+  KD_TEST(cs->n == 1 && cs->longest == strlen("kdistill: warning: ") + 3000 &&
+              !strncmp(cs->line[0], "kdistill: warning: xxx", 22),
+          "long warning delivered whole (%d lines, %zu chars)", cs->n, cs->longest);
+  cs->n = 0;
+  cs->longest = 0;
 }
 
 /* Runs on both contexts; the SELF result equals the world one. */
@@ -232,6 +251,7 @@ int main(int argc, char **argv) {
               kd_ctx_log_interval(w) == 0.0 && kd_ctx_log_interval(s) == 1.0,
           "levels and intervals per context");
   check_unbound();
+  check_bound_helpers(s, cs);
   check_runs(w, s, cw, cs);
   KD_TEST(kd_ctx_log_interval(w) == 0.0, "a job's run.log_interval does not outlive the job");
   check_errors(w, s);
