@@ -1,7 +1,9 @@
-/* task_job.c - the library's entry points (include/kdistill/kd_job.h): load a configuration, set up
- * its task, run it, resume it from a checkpoint, write the output, validate, inspect an output
- * file, recompute an MMD. Each binds the caller's kd_ctx for its duration, works on the context's
- * communicator, and returns an agreed error code with the message in the context. */
+/* job.c - the library's entry points (include/kdistill/kd_job.h): load a configuration, set up its
+ * task, run it, resume it from a checkpoint, write the output, validate, inspect an output file,
+ * recompute an MMD. Each binds the caller's kd_ctx for its duration, works on the context's
+ * communicator, and returns an agreed error code with the message in the context.
+ * job/ is the top library layer (... <- task <- sweep <- job <- cli): it must see every task,
+ * including those above task/ (the sweep runs other tasks). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
