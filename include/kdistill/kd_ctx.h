@@ -29,9 +29,11 @@ extern "C" {
 
 typedef struct kd_ctx kd_ctx;
 
-/** Receives one finished log line (no trailing newline) and the level it was logged at
- *  (KD_LOG_NORMAL for info, warnings and progress, KD_LOG_VERBOSE for verbose lines). Called on
- *  rank 0 of the context's communicator only, from the thread the context is bound to. */
+/** Receives one finished log line (no trailing newline; borrowed for the call) and the level it was
+ *  logged at (KD_LOG_NORMAL for info, warnings and progress, KD_LOG_VERBOSE for verbose lines).
+ *  Called on rank 0 of the context's communicator only, from the thread the context is bound to,
+ *  possibly inside a collective: it must not log, communicate or block for long. It may call
+ *  kd_ctx_interrupt. */
 typedef void (*kd_log_sink)(void *user, kd_log_level level, const char *line);
 
 /** Create a context on comm: duplicates it (with MPI_ERRORS_RETURN installed on the duplicate),
