@@ -7,18 +7,25 @@
 
 static long kd_test_pass_ = 0, kd_test_fail_ = 0;
 static int kd_test_rank_ = 0, kd_test_size_ = 1;
+static kd_ctx *kd_test_ctx_ = NULL;
 
 void kd_test_init(int *argc, char ***argv) {
   MPI_Init(argc, argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &kd_test_rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &kd_test_size_);
-  kd_log_init(MPI_COMM_WORLD, KD_LOG_QUIET);
+  if (kd_ctx_create(MPI_COMM_WORLD, &kd_test_ctx_) != KD_OK) {
+    fprintf(stderr, "kd_test_init: cannot create the test context\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  kd_ctx_set_log_level(kd_test_ctx_, KD_LOG_QUIET);
+  kd_ctx_bind(kd_test_ctx_);
   kd_la_single_thread();
 }
 
 int kd_test_rank(void) { return kd_test_rank_; }
 int kd_test_size(void) { return kd_test_size_; }
+kd_ctx *kd_test_ctx(void) { return kd_test_ctx_; }
 
 int kd_test_check_(int cond, const char *expr, const char *file, int line, const char *fmt, ...) {
   if (cond) {
@@ -39,6 +46,8 @@ int kd_test_finish(void) {
   long c[2] = {kd_test_pass_, kd_test_fail_};
   MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (kd_test_rank_ == 0) printf("%ld passed, %ld failed\n", c[0], c[1]);
+  kd_ctx_unbind(NULL);
+  kd_ctx_destroy(&kd_test_ctx_);
   MPI_Finalize();
   return c[1] == 0 && c[0] > 0 ? 0 : 1;
 }

@@ -9,10 +9,14 @@
 
 #include "kdistill/kdistill.h"
 
-/** MPI_Init + MPI_ERRORS_RETURN on MPI_COMM_WORLD + quiet logging. */
+/** MPI_Init + MPI_ERRORS_RETURN on MPI_COMM_WORLD + a context on MPI_COMM_WORLD (quiet logging)
+ *  bound to the main thread, so kd_err_message / kd_interrupt_set / ... work in every test. */
 void kd_test_init(int *argc, char ***argv);
-/** Reduce pass/fail counts, print the summary on rank 0, MPI_Finalize; returns the exit status. */
+/** Reduce pass/fail counts, print the summary on rank 0, destroy the context, MPI_Finalize;
+ *  returns the exit status. */
 int kd_test_finish(void);
+/** The context kd_test_init created and bound (borrowed). */
+kd_ctx *kd_test_ctx(void);
 /** Record one check; prints a FAIL line (with rank) when cond is false. Returns cond. */
 int kd_test_check_(int cond, const char *expr, const char *file, int line, const char *fmt, ...);
 int kd_test_rank(void);

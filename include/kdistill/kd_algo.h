@@ -2,6 +2,7 @@
 #ifndef KDISTILL_KD_ALGO_H
 #define KDISTILL_KD_ALGO_H
 
+#include "kd_ctx.h"
 #include "kd_kernel.h"
 #include "kd_pointset.h"
 #include "kd_target.h"
@@ -91,6 +92,10 @@ typedef struct {
   int64_t checkpoint_every;
   /** State read from `--resume` (replicated on every rank), or NULL: restore and continue. */
   const kd_result *resume;
+  /** The context the run belongs to (log level, interrupt flag, ...), set by the task layer; the
+   *  same context is bound to the thread during run(). NULL from callers that build kd_algo_in
+   *  themselves (tests). Borrowed. */
+  kd_ctx *ctx;
 } kd_algo_in;
 
 typedef struct {

@@ -50,18 +50,21 @@ const char *kd_err_string(kd_err code);
 /** Process exit status for a code (0 ok, 1 bad input, 2 environment, 3 interrupted). Local. */
 int kd_err_exit_status(kd_err code);
 
-/** Record a formatted message for code (the first message since kd_err_clear wins) and return
- *  code. Local. Used through KD_CHECK; call directly only when no goto is wanted. */
+/** Record a formatted message for code on the bound context (kd_ctx.h; the first message since
+ *  kd_err_clear wins) and return code. Without a bound context the message is dropped and code is
+ *  still returned. Local. Used through KD_CHECK; call directly only when no goto is wanted. */
 kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-/** Message recorded on this process ("" if none). Local; the string is owned by the library. */
+/** Message recorded on the bound context ("" if none or no context). Local; the string is owned
+ *  by the context. */
 const char *kd_err_message(void);
-/** Replace the recorded message (used by kd_dist_agree to install the failing rank's text). */
+/** Replace the bound context's message (used by kd_dist_agree to install the failing rank's
+ *  text). Local. */
 void kd_err_set_message(const char *msg);
-/** Forget the recorded message. Local. */
+/** Forget the bound context's message. Local. */
 void kd_err_clear(void);
 /** Record an MPI failure with MPI_Error_string text; returns KD_ERR_MPI. Local. */
 kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what);

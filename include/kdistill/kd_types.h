@@ -47,13 +47,18 @@ double kd_rng_next_normal(kd_rng *r);
 /** Uniform integer in [0, n) without modulo bias. Local. */
 uint64_t kd_rng_next_below(kd_rng *r, uint64_t n);
 
-/* ---------------- logging (rank 0 only, to stderr) ---------------- */
+/* ---------------- logging (on the bound context, kd_ctx.h) ----------------
+ * These act on the context bound to the calling thread (kd_ctx_bind; the entry points of kd_job.h
+ * bind theirs): rank 0 of its communicator hands each line to the context's sink (default:
+ * stderr). With no context bound they do nothing. */
 typedef enum { KD_LOG_QUIET = 0, KD_LOG_NORMAL = 1, KD_LOG_VERBOSE = 2 } kd_log_level;
 
-/** Set up logging for comm (records rank, level and the start time). Collective (no traffic). */
+/** Set the bound context's log level and restart its elapsed-time clock (comm is not used: the
+ *  rank is the context's). Prefer kd_ctx_set_log_level. Local. */
 void kd_log_init(MPI_Comm comm, kd_log_level level);
+/** The bound context's log level (KD_LOG_QUIET without one). Local. */
 kd_log_level kd_log_get_level(void);
-/** Seconds since kd_log_init (MPI_Wtime based). Local. */
+/** Seconds since the bound context's clock started (MPI_Wtime based; 0 without one). Local. */
 double kd_log_elapsed(void);
 /** One informational line on rank 0 (suppressed by --quiet). Local. */
 void kd_log_info(const char *fmt, ...)
@@ -74,9 +79,10 @@ void kd_log_warn(const char *fmt, ...)
 #endif
     ;
 /** Progress line: "[phase] iter I  mmd M  atoms A  elapsed S s" (mmd left out when NaN: steps
- *  without a known MMD, e.g. tree levels or replicates), rate-limited to the configured
- *  interval (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
+ *  without a known MMD, e.g. tree levels or replicates), rate-limited to the context's interval
+ *  (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
+/** Set the bound context's progress interval (kd_ctx_set_log_interval). Local. */
 void kd_log_set_interval(double seconds);
 /** Announce the iteration budget of the current phase (0 = unknown): progress lines then carry
  *  an upper estimate of the time left ("eta <= S s", from the mean time per iteration so far;
@@ -86,12 +92,13 @@ void kd_log_set_total(int64_t total);
  *  the estimate uses the time per iteration done here. Local. */
 void kd_log_set_total_from(int64_t total, int64_t done);
 
-/* ---------------- interruption (signals -> checkpoint) ---------------- */
-/** Non-zero once SIGTERM/SIGUSR1 was received (set by the handler main installs). Local. */
+/* ---------------- interruption (signals / kd_ctx_interrupt -> checkpoint) ---------------- */
+/** Non-zero once the bound context was interrupted (kd_ctx_interrupted: kd_ctx_interrupt, or a
+ *  SIGTERM/SIGUSR1 if it listens to signals); 0 without a context. Local. */
 int kd_interrupt_pending(void);
-/** Install the SIGTERM/SIGUSR1 handlers that set the flag. Local. */
+/** Let the bound context listen to SIGTERM/SIGUSR1 (kd_ctx_listen_signals(ctx, 1)). Local. */
 void kd_interrupt_install(void);
-/** Set or clear the flag by hand (tests). Local. */
+/** Set or clear the bound context's interrupt flag by hand (tests). Local. */
 void kd_interrupt_set(int on);
 
 /* ---------------- typed parameter tables ----------------

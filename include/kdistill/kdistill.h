@@ -3,8 +3,10 @@
 #define KDISTILL_KDISTILL_H
 
 #include "kd_algo.h"
+#include "kd_ctx.h"
 #include "kd_err.h"
 #include "kd_io.h"
+#include "kd_job.h"
 #include "kd_kernel.h"
 #include "kd_pointset.h"
 #include "kd_target.h"

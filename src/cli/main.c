@@ -5,7 +5,8 @@
  * [--quiet|--verbose] kdistill validate CONFIG [--set ...]... [--print-defaults] kdistill info
  * FILE.h5 kdistill mmd FILE.h5 CONFIG [--set ...]... kdistill --help | --version
  *
- * Errors: every rank unwinds to here, the error is agreed (kd_dist_agree), rank 0 prints exactly
+ * Each command is one library entry point (kd_job.h) on the context main creates over
+ * MPI_COMM_WORLD. Errors: every rank unwinds to here with the agreed error, rank 0 prints exactly
  * one line "kdistill: error: <message>", every rank calls MPI_Finalize and exits non-zero. */
 #include <hdf5.h>
 #include <math.h>
@@ -14,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "io/io_impl.h"
 #include "kdistill/kdistill.h"
 #include "la/la_impl.h"
 #include "task/task_impl.h"
@@ -122,231 +121,107 @@ cleanup:
   return err;
 }
 
-/* "output.path=<yaml double-quoted path>" so any file name survives the YAML parse. */
-static kd_err kd_cli_set_output_(kd_config *cfg, const char *path) {
-  kd_err err = KD_OK;
-  size_t n = strlen(path);
-  char *a = NULL;
-  KD_ALLOC(a, 2 * n + 32);
-  static const char head[] = "output.path=\"";
-  memcpy(a, head, sizeof head - 1);
-  char *p = a + sizeof head - 1;
-  for (size_t i = 0; i < n; i++) {
-    if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
-    *p++ = path[i];
-  }
-  *p++ = '"';
-  *p = '\0';
-  KD_TRY(kd_config_set(cfg, a));
-cleanup:
-  free(a);
-  return err;
+static void kd_cli_job_opts_(const kd_cli_opts *o, kd_job_opts *jo) {
+  memset(jo, 0, sizeof *jo);
+  jo->config = o->config;
+  jo->sets = o->sets;
+  jo->n_sets = o->n_sets;
+  jo->output = o->output;
+  jo->resume = o->resume;
 }
 
-typedef struct {
-  kd_config *cfg;
-  const kd_task_desc *task;
-  kd_task_ctx ctx;
-  const char *output;
-} kd_cli_job;
-
-/* Load the config and read the job-level keys (task, run.*, output.*). Collective. */
-static kd_err kd_cli_job_load_(const kd_cli_opts *o, int validate_only, kd_cli_job *job) {
-  kd_err err = KD_OK;
-  char choices[1024];
-  const char *task = NULL;
-  int64_t seed = 0;
-  double interval = 1.0;
-  memset(job, 0, sizeof *job);
-  KD_TRY(kd_config_load(MPI_COMM_WORLD, o->config, &job->cfg));
-  for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
-  if (o->output) KD_TRY(kd_cli_set_output_(job->cfg, o->output));
-  kd_task_choices(choices, sizeof choices);
-  KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
-  job->task = kd_task_find(task);
-  KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
-  KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
-  KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));
-  KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
-  KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
-  kd_log_set_interval(interval);
-  job->ctx.comm = MPI_COMM_WORLD;
-  job->ctx.cfg = job->cfg;
-  job->ctx.seed = (uint64_t)seed;
-  job->ctx.validate_only = validate_only;
-cleanup:
-  return err;
-}
-
-static kd_err kd_cli_run_(const kd_cli_opts *o, int rank, int size) {
-  kd_err err = KD_OK;
-  kd_cli_job job;
-  void *state = NULL;
-  kd_result res = KD_RESULT_INIT, resume = KD_RESULT_INIT;
-  kd_task_info info;
-  char *yaml = NULL;
-  kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  memset(&info, 0, sizeof info);
-  kd_dist_comm_seconds_reset();
-  const double t_start = kd_dist_wtime();
-  KD_TRY(kd_cli_job_load_(o, 0, &job));
-  KD_TRY(job.task->setup(&job.ctx, &state));
-  KD_TRY(kd_config_check_unused(job.cfg));
-  KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
-  ss->config_yaml = yaml;
-  ss->cfg = job.cfg;
-  if (o->resume) {
-    /* checkpoint / restart (docs/checkpoint.md): the herd, thin, quad and ctt_study tasks */
-    const char *algo = "ctt_study"; /* the study has no algorithm section */
-    const char *tn = job.task->name;
-    const int basic = !strcmp(tn, "herd") || !strcmp(tn, "thin") || !strcmp(tn, "quad");
-    KD_CHECK(basic || !strcmp(tn, "ctt_study"), KD_ERR_UNSUPPORTED,
-             "--resume: task %s does not checkpoint (the herd, thin, quad and ctt_study tasks do)",
-             tn);
-    if (basic) KD_TRY(kd_config_get_str(job.cfg, "algorithm.name", NULL, NULL, 1, &algo));
-    KD_TRY(kd_checkpoint_read(MPI_COMM_WORLD, o->resume, job.task->name, algo, yaml, &resume,
-                              &ss->resume_iteration));
-    ss->resume = &resume;
-    ss->resume_path = o->resume;
-  }
-  /* agreed: a signal that reached only some ranks must not leave the others in a collective */
-  KD_TRY(kd_dist_agreed(MPI_COMM_WORLD, kd_interrupt_pending()
-                                            ? kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
-                                                         "interrupted before the run started")
-                                            : KD_OK));
-  KD_TRY(job.task->run(&job.ctx, state, &res, &info));
-  /* --verbose: compute vs communication seconds, min / mean / max over ranks */
-  if (o->level == KD_LOG_VERBOSE)
-    KD_TRY(kd_dist_timing_report(MPI_COMM_WORLD, kd_dist_wtime() - t_start));
-  kd_output_meta meta = {job.task->name, info.algorithm, info.kernel, size, job.ctx.seed, yaml};
-  KD_TRY(kd_output_write(MPI_COMM_WORLD, job.output, &meta, &res));
-  /* the output is in place: the checkpoint of this run is no longer needed */
-  if (rank == 0 && ss->path[0]) remove(ss->path);
-  if (rank == 0 && o->level != KD_LOG_QUIET) {
+static kd_err kd_cli_run_(kd_ctx *ctx, const kd_cli_opts *o) {
+  kd_job_opts jo;
+  kd_job_summary s;
+  kd_cli_job_opts_(o, &jo);
+  kd_err err = kd_job_run(ctx, &jo, &s, NULL);
+  if (err == KD_OK && kd_ctx_rank(ctx) == 0 && o->level != KD_LOG_QUIET) {
     char nin[32] = "-";
-    if (info.n_in > 0) snprintf(nin, sizeof nin, "%lld", (long long)info.n_in);
-    printf("task:       %s\n", job.task->name);
-    printf("algorithm:  %s\n", info.algorithm);
-    printf("kernel:     %s\n", info.kernel);
-    printf("points:     %s -> %lld (d = %d)\n", nin, (long long)res.n, res.d);
-    printf("mmd:        %.6e\n", res.mmd);
-    printf("seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", res.seconds,
-           (unsigned long long)res.kernel_evals, size, size == 1 ? "" : "s");
-    printf("output:     %s\n", job.output);
+    if (s.n_in > 0) snprintf(nin, sizeof nin, "%lld", (long long)s.n_in);
+    printf("task:       %s\n", s.task);
+    printf("algorithm:  %s\n", s.algorithm);
+    printf("kernel:     %s\n", s.kernel);
+    printf("points:     %s -> %lld (d = %d)\n", nin, (long long)s.n, s.d);
+    printf("mmd:        %.6e\n", s.mmd);
+    printf("seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s.seconds,
+           (unsigned long long)s.kernel_evals, s.n_ranks, s.n_ranks == 1 ? "" : "s");
+    printf("output:     %s\n", s.output);
     fflush(stdout);
   }
-cleanup:
-  if (job.task && state) job.task->destroy(&state);
-  kd_result_free(&res);
-  kd_result_free(&resume);
-  memset(ss, 0, sizeof *ss);
-  ss->last_iteration = -1;
-  free(yaml);
-  kd_config_destroy(&job.cfg);
   return err;
 }
 
-static kd_err kd_cli_validate_(const kd_cli_opts *o, int rank) {
-  kd_err err = KD_OK;
-  kd_cli_job job;
-  void *state = NULL;
-  char *yaml = NULL;
-  KD_TRY(kd_cli_job_load_(o, 1, &job));
-  KD_TRY(job.task->setup(&job.ctx, &state));
-  KD_TRY(kd_config_check_unused(job.cfg));
-  KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
-  if (rank == 0) {
+static kd_err kd_cli_validate_(kd_ctx *ctx, const kd_cli_opts *o) {
+  kd_job_opts jo;
+  char *yaml = NULL, task[64] = "";
+  kd_cli_job_opts_(o, &jo);
+  kd_err err = kd_job_validate(ctx, &jo, &yaml, task, sizeof task);
+  if (err == KD_OK && kd_ctx_rank(ctx) == 0) {
     if (o->print_defaults)
       fputs(yaml, stdout);
     else if (o->level != KD_LOG_QUIET)
-      printf("%s: valid (task %s)\n", o->config, job.task->name);
+      printf("%s: valid (task %s)\n", o->config, task);
     fflush(stdout);
   }
-cleanup:
-  if (job.task && state) job.task->destroy(&state);
   free(yaml);
-  kd_config_destroy(&job.cfg);
   return err;
 }
 
-static kd_err kd_cli_info_(const kd_cli_opts *o, int rank) {
-  kd_err lerr = KD_OK;
-  if (rank == 0) {
-    lerr = kd_output_info(o->file, stdout);
-    fflush(stdout);
-  }
-  return kd_dist_agreed(MPI_COMM_WORLD, lerr);
-}
-
-static kd_err kd_cli_mmd_(const kd_cli_opts *o, int rank) {
-  kd_err err = KD_OK;
-  kd_cli_job job;
-  void *state = NULL;
-  kd_result rule = KD_RESULT_INIT;
-  kd_target *t = NULL;
-  double mmd = NAN, mmd2 = NAN;
-  memset(&job, 0, sizeof job);
-  KD_TRY(kd_dist_agreed(MPI_COMM_WORLD, kd_output_read(o->file, &rule, NULL, NULL, NULL)));
-  KD_TRY(kd_cli_job_load_(o, 0, &job));
-  KD_TRY(job.task->setup(&job.ctx, &state));
-  KD_TRY(kd_task_basic_target(job.task, state, &t));
-  KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
-           "%s: the rule has dimension %d but the config's target has %d", o->file, rule.d,
-           kd_target_dim(t));
-  KD_TRY(kd_mmd(t, rule.points, rule.weights, (kd_lidx)rule.n, &mmd, &mmd2));
-  if (rank == 0) {
+static kd_err kd_cli_mmd_(kd_ctx *ctx, const kd_cli_opts *o) {
+  kd_job_opts jo;
+  double mmd = NAN, mmd2 = NAN, stored = NAN;
+  kd_cli_job_opts_(o, &jo);
+  kd_err err = kd_job_mmd(ctx, o->file, &jo, &mmd, &mmd2, &stored);
+  if (err == KD_OK && kd_ctx_rank(ctx) == 0) {
     printf("mmd:        %.17g\n", mmd);
     printf("mmd2:       %.17g\n", mmd2);
-    printf("stored:     %.17g\n", rule.mmd);
-    if (isfinite(mmd) && isfinite(rule.mmd))
-      printf("rel_diff:   %.3e\n", fabs(mmd - rule.mmd) / fmax(fabs(rule.mmd), 1e-300));
+    printf("stored:     %.17g\n", stored);
+    if (isfinite(mmd) && isfinite(stored))
+      printf("rel_diff:   %.3e\n", fabs(mmd - stored) / fmax(fabs(stored), 1e-300));
     fflush(stdout);
   }
-cleanup:
-  if (job.task && state) job.task->destroy(&state);
-  kd_result_free(&rule);
-  kd_config_destroy(&job.cfg);
   return err;
 }
 
+/* Process setup around one context on MPI_COMM_WORLD: the command's error comes back agreed from
+ * the library entry point (argv errors are the same on every rank), rank 0 prints one line. */
 int main(int argc, char **argv) {
   kd_err err = KD_OK;
   kd_cli_opts o;
-  int rank = 0, size = 1;
+  kd_ctx *ctx = NULL;
+  int rank = 0;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     fprintf(stderr, "kdistill: error: MPI_Init failed\n");
     return 2;
   }
   if (MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
       MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
-      MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS) {
+      kd_ctx_create(MPI_COMM_WORLD, &ctx) != KD_OK) {
     fprintf(stderr, "kdistill: error: cannot set up MPI_COMM_WORLD\n");
     MPI_Finalize();
     return 2;
   }
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   kd_la_single_thread();
-  kd_interrupt_install();
-  kd_err_clear();
+  kd_ctx_listen_signals(ctx, 1);
+  kd_ctx *prev = kd_ctx_bind(ctx); /* parse errors are recorded on it */
   err = kd_cli_parse_(argc, argv, &o);
-  kd_log_init(MPI_COMM_WORLD, err ? KD_LOG_NORMAL : o.level);
+  kd_ctx_set_log_level(ctx, err ? KD_LOG_NORMAL : o.level);
   if (!err && o.help) {
     if (rank == 0) kd_cli_usage_(stdout);
   } else if (!err && o.version) {
     if (rank == 0) printf("kdistill %s\n", KD_VERSION_STRING);
   } else if (!err && !strcmp(o.cmd, "run")) {
-    err = kd_cli_run_(&o, rank, size);
+    err = kd_cli_run_(ctx, &o);
   } else if (!err && !strcmp(o.cmd, "validate")) {
-    err = kd_cli_validate_(&o, rank);
+    err = kd_cli_validate_(ctx, &o);
   } else if (!err && !strcmp(o.cmd, "info")) {
-    err = kd_cli_info_(&o, rank);
+    err = kd_job_info(ctx, o.file, stdout);
   } else if (!err && !strcmp(o.cmd, "mmd")) {
-    err = kd_cli_mmd_(&o, rank);
+    err = kd_cli_mmd_(ctx, &o);
   }
-  /* one agreed error, one line on rank 0 */
-  if (kd_dist_agree(MPI_COMM_WORLD, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   if (err != KD_OK && rank == 0) {
-    const char *msg = kd_err_message();
+    const char *msg = kd_ctx_message(ctx);
     if (err == KD_ERR_INTERRUPTED) /* not an error: a checkpoint to resume from (exit 3) */
       fprintf(stderr, "kdistill: %s\n", msg[0] ? msg : kd_err_string(err));
     else
@@ -354,6 +229,8 @@ int main(int argc, char **argv) {
     fflush(stderr);
   }
   int status = kd_err_exit_status(err);
+  kd_ctx_unbind(prev);
+  kd_ctx_destroy(&ctx);
   MPI_Finalize();
   return status;
 }

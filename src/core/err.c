@@ -1,12 +1,11 @@
-/* err.c - error code table, the per-process error message, MPI error text. */
+/* err.c - error code table, the error message of the bound context (kd_ctx_bind), MPI error
+ * text. With no context bound, kd_err_set still returns its code; the message is dropped. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kdistill/kd_err.h"
-
-static char kd_err_msg_[1024];
+#include "core/ctx_impl.h"
 
 const char *kd_err_string(kd_err code) {
   switch (code) {
@@ -31,26 +30,30 @@ int kd_err_exit_status(kd_err code) {
 }
 
 kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...) {
-  if (kd_err_msg_[0] == '\0') {
+  kd_ctx *c = kd_ctx_current();
+  if (c && c->err_msg[0] == '\0') {
+    char *msg = c->err_msg;
+    const size_t cap = sizeof c->err_msg;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(kd_err_msg_, sizeof kd_err_msg_, fmt, ap);
+    vsnprintf(msg, cap, fmt, ap);
     va_end(ap);
     if (getenv("KD_DEBUG_ERRORS")) {
-      size_t len = strlen(kd_err_msg_);
-      snprintf(kd_err_msg_ + len, sizeof kd_err_msg_ - len, " [%s:%d]", file, line);
+      size_t len = strlen(msg);
+      snprintf(msg + len, cap - len, " [%s:%d]", file, line);
     }
   }
   return code;
 }
 
-const char *kd_err_message(void) { return kd_err_msg_; }
+const char *kd_err_message(void) { return kd_ctx_message(kd_ctx_current()); }
 
 void kd_err_set_message(const char *msg) {
-  snprintf(kd_err_msg_, sizeof kd_err_msg_, "%s", msg ? msg : "");
+  kd_ctx *c = kd_ctx_current();
+  if (c) snprintf(c->err_msg, sizeof c->err_msg, "%s", msg ? msg : "");
 }
 
-void kd_err_clear(void) { kd_err_msg_[0] = '\0'; }
+void kd_err_clear(void) { kd_ctx_clear_error(kd_ctx_current()); }
 
 kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what) {
   char text[MPI_MAX_ERROR_STRING] = "";
@@ -60,8 +63,12 @@ kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what
   return kd_err_set(KD_ERR_MPI, file, line, "MPI call failed (%s): %s", what, text);
 }
 
+/* The one place library code stops the program: a failed KD_ASSERT is a bug in kdistill, not a
+ * user error, and the other ranks may be blocked in a collective, so every rank of the bound
+ * context's communicator (of the whole job without one) is taken down. */
 void kd_abort_assert_(const char *what, const char *file, int line) {
+  kd_ctx *c = kd_ctx_current();
   fprintf(stderr, "kdistill: internal assertion failed: %s (%s:%d)\n", what, file, line);
-  MPI_Abort(MPI_COMM_WORLD, 2);
+  MPI_Abort(c ? c->comm : MPI_COMM_WORLD, 2);
   abort();
 }

@@ -1,23 +1,36 @@
-/* interrupt.c - SIGTERM / SIGUSR1 set a flag; iterative algorithms checkpoint at a safe point. */
+/* interrupt.c - SIGTERM / SIGUSR1 set a process flag; a context that listens to signals
+ * (kd_ctx_listen_signals) reads it, besides its own flag (kd_ctx_interrupt). Iterative algorithms
+ * ask kd_interrupt_pending() at their safe points and checkpoint. The signal flag is the one piece
+ * of process state a context cannot own: the handler cannot know which contexts exist. */
 #include <signal.h>
 
-#include "kdistill/kd_types.h"
+#include "core/ctx_impl.h"
 
-static volatile sig_atomic_t kd_interrupt_flag_ = 0;
+static volatile sig_atomic_t kd_interrupt_signal_ = 0;
 
 static void kd_interrupt_handler_(int sig) {
   (void)sig;
-  kd_interrupt_flag_ = 1;
+  kd_interrupt_signal_ = 1;
 }
 
-int kd_interrupt_pending(void) { return kd_interrupt_flag_ != 0; }
+int kd_interrupt_signal_seen_(void) { return kd_interrupt_signal_ != 0; }
 
-void kd_interrupt_set(int on) { kd_interrupt_flag_ = on ? 1 : 0; }
+void kd_interrupt_signal_clear_(void) { kd_interrupt_signal_ = 0; }
+
+int kd_interrupt_pending(void) { return kd_ctx_interrupted(kd_ctx_current()); }
+
+void kd_interrupt_set(int on) {
+  kd_ctx *c = kd_ctx_current();
+  if (on)
+    kd_ctx_interrupt(c);
+  else
+    kd_ctx_clear_interrupt(c);
+}
 
 /* sigaction, not signal(): under strict C11 + POSIX glibc's signal() has System V semantics and
  * resets the handler after the first delivery, so a second SIGTERM (timeout and SLURM signal a
  * whole process group as well as the process) killed the run before its checkpoint. */
-void kd_interrupt_install(void) {
+void kd_interrupt_install_handlers_(void) {
   struct sigaction sa;
   sa.sa_handler = kd_interrupt_handler_;
   sigemptyset(&sa.sa_mask);
@@ -25,3 +38,5 @@ void kd_interrupt_install(void) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
 }
+
+void kd_interrupt_install(void) { kd_ctx_listen_signals(kd_ctx_current(), 1); }

@@ -1,46 +1,73 @@
-/* log.c - rank-0 logging to stderr, one line per progress step. */
+/* log.c - logging on the bound context (kd_ctx_bind): rank 0 of its communicator formats one line
+ * per call and hands it to the context's sink (default: stderr, flushed). Silent when no context
+ * is bound. Progress lines are rate-limited per context. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "kdistill/kd_types.h"
-
-static int kd_log_rank_ = 0;
-static kd_log_level kd_log_level_ = KD_LOG_NORMAL;
-static double kd_log_t0_ = 0.0;
-static double kd_log_interval_ = 1.0;
-static double kd_log_last_ = -1e300;
-static int64_t kd_log_total_ = 0;
-static double kd_log_phase_t0_ = 0.0;
-static int64_t kd_log_done_ = 0; /* iterations done before this phase's clock started (resume) */
+#include "core/ctx_impl.h"
 
 void kd_log_init(MPI_Comm comm, kd_log_level level) {
-  if (MPI_Comm_rank(comm, &kd_log_rank_) != MPI_SUCCESS) kd_log_rank_ = 0;
-  kd_log_level_ = level;
-  kd_log_t0_ = MPI_Wtime();
-  kd_log_last_ = -1e300;
+  kd_ctx *c = kd_ctx_current();
+  (void)comm; /* the rank is the bound context's */
+  if (!c) return;
+  c->level = level;
+  c->t0 = MPI_Wtime();
+  c->log_last = -1e300;
 }
 
-kd_log_level kd_log_get_level(void) { return kd_log_level_; }
+kd_log_level kd_log_get_level(void) { return kd_ctx_log_level(kd_ctx_current()); }
 
-double kd_log_elapsed(void) { return MPI_Wtime() - kd_log_t0_; }
+double kd_log_elapsed(void) { return kd_ctx_elapsed(kd_ctx_current()); }
 
-void kd_log_set_interval(double seconds) { kd_log_interval_ = seconds; }
+void kd_log_set_interval(double seconds) { kd_ctx_set_log_interval(kd_ctx_current(), seconds); }
 
 void kd_log_set_total(int64_t total) { kd_log_set_total_from(total, 0); }
 
 void kd_log_set_total_from(int64_t total, int64_t done) {
-  kd_log_total_ = total;
-  kd_log_done_ = done;
-  kd_log_phase_t0_ = kd_log_elapsed();
+  kd_ctx *c = kd_ctx_current();
+  if (!c) return;
+  c->log_total = total;
+  c->log_done = done;
+  c->log_phase_t0 = kd_ctx_elapsed(c);
+}
+
+/* The context that would print a line of level min, or NULL. */
+static kd_ctx *kd_log_ctx_(kd_log_level min) {
+  kd_ctx *c = kd_ctx_current();
+  return (c && c->rank == 0 && c->level >= min) ? c : NULL;
+}
+
+static void kd_log_emit_(kd_ctx *c, kd_log_level level, const char *line) {
+  if (c->sink) {
+    c->sink(c->sink_user, level, line);
+    return;
+  }
+  fputs(line, stderr);
+  fputc('\n', stderr);
+  fflush(stderr);
 }
 
 static void kd_log_v_(kd_log_level min, const char *prefix, const char *fmt, va_list ap) {
-  if (kd_log_rank_ != 0 || kd_log_level_ < min) return;
-  fputs(prefix, stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  fflush(stderr);
+  kd_ctx *c = kd_log_ctx_(min);
+  char small[1024], *line = small, *big = NULL;
+  if (!c) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = snprintf(small, sizeof small, "%s", prefix);
+  int m = vsnprintf(small + n, sizeof small - (size_t)n, fmt, ap);
+  if (m >= 0 && (size_t)(n + m) >= sizeof small) { /* a long line: format it again, whole */
+    big = malloc((size_t)(n + m) + 1);
+    if (big) {
+      snprintf(big, (size_t)n + 1, "%s", prefix);
+      vsnprintf(big + n, (size_t)m + 1, fmt, ap2);
+      line = big;
+    }
+  }
+  va_end(ap2);
+  kd_log_emit_(c, min, line);
+  free(big);
 }
 
 void kd_log_info(const char *fmt, ...) {
@@ -65,18 +92,20 @@ void kd_log_warn(const char *fmt, ...) {
 }
 
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force) {
-  if (kd_log_rank_ != 0 || kd_log_level_ < KD_LOG_NORMAL) return;
-  double now = kd_log_elapsed();
-  if (!force && now - kd_log_last_ < kd_log_interval_) return;
-  kd_log_last_ = now;
+  kd_ctx *c = kd_log_ctx_(KD_LOG_NORMAL);
+  if (!c) return;
+  double now = kd_ctx_elapsed(c);
+  if (!force && now - c->log_last < c->log_interval) return;
+  c->log_last = now;
   char eta[48] = "";
-  if (kd_log_total_ > 0 && iter > kd_log_done_ && iter < kd_log_total_)
+  if (c->log_total > 0 && iter > c->log_done && iter < c->log_total)
     snprintf(
         eta, sizeof eta, "  eta <= %.1f s",
-        (now - kd_log_phase_t0_) * (double)(kd_log_total_ - iter) / (double)(iter - kd_log_done_));
+        (now - c->log_phase_t0) * (double)(c->log_total - iter) / (double)(iter - c->log_done));
   char m[40] = ""; /* no MMD known at this step (tree levels, replicates): left out */
   if (!isnan(mmd)) snprintf(m, sizeof m, "  mmd %.6e", mmd);
-  fprintf(stderr, "kdistill: [%s] iter %lld%s  atoms %lld  elapsed %.2f s%s\n", phase,
-          (long long)iter, m, (long long)atoms, now, eta);
-  fflush(stderr);
+  char line[512];
+  snprintf(line, sizeof line, "kdistill: [%s] iter %lld%s  atoms %lld  elapsed %.2f s%s", phase,
+           (long long)iter, m, (long long)atoms, now, eta);
+  kd_log_emit_(c, KD_LOG_NORMAL, line);
 }

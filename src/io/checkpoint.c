@@ -13,9 +13,10 @@
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 
-static kd_checkpoint_session kd_ckpt_session_ = {NULL, NULL, NULL, NULL, 0, "", -1};
-
-kd_checkpoint_session *kd_checkpoint_session_get(void) { return &kd_ckpt_session_; }
+kd_checkpoint_session *kd_checkpoint_session_get(void) {
+  kd_ctx *c = kd_ctx_current();
+  return c ? &c->ckpt : NULL;
+}
 
 /* ---------------- configuration hash ---------------- */
 

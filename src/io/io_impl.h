@@ -6,6 +6,7 @@
 #include <hdf5.h>
 #include <stdio.h>
 
+#include "core/ctx_impl.h"
 #include "kdistill/kd_io.h"
 
 /** Check an HDF5 call (negative hid_t / herr_t = failure): jump to cleanup with `code` and the
@@ -87,19 +88,9 @@ kd_err kd_checkpoint_write(MPI_Comm comm, const char *path, const kd_checkpoint_
 kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, const char *algorithm,
                           const char *config_yaml, kd_result *state, int64_t *iteration);
 
-/** Process-wide checkpoint session shared by cli/main.c (which sets config_yaml, resume and
- *  resume_path) and the task that checkpoints (which sets path and the last written iteration).
- *  One job per process. Local. */
-typedef struct {
-  const char *config_yaml;  /* resolved configuration (borrowed from main) */
-  const kd_config *cfg;     /* the configuration it was emitted from (a task running on another
-                               one, e.g. a sweep point, neither resumes nor uses config_yaml) */
-  const kd_result *resume;  /* state read with --resume, or NULL */
-  const char *resume_path;  /* the file it came from */
-  int64_t resume_iteration; /* iteration it was written at */
-  char path[4096];          /* where the task writes checkpoints ("" = not checkpointing) */
-  int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
-} kd_checkpoint_session;
+/** The checkpoint session of the bound context (kd_checkpoint_session in core/ctx_impl.h: set by
+ *  the job entry point - config_yaml, cfg, resume - and by the task that checkpoints - path, last
+ *  written iteration), or NULL when no context is bound. Local. */
 kd_checkpoint_session *kd_checkpoint_session_get(void);
 
 #endif

@@ -672,4 +672,7 @@ cleanup:
 const kd_task_desc kd_task_sweep = {
     "sweep",
     "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_};
+    kd_sweep_setup_,
+    kd_sweep_run_,
+    kd_sweep_destroy_,
+    0};

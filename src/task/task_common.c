@@ -477,6 +477,7 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
   in.params = params;
   in.seed = ctx->seed;
   in.task_in = task_in;
+  in.ctx = kd_ctx_current();
   if (ck && ck->checkpoint) {
     in.checkpoint = ck->checkpoint;
     in.checkpoint_ctx = ck->checkpoint_ctx;
@@ -554,7 +555,7 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
   char *own = NULL;
   kd_result_get_metric(state, "iteration", &it);
   kd_result_get_metric(state, "interrupted", &intr);
-  if (ss->cfg != ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
+  if (!ss || ss->cfg != ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
     KD_TRY(kd_config_emit_resolved(ctx->cfg, &own));
   kd_checkpoint_meta meta = {task,
                              algorithm,
@@ -565,7 +566,7 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
   KD_TRY(kd_checkpoint_write(ctx->comm, path, &meta, state));
   *iteration = (int64_t)it;
   *reason = meta.reason;
-  ss->last_iteration = (int64_t)it;
+  if (ss) ss->last_iteration = (int64_t)it;
 cleanup:
   free(own);
   return err;

@@ -164,7 +164,7 @@ cleanup:
 static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
   kd_err err = KD_OK;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  int own_session = ss->cfg == ctx->cfg;
+  const int own_session = ss && ss->cfg == ctx->cfg;
   kd_generic_ckpt_ctx c = {ctx, s, -1};
   kd_task_ckpt ck = {kd_generic_ckpt_hook_, &c, s->ckpt_every, own_session ? ss->resume : NULL};
   /* main removes ss->path once the output is in place */
@@ -179,7 +179,7 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
             (long long)c.iteration, s->ckpt_path, s->ckpt_path);
   }
   KD_TRY(err);
-  if (ss->resume && own_session) { /* cumulative over the interrupted runs */
+  if (own_session && ss->resume) { /* cumulative over the interrupted runs */
     res->seconds += ss->resume->seconds;
     res->kernel_evals += ss->resume->kernel_evals;
   }
@@ -205,13 +205,25 @@ cleanup:
 }
 
 const kd_task_desc kd_task_herd = {
-    "herd", "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
-    kd_herd_setup_, kd_generic_run_, kd_generic_destroy_};
+    "herd",
+    "weighted rule chosen from a candidate set to match a target (kernel herding, FW)",
+    kd_herd_setup_,
+    kd_generic_run_,
+    kd_generic_destroy_,
+    1};
 const kd_task_desc kd_task_thin = {
-    "thin", "coreset of a data set matching its empirical distribution (or a target)",
-    kd_thin_setup_, kd_generic_run_, kd_generic_destroy_};
-const kd_task_desc kd_task_quad = {"quad", "convex quadrature rule for a target measure",
-                                   kd_quad_setup_, kd_generic_run_, kd_generic_destroy_};
+    "thin",
+    "coreset of a data set matching its empirical distribution (or a target)",
+    kd_thin_setup_,
+    kd_generic_run_,
+    kd_generic_destroy_,
+    1};
+const kd_task_desc kd_task_quad = {"quad",
+                                   "convex quadrature rule for a target measure",
+                                   kd_quad_setup_,
+                                   kd_generic_run_,
+                                   kd_generic_destroy_,
+                                   1};
 
 kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t) {
   kd_err err = KD_OK;

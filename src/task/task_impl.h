@@ -46,11 +46,18 @@ typedef struct {
   kd_err (*run)(const kd_task_ctx *ctx, void *state, kd_result *res, kd_task_info *info);
   /** Free the state; accepts NULL. */
   void (*destroy)(void **state);
+  /** 1 if run() checkpoints and resumes (the job's checkpoint session, kd_checkpoint_session_get):
+   *  `kdistill run --resume` refuses the other tasks. The checkpoint's algorithm attribute is the
+   *  config's algorithm.name, or the task name for a task without an algorithm section. */
+  int can_resume;
 } kd_task_desc;
 
 /** Registry lookup; NULL if unknown. Iterate with kd_task_at(i) until NULL. */
 const kd_task_desc *kd_task_find(const char *name);
 const kd_task_desc *kd_task_at(int i);
+/** The names of the tasks that can resume, in registry order, as English prose ("herd, thin and
+ *  quad") into buf. Local. */
+void kd_task_resumable_names(char *buf, int len);
 
 /* ---- helpers shared by tasks (task/task_common.c) ---- */
 /** Read a kernel section ("kernel") for dimension d. Collective (no traffic). */

@@ -22,7 +22,10 @@ static int cmp_dbl(const void *a, const void *b) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  kd_log_init(MPI_COMM_WORLD, KD_LOG_QUIET);
+  kd_ctx *ctx = NULL; /* errors and logging act on a bound context */
+  if (kd_ctx_create(MPI_COMM_WORLD, &ctx) != KD_OK) MPI_Abort(MPI_COMM_WORLD, 2);
+  kd_ctx_set_log_level(ctx, KD_LOG_QUIET);
+  kd_ctx_bind(ctx);
   const int rank = kd_dist_rank(MPI_COMM_WORLD), np = kd_dist_size(MPI_COMM_WORLD);
   int64_t m = 4096, n = 4096, s = 32, B = 100, T = 50, reps = 3, tile = 256;
   int d = 2, exact = 1, n_g = 1;
@@ -188,6 +191,8 @@ int main(int argc, char **argv) {
   }
   free(mean);
   free(sd);
+  kd_ctx_unbind(NULL);
+  kd_ctx_destroy(&ctx);
   MPI_Finalize();
   return status;
 }

@@ -317,7 +317,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   kd_study_state *s = state;
   kd_ctt_study_out st;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  const int own_session = ss->cfg == ctx->cfg;
+  const int own_session = ss && ss->cfg == ctx->cfg;
   const kd_result *resume = own_session ? ss->resume : NULL;
   kd_study_ckpt_ctx cc = {ctx, s, -1};
   memset(&st, 0, sizeof st);
@@ -367,4 +367,5 @@ const kd_task_desc kd_task_ctt_study = {
         "replicates",
     .setup = kd_study_setup_,
     .run = kd_study_run_,
-    .destroy = kd_study_destroy_};
+    .destroy = kd_study_destroy_,
+    .can_resume = 1};

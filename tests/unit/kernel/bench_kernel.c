@@ -52,9 +52,13 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  kd_ctx *ctx = NULL; /* error messages are recorded on a bound context */
+  if (kd_ctx_create(MPI_COMM_WORLD, &ctx) != KD_OK) MPI_Abort(MPI_COMM_WORLD, 2);
+  kd_ctx_bind(ctx);
   if (argc < 3) {
     if (rank == 0)
       fprintf(stderr, "usage: %s tile|matvec|pair|dgemm d [n] [reps] [kernel] [nb]\n", argv[0]);
+    kd_ctx_destroy(&ctx);
     MPI_Finalize();
     return 2;
   }
@@ -125,6 +129,8 @@ int main(int argc, char **argv) {
   free(K);
   free(t1);
   free(t2);
+  kd_ctx_unbind(NULL);
+  kd_ctx_destroy(&ctx);
   MPI_Finalize();
   return 0;
 }

@@ -13,7 +13,10 @@ int main(int argc, char **argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(c, &rank);
   MPI_Comm_size(c, &size);
-  kd_log_init(c, KD_LOG_QUIET);
+  kd_ctx *ctx = NULL; /* errors and logging act on a bound context */
+  if (kd_ctx_create(c, &ctx) != KD_OK) MPI_Abort(c, 2);
+  kd_ctx_set_log_level(ctx, KD_LOG_QUIET);
+  kd_ctx_bind(ctx);
   int lg = argc > 1 ? atoi(argv[1]) : 18;
   kd_lidx m = argc > 2 ? atol(argv[2]) : 512;
   double ls = argc > 3 ? atof(argv[3]) : 0.5;
@@ -71,6 +74,8 @@ int main(int argc, char **argv) {
   free(idx);
   free(X);
   free(w);
+  kd_ctx_unbind(NULL);
+  kd_ctx_destroy(&ctx);
   MPI_Finalize();
   return ok ? 0 : 1;
 }

@@ -1,0 +1,74 @@
+/* kd_job.h - the library's entry points: what `kdistill run|validate|info|mmd` do, callable
+ * in-process on a kd_ctx (kd_ctx.h). Each call binds the context for its duration, clears its
+ * error message, and returns an error code that every rank of the context's communicator agrees
+ * on, with the message in kd_ctx_message(ctx) (on rank 0 at least). Nothing here exits, aborts or
+ * prints to stdout, except kd_job_info which writes to the stream it is given. */
+#ifndef KDISTILL_KD_JOB_H
+#define KDISTILL_KD_JOB_H
+
+#include <stdio.h>
+
+#include "kd_algo.h"
+#include "kd_ctx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A job: a configuration (file or text) and its command-line style overrides. All borrowed. */
+typedef struct {
+  const char *config;      /* YAML file path (rank 0 reads it), or, with config_text, its name */
+  const char *config_text; /* YAML text used instead of reading `config` (NULL: read the file) */
+  const char *const *sets; /* n_sets "key.path=value" overrides, applied in order */
+  int n_sets;
+  const char *output; /* overrides output.path (NULL: keep the config's) */
+  const char *resume; /* checkpoint file to resume from (NULL: start afresh) */
+  int no_output;      /* kd_job_run: 1 = do not write the output file (the result is returned) */
+} kd_job_opts;
+
+/** What a run produced (replicated on every rank). */
+typedef struct {
+  char task[64];
+  char algorithm[64];
+  char kernel[160];
+  char output[4096]; /* output.path ("" with no_output) */
+  kd_gidx n_in;      /* input points (0 if none) */
+  kd_gidx n;         /* output points */
+  int d;
+  int n_ranks;
+  double mmd;
+  double seconds;
+  uint64_t kernel_evals;
+} kd_job_summary;
+
+/** Load, validate and run the job; write its output atomically (unless o->no_output). With
+ *  o->resume, the task must be able to resume (kd_task_desc.can_resume) and the checkpoint must
+ *  match the resolved configuration. Collective over kd_ctx_comm(ctx).
+ *  @param[out] sum filled on success (may be NULL).
+ *  @param[out] res if non-NULL, receives the result (zero-initialised by the caller; owned by the
+ *  caller, free with kd_result_free), replicated on every rank.
+ *  Errors: any code; KD_ERR_INTERRUPTED after a checkpoint was written on a signal or
+ *  kd_ctx_interrupt. */
+kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res);
+
+/** Read every key and open every input without computing. Collective.
+ *  @param[out] yaml if non-NULL, the resolved configuration with defaults filled in (caller
+ *  frees). @param[out] task if non-NULL, the task name (task_len bytes).
+ *  Errors: KD_ERR_CONFIG, KD_ERR_FILE, KD_ERR_INPUT, ... naming file, line and key. */
+kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *task, int task_len);
+
+/** Rank 0 writes a human summary of the kdistill output file `path` to `out` (borrowed; other
+ *  ranks write nothing). Collective. Errors: KD_ERR_FILE naming the file. */
+kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out);
+
+/** MMD of the rule stored in the output file `path` against the target of the job's config
+ *  (herd, thin and quad tasks). Collective.
+ *  @param[out] mmd, mmd2 recomputed MMD and MMD^2; stored: the file's /metrics mmd (all may be
+ *  NULL). Errors: KD_ERR_FILE, KD_ERR_INPUT (dimension mismatch), KD_ERR_UNSUPPORTED, ... */
+kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
+                  double *stored);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* ctx_impl.h - the inside of kd_ctx (include/kdistill/kd_ctx.h) for src/core/ and the few layers
+ * that keep per-run state in it: dist/ (communication timer), io/ and task/ (checkpoint session).
+ * The binding of a context to a thread lives in ctx.c; everything here acts on a given context. */
+#ifndef KDISTILL_CTX_IMPL_H
+#define KDISTILL_CTX_IMPL_H
+
+#include <stdatomic.h>
+
+#include "kdistill/kd_algo.h"
+#include "kdistill/kd_ctx.h"
+#include "kdistill/kd_io.h"
+
+/** Checkpoint session of the job running on a context: set by the job entry point (config_yaml,
+ *  cfg, resume) and by the task that checkpoints (path, last written iteration). Reset between
+ *  jobs. */
+typedef struct {
+  const char *config_yaml;  /* resolved configuration (borrowed from the job) */
+  const kd_config *cfg;     /* the configuration it was emitted from (a task running on another
+                               one, e.g. a sweep point, neither resumes nor uses config_yaml) */
+  const kd_result *resume;  /* state read with --resume, or NULL */
+  const char *resume_path;  /* the file it came from */
+  int64_t resume_iteration; /* iteration it was written at */
+  char path[4096];          /* where the task writes checkpoints ("" = not checkpointing) */
+  int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
+} kd_checkpoint_session;
+
+struct kd_ctx {
+  MPI_Comm comm; /* owned duplicate of the caller's communicator */
+  int rank, size;
+  /* logging (log.c) */
+  kd_log_level level;
+  double log_interval;
+  kd_log_sink sink; /* NULL: stderr */
+  void *sink_user;
+  double t0;           /* origin of kd_log_elapsed / kd_ctx_elapsed (MPI_Wtime) */
+  double log_last;     /* elapsed time of the last rate-limited progress line */
+  int64_t log_total;   /* iteration budget of the current phase (0 unknown) */
+  int64_t log_done;    /* iterations done before this phase's clock started (resume) */
+  double log_phase_t0; /* elapsed time when the phase's budget was announced */
+  /* errors (err.c) */
+  char err_msg[1024];
+  /* interruption (interrupt.c) */
+  atomic_int interrupted;
+  int listen_signals;
+  /* communication timer (dist/dist.c) */
+  double comm_seconds;
+  /* checkpoint session (io/checkpoint.c, task/) */
+  kd_checkpoint_session ckpt;
+};
+
+/** Forget the checkpoint session (between jobs). Local. */
+void kd_ctx_session_reset(kd_ctx *ctx);
+/** Non-zero once a SIGTERM/SIGUSR1 reached the process since the last clear (interrupt.c). */
+int kd_interrupt_signal_seen_(void);
+/** Clear the process's signal flag (interrupt.c). */
+void kd_interrupt_signal_clear_(void);
+/** Install the SIGTERM/SIGUSR1 handlers (interrupt.c; idempotent). */
+void kd_interrupt_install_handlers_(void);
+
+#endif

@@ -1,0 +1,245 @@
+/* job.c - the library's entry points (include/kdistill/kd_job.h): load a configuration, set up its
+ * task, run it, resume it from a checkpoint, write the output, validate, inspect an output file,
+ * recompute an MMD. Each binds the caller's kd_ctx for its duration, works on the context's
+ * communicator, and returns an agreed error code with the message in the context.
+ * job/ is the top library layer (... <- task <- sweep <- job <- cli): it must see every task,
+ * including those above task/ (the sweep runs other tasks). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ctx_impl.h"
+#include "dist/dist_impl.h"
+#include "io/io_impl.h"
+#include "task/task_impl.h"
+
+typedef struct {
+  kd_config *cfg;
+  const kd_task_desc *task;
+  kd_task_ctx tctx;
+  void *state;
+  const char *output;
+  double saved_interval; /* the context's log interval, restored after the job */
+} kd_job;
+
+/* "output.path=<yaml double-quoted path>" so any file name survives the YAML parse. */
+static kd_err kd_job_set_output_(kd_config *cfg, const char *path) {
+  kd_err err = KD_OK;
+  size_t n = strlen(path);
+  char *a = NULL;
+  KD_ALLOC(a, 2 * n + 32);
+  static const char head[] = "output.path=\"";
+  memcpy(a, head, sizeof head - 1);
+  char *p = a + sizeof head - 1;
+  for (size_t i = 0; i < n; i++) {
+    if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
+    *p++ = path[i];
+  }
+  *p++ = '"';
+  *p = '\0';
+  KD_TRY(kd_config_set(cfg, a));
+cleanup:
+  free(a);
+  return err;
+}
+
+/* Load the config and read the job-level keys (task, run.*, output.*), then set up the task and
+ * (check_unused) reject keys nobody read. Collective. */
+static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only, int check_unused,
+                           kd_job *job) {
+  kd_err err = KD_OK;
+  char choices[1024];
+  const char *task = NULL;
+  int64_t seed = 0;
+  double interval = 1.0;
+  memset(job, 0, sizeof *job);
+  job->saved_interval = ctx->log_interval;
+  KD_CHECK(o && (o->config || o->config_text), KD_ERR_ARG, "no configuration given");
+  if (o->config_text)
+    KD_TRY(kd_config_load_string(o->config_text, o->config ? o->config : "<config>", &job->cfg));
+  else
+    KD_TRY(kd_config_load(ctx->comm, o->config, &job->cfg));
+  for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
+  if (o->output) KD_TRY(kd_job_set_output_(job->cfg, o->output));
+  kd_task_choices(choices, sizeof choices);
+  KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
+  job->task = kd_task_find(task);
+  KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
+  KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
+  KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", job->saved_interval, 0.0, 1e9, &interval));
+  KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
+  KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
+  ctx->log_interval = interval;
+  job->tctx.comm = ctx->comm;
+  job->tctx.cfg = job->cfg;
+  job->tctx.seed = (uint64_t)seed;
+  job->tctx.validate_only = validate_only;
+  KD_TRY(job->task->setup(&job->tctx, &job->state));
+  if (check_unused) KD_TRY(kd_config_check_unused(job->cfg));
+cleanup:
+  return err;
+}
+
+static void kd_job_free_(kd_ctx *ctx, kd_job *job) {
+  if (job->task && job->state) job->task->destroy(&job->state);
+  kd_config_destroy(&job->cfg);
+  ctx->log_interval = job->saved_interval;
+}
+
+/* Entry and exit of every entry point: bind, clear the message; agree, unbind. */
+static kd_ctx *kd_job_enter_(kd_ctx *ctx) {
+  kd_ctx *prev = kd_ctx_bind(ctx);
+  kd_err_clear();
+  return prev;
+}
+
+static kd_err kd_job_leave_(kd_ctx *ctx, kd_ctx *prev, kd_err err) {
+  if (kd_dist_agree(ctx->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
+  kd_ctx_unbind(prev);
+  return err;
+}
+
+/* --resume: read the checkpoint into *resume and record it in the session. Collective. */
+static kd_err kd_job_resume_(kd_ctx *ctx, const kd_job *job, const char *path, const char *yaml,
+                             kd_result *resume) {
+  kd_err err = KD_OK;
+  kd_checkpoint_session *ss = &ctx->ckpt;
+  const char *algo = job->task->name; /* a task without an algorithm section (ctt_study) */
+  char names[256];
+  kd_task_resumable_names(names, sizeof names);
+  KD_CHECK(job->task->can_resume, KD_ERR_UNSUPPORTED,
+           "--resume: task %s does not checkpoint (the %s tasks do)", job->task->name, names);
+  if (kd_config_has(job->cfg, "algorithm.name"))
+    KD_TRY(kd_config_get_str(job->cfg, "algorithm.name", NULL, NULL, 1, &algo));
+  KD_TRY(kd_checkpoint_read(ctx->comm, path, job->task->name, algo, yaml, resume,
+                            &ss->resume_iteration));
+  ss->resume = resume;
+  ss->resume_path = path;
+cleanup:
+  return err;
+}
+
+static void kd_job_summarize_(const kd_ctx *ctx, const kd_job *job, const kd_task_info *info,
+                              const kd_result *res, int wrote, kd_job_summary *sum) {
+  memset(sum, 0, sizeof *sum);
+  snprintf(sum->task, sizeof sum->task, "%s", job->task->name);
+  snprintf(sum->algorithm, sizeof sum->algorithm, "%s", info->algorithm);
+  snprintf(sum->kernel, sizeof sum->kernel, "%s", info->kernel);
+  snprintf(sum->output, sizeof sum->output, "%s", wrote ? job->output : "");
+  sum->n_in = info->n_in;
+  sum->n = res->n;
+  sum->d = res->d;
+  sum->n_ranks = ctx->size;
+  sum->mmd = res->mmd;
+  sum->seconds = res->seconds;
+  sum->kernel_evals = res->kernel_evals;
+}
+
+/* The body of kd_job_run on the bound context. Collective. */
+static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res) {
+  kd_err err = KD_OK;
+  kd_job job;
+  kd_result resume = KD_RESULT_INIT;
+  kd_task_info info;
+  char *yaml = NULL;
+  kd_checkpoint_session *ss = &ctx->ckpt;
+  memset(&info, 0, sizeof info);
+  kd_ctx_session_reset(ctx);
+  kd_dist_comm_seconds_reset();
+  const double t_start = kd_dist_wtime();
+  KD_TRY(kd_job_load_(ctx, o, 0, 1, &job));
+  KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
+  ss->config_yaml = yaml;
+  ss->cfg = job.cfg;
+  if (o->resume) KD_TRY(kd_job_resume_(ctx, &job, o->resume, yaml, &resume));
+  /* agreed: a signal that reached only some ranks must not leave the others in a collective */
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_interrupt_pending()
+                                       ? kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
+                                                    "interrupted before the run started")
+                                       : KD_OK));
+  KD_TRY(job.task->run(&job.tctx, job.state, res, &info));
+  /* --verbose: compute vs communication seconds, min / mean / max over ranks */
+  if (ctx->level == KD_LOG_VERBOSE)
+    KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
+  if (!o->no_output) {
+    kd_output_meta meta = {job.task->name, info.algorithm, info.kernel,
+                           ctx->size,      job.tctx.seed,  yaml};
+    KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
+    /* the output is in place: the checkpoint of this run is no longer needed */
+    if (ctx->rank == 0 && ss->path[0]) remove(ss->path);
+  }
+  if (sum) kd_job_summarize_(ctx, &job, &info, res, !o->no_output, sum);
+cleanup:
+  kd_job_free_(ctx, &job);
+  kd_result_free(&resume);
+  kd_ctx_session_reset(ctx);
+  free(yaml);
+  return err;
+}
+
+kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res) {
+  kd_result own = KD_RESULT_INIT;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  kd_err err = kd_job_run_(ctx, o, sum, res ? res : &own);
+  kd_result_free(&own);
+  return kd_job_leave_(ctx, prev, err);
+}
+
+kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *task, int task_len) {
+  kd_err err = KD_OK;
+  kd_job job;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  if (yaml) *yaml = NULL;
+  KD_TRY(kd_job_load_(ctx, o, 1, 1, &job));
+  if (yaml) KD_TRY(kd_config_emit_resolved(job.cfg, yaml));
+  if (task && task_len > 0) snprintf(task, (size_t)task_len, "%s", job.task->name);
+cleanup:
+  kd_job_free_(ctx, &job);
+  err = kd_job_leave_(ctx, prev, err);
+  if (err && yaml) {
+    free(*yaml);
+    *yaml = NULL;
+  }
+  return err;
+}
+
+kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out) {
+  kd_err err = KD_OK;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  if (ctx->rank == 0) {
+    err = kd_output_info(path, out);
+    fflush(out);
+  }
+  return kd_job_leave_(ctx, prev, err);
+}
+
+kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
+                  double *stored) {
+  kd_err err = KD_OK;
+  kd_job job;
+  kd_result rule = KD_RESULT_INIT;
+  kd_target *t = NULL;
+  double m = NAN, m2 = NAN;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  memset(&job, 0, sizeof job);
+  job.saved_interval = ctx->log_interval;
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, NULL, NULL)));
+  KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
+  KD_TRY(kd_task_basic_target(job.task, job.state, &t));
+  KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
+           "%s: the rule has dimension %d but the config's target has %d", path, rule.d,
+           kd_target_dim(t));
+  KD_TRY(kd_mmd(t, rule.points, rule.weights, (kd_lidx)rule.n, &m, &m2));
+  if (mmd) *mmd = m;
+  if (mmd2) *mmd2 = m2;
+  if (stored) *stored = rule.mmd;
+cleanup:
+  kd_job_free_(ctx, &job);
+  kd_result_free(&rule);
+  return kd_job_leave_(ctx, prev, err);
+}
