@@ -2,8 +2,9 @@
  * Layout: root attributes kdistill_checkpoint_format, kdistill_version, task, algorithm,
  * config_hash, config_yaml, created_utc, n_ranks, iteration, elapsed_seconds, kernel_evals, reason;
  * the algorithm's /state/... datasets (global order); /metrics/trace/{iteration, n_atoms, mmd,
- * seconds}. Written like outputs: rank 0 writes a temporary with the serial driver, the ranks
- * agree, rank 0 renames it into place. Read by rank 0 and broadcast as one packed buffer. */
+ * seconds}. Published like every file (io/publish.h): rank 0 writes a temporary with the serial
+ * driver, the ranks agree, rank 0 syncs it and renames it into place. Read by rank 0 and broadcast
+ * as one packed buffer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/publish.h"
 
 kd_checkpoint_session *kd_checkpoint_session_get(void) {
   kd_ctx *c = kd_ctx_current();
@@ -191,29 +193,14 @@ cleanup:
 kd_err kd_checkpoint_write(MPI_Comm comm, const char *path, const kd_checkpoint_meta *meta,
                            const kd_result *state) {
   kd_err err = KD_OK, lerr = KD_OK;
-  char *tmp = NULL;
-  const int root = kd_dist_rank(comm) == 0;
-  if (root) {
-    size_t n = strlen(path) + 32;
-    tmp = malloc(n);
-    if (!tmp) {
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "out of memory");
-    } else {
-      snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-      kd_h5_quiet();
-      lerr = kd_ckpt_write_file_(tmp, meta, state);
-      if (lerr) remove(tmp);
-    }
+  kd_publish pub;
+  KD_TRY(kd_dist_agreed(comm, kd_publish_begin(comm, path, &pub)));
+  if (pub.root) {
+    kd_h5_quiet();
+    lerr = kd_ckpt_write_file_(pub.tmp, meta, state);
   }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  if (root && rename(tmp, path) != 0) {
-    lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__,
-                      "%s: cannot move the checkpoint into place: %s", path, strerror(errno));
-    remove(tmp);
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_publish_commit(&pub, lerr));
 cleanup:
-  free(tmp);
   return err;
 }
 
