@@ -72,6 +72,8 @@ const kd_result_dataset *kd_result_find(const kd_result *r, const char *path);
 void kd_result_free(kd_result *r);
 
 /* ---------------- algorithms ---------------- */
+typedef struct kd_ckpt kd_ckpt; /* kd_ckpt.h */
+
 /** Inputs of run(). All pointers borrowed. Fields a task does not use are NULL. */
 typedef struct {
   MPI_Comm comm; /* pass only to dist/ helpers */
@@ -92,6 +94,10 @@ typedef struct {
   int64_t checkpoint_every;
   /** State read from `--resume` (replicated on every rank), or NULL: restore and continue. */
   const kd_result *resume;
+  /** Checkpointing as one object (kd_ckpt.h): due / write / resume at the safe points. NULL = off.
+   *  Families migrated to it ignore the four fields above (the task fills both until every family
+   *  is migrated). Borrowed. */
+  kd_ckpt *ckpt;
   /** The context the run belongs to (log level, interrupt flag, ...), set by the task layer; the
    *  same context is bound to the thread during run(). NULL from callers that build kd_algo_in
    *  themselves (tests). Borrowed. */

@@ -3,6 +3,7 @@
 #define KDISTILL_KDISTILL_H
 
 #include "kd_algo.h"
+#include "kd_ckpt.h"
 #include "kd_ctx.h"
 #include "kd_err.h"
 #include "kd_io.h"

@@ -9,6 +9,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "kdistill/kd_ckpt.h"
 #include "task/task_impl.h"
 
 #define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
@@ -467,6 +468,7 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
                            kd_result *res) {
   kd_err err = KD_OK;
   kd_algo_in in;
+  kd_ckpt *ckpt = NULL;
   double t = 0, mmd = NAN, mmd2 = NAN;
   uint64_t evals = 0;
   memset(&in, 0, sizeof in);
@@ -483,6 +485,9 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
     in.checkpoint_ctx = ck->checkpoint_ctx;
     in.checkpoint_every = ck->checkpoint_every;
     in.resume = ck->resume;
+    KD_TRY(kd_ckpt_create(ctx->comm, ck->checkpoint_every, ck->checkpoint, ck->checkpoint_ctx,
+                          ck->resume, &ckpt));
+    in.ckpt = ckpt;
   }
   res->mmd = NAN;
   kd_kernel_reset_evals(k);
@@ -517,6 +522,7 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
   }
   kd_kernel_reset_evals(k);
 cleanup:
+  kd_ckpt_destroy(&ckpt);
   return err;
 }
 

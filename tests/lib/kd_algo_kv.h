@@ -20,6 +20,9 @@ typedef struct {
   void *checkpoint_ctx;
   int64_t checkpoint_every;
   const kd_result *resume;
+  /* or the checkpoint object itself (used as is when set; otherwise one is made from the four
+   * fields above when a hook or a resume state is given) */
+  kd_ckpt *ckpt;
   /* 1: like the task layer, fill res->mmd with kd_mmd against the target when run() left it
    * NaN (needs a target) */
   int fill_mmd;
