@@ -12,8 +12,8 @@
  *    same rule; raised after the last safe point it is ignored (the run ends normally);
  *  - a flag pending before the run with checkpoint_every = 0 stops at the eigen step;
  *  - malformed states (level out of range, another N, node sizes that do not add up, a sample row
- *    out of range, a missing dataset, eigenpairs of the wrong shape) fail with KD_ERR_INPUT on
- * every rank with a message naming the problem. */
+ *    out of range) fail with KD_ERR_INPUT, a missing dataset or eigenpairs of the wrong shape with
+ *    KD_ERR_FILE (the kd_ckpt getters), on every rank with a message naming the problem. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,12 +218,12 @@ static void row_out(kd_result_dataset *x) { x->i64[0] = 4096; }
 static void short_vec(kd_result_dataset *x) { x->dims[0] -= 1; }
 
 static void check_bad(prob_t *pr, const kd_result *s, const char *path,
-                      void (*fn)(kd_result_dataset *), const char *want) {
+                      void (*fn)(kd_result_dataset *), kd_err code, const char *want) {
   kd_result b = KD_RESULT_INIT, out = KD_RESULT_INIT;
   bad_state(s, path, fn, &b);
   kd_err e = run(pr, NULL, 0, &b, &out);
-  KD_TEST(e == KD_ERR_INPUT && agreed(e) && strstr(kd_err_message(), want),
-          "bad %s: KD_ERR_INPUT naming '%s': %s", path, want, kd_err_message());
+  KD_TEST(e == code && agreed(e) && strstr(kd_err_message(), want), "bad %s: %s naming '%s': %s",
+          path, kd_err_string(code), want, kd_err_message());
   kd_err_clear();
   kd_result_free(&b);
   kd_result_free(&out);
@@ -256,14 +256,16 @@ int main(int argc, char **argv) {
     KD_TEST(c.n == 5, "five checkpoints");
     if (c.n == 5) {
       const kd_result *eig = &c.st[0], *lev = &c.st[3]; /* eigen step, tree level 2 */
-      check_bad(&pr, lev, "/state/level", level_7, "level 7 outside the safe points [-1, 3]");
-      check_bad(&pr, lev, "/state/plan", other_n,
+      check_bad(&pr, lev, "/state/level", level_7, KD_ERR_INPUT,
+                "level 7 outside the safe points [-1, 3]");
+      check_bad(&pr, lev, "/state/plan", other_n, KD_ERR_INPUT,
                 "sample size N = 4000, the configuration gives 4096");
-      check_bad(&pr, lev, "/state/node_points", count_up, "tree nodes hold");
-      check_bad(&pr, lev, "/state/gid", row_out, "sample row 4096 (of N = 4096)");
-      check_bad(&pr, lev, "/state/features", NULL, "incomplete");
-      check_bad(&pr, eig, "/state/eig_values", short_vec, "n - 1 = 23 eigenpairs");
-      check_bad(&pr, eig, "/state/times", NULL, "not a quadrature state");
+      check_bad(&pr, lev, "/state/node_points", count_up, KD_ERR_INPUT, "tree nodes hold");
+      check_bad(&pr, lev, "/state/gid", row_out, KD_ERR_INPUT, "sample row 4096 (of N = 4096)");
+      check_bad(&pr, lev, "/state/features", NULL, KD_ERR_FILE, "/state/features is missing");
+      check_bad(&pr, eig, "/state/eig_values", short_vec, KD_ERR_FILE,
+                "/state/eig_values is float64 [22], expected float64 [23]");
+      check_bad(&pr, eig, "/state/times", NULL, KD_ERR_FILE, "/state/times is missing");
     }
     cap_free(&c);
     kd_result_free(&out);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "algo/quadrature/recombination.h"
+#include "kdistill/kd_ckpt.h"
 #include "dist/dist_impl.h"
 #include "la/la_dist_impl.h"
 #include "la/la_impl.h"
@@ -283,16 +284,16 @@ typedef struct {
   int interrupted; /* agreed: a rank saw SIGTERM/SIGUSR1 */
 } kd_qckpt_;
 
-/* The tree's or the eigen step's state: fill a kd_result and hand it to in->checkpoint. tree ==
- * NULL: the eigen step, lam [s] and U [l x s] (replicated). Collective. */
+/* The tree's or the eigen step's state, written through in->ckpt. tree == NULL: the eigen step,
+ * lam [s] and U [l x s] (replicated). Collective. */
 static kd_err kd_quad_checkpoint_(kd_qckpt_ *q, int64_t level, const kd_qtimes_ *tm,
                                   const kd_recomb_tree_state *tree, int s, const double *lam,
                                   const double *U) {
-  kd_err err = KD_OK, lerr = KD_OK;
+  kd_err err = KD_OK;
   const kd_algo_in *in = q->in;
+  kd_ckpt *ck = in->ckpt;
   MPI_Comm comm = in->comm;
   const int root = kd_dist_rank(comm) == 0;
-  kd_result st = KD_RESULT_INIT;
   int64_t *count = NULL, *gid = NULL, total = 0;
   double *w = NULL, *F = NULL;
   uint64_t ev = kd_kernel_evals(in->kernel);
@@ -302,105 +303,90 @@ static kd_err kd_quad_checkpoint_(kd_qckpt_ *q, int64_t level, const kd_qtimes_ 
   KD_TRY(kd_dist_max(comm, tv, 6));
   if (tree) KD_TRY(kd_recomb_tree_gather(tree, 0, &count, &total, &gid, &w, &F));
   {
-    /* local from here on (rank 0 holds the arrays): agreed before the hook */
-    const int64_t it = level + 1, six = 6, np = KD_QPLAN_N;
+    /* local from here on (rank 0 holds the arrays): kd_ckpt_commit agrees the puts */
+    const int64_t six = 6, np = KD_QPLAN_N;
     for (int i = 0; i < 6; i++) tv[i] += q->times[i];
-    st.kernel_evals = ev + (in->resume ? in->resume->kernel_evals : 0);
-    st.seconds = kd_dist_wtime() - q->t_start + (in->resume ? in->resume->seconds : 0);
-    lerr = kd_result_add_i64(&st, "/state/level", 0, NULL, &level);
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/plan", 1, &np, q->plan);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/times", 1, &six, tv);
+    kd_ckpt_put_i64(ck, "/state/level", 0, NULL, &level);
+    kd_ckpt_put_i64(ck, "/state/plan", 1, &np, q->plan);
+    kd_ckpt_put_f64(ck, "/state/times", 1, &six, tv);
     if (tree) {
       const int m = tree->m;
       int64_t dc[1] = {root ? tree->cnt : 0}, dn[1] = {root ? total : 0},
               dF[2] = {root ? total : 0, m};
-      if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/node_points", 1, dc, count);
-      if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/gid", 1, dn, gid);
-      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/weights", 1, dn, w);
-      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/features", 2, dF, F);
+      kd_ckpt_put_i64(ck, "/state/node_points", 1, dc, count);
+      kd_ckpt_put_i64(ck, "/state/gid", 1, dn, gid);
+      kd_ckpt_put_f64(ck, "/state/weights", 1, dn, w);
+      kd_ckpt_put_f64(ck, "/state/features", 2, dF, F);
     } else {
       int64_t dl[1] = {root ? s : 0}, dU[2] = {root ? q->plan[3] : 0, s};
-      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/eig_values", 1, dl, lam);
-      if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/eig_vectors", 2, dU, U);
+      kd_ckpt_put_f64(ck, "/state/eig_values", 1, dl, lam);
+      kd_ckpt_put_f64(ck, "/state/eig_vectors", 2, dU, U);
     }
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "iteration", (double)it);
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "interrupted", q->interrupted ? 1.0 : 0.0);
   }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(in->checkpoint(in->checkpoint_ctx, &st));
+  KD_TRY(kd_ckpt_commit(ck, level + 1, kd_dist_wtime() - q->t_start + kd_ckpt_resume_seconds(ck),
+                        ev + kd_ckpt_resume_evals(ck)));
 cleanup:
   free(count);
   free(gid);
   free(w);
   free(F);
-  kd_result_free(&st);
   return err;
 }
 
-/* a /state dataset of the right type and rank, or NULL */
-static const kd_result_dataset *kd_quad_state_(const kd_result *rs, const char *path, int is_int,
-                                               int rank) {
-  const kd_result_dataset *x = kd_result_find(rs, path);
-  return (x && x->is_int == is_int && x->rank == rank) ? x : NULL;
+/* Is a checkpoint due at safe point `step`? The interrupt flag was agreed inside the step's own
+ * reduction (kd_recomb_agree_stop, the tree steps). Local. */
+static int kd_quad_due_(kd_qckpt_ *q, int64_t step) {
+  kd_ckpt_set_interrupted(q->in->ckpt, q->interrupted);
+  return kd_ckpt_due_agreed(q->in->ckpt, step);
 }
 
 /* Validate a checkpoint against the plan of this configuration; *level = its safe point, *m = the
  * test functions + 1 of a tree level. The state is replicated, so every rank fails alike. Local. */
-static kd_err kd_quad_resume_check_(const kd_result *rs, const int64_t *plan, int64_t levels,
+static kd_err kd_quad_resume_check_(const kd_ckpt *ck, const int64_t *plan, int64_t levels,
                                     int64_t *level, int *m) {
   kd_err err = KD_OK;
   static const char *const pn[KD_QPLAN_N] = {"algorithm",        "sample size N", "n",
                                              "Nystrom points l", "tree leaves",   "eig_scalapack"};
-  const kd_result_dataset *dl = kd_quad_state_(rs, "/state/level", 1, 0),
-                          *dp = kd_quad_state_(rs, "/state/plan", 1, 1),
-                          *dt = kd_quad_state_(rs, "/state/times", 0, 1);
-  KD_CHECK(dl && dp && dt && dp->dims[0] == KD_QPLAN_N && dt->dims[0] == 6, KD_ERR_INPUT,
-           "checkpoint: not a quadrature state (/state/level, /state/plan or /state/times "
-           "missing or malformed)");
+  const int64_t *lv, *pl, *cnt, *gid;
+  const double *tm, *w, *F;
+  int64_t dp[1] = {KD_QPLAN_N}, dt[1] = {6};
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/level", 0, NULL, &lv));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/plan", 1, dp, &pl));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/times", 1, dt, &tm));
   for (int i = 0; i < KD_QPLAN_N - 1; i++)
-    KD_CHECK(dp->i64[i] == plan[i], KD_ERR_INPUT,
+    KD_CHECK(pl[i] == plan[i], KD_ERR_INPUT,
              "checkpoint: written for %s = %lld, the configuration gives %lld", pn[i],
-             (long long)dp->i64[i], (long long)plan[i]);
-  const int64_t L = dl->i64[0], N = plan[1], n = plan[2],
-                lmin = plan[0] == KD_QUAD_NYSTROM ? -1 : 0;
+             (long long)pl[i], (long long)plan[i]);
+  const int64_t L = lv[0], N = plan[1], n = plan[2], lmin = plan[0] == KD_QUAD_NYSTROM ? -1 : 0;
   KD_CHECK(L >= lmin && L < levels, KD_ERR_INPUT,
            "checkpoint: level %lld outside the safe points [%lld, %lld] of this tree (%lld leaves)",
            (long long)L, (long long)lmin, (long long)(levels - 1), (long long)plan[4]);
   *level = L;
   *m = 0;
   if (L < 0) {
-    const kd_result_dataset *de = kd_quad_state_(rs, "/state/eig_values", 0, 1),
-                            *dU = kd_quad_state_(rs, "/state/eig_vectors", 0, 2);
-    KD_CHECK(de && dU && de->dims[0] == n - 1 && dU->dims[0] == plan[3] && dU->dims[1] == n - 1,
-             KD_ERR_INPUT,
-             "checkpoint: the eigen-step state must hold n - 1 = %lld eigenpairs of length l = "
-             "%lld",
-             (long long)(n - 1), (long long)plan[3]);
+    int64_t de[1] = {n - 1}, dU[2] = {plan[3], n - 1};
+    KD_TRY(kd_ckpt_get_f64(ck, "/state/eig_values", 1, de, &tm));
+    KD_TRY(kd_ckpt_get_f64(ck, "/state/eig_vectors", 2, dU, &tm));
     goto cleanup;
   }
-  const kd_result_dataset *dc = kd_quad_state_(rs, "/state/node_points", 1, 1),
-                          *dg = kd_quad_state_(rs, "/state/gid", 1, 1),
-                          *dw = kd_quad_state_(rs, "/state/weights", 0, 1),
-                          *dF = kd_quad_state_(rs, "/state/features", 0, 2);
-  KD_CHECK(dc && dg && dw && dF, KD_ERR_INPUT,
-           "checkpoint: the tree state of level %lld is incomplete (a /state dataset is missing)",
-           (long long)L);
-  const int64_t tot = dg->dims[0], mm = dF->dims[1];
-  KD_CHECK(dw->dims[0] == tot && dF->dims[0] == tot && mm >= 2 && mm <= n &&
-               (plan[0] == KD_QUAD_NYSTROM || mm == n),
-           KD_ERR_INPUT,
-           "checkpoint: malformed tree state (%lld points, %lld weights, features %lld x %lld, "
-           "n = %lld)",
-           (long long)tot, (long long)dw->dims[0], (long long)dF->dims[0], (long long)mm,
-           (long long)n);
+  int64_t dc[1] = {-1}, dg[1] = {-1}, dw[1] = {-1}, dF[2] = {-1, -1};
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/node_points", 1, dc, &cnt));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/gid", 1, dg, &gid));
+  dw[0] = dF[0] = dg[0];
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/weights", 1, dw, &w));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/features", 2, dF, &F));
+  const int64_t tot = dg[0], mm = dF[1];
+  KD_CHECK(mm >= 2 && mm <= n && (plan[0] == KD_QUAD_NYSTROM || mm == n), KD_ERR_INPUT,
+           "checkpoint: malformed tree state (features %lld x %lld, n = %lld)", (long long)tot,
+           (long long)mm, (long long)n);
   int64_t sum = 0;
-  for (int64_t j = 0; j < dc->dims[0]; j++) sum += dc->i64[j];
+  for (int64_t j = 0; j < dc[0]; j++) sum += cnt[j];
   KD_CHECK(sum == tot, KD_ERR_INPUT, "checkpoint: the tree nodes hold %lld points, not %lld",
            (long long)sum, (long long)tot);
   for (int64_t i = 0; i < tot; i++)
-    KD_CHECK(dg->i64[i] >= 0 && dg->i64[i] < N && isfinite(dw->f64[i]) && dw->f64[i] >= 0,
-             KD_ERR_INPUT, "checkpoint: tree point %lld: sample row %lld (of N = %lld), weight %g",
-             (long long)i, (long long)dg->i64[i], (long long)N, dw->f64[i]);
+    KD_CHECK(gid[i] >= 0 && gid[i] < N && isfinite(w[i]) && w[i] >= 0, KD_ERR_INPUT,
+             "checkpoint: tree point %lld: sample row %lld (of N = %lld), weight %g", (long long)i,
+             (long long)gid[i], (long long)N, w[i]);
   *m = (int)mm;
 cleanup:
   return err;
@@ -453,7 +439,7 @@ static kd_err kd_quad_drv_init_(kd_quad_drv_ *D, const kd_algo_in *in, kd_quad_k
    * neither, rows are drawn from the target's generator */
   D->emp = in->points ? in->points : kd_target_points(in->target);
   D->d = kd_kernel_dim(in->kernel);
-  D->ck = in->checkpoint != NULL;
+  D->ck = kd_ckpt_on(in->ckpt);
   D->rlevel = -2;
   D->q.in = in;
   D->q.t_start = kd_dist_wtime();
@@ -590,12 +576,15 @@ static kd_err kd_quad_plan_(kd_quad_drv_ *D) {
   plan[3] = D->kind == KD_QUAD_NYSTROM ? D->ell : 0;
   plan[4] = D->n_leaves;
   plan[5] = D->kind == KD_QUAD_NYSTROM && D->ell >= D->cfg.eig_parallel_min && D->size > 1;
-  if (in->resume) {
-    KD_TRY(kd_quad_resume_check_(in->resume, plan, D->levels, &D->rlevel, &D->mstate));
-    const kd_result_dataset *dp = kd_result_find(in->resume, "/state/plan"),
-                            *dt = kd_result_find(in->resume, "/state/times");
-    plan[KD_QPLAN_N - 1] = dp->i64[KD_QPLAN_N - 1]; /* the path of the run that solved */
-    memcpy(D->q.times, dt->f64, sizeof D->q.times);
+  if (kd_ckpt_resume(in->ckpt)) {
+    const int64_t *dp;
+    const double *dt;
+    int64_t np[1] = {KD_QPLAN_N}, nt[1] = {6};
+    KD_TRY(kd_quad_resume_check_(in->ckpt, plan, D->levels, &D->rlevel, &D->mstate));
+    KD_TRY(kd_ckpt_get_i64(in->ckpt, "/state/plan", 1, np, &dp));
+    KD_TRY(kd_ckpt_get_f64(in->ckpt, "/state/times", 1, nt, &dt));
+    plan[KD_QPLAN_N - 1] = dp[KD_QPLAN_N - 1]; /* the path of the run that solved */
+    memcpy(D->q.times, dt, sizeof D->q.times);
   }
 cleanup:
   return err;
@@ -719,13 +708,14 @@ static kd_err kd_quad_eig_solve_(kd_quad_drv_ *D, double t0) {
     KD_TRY(kd_la_eig_top_dist(comm, (int)ell, kd_gram_fill_, &gctx, s, (int)D->cfg.block_size,
                               D->lambda, D->U));
     /* the ScaLAPACK path ends without an agreement of ours: one, only when checkpointing */
-    if (D->ck) KD_TRY(kd_recomb_agree_stop(comm, KD_OK, kd_interrupt_pending(), &D->q.interrupted));
+    if (D->ck)
+      KD_TRY(kd_recomb_agree_stop(comm, KD_OK, kd_ckpt_pending(D->in->ckpt), &D->q.interrupted));
   } else {
     if (rank == 0 && lerr == KD_OK)
       lerr = kd_la_eig_top_local((int)ell, kd_gram_fill_, &gctx, s, D->lambda, D->U);
     if (rank == 0) D->tm.eigensolve = kd_dist_wtime() - t0;
     if (D->overlap && rank == 0 && lerr == KD_OK) lerr = kd_quad_precompute_(D);
-    KD_TRY(kd_recomb_agree_stop(comm, lerr, D->ck && kd_interrupt_pending(), &D->q.interrupted));
+    KD_TRY(kd_recomb_agree_stop(comm, lerr, kd_ckpt_pending(D->in->ckpt), &D->q.interrupted));
     KD_TRY(kd_dist_bcast(comm, D->lambda, (int64_t)sizeof(double) * s, 0));
     KD_TRY(kd_dist_bcast(comm, D->U, (int64_t)sizeof(double) * ell * s, 0));
   }
@@ -742,10 +732,12 @@ static kd_err kd_quad_eigen_(kd_quad_drv_ *D) {
   const double t0 = kd_dist_wtime();
   KD_ALLOC(D->U, (size_t)ell * (s > 0 ? s : 1));
   if (D->rlevel == -1) {
-    memcpy(D->lambda, kd_result_find(in->resume, "/state/eig_values")->f64,
-           sizeof(double) * (size_t)s);
-    memcpy(D->U, kd_result_find(in->resume, "/state/eig_vectors")->f64,
-           sizeof(double) * (size_t)ell * s);
+    const double *lam, *U;
+    int64_t dl[1] = {s}, dU[2] = {ell, s};
+    KD_TRY(kd_ckpt_get_f64(in->ckpt, "/state/eig_values", 1, dl, &lam));
+    KD_TRY(kd_ckpt_get_f64(in->ckpt, "/state/eig_vectors", 2, dU, &U));
+    memcpy(D->lambda, lam, sizeof(double) * (size_t)s);
+    memcpy(D->U, U, sizeof(double) * (size_t)ell * s);
     goto cleanup;
   }
   KD_TRY(kd_quad_eig_solve_(D, t0));
@@ -755,7 +747,7 @@ static kd_err kd_quad_eigen_(kd_quad_drv_ *D) {
               D->lapack_path ? "LAPACK dsyevr on rank 0" : "ScaLAPACK pdsyevr",
               kd_dist_wtime() - t0);
   /* safe point: the eigenpairs as solved (before the eig_rtol cut) */
-  if (D->ck && (D->q.interrupted || in->checkpoint_every > 0)) {
+  if (kd_quad_due_(&D->q, 0)) {
     KD_TRY(kd_quad_checkpoint_(&D->q, -1, &D->tm, NULL, s, D->lambda, D->U));
     KD_CHECK(!D->q.interrupted, KD_ERR_INTERRUPTED, "interrupted after the eigen step");
   }
@@ -847,15 +839,20 @@ static kd_err kd_quad_tree_start_(kd_quad_drv_ *D) {
   kd_err err = KD_OK;
   const int m = D->s + 1;
   if (D->rlevel >= 0) {
-    const kd_result *rs = D->in->resume;
-    const kd_result_dataset *dc = kd_result_find(rs, "/state/node_points");
-    KD_TRY(kd_recomb_tree_restore(D->comm, m, D->n_leaves, D->lstart, D->rlevel, dc->dims[0],
-                                  dc->i64, kd_result_find(rs, "/state/gid")->i64,
-                                  kd_result_find(rs, "/state/weights")->f64,
-                                  kd_result_find(rs, "/state/features")->f64, &D->tree));
+    const kd_ckpt *ck = D->in->ckpt;
+    const int64_t *cnt, *gid;
+    const double *w, *F;
+    int64_t dc[1] = {-1}, dn[1] = {-1}, dF[2] = {-1, m};
+    KD_TRY(kd_ckpt_get_i64(ck, "/state/node_points", 1, dc, &cnt));
+    KD_TRY(kd_ckpt_get_i64(ck, "/state/gid", 1, dn, &gid));
+    dF[0] = dn[0];
+    KD_TRY(kd_ckpt_get_f64(ck, "/state/weights", 1, dn, &w));
+    KD_TRY(kd_ckpt_get_f64(ck, "/state/features", 2, dF, &F));
+    KD_TRY(kd_recomb_tree_restore(D->comm, m, D->n_leaves, D->lstart, D->rlevel, dc[0], cnt, gid, w,
+                                  F, &D->tree));
     kd_log_set_total_from(D->levels + 1, D->rlevel + 1); /* ETA from the levels run here */
   } else {
-    const int ask = D->ck && D->levels > 0 && kd_interrupt_pending() != 0;
+    const int ask = D->levels > 0 && kd_ckpt_pending(D->in->ckpt);
     /* progress lines carry the iteration of the level's checkpoint (level + 1) and, from the mean
      * time per level so far, an upper estimate of the time left (level 0, the leaves, costs most)
      */
@@ -871,7 +868,6 @@ cleanup:
  * then Alg. 1 steps 2-4. Collective. */
 static kd_err kd_quad_recombine_(kd_quad_drv_ *D) {
   kd_err err = KD_OK;
-  const kd_algo_in *in = D->in;
   kd_recomb_tree_state *tree = &D->tree;
   double t0 = kd_dist_wtime();
   KD_TRY(kd_quad_tree_start_(D));
@@ -882,8 +878,7 @@ static kd_err kd_quad_recombine_(kd_quad_drv_ *D) {
     kd_log_progress("recombine", L + 1, NAN, alive, 1);
     if (tree->cnt <= 1) break;
     /* safe point: level L is complete on every rank (not the level a resume starts from) */
-    if (D->ck && L != D->rlevel &&
-        (D->q.interrupted || (in->checkpoint_every > 0 && (L + 1) % in->checkpoint_every == 0))) {
+    if (L != D->rlevel && kd_quad_due_(&D->q, L + 1)) {
       D->tm.recombination += kd_dist_wtime() - t0;
       t0 = kd_dist_wtime();
       KD_TRY(kd_quad_checkpoint_(&D->q, L, &D->tm, tree, D->s, NULL, NULL));
@@ -891,7 +886,7 @@ static kd_err kd_quad_recombine_(kd_quad_drv_ *D) {
                (long long)L);
     }
     /* a stop request is folded into the level's agreement; none at the root (no safe point) */
-    const int ask = D->ck && (tree->cnt + 1) / 2 > 1 && kd_interrupt_pending() != 0;
+    const int ask = (tree->cnt + 1) / 2 > 1 && kd_ckpt_pending(D->in->ckpt);
     KD_TRY(kd_recomb_tree_step(tree, ask, &D->q.interrupted));
   }
   KD_TRY(kd_recomb_tree_finish(tree, &D->rule));
