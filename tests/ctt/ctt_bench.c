@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     sp.exact_tile = tile;
     kd_ctt_study_out st;
     double t0 = kd_dist_wtime();
-    kd_err e = kd_ctt_study_run(MPI_COMM_WORLD, &sp, &st);
+    kd_err e = kd_ctt_study_run(MPI_COMM_WORLD, &sp, NULL, &st);
     if (e != KD_OK) {
       if (rank == 0) fprintf(stderr, "study failed: %s\n", kd_err_message());
       status = 1;

@@ -323,8 +323,8 @@ static void test_study_ranks(MPI_Comm comm, MPI_Comm self) {
   sp.n_g = 2;
   sp.exact = 1;
   kd_ctt_study_out a, b;
-  KD_TEST_OK(kd_ctt_study_run(comm, &sp, &a));
-  KD_TEST_OK(kd_ctt_study_run(self, &sp, &b));
+  KD_TEST_OK(kd_ctt_study_run(comm, &sp, NULL, &a));
+  KD_TEST_OK(kd_ctt_study_run(self, &sp, NULL, &b));
   KD_TEST(a.n_conf == 3 && b.n_conf == 3 && a.g[2] == -1, "three configurations");
   if (a.n_conf == 3 && b.n_conf == 3) {
     KD_TEST(memcmp(a.reject, b.reject, sizeof(int64_t) * 21) == 0 &&

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   sp.n_g = 2;
   kd_ctt_study_out st;
   double t0 = MPI_Wtime();
-  KD_TEST_OK(kd_ctt_study_run(MPI_COMM_WORLD, &sp, &st));
+  KD_TEST_OK(kd_ctt_study_run(MPI_COMM_WORLD, &sp, NULL, &st));
   const double se0 = sqrt(0.05 * 0.95 / (double)sp.T);
   for (int c = 0; c < st.n_conf; c++) {
     if (kd_test_rank() == 0)

@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   sp.exact = 1;
   kd_ctt_study_out st;
   double t0 = MPI_Wtime();
-  KD_TEST_OK(kd_ctt_study_run(MPI_COMM_WORLD, &sp, &st));
+  KD_TEST_OK(kd_ctt_study_run(MPI_COMM_WORLD, &sp, NULL, &st));
   if (st.n_conf == 2) {
     if (kd_test_rank() == 0)
       for (int c = 0; c < 2; c++)

@@ -106,15 +106,13 @@ typedef struct {
   double *p_value, *statistic, *seconds; /* [T * n_conf] */
 } kd_ctt_study_out;
 
-/** Run a study. Collective over comm; errors on any rank are agreed. */
-kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *spec, kd_ctt_study_out *out);
-/** kd_ctt_study_run with checkpointing (docs/checkpoint.md): replicates run in rounds of p; a
- *  checkpoint (finished results in global order under /state) goes to checkpoint(ckpt_ctx, state)
- *  every `every` rounds and on an agreed SIGTERM / SIGUSR1 (then KD_ERR_INTERRUPTED); resume, if
- *  not NULL, holds a checkpoint's state to continue from. Collective. */
-kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
-                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
-                           int64_t every, const kd_result *resume, kd_ctt_study_out *o);
+/** Run a study. Collective over comm; errors on any rank are agreed. Checkpointing
+ *  (docs/checkpoint.md) through ck (NULL = off): replicates run in rounds of p; the safe point
+ *  after round r (all but the last) writes the finished results in global order under /state when
+ *  kd_ckpt_due(ck, r) says so (every `every` rounds, or an agreed SIGTERM / SIGUSR1: then
+ *  KD_ERR_INTERRUPTED); a resume state in ck is continued from. */
+kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *spec, kd_ckpt *ck,
+                        kd_ctt_study_out *out);
 void kd_ctt_study_free(kd_ctt_study_out *out);
 /** Add the study as /study/{g, rejections, rejection_rate, se, mean_seconds, reject, p_value,
  *  statistic, seconds} datasets of r. Local. */

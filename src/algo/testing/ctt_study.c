@@ -4,17 +4,18 @@
  * data. Replicate t runs on rank t mod p; its data seeds are kd_rng_u64(seed, STUDY, 3t) (X) and
  * (.., 3t+1) (Y), its test seed (.., 3t+2), so the table does not depend on the rank count
  * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank).
- * Checkpointing (kd_ctt_study_run_ex, docs/checkpoint.md): the replicates run in rounds of p
- * (replicates done0 + j p + rank, done0 = replicates finished before a --resume); after every
- * `every` rounds, or once an interrupt was agreed over ranks at a round boundary, the finished
- * prefix of replicates is handed to the checkpoint hook as /state/{reject, p_value, statistic,
- * seconds} [done * n_conf] in global order and metric "iteration" = done. */
+ * Checkpointing (the kd_ckpt given to kd_ctt_study_run, docs/checkpoint.md): the replicates run in
+ * rounds of p (replicates done0 + j p + rank, done0 = replicates finished before a --resume); after
+ * every `every` rounds, or once an interrupt was agreed over ranks at a round boundary, the
+ * finished prefix of replicates is written through the kd_ckpt as /state/{reject, p_value,
+ * statistic, seconds} [done * n_conf] in global order and metric "iteration" = done. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/testing/ctt_impl.h"
 #include "dist/dist_impl.h"
+#include "kdistill/kd_ckpt.h"
 
 #define KD_CTT_STREAM_STUDY 0x4354570000000000ULL
 
@@ -47,13 +48,10 @@ void kd_ctt_study_free(kd_ctt_study_out *o) {
 }
 
 /* The checkpoint state: rows [0, done) = the resumed prefix (replicated) then rows [done0, done)
- * summed over ranks. Collective. */
+ * summed over ranks, written through ck. Collective. */
 static kd_err kd_study_ckpt_(MPI_Comm comm, const kd_ctt_study_out *o, int64_t done0, int64_t done,
-                             int interrupted, double seconds,
-                             kd_err (*checkpoint)(void *ctx, const kd_result *state),
-                             void *ckpt_ctx) {
+                             double seconds, kd_ckpt *ck) {
   kd_err err = KD_OK;
-  kd_result st = KD_RESULT_INIT;
   const int64_t nc = o->n_conf, n = done * nc, n0 = done0 * nc;
   int64_t *rj = NULL;
   double *pv = NULL, *sta = NULL, *sec = NULL;
@@ -72,16 +70,12 @@ static kd_err kd_study_ckpt_(MPI_Comm comm, const kd_ctt_study_out *o, int64_t d
     KD_TRY(kd_dist_sum(comm, sec + n0, (int)(n - n0)));
   }
   const int64_t dims[1] = {n};
-  KD_TRY(kd_result_add_i64(&st, "/state/reject", 1, dims, rj));
-  KD_TRY(kd_result_add_f64(&st, "/state/p_value", 1, dims, pv));
-  KD_TRY(kd_result_add_f64(&st, "/state/statistic", 1, dims, sta));
-  KD_TRY(kd_result_add_f64(&st, "/state/seconds", 1, dims, sec));
-  KD_TRY(kd_result_set_metric(&st, "iteration", (double)done));
-  KD_TRY(kd_result_set_metric(&st, "interrupted", interrupted ? 1.0 : 0.0));
-  st.seconds = seconds;
-  KD_TRY(checkpoint(ckpt_ctx, &st));
+  kd_ckpt_put_i64(ck, "/state/reject", 1, dims, rj);
+  kd_ckpt_put_f64(ck, "/state/p_value", 1, dims, pv);
+  kd_ckpt_put_f64(ck, "/state/statistic", 1, dims, sta);
+  kd_ckpt_put_f64(ck, "/state/seconds", 1, dims, sec);
+  KD_TRY(kd_ckpt_commit(ck, done, seconds, 0));
 cleanup:
-  kd_result_free(&st);
   free(rj);
   free(pv);
   free(sta);
@@ -89,30 +83,29 @@ cleanup:
   return err;
 }
 
-/* Restore the finished prefix from a resume state; *done0 = its length. Local (replicated). */
-static kd_err kd_study_restore_(const kd_result *resume, kd_ctt_study_out *o, int64_t *done0) {
+/* Restore the finished prefix from the resume state; *done0 = its length. Local (replicated). */
+static kd_err kd_study_restore_(const kd_ckpt *ck, kd_ctt_study_out *o, int64_t *done0) {
   kd_err err = KD_OK;
   const int64_t nc = o->n_conf;
-  const kd_result_dataset *dr = kd_result_find(resume, "/state/reject");
-  const kd_result_dataset *dp = kd_result_find(resume, "/state/p_value");
-  const kd_result_dataset *ds = kd_result_find(resume, "/state/statistic");
-  const kd_result_dataset *dt = kd_result_find(resume, "/state/seconds");
-  KD_CHECK(dr && dp && ds && dt && dr->is_int && !dp->is_int && !ds->is_int && !dt->is_int &&
-               dr->rank == 1 && dr->dims[0] % nc == 0 && dp->dims[0] == dr->dims[0] &&
-               ds->dims[0] == dr->dims[0] && dt->dims[0] == dr->dims[0] && dr->dims[0] / nc <= o->T,
-           KD_ERR_FILE, "checkpoint: /state of the study is missing or has the wrong shape");
-  const int64_t n = dr->dims[0];
-  memcpy(o->reject, dr->i64, (size_t)n * sizeof *o->reject);
-  memcpy(o->p_value, dp->f64, (size_t)n * sizeof *o->p_value);
-  memcpy(o->statistic, ds->f64, (size_t)n * sizeof *o->statistic);
-  memcpy(o->seconds, dt->f64, (size_t)n * sizeof *o->seconds);
+  const int64_t *rj;
+  const double *pv, *sta, *sec;
+  int64_t dims[1] = {-1};
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/reject", 1, dims, &rj));
+  KD_CHECK(dims[0] % nc == 0 && dims[0] / nc <= o->T, KD_ERR_FILE,
+           "checkpoint: /state/reject has %lld entries, not a multiple of %lld configurations "
+           "up to %lld replicates",
+           (long long)dims[0], (long long)nc, (long long)o->T);
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/p_value", 1, dims, &pv));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/statistic", 1, dims, &sta));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/seconds", 1, dims, &sec));
+  const int64_t n = dims[0];
+  memcpy(o->reject, rj, (size_t)n * sizeof *o->reject);
+  memcpy(o->p_value, pv, (size_t)n * sizeof *o->p_value);
+  memcpy(o->statistic, sta, (size_t)n * sizeof *o->statistic);
+  memcpy(o->seconds, sec, (size_t)n * sizeof *o->seconds);
   *done0 = n / nc;
 cleanup:
   return err;
-}
-
-kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ctt_study_out *o) {
-  return kd_ctt_study_run_ex(comm, sp, NULL, NULL, 0, NULL, o);
 }
 
 /* The study's state between its phases: spec, results, the per-configuration parameters, the
@@ -124,10 +117,7 @@ typedef struct {
   kd_ctt_study_out *o;
   kd_ctt_params pc, pe; /* ctt (g set per configuration) and ctt_exact */
   kd_kernel *k;
-  kd_err (*checkpoint)(void *ctx, const kd_result *state);
-  void *ckpt_ctx;
-  int64_t every;
-  const kd_result *resume;
+  kd_ckpt *ck;           /* NULL: no checkpointing */
   int64_t done0, rounds; /* replicates finished before a resume, rounds run here */
   double t_start;
 } kd_study_drv_;
@@ -168,7 +158,7 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   if (sp->exact_tile > 0) S->pe.tile = sp->exact_tile;
   KD_TRY(kd_kernel_create(sp->kp, sp->mx->d, &S->k));
   KD_TRY(kd_dist_split(S->comm, S->rank, &S->self));
-  if (S->resume) KD_TRY(kd_study_restore_(S->resume, o, &S->done0));
+  if (kd_ckpt_resume(S->ck)) KD_TRY(kd_study_restore_(S->ck, o, &S->done0));
 cleanup:
   return err;
 }
@@ -220,14 +210,15 @@ cleanup:
  * (then KD_ERR_INTERRUPTED). Collective. */
 static kd_err kd_study_safe_point_(kd_study_drv_ *S, int64_t done) {
   kd_err err = KD_OK;
-  int64_t intr = kd_interrupt_pending() ? 1 : 0;
-  KD_TRY(kd_dist_sum_i64(S->comm, &intr, 1));
-  if (intr || (S->every > 0 && S->rounds % S->every == 0)) {
+  int due = 0;
+  KD_TRY(kd_ckpt_due(S->ck, S->rounds, &due));
+  if (due) {
     double el = kd_dist_wtime() - S->t_start;
     KD_TRY(kd_dist_max(S->comm, &el, 1));
-    KD_TRY(kd_study_ckpt_(S->comm, S->o, S->done0, done, intr != 0,
-                          el + (S->resume ? S->resume->seconds : 0.0), S->checkpoint, S->ckpt_ctx));
-    KD_CHECK(!intr, KD_ERR_INTERRUPTED, "study interrupted after %lld replicates", (long long)done);
+    KD_TRY(
+        kd_study_ckpt_(S->comm, S->o, S->done0, done, el + kd_ckpt_resume_seconds(S->ck), S->ck));
+    KD_CHECK(!kd_ckpt_interrupted(S->ck), KD_ERR_INTERRUPTED,
+             "study interrupted after %lld replicates", (long long)done);
   }
 cleanup:
   return err;
@@ -247,7 +238,7 @@ static kd_err kd_study_rounds_(kd_study_drv_ *S) {
     KD_TRY(kd_dist_agreed(S->comm, t < T ? kd_study_replicate_(S, t) : KD_OK));
     S->rounds++;
     kd_log_progress("ctt_study", done, NAN, done, base + p >= T);
-    if (S->checkpoint && base + p < T) KD_TRY(kd_study_safe_point_(S, base + p));
+    if (kd_ckpt_on(S->ck) && base + p < T) KD_TRY(kd_study_safe_point_(S, base + p));
   }
 cleanup:
   return err;
@@ -283,9 +274,8 @@ cleanup:
   return err;
 }
 
-kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
-                           kd_err (*checkpoint)(void *ctx, const kd_result *state), void *ckpt_ctx,
-                           int64_t every, const kd_result *resume, kd_ctt_study_out *o) {
+kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *sp, kd_ckpt *ck,
+                        kd_ctt_study_out *o) {
   kd_err err = KD_OK;
   kd_study_drv_ S;
   memset(&S, 0, sizeof S);
@@ -296,10 +286,7 @@ kd_err kd_ctt_study_run_ex(MPI_Comm comm, const kd_ctt_study_spec *sp,
   S.p = kd_dist_size(comm);
   S.sp = sp;
   S.o = o;
-  S.checkpoint = checkpoint;
-  S.ckpt_ctx = ckpt_ctx;
-  S.every = every;
-  S.resume = resume;
+  S.ck = ck;
   KD_TRY(kd_study_setup_(&S));
   KD_TRY(kd_study_rounds_(&S));
   KD_TRY(kd_study_finish_(&S));

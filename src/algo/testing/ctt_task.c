@@ -16,6 +16,7 @@
 #include "algo/testing/ctt_impl.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "kdistill/kd_ckpt.h"
 #include "task/task_impl.h"
 
 /* ------------------------------------------------------------------ shared */
@@ -316,6 +317,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   kd_err err = KD_OK;
   kd_study_state *s = state;
   kd_ctt_study_out st;
+  kd_ckpt *ck = NULL;
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   const int own_session = ss && ss->cfg == ctx->cfg;
   const kd_result *resume = own_session ? ss->resume : NULL;
@@ -333,8 +335,8 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   if (resume)
     kd_log_info("ctt_study: resuming from %s (%lld replicates finished)", ss->resume_path,
                 (long long)ss->resume_iteration);
-  err =
-      kd_ctt_study_run_ex(ctx->comm, &s->sp, kd_study_ckpt_hook_, &cc, s->ckpt_every, resume, &st);
+  KD_TRY(kd_ckpt_create(ctx->comm, s->ckpt_every, kd_study_ckpt_hook_, &cc, resume, &ck));
+  err = kd_ctt_study_run(ctx->comm, &s->sp, ck, &st);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
     kd_err_clear();
@@ -356,6 +358,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                 st.mean_seconds[c]);
   KD_TRY(kd_study_write_csv_(ctx, s, &st));
 cleanup:
+  kd_ckpt_destroy(&ck);
   kd_ctt_study_free(&st);
   return err;
 }
