@@ -11,13 +11,15 @@
  *  (b) the state saved at p ranks resumed at 1 rank (MPI_COMM_SELF) gives the 1-rank result
  *      (bitwise where the row says its continuation is rank-count independent);
  *  (c) damaged states are refused on every rank alike with one message: each /state dataset
- *      removed (the message names it) and each one with a wrong leading extent; the state written
+ *      removed (the message names it) and each one with a wrong leading extent, plus the row's own
+ *      semantic damages (e.g. a tree level out of range, another sample size); the state written
  *      to a checkpoint file and read back with another configuration is refused by its config
  *      hash (KD_ERR_CONFIG naming the key), and read back with the same one resumes bitwise;
  *  (d) an interrupt raised on the last rank only, after safe point k, stops every rank with
  *      KD_ERR_INTERRUPTED at the next safe point (the same on every rank, its state marked
  *      interrupted), and resuming from that state gives the uninterrupted result; raised after
- *      the last safe point it is ignored (the run ends normally). */
+ *      the last safe point it is ignored (the run ends normally); a flag pending before the run
+ *      (checkpoint_every = 0) stops every rank at the first safe point. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,15 @@
 #define MAXST 64
 
 /* ---------------- the table ---------------- */
+/* A row's own semantic damage: dataset `path` of its last state changed by fn must be refused
+ * with `code` and a message containing `want` (the generic checks only remove or shorten). */
+typedef struct {
+  const char *path;
+  void (*fn)(kd_result_dataset *);
+  kd_err code;
+  const char *want;
+} damage_t;
+
 typedef struct row row_t;
 struct row {
   const char *name; /* shown in messages */
@@ -40,6 +51,7 @@ struct row {
   const char *const *kv;
   int cross_bitwise; /* 1: resumed at another rank count equals that rank count's run bitwise */
   kd_err (*run)(const row_t *r, MPI_Comm comm, kd_ckpt *ck, kd_result *out);
+  const damage_t *damage; /* NULL-path terminated, or NULL */
 };
 
 /* the quadrature rows: periodic Sobolev kernel on the torus, closed-form target */
@@ -104,10 +116,23 @@ cleanup:
 static const char *const kv_nystrom[] = {"n=12", "sample_size=1024", "leaves=8", NULL};
 static const char *const kv_mercer[] = {"n=10", "sample_size=1024", "leaves=8", NULL};
 
+static void level_7(kd_result_dataset *x) { x->i64[0] = 7; }
+static void other_n(kd_result_dataset *x) { x->i64[1] = 4000; }
+static void count_up(kd_result_dataset *x) { x->i64[0] += 1; }
+static void row_out(kd_result_dataset *x) { x->i64[0] = 1024; }
+static const damage_t quad_damage[] = {
+    {"/state/level", level_7, KD_ERR_INPUT, "level 7 outside the safe points"},
+    {"/state/plan", other_n, KD_ERR_INPUT, "sample size N = 4000, the configuration gives 1024"},
+    {"/state/node_points", count_up, KD_ERR_INPUT, "tree nodes hold"},
+    {"/state/gid", row_out, KD_ERR_INPUT, "sample row 1024 (of N = 1024)"},
+    {NULL, NULL, KD_OK, NULL}};
+
 static const row_t rows[] = {
-    {"recombination tree (Nystrom)", "quad", "nystrom_recombination", kv_nystrom, 1, run_quad},
-    {"recombination tree (Mercer)", "quad", "mercer_recombination", kv_mercer, 1, run_quad},
-    {"CTT study", "ctt_study", NULL, NULL, 1, run_ctt_study},
+    {"recombination tree (Nystrom)", "quad", "nystrom_recombination", kv_nystrom, 1, run_quad,
+     quad_damage},
+    {"recombination tree (Mercer)", "quad", "mercer_recombination", kv_mercer, 1, run_quad,
+     quad_damage},
+    {"CTT study", "ctt_study", NULL, NULL, 1, run_ctt_study, NULL},
 };
 #define NROWS ((int)(sizeof rows / sizeof *rows))
 
@@ -230,8 +255,10 @@ static int agreed(kd_err e) {
   return lo == hi;
 }
 
-/* a copy of s with dataset `path` removed (shrink 0) or its leading extent one smaller */
-static void damaged(const kd_result *s, const char *path, int shrink, kd_result *d) {
+/* a copy of s with dataset `path` removed (shrink 0), its leading extent one smaller (shrink 1) or
+ * changed by fn (fn != NULL) */
+static void damaged(const kd_result *s, const char *path, int shrink,
+                    void (*fn)(kd_result_dataset *), kd_result *d) {
   memset(d, 0, sizeof *d);
   d->seconds = s->seconds;
   d->kernel_evals = s->kernel_evals;
@@ -240,7 +267,8 @@ static void damaged(const kd_result *s, const char *path, int shrink, kd_result 
   for (int i = 0; i < s->n_datasets; i++) {
     const kd_result_dataset *x = &s->datasets[i];
     int64_t dims[2] = {x->dims[0], x->dims[1]};
-    if (!strcmp(x->path, path)) {
+    const int hit = !strcmp(x->path, path);
+    if (hit && !fn) {
       if (!shrink) continue;
       dims[0] -= 1;
     }
@@ -248,6 +276,7 @@ static void damaged(const kd_result *s, const char *path, int shrink, kd_result 
       kd_result_add_i64(d, x->path, x->rank, dims, x->i64);
     else
       kd_result_add_f64(d, x->path, x->rank, dims, x->f64);
+    if (hit && fn) fn(&d->datasets[d->n_datasets - 1]);
   }
 }
 
@@ -286,12 +315,12 @@ static void check_other_rank_count(const row_t *r, const cap_t *c) {
 }
 
 /* (c) damaged states: every dataset missing, every dataset one row short */
-static void check_damaged(const row_t *r, const kd_result *s) {
+static void check_damaged(const row_t *r, const kd_result *s, int own) {
   kd_result d = KD_RESULT_INIT, out = KD_RESULT_INIT;
   for (int i = 0; i < s->n_datasets; i++) {
     const kd_result_dataset *x = &s->datasets[i];
     for (int shrink = 0; shrink <= (x->rank > 0 && x->dims[0] > 0); shrink++) {
-      damaged(s, x->path, shrink, &d);
+      damaged(s, x->path, shrink, NULL, &d);
       kd_err e = run_row(r, MPI_COMM_WORLD, NULL, 0, &d, &out);
       const char *m = kd_err_message();
       KD_TEST(e != KD_OK && e != KD_ERR_INTERRUPTED && e != KD_ERR_INTERNAL && agreed(e) &&
@@ -301,6 +330,15 @@ static void check_damaged(const row_t *r, const kd_result *s) {
       kd_err_clear();
       kd_result_free(&d);
     }
+  }
+  for (const damage_t *dm = own ? r->damage : NULL; dm && dm->path; dm++) {
+    damaged(s, dm->path, 0, dm->fn, &d);
+    kd_err e = run_row(r, MPI_COMM_WORLD, NULL, 0, &d, &out);
+    KD_TEST(e == dm->code && agreed(e) && strstr(kd_err_message(), dm->want),
+            "%s: damaged %s refused with %s naming '%s': %s", r->name, dm->path,
+            kd_err_string(dm->code), dm->want, kd_err_message());
+    kd_err_clear();
+    kd_result_free(&d);
   }
   kd_result_free(&out);
 }
@@ -367,6 +405,27 @@ static void check_interrupts(const row_t *r, const kd_result *ref, const cap_t *
   kd_result_free(&out);
 }
 
+/* (d) a flag pending on the last rank before the run, signal-only checkpointing: every rank stops
+ * at the first safe point */
+static void check_pending_at_start(const row_t *r, const cap_t *c) {
+  kd_result out = KD_RESULT_INIT;
+  cap_t ci;
+  memset(&ci, 0, sizeof ci);
+  ci.interrupt_at = -1;
+  if (kd_test_rank() == kd_test_size() - 1) kd_interrupt_set(1);
+  kd_err e = run_row(r, MPI_COMM_WORLD, &ci, 0, NULL, &out);
+  kd_interrupt_set(0);
+  KD_TEST(e == KD_ERR_INTERRUPTED && agreed(e) && ci.n == 1 &&
+              metric(&ci.st[0], "iteration") == metric(&c->st[0], "iteration") &&
+              metric(&ci.st[0], "interrupted") == 1,
+          "%s: a flag pending on the last rank at the start stops every rank at the first safe "
+          "point (%g): %s",
+          r->name, metric(&c->st[0], "iteration"), kd_err_message());
+  kd_err_clear();
+  cap_free(&ci);
+  kd_result_free(&out);
+}
+
 /* Joining the table is the only way to checkpoint: every algorithm of a task that can resume has
  * a row, or is a baseline without a safe point (it runs to the end), or belongs to a pending
  * family; every task that can resume has a row (or is pending). */
@@ -415,8 +474,9 @@ int main(int argc, char **argv) {
     check_every_safe_point(r, &ref, &c);
     if (c.n >= 2) {
       check_other_rank_count(r, &c);
-      check_damaged(r, &c.st[c.n - 1]);
-      check_damaged(r, &c.st[0]);
+      check_damaged(r, &c.st[c.n - 1], 1);
+      check_damaged(r, &c.st[0], 0);
+      check_pending_at_start(r, &c);
       check_config_hash(r, &c.st[c.n - 1], &ref);
       check_interrupts(r, &ref, &c);
     }
