@@ -59,21 +59,21 @@ cleanup:
 }
 
 /* checkpoint / restart of Phi (the only state carried between iterations besides the shared one) */
-static kd_err kd_bpcg_lazy_save_(void *vctx, kd_result *st) {
+static kd_err kd_bpcg_lazy_save_(void *vctx, kd_ckpt *ck) {
   const kd_bpcg_lazy_ctx_ *c = vctx;
   const double v[2] = {c->phi, (double)c->have_phi};
   const int64_t dims[1] = {2};
-  return kd_result_add_f64(st, "/state/algo/phi", 1, dims, v);
+  return kd_ckpt_put_f64(ck, "/state/algo/phi", 1, dims, v);
 }
 
-static kd_err kd_bpcg_lazy_load_(void *vctx, const kd_result *st) {
+static kd_err kd_bpcg_lazy_load_(void *vctx, const kd_ckpt *ck) {
   kd_err err = KD_OK;
   kd_bpcg_lazy_ctx_ *c = vctx;
-  const kd_result_dataset *x = kd_herd_state_find(st, "/state/algo/phi", 0, 1);
-  KD_CHECK(x && x->dims[0] == 2, KD_ERR_INPUT,
-           "checkpoint: /state/algo/phi (bpcg_lazy's Phi) is missing or malformed");
-  c->phi = x->f64[0];
-  c->have_phi = x->f64[1] != 0.0;
+  const double *x;
+  int64_t dims[1] = {2};
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/algo/phi", 1, dims, &x));
+  c->phi = x[0];
+  c->have_phi = x[1] != 0.0;
 cleanup:
   return err;
 }

@@ -347,27 +347,32 @@ cleanup:
 }
 
 /* checkpoint / restart: the cos trace rows and the round counter are all that crosses iterations */
-static kd_err kd_acc_save_(void *vctx, kd_result *st) {
+static kd_err kd_acc_save_(void *vctx, kd_ckpt *ck) {
   kd_err err = KD_OK;
   const kd_accel_ctx_ *x = vctx;
   const int64_t dims[2] = {x->n_cos, 3};
-  KD_TRY(kd_result_add_f64(st, "/state/algo/cos_theta", 2, dims, x->cos_rows));
-  KD_TRY(kd_result_add_i64(st, "/state/algo/rounds", 0, NULL, &x->rounds));
+  KD_TRY(kd_ckpt_put_f64(ck, "/state/algo/cos_theta", 2, dims, x->cos_rows));
+  KD_TRY(kd_ckpt_put_i64(ck, "/state/algo/rounds", 0, NULL, &x->rounds));
 cleanup:
   return err;
 }
 
-static kd_err kd_acc_load_(void *vctx, const kd_result *st) {
+static kd_err kd_acc_load_(void *vctx, const kd_ckpt *ck) {
   kd_err err = KD_OK;
   kd_accel_ctx_ *x = vctx;
-  const kd_result_dataset *c = kd_herd_state_find(st, "/state/algo/cos_theta", 0, 2),
-                          *r = kd_herd_state_find(st, "/state/algo/rounds", 1, 0);
-  KD_CHECK(c && r && c->dims[1] == 3, KD_ERR_INPUT,
-           "checkpoint: /state/algo/cos_theta or /state/algo/rounds is missing or malformed");
+  const double *c;
+  const int64_t *r;
+  int64_t dc[2] = {-1, 3};
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/algo/cos_theta", 2, dc, &c));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/algo/rounds", 0, NULL, &r));
+  /* one cos-theta row per direction round */
+  KD_CHECK(dc[0] == r[0], KD_ERR_FILE,
+           "checkpoint: /state/algo/cos_theta holds %lld rows, /state/algo/rounds counts %lld",
+           (long long)dc[0], (long long)r[0]);
   x->n_cos = 0;
-  for (int64_t i = 0; i < c->dims[0]; i++)
-    KD_TRY(kd_acc_push_cos_(x, (int64_t)c->f64[3 * i], (int)c->f64[3 * i + 1], c->f64[3 * i + 2]));
-  x->rounds = r->i64[0];
+  for (int64_t i = 0; i < dc[0]; i++)
+    KD_TRY(kd_acc_push_cos_(x, (int64_t)c[3 * i], (int)c[3 * i + 1], c[3 * i + 2]));
+  x->rounds = r[0];
 cleanup:
   return err;
 }

@@ -20,6 +20,7 @@
 #define KDISTILL_HERDING_IMPL_H
 
 #include "kdistill/kd_algo.h"
+#include "kdistill/kd_ckpt.h"
 
 /** min 1/2 w^T Q w - c^T w over {w >= 0} (no sum constraint); same active-set solver as
  *  kd_simplex_qp (la/simplex_qp.c). w: in = start (zeros allowed), out = solution. KD_ERR_NUMERIC
@@ -224,24 +225,22 @@ typedef kd_err (*kd_herd_iter_fn)(kd_herd *h, void *ctx, int64_t it, double *gap
  *  Collective over in->comm. */
 kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx);
 
-/** Checkpoint / restart of an algorithm's own state between iterations (its ctx). save adds
- *  datasets under /state/algo/ to state (replicated values; Local); load restores them from a
- *  resumed state (Local; every rank sees the same state, so a failure is the same everywhere). */
+/** Checkpoint / restart of an algorithm's own state between iterations (its ctx). save puts
+ *  datasets under /state/algo/ into the state being written (replicated values; Local); load
+ *  restores them with the typed getters of the resume state (Local; every rank sees the same
+ *  state, so a failure is the same everywhere). */
 typedef struct {
-  kd_err (*save)(void *ctx, kd_result *state);
-  kd_err (*load)(void *ctx, const kd_result *state);
+  kd_err (*save)(void *ctx, kd_ckpt *ck);
+  kd_err (*load)(void *ctx, const kd_ckpt *ck);
 } kd_herd_ctx_io;
-/** kd_herd_drive with checkpointing (in->checkpoint, in->checkpoint_every) and resumption
- *  (in->resume) of the shared state and, through io (optional), of the algorithm's ctx. A due
+/** kd_herd_drive with checkpointing and resumption through in->ckpt (kd_ckpt.h) of the shared
+ *  state and, through io (optional), of the algorithm's ctx. A due
  *  checkpoint is written at the end of an iteration: every checkpoint_every iterations, and once a
  *  signal was agreed (then the run returns KD_ERR_INTERRUPTED "interrupted at iteration N").
  *  State datasets (global order): /state/iteration, atoms, weights, points, z_atoms, gram, grad
  *  (nu - z at every candidate; significant on rank 0 only), counters, scalars. Collective. */
 kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
                         const kd_herd_ctx_io *io);
-/** A state dataset of the given type and rank (NULL if absent or of another kind). Local. */
-const kd_result_dataset *kd_herd_state_find(const kd_result *st, const char *path, int is_int,
-                                            int rank);
 
 /* ---- steps (herding_steps.c); all Collective where they fetch a new atom, else Local ---- */
 /** nu_1 = k(x_1, .) with x_1 = argmax_c z(c) (the LMO at nu = 0; ties: smallest index). */

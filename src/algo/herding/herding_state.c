@@ -104,8 +104,7 @@ void kd_herd_free(kd_herd *h) {
  * iteration) and the reduction is repeated once without the flag to finish the iteration. */
 static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, double *val,
                               kd_gidx *g) {
-  const int ask =
-      lerr == KD_OK && !h->interrupted && h->in->checkpoint && kd_interrupt_pending() != 0;
+  const int ask = lerr == KD_OK && !h->interrupted && kd_ckpt_pending(h->in->ckpt);
   kd_err err = kd_dist_argmin(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, val, g);
   if (err == KD_ERR_INTERRUPTED && !h->interrupted) {
     h->interrupted = 1;
@@ -517,18 +516,11 @@ cleanup:
 
 /* ---------------- checkpoint / restart ---------------- */
 
-const kd_result_dataset *kd_herd_state_find(const kd_result *st, const char *path, int is_int,
-                                            int rank) {
-  const kd_result_dataset *x = kd_result_find(st, path);
-  if (!x || x->is_int != is_int || x->rank != rank) return NULL;
-  return x;
-}
-
-/* Build the state of the end of iteration `it` and hand it to in->checkpoint. Collective. */
+/* Write the state of the end of iteration `it` through in->ckpt. Collective. */
 static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const kd_result *out,
                                   const kd_herd_ctx_io *io, void *ctx) {
   kd_err err = KD_OK, lerr = KD_OK;
-  kd_result st = KD_RESULT_INIT;
+  kd_ckpt *ck = h->in->ckpt;
   double *grad = NULL, *tmp = NULL;
   const int root = kd_dist_rank(h->in->comm) == 0;
   const int n = h->n, d = h->d;
@@ -543,12 +535,8 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
                                      "checkpoint: cannot allocate %lld values", (long long)h->m)));
   KD_TRY(kd_dist_gatherv(h->in->comm, h->g, h->nl, grad, 0));
   {
-    /* local from here on: agreed before the hook */
-    st.kernel_evals = ev + (h->in->resume ? h->in->resume->kernel_evals : 0);
-    st.seconds = kd_dist_wtime() - h->t0;
-    for (int64_t r = 0; r < out->n_trace && lerr == KD_OK; r++)
-      lerr = kd_result_trace_push(&st, out->trace_iter[r], out->trace_atoms[r], out->trace_mmd[r],
-                                  out->trace_seconds[r]);
+    /* local from here on: kd_ckpt_commit agrees the puts */
+    lerr = kd_ckpt_put_trace(ck, out);
     int64_t dn[2] = {n, d}, dg[1] = {root ? h->m : 0}, dk[2] = {n, n}, dc[1] = {6}, ds[1] = {2};
     int64_t counters[6] = {h->lmo_calls,    h->n_fw_steps,   h->n_pair_steps,
                            h->n_away_steps, h->n_drop_steps, h->qp_warned};
@@ -562,71 +550,73 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
         atoms[i] = h->idx[i];
         memcpy(tmp + (size_t)i * n, h->K + (size_t)i * h->cap, sizeof(double) * n);
       }
-      lerr = kd_result_add_i64(&st, "/state/iteration", 0, NULL, &it);
+      kd_ckpt_put_i64(ck, "/state/iteration", 0, NULL, &it);
+      kd_ckpt_put_i64(ck, "/state/atoms", 1, dn, atoms);
+      kd_ckpt_put_f64(ck, "/state/weights", 1, dn, h->w);
+      kd_ckpt_put_f64(ck, "/state/points", 2, dn, h->x);
+      kd_ckpt_put_f64(ck, "/state/z_atoms", 1, dn, h->zs);
+      kd_ckpt_put_f64(ck, "/state/gram", 2, dk, tmp);
+      kd_ckpt_put_f64(ck, "/state/grad", 1, dg, grad);
+      kd_ckpt_put_i64(ck, "/state/counters", 1, dc, counters);
+      lerr = kd_ckpt_put_f64(ck, "/state/scalars", 1, ds, scalars);
     }
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/atoms", 1, dn, atoms);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/weights", 1, dn, h->w);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/points", 2, dn, h->x);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/z_atoms", 1, dn, h->zs);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/gram", 2, dk, tmp);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/grad", 1, dg, grad);
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/counters", 1, dc, counters);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/scalars", 1, ds, scalars);
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "iteration", (double)it);
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "interrupted", h->interrupted ? 1.0 : 0.0);
-    if (lerr == KD_OK && io && io->save) lerr = io->save(ctx, &st);
+    if (lerr == KD_OK && io && io->save) lerr = io->save(ctx, ck);
     free(atoms);
   }
   KD_TRY(kd_dist_agreed(h->in->comm, lerr));
-  KD_TRY(h->in->checkpoint(h->in->checkpoint_ctx, &st));
+  kd_ckpt_set_interrupted(ck, h->interrupted);
+  KD_TRY(kd_ckpt_commit(ck, it, kd_dist_wtime() - h->t0, ev + kd_ckpt_resume_evals(ck)));
 cleanup:
   free(grad);
   free(tmp);
-  kd_result_free(&st);
   return err;
 }
 
 /* Restore the state of a checkpoint (after kd_herd_init). Every rank holds the same replicated
  * state, so the checks below fail identically everywhere (only the growth is agreed).
  * Collective. */
-static kd_err kd_herd_restore_(kd_herd *h, const kd_result *rs, int64_t *it, double *last_gap,
+static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t *it, double *last_gap,
                                kd_result *out) {
   kd_err err = KD_OK;
-  const kd_result_dataset *di = kd_herd_state_find(rs, "/state/iteration", 1, 0),
-                          *da = kd_herd_state_find(rs, "/state/atoms", 1, 1),
-                          *dw = kd_herd_state_find(rs, "/state/weights", 0, 1),
-                          *dx = kd_herd_state_find(rs, "/state/points", 0, 2),
-                          *dz = kd_herd_state_find(rs, "/state/z_atoms", 0, 1),
-                          *dk = kd_herd_state_find(rs, "/state/gram", 0, 2),
-                          *dg = kd_herd_state_find(rs, "/state/grad", 0, 1),
-                          *dc = kd_herd_state_find(rs, "/state/counters", 1, 1),
-                          *ds = kd_herd_state_find(rs, "/state/scalars", 0, 1);
-  KD_CHECK(di && da && dw && dx && dz && dk && dg && dc && ds, KD_ERR_INPUT,
-           "checkpoint: the herding state is incomplete (a /state dataset is missing)");
-  const int64_t n = da->dims[0];
-  KD_CHECK(n >= 1 && n <= 100000000 && dw->dims[0] == n && dx->dims[0] == n &&
-               dx->dims[1] == h->d && dz->dims[0] == n && dk->dims[0] == n && dk->dims[1] == n &&
-               dc->dims[0] >= 6 && ds->dims[0] >= 2,
-           KD_ERR_INPUT, "checkpoint: malformed herding state (%lld atoms, d = %d)", (long long)n,
-           h->d);
-  KD_CHECK(dg->dims[0] == h->m, KD_ERR_INPUT,
+  const kd_result *rs = kd_ckpt_resume(ck);
+  const int64_t *iter, *atoms, *counters;
+  const double *w, *x, *zs, *gram, *grad, *scalars;
+  int64_t dn[1] = {-1}, dx[2] = {-1, h->d}, dk[2] = {-1, -1}, dg[1] = {-1}, dc[1] = {-1},
+          ds[1] = {-1};
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/iteration", 0, NULL, &iter));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/atoms", 1, dn, &atoms));
+  const int64_t n = dn[0];
+  KD_CHECK(n >= 1 && n <= 100000000, KD_ERR_FILE, "checkpoint: /state/atoms holds %lld atoms",
+           (long long)n);
+  dx[0] = dk[0] = dk[1] = n;
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/weights", 1, dn, &w));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/points", 2, dx, &x));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/z_atoms", 1, dn, &zs));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/gram", 2, dk, &gram));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/grad", 1, dg, &grad));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/counters", 1, dc, &counters));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/scalars", 1, ds, &scalars));
+  KD_CHECK(dc[0] >= 6 && ds[0] >= 2, KD_ERR_FILE,
+           "checkpoint: /state/counters [%lld] or /state/scalars [%lld] too short (6 and 2)",
+           (long long)dc[0], (long long)ds[0]);
+  KD_CHECK(dg[0] == h->m, KD_ERR_INPUT,
            "checkpoint: written for %lld candidates, the configuration gives %lld",
-           (long long)dg->dims[0], (long long)h->m);
+           (long long)dg[0], (long long)h->m);
   for (int64_t i = 0; i < n; i++)
-    KD_CHECK(da->i64[i] >= 0 && da->i64[i] < h->m, KD_ERR_INPUT,
+    KD_CHECK(atoms[i] >= 0 && atoms[i] < h->m, KD_ERR_INPUT,
              "checkpoint: atom %lld is candidate %lld, outside [0, %lld)", (long long)i,
-             (long long)da->i64[i], (long long)h->m);
+             (long long)atoms[i], (long long)h->m);
   while (h->cap < n) KD_TRY(kd_herd_grow_(h));
   h->n = (int)n;
   for (int i = 0; i < h->n; i++) {
-    h->idx[i] = da->i64[i];
-    h->w[i] = dw->f64[i];
-    h->zs[i] = dz->f64[i];
+    h->idx[i] = atoms[i];
+    h->w[i] = w[i];
+    h->zs[i] = zs[i];
     h->slot[i] = -1;
-    memcpy(h->K + (size_t)i * h->cap, dk->f64 + (size_t)i * n, sizeof(double) * (size_t)n);
+    memcpy(h->K + (size_t)i * h->cap, gram + (size_t)i * n, sizeof(double) * (size_t)n);
   }
-  memcpy(h->x, dx->f64, sizeof(double) * (size_t)n * h->d);
-  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = dg->f64[h->off + c];
+  memcpy(h->x, x, sizeof(double) * (size_t)n * h->d);
+  for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = grad[h->off + c];
   /* per-rank caches: the atoms' columns (the same block evaluation as during the run) */
   for (int i = 0; i < h->n && h->nl > 0; i++) {
     int s = kd_herd_take_slot_(h);
@@ -634,21 +624,21 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_result *rs, int64_t *it, dou
     KD_TRY(kd_herd_column(h, h->x + (size_t)i * h->d, h->cache + (size_t)s * h->nl));
     h->slot[i] = s;
   }
-  h->lmo_calls = dc->i64[0];
-  h->n_fw_steps = dc->i64[1];
-  h->n_pair_steps = dc->i64[2];
-  h->n_away_steps = dc->i64[3];
-  h->n_drop_steps = dc->i64[4];
-  h->qp_warned = (int)dc->i64[5];
-  h->wmin_seen = ds->f64[0];
-  *last_gap = ds->f64[1];
+  h->lmo_calls = counters[0];
+  h->n_fw_steps = counters[1];
+  h->n_pair_steps = counters[2];
+  h->n_away_steps = counters[3];
+  h->n_drop_steps = counters[4];
+  h->qp_warned = (int)counters[5];
+  h->wmin_seen = scalars[0];
+  *last_gap = scalars[1];
   h->lmin_valid = 0;
   kd_herd_refresh(h);
   h->t0 = kd_dist_wtime() - rs->seconds;
   for (int64_t r = 0; r < rs->n_trace; r++)
     KD_TRY(kd_result_trace_push(out, rs->trace_iter[r], rs->trace_atoms[r], rs->trace_mmd[r],
                                 rs->trace_seconds[r]));
-  *it = di->i64[0];
+  *it = iter[0];
 cleanup:
   return err;
 }
@@ -667,9 +657,9 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
   if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
   h.tol_gap = st.tol_gap;
-  if (in->resume) {
-    KD_TRY(kd_herd_restore_(&h, in->resume, &it, &last_gap, out));
-    if (io && io->load) KD_TRY(io->load(ctx, in->resume));
+  if (kd_ckpt_resume(in->ckpt)) {
+    KD_TRY(kd_herd_restore_(&h, in->ckpt, &it, &last_gap, out));
+    if (io && io->load) KD_TRY(io->load(ctx, in->ckpt));
     kd_log_info("herd: resumed at iteration %lld (%d atoms, mmd %.6e)", (long long)it, h.n, h.mmd);
   } else {
     KD_TRY(kd_herd_start(&h));
@@ -685,8 +675,8 @@ kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn
     KD_TRY(kd_herd_record(&h, &st, it, gap, h.done, out, &stop));
     if (h.done || stop) break;
     /* safe point: the state is that of the end of iteration it on every rank */
-    if (in->checkpoint &&
-        (h.interrupted || (in->checkpoint_every > 0 && it % in->checkpoint_every == 0))) {
+    kd_ckpt_set_interrupted(in->ckpt, h.interrupted); /* agreed in the LMO reduction */
+    if (kd_ckpt_due_agreed(in->ckpt, it)) {
       KD_TRY(kd_herd_checkpoint_(&h, it, last_gap, out, io, ctx));
       KD_CHECK(!h.interrupted, KD_ERR_INTERRUPTED, "interrupted at iteration %lld", (long long)it);
     }

@@ -54,6 +54,32 @@ struct row {
   const damage_t *damage; /* NULL-path terminated, or NULL */
 };
 
+/* the herding rows: Gaussian kernel, N(0, I_2) target in closed form, 200 candidates from it */
+static kd_err run_herd(const row_t *r, MPI_Comm comm, kd_ckpt *ck, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_kernel *k = NULL;
+  kd_target *t = NULL;
+  kd_pointset *cand = NULL;
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  double mean[2] = {0, 0}, sd[2] = {1, 1};
+  kd_measure mu = {0};
+  kd_algo_kv_opts opt = {0};
+  mu.type = KD_MEASURE_GAUSSIAN;
+  mu.d = 2;
+  mu.mean = mean;
+  mu.sd = sd;
+  KD_TRY(kd_kernel_create(&kp, 2, &k));
+  KD_TRY(kd_pointset_generate(comm, &mu, 200, 7, &cand));
+  KD_TRY(kd_target_create_closed(comm, k, &mu, &t));
+  opt.ckpt = ck;
+  KD_TRY(kd_algo_run_kv(comm, r->task, r->algo, r->kv, k, cand, t, 1, &opt, out));
+cleanup:
+  kd_target_destroy(&t);
+  kd_pointset_destroy(&cand);
+  kd_kernel_destroy(&k);
+  return err;
+}
+
 /* the quadrature rows: periodic Sobolev kernel on the torus, closed-form target */
 static kd_err run_quad(const row_t *r, MPI_Comm comm, kd_ckpt *ck, kd_result *out) {
   kd_err err = KD_OK;
@@ -113,6 +139,7 @@ cleanup:
   return err;
 }
 
+static const char *const kv_herd[] = {"max_iter=12", NULL};
 static const char *const kv_nystrom[] = {"n=12", "sample_size=1024", "leaves=8", NULL};
 static const char *const kv_mercer[] = {"n=10", "sample_size=1024", "leaves=8", NULL};
 
@@ -127,7 +154,20 @@ static const damage_t quad_damage[] = {
     {"/state/gid", row_out, KD_ERR_INPUT, "sample row 1024 (of N = 1024)"},
     {NULL, NULL, KD_OK, NULL}};
 
+#define HERD_ROW(a) \
+  { "herding " a, "herd", a, kv_herd, 0, run_herd, NULL }
 static const row_t rows[] = {
+    HERD_ROW("fw_eq"),
+    HERD_ROW("fw_linesearch"),
+    HERD_ROW("fcfw"),
+    HERD_ROW("afw"),
+    HERD_ROW("pfw"),
+    HERD_ROW("bpcg"),
+    HERD_ROW("bpcg_lazy"),
+    HERD_ROW("pmp"),
+    HERD_ROW("gcos"),
+    HERD_ROW("fc_pmp"),
+    HERD_ROW("fc_gcos"),
     {"recombination tree (Nystrom)", "quad", "nystrom_recombination", kv_nystrom, 1, run_quad,
      quad_damage},
     {"recombination tree (Mercer)", "quad", "mercer_recombination", kv_mercer, 1, run_quad,
@@ -139,7 +179,7 @@ static const row_t rows[] = {
 /* Tasks that resume but whose families still checkpoint through the old kd_algo_in fields
  * (checkpoint / checkpoint_ctx / checkpoint_every / resume): they join the table when migrated to
  * kd_ckpt, and leave this list in the same commit. */
-static const char *const pending_tasks[] = {"herd", "thin", NULL};
+static const char *const pending_tasks[] = {"thin", NULL};
 
 /* ---------------- capturing sink ---------------- */
 typedef struct {
@@ -247,6 +287,14 @@ static int same_result(const kd_result *a, const kd_result *b, int metrics) {
   return 1;
 }
 
+/* the same rule to round-off (another rank count where the continuation is not bitwise) */
+static int close_result(const kd_result *a, const kd_result *b) {
+  if (a->n != b->n || a->d != b->d) return 0;
+  for (kd_gidx i = 0; i < a->n; i++)
+    if (a->indices[i] != b->indices[i] || fabs(a->weights[i] - b->weights[i]) > 1e-12) return 0;
+  return fabs(a->mmd - b->mmd) <= 1e-12 * (1 + fabs(a->mmd)) || (isnan(a->mmd) && isnan(b->mmd));
+}
+
 /* the same error code on every rank */
 static int agreed(kd_err e) {
   int lo = (int)e, hi = (int)e;
@@ -306,9 +354,10 @@ static void check_other_rank_count(const row_t *r, const cap_t *c) {
   KD_TEST_OK(run_row(r, MPI_COMM_SELF, NULL, 0, NULL, &ref1));
   for (int i = 0; i < c->n; i++) {
     KD_TEST_OK(run_row(r, MPI_COMM_SELF, NULL, 0, &c->st[i], &out));
-    KD_TEST(!r->cross_bitwise || same_result(&ref1, &out, 0),
-            "%s: saved at %d ranks (iteration %g), resumed at 1: the 1-rank result bitwise",
-            r->name, kd_test_size(), metric(&c->st[i], "iteration"));
+    KD_TEST(r->cross_bitwise ? same_result(&ref1, &out, 0) : close_result(&ref1, &out),
+            "%s: saved at %d ranks (iteration %g), resumed at 1: the 1-rank result %s", r->name,
+            kd_test_size(), metric(&c->st[i], "iteration"),
+            r->cross_bitwise ? "bitwise" : "to 1e-12");
   }
   kd_result_free(&ref1);
   kd_result_free(&out);
@@ -371,7 +420,15 @@ static void check_config_hash(const row_t *r, const kd_result *s, const kd_resul
   kd_result_free(&out);
 }
 
-/* (d) an interrupt on the last rank after safe point k stops every rank at safe point k + 1 */
+static int safe_point(const cap_t *c, double it) {
+  for (int i = 0; i < c->n; i++)
+    if (metric(&c->st[i], "iteration") == it) return 1;
+  return 0;
+}
+
+/* (d) an interrupt on the last rank after safe point k stops every rank at the next safe point
+ * (an algorithm whose steps do no reduction, e.g. bpcg_lazy's lazy steps, at a later one: the
+ * flag travels with its next reduction) */
 static void check_interrupts(const row_t *r, const kd_result *ref, const cap_t *c) {
   kd_result out = KD_RESULT_INIT;
   for (int i = 0; i < c->n; i++) {
@@ -389,10 +446,11 @@ static void check_interrupts(const row_t *r, const kd_result *ref, const cap_t *
       double lo = s ? metric(s, "iteration") : -1, hi = lo;
       MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
       MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      KD_TEST(e == KD_ERR_INTERRUPTED && agreed(e) && s && lo == hi &&
-                  lo == metric(&c->st[i + 1], "iteration") && metric(s, "interrupted") == 1,
-              "%s: interrupt on the last rank after %lld: every rank stops at %g: %s", r->name,
-              (long long)k, metric(&c->st[i + 1], "iteration"), kd_err_message());
+      KD_TEST(e == KD_ERR_INTERRUPTED && agreed(e) && s && lo == hi && safe_point(c, lo) &&
+                  lo >= metric(&c->st[i + 1], "iteration") && metric(s, "interrupted") == 1,
+              "%s: interrupt on the last rank after %lld: every rank stops at the same safe "
+              "point from %g on (%g): %s",
+              r->name, (long long)k, metric(&c->st[i + 1], "iteration"), lo, kd_err_message());
       kd_err_clear();
       if (s) {
         KD_TEST_OK(run_row(r, MPI_COMM_WORLD, NULL, 0, s, &out));
@@ -416,11 +474,11 @@ static void check_pending_at_start(const row_t *r, const cap_t *c) {
   kd_err e = run_row(r, MPI_COMM_WORLD, &ci, 0, NULL, &out);
   kd_interrupt_set(0);
   KD_TEST(e == KD_ERR_INTERRUPTED && agreed(e) && ci.n == 1 &&
-              metric(&ci.st[0], "iteration") == metric(&c->st[0], "iteration") &&
+              safe_point(c, metric(&ci.st[0], "iteration")) &&
               metric(&ci.st[0], "interrupted") == 1,
-          "%s: a flag pending on the last rank at the start stops every rank at the first safe "
-          "point (%g): %s",
-          r->name, metric(&c->st[0], "iteration"), kd_err_message());
+          "%s: a flag pending on the last rank at the start stops every rank at a safe point "
+          "(%g): %s",
+          r->name, ci.n ? metric(&ci.st[0], "iteration") : -1, kd_err_message());
   kd_err_clear();
   cap_free(&ci);
   kd_result_free(&out);
