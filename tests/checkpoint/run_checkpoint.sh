@@ -1,8 +1,10 @@
 #!/bin/bash
 # run_checkpoint.sh - checkpoint / restart of herding with the real binary (docs/checkpoint.md):
-#  (a) periodic checkpoints (run.checkpoint_keep) of several algorithms resumed at 2 ranks equal the
-#      uninterrupted 2-rank output bitwise (/coreset/*, /metrics/trace except seconds, lmo_calls);
-#      bpcg_lazy also resumed at 1 and 4 ranks (<= 1e-12);
+# what the checkpoint conformance table (tests/conformance/checkpoint/: all 11 algorithms, every
+# safe point, another rank count, damaged states, interrupts on one rank) cannot express.
+#  (a) the CLI path: a periodic checkpoint (run.checkpoint_keep) of bpcg_lazy resumed at 2 ranks
+#      equals the uninterrupted 2-rank output bitwise (/coreset/*, /metrics/trace except seconds,
+#      lmo_calls), and the trace's seconds before the checkpoint come from the file;
 #      a signal (SIGTERM to the process) mid-run: exit 3, one line naming the checkpoint,
 #      reason "signal"; resumed at 1 rank bitwise and at 2 ranks to 1e-12 against the
 #      uninterrupted run; the checkpoint is removed after the final output;
@@ -15,8 +17,8 @@ cp "$KD_SRC/herd.yaml" .
 DSETS="-d /coreset/points -d /coreset/weights -d /coreset/indices -d /metrics/trace/iteration
  -d /metrics/trace/n_atoms -d /metrics/trace/mmd -a /metrics/lmo_calls -a /metrics/iterations"
 
-# (a) periodic checkpoints, resumed at 2 ranks (and bpcg_lazy at 1 and 4)
-for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_gcos; do
+# (a) the CLI path of a periodic checkpoint, resumed at 2 ranks
+for algo in bpcg_lazy; do
   mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=full_$algo.h5 \
     2>err.txt || bad "$algo: uninterrupted run: $(cat err.txt)"
   mpi 2 run herd.yaml -q --set algorithm.name=$algo --set output.path=p_$algo.h5 \
@@ -25,9 +27,7 @@ for algo in fw_eq fw_linesearch fcfw afw pfw bpcg bpcg_lazy pmp gcos fc_pmp fc_g
   [ -f ck_$algo.h5 ] || { bad "$algo: no checkpoint written"; continue; }
   same full_$algo.h5 p_$algo.h5 0 || bad "$algo: checkpointing changed the output"
   it=$(h5dump -a iteration ck_$algo.h5 | grep '(0)' | awk '{print $2}')
-  nps=2
-  [ $algo = bpcg_lazy ] && nps="1 2 4"
-  for np in $nps; do
+  for np in 2; do
     mpi $np run herd.yaml -q --set algorithm.name=$algo --set output.path=r${np}_$algo.h5 \
       --resume ck_$algo.h5 2>err.txt || { bad "$algo: resume at $np: $(cat err.txt)"; continue; }
     tol=1e-12
