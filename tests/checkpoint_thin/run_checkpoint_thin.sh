@@ -13,7 +13,8 @@
 #      takes most of the run: exit 3, one line naming the checkpoint, reason "signal", a step in
 #      8..17, no output; resumed at 2 and 4 ranks it equals the uninterrupted run bitwise, and
 #      the checkpoint is removed after the output;
-# (test_thin_resume.c resumes every step of four algorithms at 1, 2 and 4 ranks without files.)
+# (the thinning rows of tests/conformance/checkpoint/ resume every step of five algorithms at the
+# run's rank count and at 1 rank without files.)
 #  (c) --resume with --set algorithm.g=3: exit 1 naming algorithm.g, no output;
 #  (d) --resume of a kt_compress checkpoint in a kh_compress run: exit 1, no output.
 KD_E2E_NAME=ckpt_thin

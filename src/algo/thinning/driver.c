@@ -795,9 +795,9 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   KD_TRY(kd_thin_setup_(&D, in, plan));
   const kd_thin_tree *tr = &D.tr;
   if (!tr->direct) KD_TRY(kd_thin_place_(&D));
-  if (in->resume) KD_TRY(kd_thin_resume_(&D));
+  if (kd_ckpt_resume(in->ckpt)) KD_TRY(kd_thin_resume_(&D));
   if (D.pl.progress)
-    kd_log_set_total_from(tr->direct ? 0 : tr->K + tr->rounds, in->resume ? D.s0 : 0);
+    kd_log_set_total_from(tr->direct ? 0 : tr->K + tr->rounds, kd_ckpt_resume(in->ckpt) ? D.s0 : 0);
   if (tr->direct)
     KD_TRY(kd_thin_direct_(&D));
   else if (D.s0 > tr->K)

@@ -56,8 +56,8 @@ void kd_thin_progress(const kd_thin_tree *t, int s) {
 kd_err kd_thin_ckpt_agree(const kd_algo_in *in, const kd_thin_tree *t, int s, kd_err lerr,
                           int *write) {
   kd_err err = KD_OK;
-  const int on = in->checkpoint != NULL && kd_thin_tree_safe(t, s);
-  kd_err fold = lerr == KD_OK && on && kd_interrupt_pending() ? KD_ERR_INTERRUPTED : lerr;
+  const int on = kd_ckpt_on(in->ckpt) && kd_thin_tree_safe(t, s);
+  kd_err fold = lerr == KD_OK && on && kd_ckpt_pending(in->ckpt) ? KD_ERR_INTERRUPTED : lerr;
   *write = 0;
   KD_TRY(kd_dist_agree(in->comm, &fold));
   if (fold == KD_ERR_INTERRUPTED) {
@@ -69,8 +69,8 @@ kd_err kd_thin_ckpt_agree(const kd_algo_in *in, const kd_thin_tree *t, int s, kd
     if (fold == KD_OK) *write = 2;
   }
   err = fold;
-  if (err == KD_OK && *write == 0 && on && in->checkpoint_every > 0 &&
-      s % in->checkpoint_every == 0)
+  if (err == KD_OK && *write == 0 && on && kd_ckpt_every(in->ckpt) > 0 &&
+      s % kd_ckpt_every(in->ckpt) == 0)
     *write = 1;
 cleanup:
   return err;
@@ -80,7 +80,7 @@ kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int
                          const double *mine, kd_lidx nrows, const double *cout, double t0) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = in->comm;
-  kd_result st = KD_RESULT_INIT;
+  kd_ckpt *ck = in->ckpt;
   double *all = NULL;
   int64_t *counts = NULL;
   const int root = kd_dist_rank(comm) == 0, w = t->d + 1;
@@ -99,7 +99,7 @@ kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int
                              "checkpoint: cannot allocate %lld rows", (long long)total)));
   KD_TRY(kd_dist_gatherv(comm, mine, (int64_t)nrows * w, all, 0));
   {
-    /* local from here on (the state matters on rank 0 only): agreed before the hook */
+    /* local from here on (the state matters on rank 0 only): kd_ckpt_commit agrees the puts */
     const int64_t tree[6] = {t->n, t->d, t->K, t->hl, t->nb, t->g};
     const int64_t level = s, d6[1] = {6}, dn[1] = {nn}, dr[2] = {root ? total : 0, w};
     const int64_t dc[2] = {root ? t->L0 : 0, t->d};
@@ -107,49 +107,40 @@ kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int
     if (!counts)
       lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "checkpoint: cannot allocate the state");
     for (kd_gidx i = 0; counts && i < nn; i++) counts[i] = cnt;
-    st.kernel_evals = ev + (in->resume ? in->resume->kernel_evals : 0);
-    st.seconds = kd_dist_wtime() - t0 + (in->resume ? in->resume->seconds : 0.0);
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/level", 0, NULL, &level);
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/tree", 1, d6, tree);
-    if (lerr == KD_OK) lerr = kd_result_add_i64(&st, "/state/node_counts", 1, dn, counts);
-    if (lerr == KD_OK) lerr = kd_result_add_f64(&st, "/state/rows", 2, dr, all);
+    if (lerr == KD_OK) {
+      kd_ckpt_put_i64(ck, "/state/level", 0, NULL, &level);
+      kd_ckpt_put_i64(ck, "/state/tree", 1, d6, tree);
+      kd_ckpt_put_i64(ck, "/state/node_counts", 1, dn, counts);
+      lerr = kd_ckpt_put_f64(ck, "/state/rows", 2, dr, all);
+    }
     if (lerr == KD_OK && t->refine_c && s > t->K)
-      lerr = kd_result_add_f64(&st, "/state/compress_output", 2, dc, cout);
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "iteration", (double)s);
-    if (lerr == KD_OK) lerr = kd_result_set_metric(&st, "interrupted", signal ? 1.0 : 0.0);
+      lerr = kd_ckpt_put_f64(ck, "/state/compress_output", 2, dc, cout);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(in->checkpoint(in->checkpoint_ctx, &st));
+  kd_ckpt_set_interrupted(ck, signal);
+  KD_TRY(kd_ckpt_commit(ck, s, kd_dist_wtime() - t0 + kd_ckpt_resume_seconds(ck),
+                        ev + kd_ckpt_resume_evals(ck)));
   KD_CHECK(!signal, KD_ERR_INTERRUPTED, "interrupted at step %d", s);
 cleanup:
   free(all);
   free(counts);
-  kd_result_free(&st);
   return err;
-}
-
-/* a /state dataset of the expected kind, or NULL */
-static const kd_result_dataset *kd_thin_state_(const kd_result *rs, const char *path, int is_int,
-                                               int rank) {
-  const kd_result_dataset *x = kd_result_find(rs, path);
-  return x && x->is_int == is_int && x->rank == rank ? x : NULL;
 }
 
 kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
                             const double **rows, const double **cout) {
   kd_err err = KD_OK;
-  const kd_result *rs = in->resume;
-  const kd_result_dataset *dl = kd_thin_state_(rs, "/state/level", 1, 0),
-                          *dt = kd_thin_state_(rs, "/state/tree", 1, 1),
-                          *dn = kd_thin_state_(rs, "/state/node_counts", 1, 1),
-                          *dr = kd_thin_state_(rs, "/state/rows", 0, 2),
-                          *dc = kd_thin_state_(rs, "/state/compress_output", 0, 2);
+  const kd_ckpt *ck = in->ckpt;
+  const int64_t *lvp, *tr, *counts;
+  const double *r;
+  int64_t d6[1] = {6}, dn[1] = {-1}, dr[2] = {-1, -1};
   const int w = t->d + 1;
   *rows = NULL;
   *cout = NULL;
-  KD_CHECK(dl && dt && dn && dr && dt->dims[0] == 6, KD_ERR_INPUT,
-           "checkpoint: the thinning state is incomplete (a /state dataset is missing)");
-  const int64_t *tr = dt->i64;
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/level", 0, NULL, &lvp));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/tree", 1, d6, &tr));
+  KD_TRY(kd_ckpt_get_i64(ck, "/state/node_counts", 1, dn, &counts));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/rows", 2, dr, &r));
   KD_CHECK(tr[0] == t->n && tr[1] == t->d && tr[2] == t->K && tr[3] == t->hl && tr[4] == t->nb &&
                tr[5] == t->g,
            KD_ERR_INPUT,
@@ -160,34 +151,32 @@ kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
            (long long)tr[5], (long long)t->n, t->d, t->K, t->hl, (long long)t->nb, t->g);
   KD_CHECK(!t->direct, KD_ERR_INPUT,
            "checkpoint: this plan (n_out > n_in / 2 without Compress) has no tree to resume");
-  const int64_t lv = dl->i64[0];
+  const int64_t lv = lvp[0];
   KD_CHECK(lv >= t->hl && lv <= t->K + t->rounds, KD_ERR_INPUT,
            "checkpoint: step %lld outside the steps %d..%d of this tree", (long long)lv, t->hl,
            t->K + t->rounds);
   *s = (int)lv;
   const kd_gidx nn = kd_thin_tree_nodes(t, *s), cnt = kd_thin_tree_node_rows(t, *s);
-  KD_CHECK(dn->dims[0] == nn, KD_ERR_INPUT, "checkpoint: %lld nodes at step %d, the tree has %lld",
-           (long long)dn->dims[0], *s, (long long)nn);
+  KD_CHECK(dn[0] == nn, KD_ERR_INPUT, "checkpoint: %lld nodes at step %d, the tree has %lld",
+           (long long)dn[0], *s, (long long)nn);
   for (kd_gidx i = 0; i < nn; i++)
-    KD_CHECK(dn->i64[i] == cnt, KD_ERR_INPUT,
+    KD_CHECK(counts[i] == cnt, KD_ERR_INPUT,
              "checkpoint: node %lld holds %lld rows at step %d, expected %lld", (long long)i,
-             (long long)dn->i64[i], *s, (long long)cnt);
-  KD_CHECK(dr->dims[0] == nn * cnt && dr->dims[1] == w, KD_ERR_INPUT,
-           "checkpoint: /state/rows is [%lld, %lld], expected [%lld, %d]", (long long)dr->dims[0],
-           (long long)dr->dims[1], (long long)(nn * cnt), w);
+             (long long)counts[i], *s, (long long)cnt);
+  KD_CHECK(dr[0] == nn * cnt && dr[1] == w, KD_ERR_INPUT,
+           "checkpoint: /state/rows is [%lld, %lld], expected [%lld, %d]", (long long)dr[0],
+           (long long)dr[1], (long long)(nn * cnt), w);
   for (int64_t i = 0; i < nn * cnt; i++) {
-    const double gi = dr->f64[i * w];
+    const double gi = r[i * w];
     KD_CHECK(gi >= 0 && gi < (double)t->n && gi == floor(gi), KD_ERR_INPUT,
              "checkpoint: row %lld of /state/rows has global index %g, outside 0..%lld",
              (long long)i, gi, (long long)t->n - 1);
   }
   if (t->refine_c && *s > t->K) {
-    KD_CHECK(dc && dc->dims[0] == t->L0 && dc->dims[1] == t->d, KD_ERR_INPUT,
-             "checkpoint: /state/compress_output [%lld, %d] (the KH-Refine target) is missing",
-             (long long)t->L0, t->d);
-    *cout = dc->f64;
+    int64_t dc[2] = {t->L0, t->d};
+    KD_TRY(kd_ckpt_get_f64(ck, "/state/compress_output", 2, dc, cout));
   }
-  *rows = dr->f64;
+  *rows = r;
 cleanup:
   return err;
 }

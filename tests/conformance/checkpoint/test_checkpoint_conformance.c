@@ -30,15 +30,20 @@
 #include "kd_algo_kv.h"
 #include "kd_test.h"
 #include "task/task_impl.h"
+#include "thinning/thin_test_util.h"
 
 #define MAXST 64
 
 /* ---------------- the table ---------------- */
-/* A row's own semantic damage: dataset `path` of its last state changed by fn must be refused
- * with `code` and a message containing `want` (the generic checks only remove or shorten). */
+/* A row's own semantic damage: element `index` of dataset `path` of its periodic state `at`
+ * (-1: the last) set to `value` (add: increased by it) must be refused with `code` and a message
+ * containing `want` (the generic checks only remove or shorten datasets). */
 typedef struct {
+  int at;
   const char *path;
-  void (*fn)(kd_result_dataset *);
+  int64_t index;
+  double value;
+  int add;
   kd_err code;
   const char *want;
 } damage_t;
@@ -52,6 +57,10 @@ struct row {
   int cross_bitwise; /* 1: resumed at another rank count equals that rank count's run bitwise */
   kd_err (*run)(const row_t *r, MPI_Comm comm, kd_ckpt *ck, kd_result *out);
   const damage_t *damage; /* NULL-path terminated, or NULL */
+  int64_t first;          /* iteration of the first safe point (-1: depends on the rank count) */
+  int n_safe;             /* safe points with checkpoint_every = 1 (0: depends on the rank count) */
+  int64_t n_in;           /* thinning rows: input size and data seed */
+  uint64_t data_seed;
 };
 
 /* the herding rows: Gaussian kernel, N(0, I_2) target in closed form, 200 candidates from it */
@@ -143,19 +152,66 @@ static const char *const kv_herd[] = {"max_iter=12", NULL};
 static const char *const kv_nystrom[] = {"n=12", "sample_size=1024", "leaves=8", NULL};
 static const char *const kv_mercer[] = {"n=10", "sample_size=1024", "leaves=8", NULL};
 
-static void level_7(kd_result_dataset *x) { x->i64[0] = 7; }
-static void other_n(kd_result_dataset *x) { x->i64[1] = 4000; }
-static void count_up(kd_result_dataset *x) { x->i64[0] += 1; }
-static void row_out(kd_result_dataset *x) { x->i64[0] = 1024; }
+/* the thinning rows: an 8-component Gaussian mixture in 2-D, its empirical measure as target */
+static kd_err run_thin(const row_t *r, MPI_Comm comm, kd_ckpt *ck, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_measure mu = thin_test_mixture(2);
+  kd_kernel *k = thin_test_gauss(2);
+  kd_pointset *ps = NULL;
+  kd_target *t = NULL;
+  kd_algo_kv_opts opt = {0};
+  KD_TRY(kd_pointset_generate(comm, &mu, r->n_in, r->data_seed, &ps));
+  KD_TRY(kd_target_create_empirical(k, ps, 0, &t));
+  opt.ckpt = ck;
+  KD_TRY(kd_algo_run_kv(comm, r->task, r->algo, r->kv, k, ps, t, 11, &opt, out));
+cleanup:
+  kd_target_destroy(&t);
+  kd_pointset_destroy(&ps);
+  kd_kernel_destroy(&k);
+  kd_measure_free(&mu);
+  return err;
+}
+
 static const damage_t quad_damage[] = {
-    {"/state/level", level_7, KD_ERR_INPUT, "level 7 outside the safe points"},
-    {"/state/plan", other_n, KD_ERR_INPUT, "sample size N = 4000, the configuration gives 1024"},
-    {"/state/node_points", count_up, KD_ERR_INPUT, "tree nodes hold"},
-    {"/state/gid", row_out, KD_ERR_INPUT, "sample row 1024 (of N = 1024)"},
-    {NULL, NULL, KD_OK, NULL}};
+    {-1, "/state/level", 0, 7, 0, KD_ERR_INPUT, "level 7 outside the safe points"},
+    {-1, "/state/plan", 1, 4000, 0, KD_ERR_INPUT,
+     "sample size N = 4000, the configuration gives 1024"},
+    {-1, "/state/node_points", 0, 1, 1, KD_ERR_INPUT, "tree nodes hold"},
+    {-1, "/state/gid", 0, 1024, 0, KD_ERR_INPUT, "sample row 1024 (of N = 1024)"},
+    {0, NULL, 0, 0, 0, KD_OK, NULL}};
+
+/* kt_compress, n_in = 5000 (K = 6, leaf height 3, 64 bins), at step 5: 4 nodes of 128 rows */
+static const damage_t thin_damage[] = {
+    {2, "/state/tree", 0, 4999, 0, KD_ERR_INPUT, "written for a tree of n_in = 4999"},
+    {2, "/state/tree", 5, 3, 0, KD_ERR_INPUT, "g = 3"},
+    {2, "/state/node_counts", 3, 127, 0, KD_ERR_INPUT,
+     "node 3 holds 127 rows at step 5, expected 128"},
+    {2, "/state/rows", 3 * 100, 5000, 0, KD_ERR_INPUT,
+     "row 100 of /state/rows has global index 5000"},
+    {2, "/state/rows", 3 * 7, -1, 0, KD_ERR_INPUT, "row 7 of /state/rows has global index -1"},
+    {2, "/state/level", 0, 2, 0, KD_ERR_INPUT, "step 2 outside the steps 3..8"},
+    {2, "/state/level", 0, 9, 0, KD_ERR_INPUT, "step 9 outside the steps 3..8"},
+    {2, "/state/level", 0, 4, 0, KD_ERR_INPUT, "4 nodes at step 4, the tree has 16"},
+    /* a coordinate of state row 300 (node 2: input rows near 3000, one rank sees it) */
+    {2, "/state/rows", 3 * 300 + 2, 1e6, 0, KD_ERR_INPUT,
+     "row 300 of /state/rows differs from input row"},
+    {0, NULL, 0, 0, 0, KD_OK, NULL}};
+
+/* refine keys pinned (rank 0 halves while L >= 8 n_out), not kt_compress's defaults */
+static const char *const kv_kt[] = {"n_out=16", "g=2", "refine_pool=2", "refine_target=input",
+                                    NULL};
+static const char *const kv_ktc[] = {"n_out=16", "g=2", "refine_pool=2", "refine_target=compress",
+                                     NULL};
+static const char *const kv_rkh[] = {"n_out=16", NULL};
+static const char *const kv_gs[] = {"n_out=32", "g=1", NULL};
+static const char *const kv_gs1[] = {"n_out=32", NULL};
 
 #define HERD_ROW(a) \
-  { "herding " a, "herd", a, kv_herd, 0, run_herd, NULL }
+  { "herding " a, "herd", a, kv_herd, 0, run_herd, NULL, 1, 11, 0, 0 }
+/* the thinning tree: Compress (g = 2, leaf level 3 .. K = 6, then rounds on rank 0), plain
+ * halving (safe from K = 6 on), GS-Compress (300 rows: K = 4, leaf height 1, g = 1) */
+#define THIN_ROW(name, a, kv, dmg, first, nsafe, n, seed) \
+  { "thinning tree " name, "thin", a, kv, 1, run_thin, dmg, first, nsafe, n, seed }
 static const row_t rows[] = {
     HERD_ROW("fw_eq"),
     HERD_ROW("fw_linesearch"),
@@ -168,18 +224,27 @@ static const row_t rows[] = {
     HERD_ROW("gcos"),
     HERD_ROW("fc_pmp"),
     HERD_ROW("fc_gcos"),
+    THIN_ROW("(kt_compress)", "kt_compress", kv_kt, thin_damage, 3, 6, 5000, 42),
+    THIN_ROW("(kt_compress, refine_target compress)", "kt_compress", kv_ktc, NULL, 3, 6, 5000, 42),
+    THIN_ROW("(kh_compress)", "kh_compress", kv_kt, NULL, 3, 7, 5000, 42),
+    THIN_ROW("(rkh)", "rkh", kv_rkh, NULL, 6, 8, 5000, 42),
+    THIN_ROW("(gs_compress)", "gs_compress", kv_gs, NULL, 1, 4, 300, 5),
+    THIN_ROW("(kh)", "kh", NULL, NULL, 6, 1, 5000, 42),
+    THIN_ROW("(lkh)", "lkh", kv_rkh, NULL, 6, 8, 5000, 42),
+    THIN_ROW("(kh_refine)", "kh_refine", kv_rkh, NULL, 6, 7, 5000, 42),
+    THIN_ROW("(gs_thin)", "gs_thin", kv_gs1, NULL, 4, 3, 300, 5),
     {"recombination tree (Nystrom)", "quad", "nystrom_recombination", kv_nystrom, 1, run_quad,
-     quad_damage},
+     quad_damage, 0, 4, 0, 0},
     {"recombination tree (Mercer)", "quad", "mercer_recombination", kv_mercer, 1, run_quad,
-     quad_damage},
-    {"CTT study", "ctt_study", NULL, NULL, 1, run_ctt_study, NULL},
+     quad_damage, 1, 3, 0, 0},
+    {"CTT study", "ctt_study", NULL, NULL, 1, run_ctt_study, NULL, -1, 0, 0, 0},
 };
 #define NROWS ((int)(sizeof rows / sizeof *rows))
 
 /* Tasks that resume but whose families still checkpoint through the old kd_algo_in fields
  * (checkpoint / checkpoint_ctx / checkpoint_every / resume): they join the table when migrated to
  * kd_ckpt, and leave this list in the same commit. */
-static const char *const pending_tasks[] = {"thin", NULL};
+static const char *const pending_tasks[] = {NULL};
 
 /* ---------------- capturing sink ---------------- */
 typedef struct {
@@ -304,9 +369,9 @@ static int agreed(kd_err e) {
 }
 
 /* a copy of s with dataset `path` removed (shrink 0), its leading extent one smaller (shrink 1) or
- * changed by fn (fn != NULL) */
-static void damaged(const kd_result *s, const char *path, int shrink,
-                    void (*fn)(kd_result_dataset *), kd_result *d) {
+ * changed as dm says (dm != NULL) */
+static void damaged(const kd_result *s, const char *path, int shrink, const damage_t *dm,
+                    kd_result *d) {
   memset(d, 0, sizeof *d);
   d->seconds = s->seconds;
   d->kernel_evals = s->kernel_evals;
@@ -316,7 +381,7 @@ static void damaged(const kd_result *s, const char *path, int shrink,
     const kd_result_dataset *x = &s->datasets[i];
     int64_t dims[2] = {x->dims[0], x->dims[1]};
     const int hit = !strcmp(x->path, path);
-    if (hit && !fn) {
+    if (hit && !dm) {
       if (!shrink) continue;
       dims[0] -= 1;
     }
@@ -324,7 +389,13 @@ static void damaged(const kd_result *s, const char *path, int shrink,
       kd_result_add_i64(d, x->path, x->rank, dims, x->i64);
     else
       kd_result_add_f64(d, x->path, x->rank, dims, x->f64);
-    if (hit && fn) fn(&d->datasets[d->n_datasets - 1]);
+    if (hit && dm) {
+      kd_result_dataset *y = &d->datasets[d->n_datasets - 1];
+      if (y->is_int)
+        y->i64[dm->index] = (dm->add ? y->i64[dm->index] : 0) + (int64_t)dm->value;
+      else
+        y->f64[dm->index] = (dm->add ? y->f64[dm->index] : 0) + dm->value;
+    }
   }
 }
 
@@ -336,7 +407,10 @@ static void check_every_safe_point(const row_t *r, const kd_result *ref, cap_t *
   KD_TEST_OK(run_row(r, MPI_COMM_WORLD, c, 1, NULL, &out));
   KD_TEST(same_result(ref, &out, 1), "%s: checkpoint_every = 1 leaves the result unchanged",
           r->name);
-  KD_TEST(c->n >= 2, "%s: at least two safe points (got %d)", r->name, c->n);
+  KD_TEST(c->n >= 1 && (!r->n_safe || c->n == r->n_safe),
+          "%s: %d safe points with checkpoint_every = 1 (got %d)", r->name, r->n_safe, c->n);
+  KD_TEST(r->first < 0 || (c->n > 0 && metric(&c->st[0], "iteration") == (double)r->first),
+          "%s: the first safe point is iteration %lld", r->name, (long long)r->first);
   for (int i = 0; i < c->n; i++) {
     KD_TEST(metric(&c->st[i], "interrupted") == 0 &&
                 (i == 0 || metric(&c->st[i], "iteration") > metric(&c->st[i - 1], "iteration")),
@@ -363,8 +437,8 @@ static void check_other_rank_count(const row_t *r, const cap_t *c) {
   kd_result_free(&out);
 }
 
-/* (c) damaged states: every dataset missing, every dataset one row short */
-static void check_damaged(const row_t *r, const kd_result *s, int own) {
+/* (c) damaged states: every dataset missing, every dataset one row short; with c, the row's own */
+static void check_damaged(const row_t *r, const kd_result *s, const cap_t *c) {
   kd_result d = KD_RESULT_INIT, out = KD_RESULT_INIT;
   for (int i = 0; i < s->n_datasets; i++) {
     const kd_result_dataset *x = &s->datasets[i];
@@ -380,8 +454,10 @@ static void check_damaged(const row_t *r, const kd_result *s, int own) {
       kd_result_free(&d);
     }
   }
-  for (const damage_t *dm = own ? r->damage : NULL; dm && dm->path; dm++) {
-    damaged(s, dm->path, 0, dm->fn, &d);
+  for (const damage_t *dm = c ? r->damage : NULL; dm && dm->path; dm++) {
+    const int at = dm->at < 0 ? c->n - 1 : dm->at;
+    if (!KD_TEST(at < c->n, "%s: a periodic state %d to damage", r->name, at)) continue;
+    damaged(&c->st[at], dm->path, 0, dm, &d);
     kd_err e = run_row(r, MPI_COMM_WORLD, NULL, 0, &d, &out);
     KD_TEST(e == dm->code && agreed(e) && strstr(kd_err_message(), dm->want),
             "%s: damaged %s refused with %s naming '%s': %s", r->name, dm->path,
@@ -530,15 +606,17 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     KD_TEST_OK(run_row(r, MPI_COMM_WORLD, NULL, 0, NULL, &ref));
     check_every_safe_point(r, &ref, &c);
-    if (c.n >= 2) {
+    if (c.n >= 1) {
       check_other_rank_count(r, &c);
-      check_damaged(r, &c.st[c.n - 1], 1);
-      check_damaged(r, &c.st[0], 0);
+      check_damaged(r, &c.st[c.n - 1], &c);
+      check_damaged(r, &c.st[0], NULL);
       check_pending_at_start(r, &c);
       check_config_hash(r, &c.st[c.n - 1], &ref);
       check_interrupts(r, &ref, &c);
     }
-    if (kd_test_rank() == 0) printf("checkpoint conformance: %s: %d safe points\n", r->name, c.n);
+    if (kd_test_rank() == 0)
+      printf("checkpoint conformance: %s: %d safe points from iteration %g\n", r->name, c.n,
+             c.n ? metric(&c.st[0], "iteration") : -1.0);
     cap_free(&c);
     kd_result_free(&ref);
   }
