@@ -83,20 +83,12 @@ typedef struct {
   const kd_params *params; /* this algorithm's keys, resolved */
   uint64_t seed;
   const void *task_in; /* task-specific extra inputs (e.g. CTT's second sample) */
-  /* Checkpointing (all NULL / 0 when off; zero-initialised callers stay valid). An iterative
-   * algorithm, at a safe point where a checkpoint is due (every checkpoint_every iterations, or
-   * once kd_interrupt_pending() was agreed over ranks), fills a kd_result with its state as extra
-   * datasets under /state/... in global order (independent of the rank count) plus its trace so
-   * far, and calls checkpoint(checkpoint_ctx, &state) (Collective: the task writes the file
-   * atomically). After a signal-driven checkpoint it returns KD_ERR_INTERRUPTED. */
-  kd_err (*checkpoint)(void *checkpoint_ctx, const kd_result *state);
-  void *checkpoint_ctx;
-  int64_t checkpoint_every;
-  /** State read from `--resume` (replicated on every rank), or NULL: restore and continue. */
-  const kd_result *resume;
-  /** Checkpointing as one object (kd_ckpt.h): due / write / resume at the safe points. NULL = off.
-   *  Families migrated to it ignore the four fields above (the task fills both until every family
-   *  is migrated). Borrowed. */
+  /** Checkpointing (kd_ckpt.h), NULL = off (zero-initialised callers stay valid). An iterative
+   *  algorithm asks at each safe point whether a checkpoint is due (every `every` steps, or once an
+   *  interrupt was agreed over ranks), writes its state as /state/... datasets in global order
+   *  (independent of the rank count) plus its trace, and after a signal-driven checkpoint returns
+   *  KD_ERR_INTERRUPTED; on resume it reads its state back with the typed getters. Every
+   *  algorithm that does so has a row in tests/conformance/checkpoint/. Borrowed. */
   kd_ckpt *ckpt;
   /** The context the run belongs to (log level, interrupt flag, ...), set by the task layer; the
    *  same context is bound to the thread during run(). NULL from callers that build kd_algo_in

@@ -481,10 +481,6 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
   in.task_in = task_in;
   in.ctx = kd_ctx_current();
   if (ck && ck->checkpoint) {
-    in.checkpoint = ck->checkpoint;
-    in.checkpoint_ctx = ck->checkpoint_ctx;
-    in.checkpoint_every = ck->checkpoint_every;
-    in.resume = ck->resume;
     KD_TRY(kd_ckpt_create(ctx->comm, ck->checkpoint_every, ck->checkpoint, ck->checkpoint_ctx,
                           ck->resume, &ckpt));
     in.ckpt = ckpt;

@@ -148,7 +148,7 @@ typedef struct {
   int64_t iteration; /* of the last checkpoint written */
 } kd_generic_ckpt_ctx;
 
-/* in->checkpoint: write the state to the session's checkpoint path. Collective. */
+/* The sink of the run's kd_ckpt: write the state to the session's checkpoint path. Collective. */
 static kd_err kd_generic_ckpt_hook_(void *vctx, const kd_result *state) {
   kd_err err = KD_OK;
   kd_generic_ckpt_ctx *c = vctx;

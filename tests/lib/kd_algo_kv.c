@@ -30,7 +30,6 @@ kd_err kd_algo_run_kv(MPI_Comm comm, const char *task, const char *name, const c
   kd_err err = KD_OK;
   kd_params p;
   kd_algo_in in;
-  kd_ckpt *ck = NULL;
   memset(&p, 0, sizeof p);
   memset(&in, 0, sizeof in);
   kd_result_free(res);
@@ -46,23 +45,13 @@ kd_err kd_algo_run_kv(MPI_Comm comm, const char *task, const char *name, const c
   in.seed = seed;
   if (opt) {
     in.task_in = opt->task_in;
-    in.checkpoint = opt->checkpoint;
-    in.checkpoint_ctx = opt->checkpoint_ctx;
-    in.checkpoint_every = opt->checkpoint_every;
-    in.resume = opt->resume;
     in.ckpt = opt->ckpt;
-    if (!in.ckpt && (opt->checkpoint || opt->resume)) {
-      KD_TRY(kd_ckpt_create(comm, opt->checkpoint_every, opt->checkpoint, opt->checkpoint_ctx,
-                            opt->resume, &ck));
-      in.ckpt = ck;
-    }
   }
   res->mmd = NAN;
   KD_TRY(desc->run(&in, res));
   if (opt && opt->fill_mmd && t && isnan(res->mmd))
     KD_TRY(kd_mmd(t, res->points, res->weights, (kd_lidx)res->n, &res->mmd, NULL));
 cleanup:
-  kd_ckpt_destroy(&ck);
   kd_params_free(&p);
   return err;
 }

@@ -15,14 +15,7 @@ extern "C" {
 /** Optional inputs of kd_algo_run_kv (zero-initialise; NULL = all off). Borrowed. */
 typedef struct {
   const void *task_in; /* task-specific input (e.g. CTT's kd_ctt_in) */
-  /* checkpointing, as kd_algo_in's fields */
-  kd_err (*checkpoint)(void *checkpoint_ctx, const kd_result *state);
-  void *checkpoint_ctx;
-  int64_t checkpoint_every;
-  const kd_result *resume;
-  /* or the checkpoint object itself (used as is when set; otherwise one is made from the four
-   * fields above when a hook or a resume state is given) */
-  kd_ckpt *ckpt;
+  kd_ckpt *ckpt;       /* checkpointing, as kd_algo_in.ckpt (NULL = off) */
   /* 1: like the task layer, fill res->mmd with kd_mmd against the target when run() left it
    * NaN (needs a target) */
   int fill_mmd;

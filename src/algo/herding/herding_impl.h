@@ -235,8 +235,8 @@ typedef struct {
 } kd_herd_ctx_io;
 /** kd_herd_drive with checkpointing and resumption through in->ckpt (kd_ckpt.h) of the shared
  *  state and, through io (optional), of the algorithm's ctx. A due
- *  checkpoint is written at the end of an iteration: every checkpoint_every iterations, and once a
- *  signal was agreed (then the run returns KD_ERR_INTERRUPTED "interrupted at iteration N").
+ *  checkpoint is written at the end of an iteration: every `every` iterations (kd_ckpt_create), and
+ * once a signal was agreed (then the run returns KD_ERR_INTERRUPTED "interrupted at iteration N").
  *  State datasets (global order): /state/iteration, atoms, weights, points, z_atoms, gram, grad
  *  (nu - z at every candidate; significant on rank 0 only), counters, scalars. Collective. */
 kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,

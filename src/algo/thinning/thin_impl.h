@@ -248,7 +248,7 @@ int kd_thin_tree_safe(const kd_thin_tree *t, int s);
 kd_err kd_thin_ckpt_agree(const kd_algo_in *in, const kd_thin_tree *t, int s, kd_err lerr,
                           int *write);
 
-/** Write the state of step s through in->checkpoint (Collective): mine[nrows * (d+1)] = this
+/** Write the state of step s through in->ckpt (Collective): mine[nrows * (d+1)] = this
  *  rank's node outputs, packed [global row, x_1..x_d], contiguous in logical order across ranks
  *  (for s > K rank 0 holds them all); cout[L0 * d] (rank 0; refine_c and s > K only, else NULL) =
  *  the Compress output. t0 = kd_dist_wtime() at the start of run(). Returns KD_ERR_INTERRUPTED
@@ -256,10 +256,10 @@ kd_err kd_thin_ckpt_agree(const kd_algo_in *in, const kd_thin_tree *t, int s, kd
 kd_err kd_thin_ckpt_save(const kd_algo_in *in, const kd_thin_tree *t, int s, int signal,
                          const double *mine, kd_lidx nrows, const double *cout, double t0);
 
-/** Validate in->resume against the tree: *s = its step, *rows = its packed rows [total, d+1] in
- *  logical order, *cout = the Compress output [L0, d] (refine_c and s > K, else NULL). Pointers
- *  borrow from in->resume. Errors: KD_ERR_INPUT naming the mismatch. Local (identical on every
- *  rank: the state is replicated). */
+/** Validate the resume state of in->ckpt against the tree: *s = its step, *rows = its packed rows
+ * [total, d+1] in logical order, *cout = the Compress output [L0, d] (refine_c and s > K, else
+ * NULL). Pointers borrow from the resume state. Errors: KD_ERR_INPUT naming the mismatch. Local
+ * (identical on every rank: the state is replicated). */
 kd_err kd_thin_ckpt_restore(const kd_algo_in *in, const kd_thin_tree *t, int *s,
                             const double **rows, const double **cout);
 

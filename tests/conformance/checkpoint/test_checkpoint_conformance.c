@@ -241,9 +241,7 @@ static const row_t rows[] = {
 };
 #define NROWS ((int)(sizeof rows / sizeof *rows))
 
-/* Tasks that resume but whose families still checkpoint through the old kd_algo_in fields
- * (checkpoint / checkpoint_ctx / checkpoint_every / resume): they join the table when migrated to
- * kd_ckpt, and leave this list in the same commit. */
+/* Tasks that resume but have no row yet (none: every family checkpoints through kd_ckpt). */
 static const char *const pending_tasks[] = {NULL};
 
 /* ---------------- capturing sink ---------------- */
