@@ -1,6 +1,6 @@
 /* simplex_qp.c - small dense convex QPs solved by a primal active-set method:
  *   kd_simplex_qp:  min 1/2 w^T Q w - c^T w  over {w >= 0, sum w = 1}  (la_impl.h contract)
- *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (herding_impl.h; FC-PMP /
+ *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (la_impl.h; FC-PMP /
  *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
  * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
  * step solves the equality-constrained subproblem in a null-space basis Z of {sum p_F = 0}
@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/herding/herding_impl.h"
 #include "la/la_impl.h"
 
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
