@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_registry.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 #include "kdistill/kdistill.h"
@@ -37,7 +38,7 @@ typedef struct {
 
 static void kd_cli_usage_(FILE *out) {
   char tasks[1024];
-  kd_task_choices(tasks, sizeof tasks);
+  kd_cli_task_choices(tasks, sizeof tasks);
   fprintf(out,
           "kdistill %s - compress distributions into coresets / quadrature rules with small MMD\n"
           "\n"
@@ -161,9 +162,9 @@ static kd_err kd_cli_job_load_(const kd_cli_opts *o, int validate_only, kd_cli_j
   KD_TRY(kd_config_load(MPI_COMM_WORLD, o->config, &job->cfg));
   for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
   if (o->output) KD_TRY(kd_cli_set_output_(job->cfg, o->output));
-  kd_task_choices(choices, sizeof choices);
+  kd_cli_task_choices(choices, sizeof choices);
   KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
-  job->task = kd_task_find(task);
+  job->task = kd_cli_task_find(task);
   KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
   KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", 1.0, 0.0, 1e9, &interval));

@@ -253,7 +253,7 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     char known[600] = "";
     for (int i = 0; kd_task_at(i); i++) {
       size_t l = strlen(known);
-      if (strcmp(kd_task_at(i)->name, "sweep") != 0 && l + 40 < sizeof known)
+      if (l + 40 < sizeof known)
         snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", kd_task_at(i)->name);
     }
     KD_FAIL(KD_ERR_CONFIG, "%s: sweep.task: unknown task '%s' (known: %s)",
@@ -669,7 +669,10 @@ cleanup:
   return err;
 }
 
-const kd_task_desc kd_task_sweep = {
-    "sweep",
-    "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_, kd_sweep_run_, kd_sweep_destroy_};
+const kd_task_desc kd_task_sweep = {.name = "sweep",
+                                    .summary =
+                                        "run a base task over a list or product of parameter "
+                                        "values (one output per point + summary)",
+                                    .setup = kd_sweep_setup_,
+                                    .run = kd_sweep_run_,
+                                    .destroy = kd_sweep_destroy_};

@@ -23,6 +23,10 @@
 #define KDISTILL_SWEEP_IMPL_H
 
 #include "kdistill/kdistill.h"
+#include "task/task_impl.h"
+
+/** The sweep task (registered with the CLI: cli/cli_tasks.h, not in task/). */
+extern const kd_task_desc kd_task_sweep;
 
 /** The parsed sweep section. Owned strings; free with kd_sweep_spec_free. */
 typedef struct {

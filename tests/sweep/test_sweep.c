@@ -166,7 +166,7 @@ static kd_err kd_run_task_(kd_config *cfg, kd_result *res, kd_task_info *info) {
   kd_task_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   KD_TRY(kd_config_get_str(cfg, "task", NULL, NULL, 1, &task));
-  desc = kd_task_find(task);
+  desc = strcmp(task, "sweep") == 0 ? &kd_task_sweep : kd_task_find(task);
   KD_CHECK(desc, KD_ERR_CONFIG, "no task %s", task);
   KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   ctx.comm = MPI_COMM_WORLD;
