@@ -43,10 +43,23 @@ kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const
 /** Sequence of numbers (a YAML flow or block sequence, or a single number = length 1).
  *  *out malloc'ed (caller frees), *n its length. Missing and not required -> *n = 0, *out NULL. */
 kd_err kd_config_get_f64_list(kd_config *cfg, const char *key, int required, int *n, double **out);
-/** Number of elements of a sequence (0 if absent), or of entries of a mapping. */
+/** Number of elements of a sequence (0 if absent), or of entries of a mapping; key "" (or NULL)
+ *  is the root mapping (the sections). Marks nothing. Local. */
 int kd_config_count(const kd_config *cfg, const char *key);
-/** Key name of the i-th entry of a mapping (NULL if out of range); marks nothing. */
+/** Key name of the i-th entry of a mapping (NULL if out of range), in file order; key "" (or NULL)
+ *  lists the root mapping (the sections). With kd_config_count this lists the keys of a section.
+ *  The string is owned by the config. Marks nothing. Local. */
 const char *kd_config_key_at(const kd_config *cfg, const char *key, int i);
+/** A deep copy of src as freshly loaded: the same keys, values, file lines and origins (so
+ *  messages still name the user's file and line), with nothing marked read and defaults kept as
+ *  values. name (NULL: src's name) is used in messages. *out owned by the caller
+ *  (kd_config_destroy). Errors: KD_ERR_MEM. Local. */
+kd_err kd_config_clone(const kd_config *src, const char *name, kd_config **out);
+/** Mark key and everything under it read (kd_config_check_unused will not report it), without
+ *  type checks or inserting defaults: for keys another component validates (e.g. the base
+ *  sections of a sweep, checked per point). An absent key is no error. Errors: KD_ERR_CONFIG if
+ *  the path runs through a value. Local. */
+kd_err kd_config_mark_read(kd_config *cfg, const char *key);
 /** "file:line" of a key (or of the file when absent) for messages; static buffer per call site
  *  is not used: writes into buf[len]. */
 const char *kd_config_where(const kd_config *cfg, const char *key, char *buf, int len);

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "dist/dist_impl.h"
 #include "sweep/sweep_impl.h"
@@ -23,7 +22,7 @@
 
 typedef struct {
   kd_sweep_spec spec;
-  char *base_yaml;
+  kd_config *base_cfg; /* the whole base configuration (a clone of the sweep's own config) */
   char base_name[512];
   const kd_task_desc *base;
   uint64_t base_hash; /* of the base configuration without the sweep and output sections */
@@ -48,11 +47,11 @@ static uint64_t kd_sweep_point_hash_(const kd_sweep_state *st, int p) {
   return h;
 }
 
-static kd_err kd_sweep_base_hash_(const char *base_yaml, uint64_t *h) {
+static kd_err kd_sweep_base_hash_(const kd_config *base, uint64_t *h) {
   kd_err err = KD_OK;
   kd_config *c = NULL;
   char *text = NULL;
-  KD_TRY(kd_config_load_string(base_yaml, "sweep base", &c));
+  KD_TRY(kd_config_clone(base, "sweep base", &c));
   KD_TRY(kd_config_set(c, "sweep=null"));
   KD_TRY(kd_config_set(c, "output=null"));
   KD_TRY(kd_config_emit_resolved(c, &text));
@@ -65,97 +64,6 @@ cleanup:
 }
 
 /* ---------------------------------------------------------------- config helpers */
-
-/* Mark key and everything under it read (the base sections are checked per point instead). */
-static void kd_sweep_mark_read_(kd_config *cfg, const char *key, int depth) {
-  char sub[512];
-  const char *s = NULL;
-  if (depth > 32) return;
-  if (kd_config_key_at(cfg, key, 0)) {
-    for (int i = 0;; i++) {
-      const char *k = kd_config_key_at(cfg, key, i);
-      if (!k) break;
-      snprintf(sub, sizeof sub, "%s.%s", key, k);
-      kd_sweep_mark_read_(cfg, sub, depth + 1);
-    }
-  } else if (kd_config_count(cfg, key) > 0) {
-    int n = kd_config_count(cfg, key);
-    for (int i = 0; i < n; i++) {
-      snprintf(sub, sizeof sub, "%s.%d", key, i);
-      kd_sweep_mark_read_(cfg, sub, depth + 1);
-    }
-  } else {
-    /* a value (or an empty list / mapping, which no getter accepts: forget that message) */
-    if (kd_config_get_str(cfg, key, "", NULL, 0, &s) != KD_OK) kd_err_clear();
-  }
-}
-
-/* The root keys of a YAML text (the emitted base configuration), in order. The config API has no
- * way to list the root mapping, so parse the text with libyaml. *keys malloc'ed strings. */
-static kd_err kd_sweep_root_keys_(const char *yaml, int *n_out, char ***keys_out) {
-  kd_err err = KD_OK;
-  yaml_parser_t ps;
-  yaml_event_t ev;
-  int have_ps = 0, depth = 0, expect_key = 0, n = 0, done = 0;
-  char **keys = NULL;
-  *n_out = 0;
-  *keys_out = NULL;
-  KD_CHECK(yaml_parser_initialize(&ps), KD_ERR_MEM, "cannot initialise the YAML parser");
-  have_ps = 1;
-  yaml_parser_set_input_string(&ps, (const unsigned char *)yaml, strlen(yaml));
-  while (!done) {
-    KD_CHECK(yaml_parser_parse(&ps, &ev), KD_ERR_INTERNAL, "re-parsing the base config: %s",
-             ps.problem ? ps.problem : "YAML error");
-    switch (ev.type) {
-      case YAML_MAPPING_START_EVENT:
-      case YAML_SEQUENCE_START_EVENT:
-        if (depth == 1) expect_key = 1; /* the value of a root key was a collection */
-        depth++;
-        if (depth == 1) expect_key = 1;
-        break;
-      case YAML_MAPPING_END_EVENT:
-      case YAML_SEQUENCE_END_EVENT:
-        depth--;
-        break;
-      case YAML_SCALAR_EVENT:
-        if (depth == 1) {
-          if (expect_key) {
-            char **k2 = realloc(keys, (size_t)(n + 1) * sizeof *k2);
-            if (!k2) {
-              yaml_event_delete(&ev);
-              KD_FAIL(KD_ERR_MEM, "out of memory");
-            }
-            keys = k2;
-            keys[n] = malloc(ev.data.scalar.length + 1);
-            if (!keys[n]) {
-              yaml_event_delete(&ev);
-              KD_FAIL(KD_ERR_MEM, "out of memory");
-            }
-            memcpy(keys[n], ev.data.scalar.value, ev.data.scalar.length);
-            keys[n][ev.data.scalar.length] = '\0';
-            n++;
-          }
-          expect_key = !expect_key;
-        }
-        break;
-      case YAML_STREAM_END_EVENT:
-        done = 1;
-        break;
-      default:
-        break;
-    }
-    yaml_event_delete(&ev);
-  }
-  *n_out = n;
-  *keys_out = keys;
-  keys = NULL;
-  n = 0;
-cleanup:
-  for (int i = 0; i < n; i++) free(keys[i]);
-  free(keys);
-  if (have_ps) yaml_parser_delete(&ps);
-  return err;
-}
 
 /* The job-level keys the CLI reads around a task (src/cli/main.c: run.seed, run.log_interval,
  * output.path), with the CLI's defaults and ranges, read in a point's config; the point's seed goes
@@ -232,7 +140,7 @@ static void kd_sweep_destroy_(void **state) {
   if (!state || !*state) return;
   kd_sweep_state *st = *state;
   kd_sweep_spec_free(&st->spec);
-  free(st->base_yaml);
+  kd_config_destroy(&st->base_cfg);
   free(st->base_ckpt);
   free(st);
   *state = NULL;
@@ -241,8 +149,7 @@ static void kd_sweep_destroy_(void **state) {
 static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_sweep_state *st = NULL;
-  char **roots = NULL, where[512];
-  int n_roots = 0;
+  char where[512];
   kd_config *pcfg = NULL;
   void *pstate = NULL;
   *state = NULL;
@@ -260,8 +167,8 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
             kd_config_where(ctx->cfg, "sweep.task", where, 512), st->spec.task, known);
   }
   snprintf(st->base_name, sizeof st->base_name, "%s", kd_config_name(ctx->cfg));
-  KD_TRY(kd_config_emit_resolved(ctx->cfg, &st->base_yaml));
-  KD_TRY(kd_sweep_base_hash_(st->base_yaml, &st->base_hash));
+  KD_TRY(kd_config_clone(ctx->cfg, NULL, &st->base_cfg));
+  KD_TRY(kd_sweep_base_hash_(st->base_cfg, &st->base_hash));
   if (kd_config_has(ctx->cfg, "run.checkpoint_path")) {
     const char *cp = NULL;
     KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
@@ -269,15 +176,17 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     KD_ALLOC(st->base_ckpt, len);
     memcpy(st->base_ckpt, cp, len);
   }
-  KD_TRY(kd_sweep_root_keys_(st->base_yaml, &n_roots, &roots));
-  for (int i = 0; i < n_roots; i++)
-    if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
+  /* the base sections are checked per point (below), not in the sweep's own config */
+  for (int i = 0; i < kd_config_count(ctx->cfg, ""); i++) {
+    const char *root = kd_config_key_at(ctx->cfg, "", i);
+    if (strcmp(root, "sweep") != 0) KD_TRY(kd_config_mark_read(ctx->cfg, root));
+  }
   /* validate every point now: its config, the base task's keys and inputs, unknown keys */
   for (int p = 0; p < st->spec.n_points; p++) {
     char path[1100];
     kd_task_ctx pctx = *ctx;
     kd_sweep_point_path(&st->spec, p, path, sizeof path);
-    err = kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg);
+    err = kd_sweep_point_config(st->base_cfg, st->base_name, &st->spec, p, path, &pcfg);
     if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
     if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
     pctx.cfg = pcfg;
@@ -294,8 +203,6 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   *state = st;
   st = NULL;
 cleanup:
-  for (int i = 0; i < n_roots; i++) free(roots[i]);
-  free(roots);
   kd_config_destroy(&pcfg);
   if (st) {
     void *v = st;
@@ -337,7 +244,7 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   char *yaml = NULL, path[1100];
   kd_task_ctx pctx = *ctx;
   kd_sweep_point_path(&st->spec, p, path, sizeof path);
-  KD_TRY(kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg));
+  KD_TRY(kd_sweep_point_config(st->base_cfg, st->base_name, &st->spec, p, path, &pcfg));
   KD_TRY(kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p));
   KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx));
   pctx.comm = gcomm;

@@ -486,10 +486,50 @@ static void kd_test_resume_(void) {
   kd_err_clear();
 }
 
+/* The io/ config API the sweep builds on: root key listing, clone (fresh: nothing read, lines
+ * kept), mark-read of a whole section. */
+static void kd_test_config_api_(void) {
+  kd_config *cfg = kd_load_("task: sweep\nsweep: {task: thin, points: [[run.seed=1]]}\n");
+  kd_config *c2 = NULL;
+  char *a = NULL, *b = NULL, where[256];
+  if (!KD_TEST(cfg != NULL, "load")) return;
+  const int n = kd_config_count(cfg, "");
+  KD_TEST(n == 6 && !strcmp(kd_config_key_at(cfg, "", 0), "data") &&
+              !strcmp(kd_config_key_at(cfg, "", 5), "sweep") &&
+              kd_config_key_at(cfg, "", 6) == NULL,
+          "root keys: %d", n);
+  int64_t seed = 0;
+  KD_TEST_OK(kd_config_get_int(cfg, "run.seed", 0, 0, 100, &seed));
+  KD_TEST_OK(kd_config_get_int(cfg, "run.log_every", 7, 0, 100, &seed)); /* inserts a default */
+  KD_TEST_OK(kd_config_clone(cfg, "copy", &c2));
+  KD_TEST_OK(kd_config_emit_resolved(cfg, &a));
+  KD_TEST_OK(kd_config_emit_resolved(c2, &b));
+  KD_TEST(a && b && !strcmp(a, b), "clone emits the same YAML");
+  KD_TEST(!strcmp(kd_config_where(c2, "kernel.ls", where, sizeof where), "copy:2"),
+          "clone keeps lines: %s", where);
+  /* the clone starts unread: everything but what is read now is unknown */
+  KD_TEST(kd_config_check_unused(c2) == KD_ERR_CONFIG, "clone: nothing read");
+  kd_err_clear();
+  for (int i = 0; i < kd_config_count(c2, ""); i++)
+    KD_TEST_OK(kd_config_mark_read(c2, kd_config_key_at(c2, "", i)));
+  KD_TEST_OK(kd_config_check_unused(c2));
+  KD_TEST_OK(kd_config_mark_read(c2, "no.such.key"));
+  /* the original is untouched by the clone's changes */
+  KD_TEST_OK(kd_config_set(c2, "kernel.ls=9"));
+  double ls = 0;
+  KD_TEST_OK(kd_config_get_f64(cfg, "kernel.ls", 1, 0, 100, &ls));
+  KD_TEST(ls == 1.5, "original kernel.ls = %g", ls);
+  free(a);
+  free(b);
+  kd_config_destroy(&c2);
+  kd_config_destroy(&cfg);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   kd_test_spec_();
+  kd_test_config_api_();
   kd_test_groups_();
   kd_test_end_to_end_(0);
   kd_test_end_to_end_(1);
