@@ -20,6 +20,16 @@
 #include "dist/dist_impl.h"
 #include "task/task_impl.h"
 
+/* The keys of the `recombine:` section; defaults stated here only. */
+static const kd_param_spec kd_recombine_keys_[] = {
+    {.key = "leaves",
+     .type = KD_PARAM_INT,
+     .def = 0,
+     .min = 0,
+     .max = 1e6,
+     .doc = "leaves of the recombination tree (0: min(16, N / (8(m+1))), at least 1)"},
+};
+
 typedef struct {
   kd_pointset *data, *tf;
   int64_t leaves;
@@ -37,11 +47,15 @@ static void kd_recombine_destroy_(void **state) {
 static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_recombine_state_ *s = NULL;
+  kd_params keys = {0};
   KD_ALLOC(s, 1);
   KD_TRY(kd_task_read_pointset(ctx, "data", &s->data));
   if (kd_config_has(ctx->cfg, "test_functions"))
     KD_TRY(kd_task_read_pointset(ctx, "test_functions", &s->tf));
-  KD_TRY(kd_config_get_int(ctx->cfg, "recombine.leaves", 0, 0, 1000000, &s->leaves));
+  KD_TRY(kd_config_get_params(ctx->cfg, "recombine", kd_recombine_keys_,
+                              (int)(sizeof kd_recombine_keys_ / sizeof kd_recombine_keys_[0]),
+                              &keys));
+  s->leaves = kd_params_int(&keys, "leaves");
   if (s->data && s->tf)
     KD_CHECK(kd_pointset_n_global(s->tf) == kd_pointset_n_global(s->data), KD_ERR_INPUT,
              "test_functions: %lld rows but data has %lld", (long long)kd_pointset_n_global(s->tf),
@@ -49,6 +63,7 @@ static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   *state = s;
   s = NULL;
 cleanup:
+  kd_params_free(&keys);
   kd_recombine_destroy_((void **)&s);
   return err;
 }
