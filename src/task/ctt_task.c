@@ -147,6 +147,7 @@ typedef struct {
   kd_measure mx, my;
   kd_kernel *k;
   kd_ctt_study_spec sp;
+  kd_kernel_params kp; /* the kernel's parameters with `median` resolved (sp.kp points here) */
   int64_t *g_list;
   char *csv; /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
@@ -374,7 +375,10 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   const kd_result *resume = own_session ? ss->resume : NULL;
   kd_study_ckpt_ctx cc = {ctx, s, -1};
   memset(&st, 0, sizeof st);
-  s->sp.kp = kd_kernel_get_params(s->k);
+  /* the study builds its kernels from fixed parameters: ls as resolved by the median pilot */
+  s->kp = *kd_kernel_get_params(s->k);
+  s->kp.ls_median = 0;
+  s->sp.kp = &s->kp;
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
   kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,
