@@ -10,7 +10,9 @@
 #       layer (dist/la/io; cli/sweep) may include each other as long as no cycle forms (checked
 #       on the folder graph). Public headers (#include "kdistill/...", include/kdistill/) are the
 #       API surface every layer may use; they are not part of the graph;
-#   (d) public headers in include/kdistill/ include only other public headers.
+#   (d) public headers in include/kdistill/ include only other public headers;
+#   (e) HDF5 is called only by io/, the point-set readers (pointset/io_h5.c) and cli/main.c, and
+#       libyaml only by io/config.c: other modules (e.g. sweep/) read and write through kd_io.h.
 # Prints every offender and exits 1 if there is any. Run from anywhere: paths are relative to the
 # repository root.
 set -uo pipefail
@@ -92,6 +94,18 @@ echo "--- (d) public headers include only public headers"
 if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' include/kdistill/*.h |
   grep -vE '#[[:space:]]*include[[:space:]]*"(kdistill/)?kd[a-z_]*\.h"'; then
   echo "    include/kdistill/ must not include private headers of src/"
+  fail=1
+fi
+
+echo "--- (e) HDF5 outside io/ (and pointset/io_h5.c, cli/main.c), libyaml outside io/config.c"
+if grep -rnE '\bH5[A-Z][a-z_0-9]*\s*\(|#[[:space:]]*include[[:space:]]*<hdf5\.h>' src |
+  grep -vE '^src/(io/|pointset/io_h5\.c:|cli/main\.c:)'; then
+  echo "    write and read HDF5 through io/ (kd_io.h: kd_output_write, kd_h5_file)"
+  fail=1
+fi
+if grep -rnE '\byaml_[a-z_]+\s*\(|#[[:space:]]*include[[:space:]]*<yaml\.h>' src |
+  grep -vE '^src/io/config\.c:'; then
+  echo "    parse and emit YAML through io/'s config API (kd_io.h: kd_config_*)"
   fail=1
 fi
 
