@@ -525,11 +525,48 @@ static void kd_test_config_api_(void) {
   kd_config_destroy(&cfg);
 }
 
+/* io/'s small-file writer the summary uses: nothing at the path before commit, a discarded file
+ * leaves nothing, the probe reads a one-element int64 dataset and refuses anything else. */
+static void kd_test_h5_file_(void) {
+  char dir[64], path[128], tmpl[160];
+  kd_tmpdir_(dir, sizeof dir);
+  if (!KD_TEST(dir[0], "mkdtemp") || kd_test_rank() != 0) return;
+  snprintf(path, sizeof path, "%s/t.h5", dir);
+  kd_h5_file *h = NULL;
+  const int64_t one = 42, two[2] = {1, 2};
+  const char *strs[2] = {"a", ""};
+  KD_TEST_OK(kd_h5_file_create(path, &h));
+  KD_TEST_OK(kd_h5_file_group(h, "/g"));
+  KD_TEST_OK(kd_h5_file_attr_str(h, "/g", "s", "text"));
+  KD_TEST_OK(kd_h5_file_attr_i64(h, "/", "n", 7));
+  KD_TEST_OK(kd_h5_file_i64(h, "/g/one", 1, &one));
+  KD_TEST_OK(kd_h5_file_i64(h, "/g/two", 2, two));
+  KD_TEST_OK(kd_h5_file_str(h, "/g/strs", 2, strs));
+  KD_TEST(access(path, F_OK) != 0, "no file at the path before commit");
+  KD_TEST(kd_h5_file_i64(h, "/missing/x", 1, &one) != KD_OK, "dataset under a missing group");
+  kd_err_clear();
+  KD_TEST_OK(kd_h5_file_commit(&h));
+  KD_TEST(h == NULL && access(path, F_OK) == 0, "committed");
+  int64_t v = 0;
+  KD_TEST(kd_h5_file_read_i64(path, "/g/one", &v) == 1 && v == 42, "probe reads %lld",
+          (long long)v);
+  KD_TEST(kd_h5_file_read_i64(path, "/g/two", &v) == 0, "probe refuses two elements");
+  KD_TEST(kd_h5_file_read_i64(path, "/nope/one", &v) == 0, "probe: missing group");
+  KD_TEST(kd_h5_file_read_i64("/nonexistent/x.h5", "/g/one", &v) == 0, "probe: missing file");
+  snprintf(tmpl, sizeof tmpl, "%s/d.h5", dir);
+  KD_TEST_OK(kd_h5_file_create(tmpl, &h));
+  kd_h5_file_discard(&h);
+  KD_TEST(h == NULL && access(tmpl, F_OK) != 0, "discarded: no file");
+  remove(path);
+  rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   kd_test_spec_();
   kd_test_config_api_();
+  kd_test_h5_file_();
   kd_test_groups_();
   kd_test_end_to_end_(0);
   kd_test_end_to_end_(1);
