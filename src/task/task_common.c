@@ -9,6 +9,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "pointset/pointset_io.h"
 #include "task/task_impl.h"
 
 #define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
