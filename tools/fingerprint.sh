@@ -27,7 +27,10 @@ for path in sys.argv[1:]:
             if any(s in name for s in SKIP):
                 return
             if isinstance(obj, h5py.Dataset):
-                h.update(name.encode()); h.update(np.ascontiguousarray(obj[()]).tobytes())
+                v = np.asarray(obj[()])
+                h.update(name.encode())
+                # variable-length strings are objects: hash their text, not their addresses
+                h.update(repr(v.tolist()).encode() if v.dtype.kind == "O" else v.tobytes())
         f.visititems(visit)
         if "metrics" in f:
             for k in sorted(f["metrics"].attrs):

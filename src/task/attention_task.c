@@ -70,9 +70,9 @@ static kd_err kd_attn_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_attn_state_ *s = NULL;
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "queries", &s->Q));
-  KD_TRY(kd_task_read_pointset(ctx, "keys", &s->K));
-  KD_TRY(kd_task_read_pointset(ctx, "values", &s->V));
+  KD_TRY(kd_task_read_pointset(ctx, "queries", &s->Q, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "keys", &s->K, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "values", &s->V, NULL, NULL));
   KD_TRY(kd_config_get_params(ctx->cfg, "attention", kd_attn_keys_,
                               (int)(sizeof kd_attn_keys_ / sizeof kd_attn_keys_[0]), &s->keys));
   s->method = kd_params_str(&s->keys, "method");

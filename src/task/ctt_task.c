@@ -71,8 +71,8 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   double *rows = NULL;
   kd_gidx *idx = NULL;
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x));
-  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y));
+  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, NULL, NULL));
   if (s->x && s->y)
     KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
              "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),

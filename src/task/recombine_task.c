@@ -50,9 +50,9 @@ static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   kd_recombine_state_ *s = NULL;
   kd_params keys = {0};
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "data", &s->data));
+  KD_TRY(kd_task_read_pointset(ctx, "data", &s->data, NULL, NULL));
   if (kd_config_has(ctx->cfg, "test_functions"))
-    KD_TRY(kd_task_read_pointset(ctx, "test_functions", &s->tf));
+    KD_TRY(kd_task_read_pointset(ctx, "test_functions", &s->tf, NULL, NULL));
   KD_TRY(kd_config_get_params(ctx->cfg, "recombine", kd_recombine_keys_,
                               (int)(sizeof kd_recombine_keys_ / sizeof kd_recombine_keys_[0]),
                               &keys));

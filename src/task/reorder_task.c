@@ -51,9 +51,9 @@ static kd_err kd_reorder_setup_(const kd_task_ctx *ctx, void **state) {
   kd_reorder_state_ *s = NULL;
   kd_params keys = {0};
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "data", &s->X));
+  KD_TRY(kd_task_read_pointset(ctx, "data", &s->X, NULL, NULL));
   if (kd_config_has(ctx->cfg, "permutation"))
-    KD_TRY(kd_task_read_pointset(ctx, "permutation", &s->P));
+    KD_TRY(kd_task_read_pointset(ctx, "permutation", &s->P, NULL, NULL));
   KD_TRY(kd_config_get_params(ctx->cfg, "reorder", kd_reorder_keys_,
                               (int)(sizeof kd_reorder_keys_ / sizeof kd_reorder_keys_[0]), &keys));
   s->epochs = kd_params_int(&keys, "epochs");
