@@ -50,7 +50,7 @@ for cfg in ${KD_FP_CONFIGS:-configs/*.yaml}; do
   fi
   for np in ${KD_FP_RANKS:-1 2 4}; do
     dir="$work/$name.$np"
-    mkdir -p "$dir"
+    mkdir -p "$dir/out"  # configs write side files (CSV tables) under out/
     (cd "$dir" && ln -s "$root/configs" configs &&
       mpirun -np "$np" --oversubscribe "$bin" run "configs/$name.yaml" --quiet \
         --output "$dir/out.h5" >"$dir/log" 2>&1)
