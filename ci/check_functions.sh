@@ -8,7 +8,7 @@ max=${KD_MAX_FUNC_LINES:-120}
 python3 - "$max" <<'PY'
 import os, re, sys
 limit = int(sys.argv[1])
-head = re.compile(r"^[A-Za-z_][^;#]*\)\s*\{\s*$")
+sig = re.compile(r"^[A-Za-z_][\w \t\*]*\b(\w+)\s*\(")
 rows = []
 for root, _, files in os.walk("src"):
     for name in sorted(files):
@@ -18,20 +18,22 @@ for root, _, files in os.walk("src"):
         lines = open(path, encoding="utf-8").read().split("\n")
         i = 0
         while i < len(lines):
-            line = lines[i]
-            if head.match(line) and not re.match(r"^(if|for|while|switch|do|else)\b", line):
-                start = i
-                # a signature may span lines: walk back to the line that starts it
-                while start > 0 and lines[start - 1].strip() and not lines[start - 1].rstrip().endswith(
-                        (";", "}", "*/")) and not lines[start - 1].startswith("#"):
-                    start -= 1
-                j = i + 1
-                while j < len(lines) and lines[j] != "}":
-                    j += 1
-                fn = re.findall(r"(\w+)\s*\(", " ".join(lines[start:i + 1]))
-                rows.append((j - start + 1, path, fn[0] if fn else "?", start + 1))
-                i = j
-            i += 1
+            m = sig.match(lines[i])
+            if not m or re.match(r"^(if|for|while|switch|do|else|return|typedef)\b", lines[i]):
+                i += 1
+                continue
+            # a definition: the signature (possibly over several lines) ends with "{"
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")) and j - i < 12:
+                j += 1
+            if j >= len(lines) or not lines[j].rstrip().endswith("{"):
+                i += 1
+                continue
+            k = j + 1
+            while k < len(lines) and lines[k] != "}":
+                k += 1
+            rows.append((k - i + 1, path, m.group(1), i + 1))
+            i = k + 1
 rows.sort(reverse=True)
 print("longest functions in src/:")
 for n, path, fn, line in rows[:10]:

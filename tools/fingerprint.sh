@@ -27,7 +27,10 @@ for path in sys.argv[1:]:
             if any(s in name for s in SKIP):
                 return
             if isinstance(obj, h5py.Dataset):
-                h.update(name.encode()); h.update(np.ascontiguousarray(obj[()]).tobytes())
+                v = np.asarray(obj[()])
+                h.update(name.encode())
+                # variable-length strings are objects: hash their text, not their addresses
+                h.update(repr(v.tolist()).encode() if v.dtype.kind == "O" else v.tobytes())
         f.visititems(visit)
         if "metrics" in f:
             for k in sorted(f["metrics"].attrs):
@@ -47,7 +50,7 @@ for cfg in ${KD_FP_CONFIGS:-configs/*.yaml}; do
   fi
   for np in ${KD_FP_RANKS:-1 2 4}; do
     dir="$work/$name.$np"
-    mkdir -p "$dir"
+    mkdir -p "$dir/out"  # configs write side files (CSV tables) under out/
     (cd "$dir" && ln -s "$root/configs" configs &&
       mpirun -np "$np" --oversubscribe "$bin" run "configs/$name.yaml" --quiet \
         --output "$dir/out.h5" >"$dir/log" 2>&1)

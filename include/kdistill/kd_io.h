@@ -43,10 +43,23 @@ kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const
 /** Sequence of numbers (a YAML flow or block sequence, or a single number = length 1).
  *  *out malloc'ed (caller frees), *n its length. Missing and not required -> *n = 0, *out NULL. */
 kd_err kd_config_get_f64_list(kd_config *cfg, const char *key, int required, int *n, double **out);
-/** Number of elements of a sequence (0 if absent), or of entries of a mapping. */
+/** Number of elements of a sequence (0 if absent), or of entries of a mapping; key "" (or NULL)
+ *  is the root mapping (the sections). Marks nothing. Local. */
 int kd_config_count(const kd_config *cfg, const char *key);
-/** Key name of the i-th entry of a mapping (NULL if out of range); marks nothing. */
+/** Key name of the i-th entry of a mapping (NULL if out of range), in file order; key "" (or NULL)
+ *  lists the root mapping (the sections). With kd_config_count this lists the keys of a section.
+ *  The string is owned by the config. Marks nothing. Local. */
 const char *kd_config_key_at(const kd_config *cfg, const char *key, int i);
+/** A deep copy of src as freshly loaded: the same keys, values, file lines and origins (so
+ *  messages still name the user's file and line), with nothing marked read and defaults kept as
+ *  values. name (NULL: src's name) is used in messages. *out owned by the caller
+ *  (kd_config_destroy). Errors: KD_ERR_MEM. Local. */
+kd_err kd_config_clone(const kd_config *src, const char *name, kd_config **out);
+/** Mark key and everything under it read (kd_config_check_unused will not report it), without
+ *  type checks or inserting defaults: for keys another component validates (e.g. the base
+ *  sections of a sweep, checked per point). An absent key is no error. Errors: KD_ERR_CONFIG if
+ *  the path runs through a value. Local. */
+kd_err kd_config_mark_read(kd_config *cfg, const char *key);
 /** "file:line" of a key (or of the file when absent) for messages; static buffer per call site
  *  is not used: writes into buf[len]. */
 const char *kd_config_where(const kd_config *cfg, const char *key, char *buf, int len);
@@ -80,6 +93,39 @@ kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *me
  *  malloc'ed into *yaml_out / *algo_out etc. when non-NULL (caller frees). Local. */
 kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
                       char **algorithm);
+
+/* ---------------- small serial HDF5 files (summaries and tables written by one process) ----
+ * A file is written as "<path>.tmp.<pid>" and appears at path only on kd_h5_file_commit (closed,
+ * then renamed), so a reader never sees a partial file. All calls are Local (one process writes;
+ * agreeing on the outcome is the caller's business). Object paths are absolute ("/sweep/mmd");
+ * parent groups must exist (kd_h5_file_group). Errors: KD_ERR_IO naming the file and object
+ * (with HDF5's own description), KD_ERR_MEM. */
+typedef struct kd_h5_file kd_h5_file;
+
+/** Create "<path>.tmp.<pid>" (truncating), HDF5's automatic error printing off. *out owned by the
+ *  caller: kd_h5_file_commit or kd_h5_file_discard. */
+kd_err kd_h5_file_create(const char *path, kd_h5_file **out);
+/** Close the file and rename it to its path; on failure the temporary is removed. Always frees
+ *  *h and sets it to NULL. */
+kd_err kd_h5_file_commit(kd_h5_file **h);
+/** Close the file and remove the temporary (nothing appears at path). Accepts NULL. */
+void kd_h5_file_discard(kd_h5_file **h);
+/** Create the group at path (e.g. "/sweep"). */
+kd_err kd_h5_file_group(kd_h5_file *h, const char *path);
+/** Scalar UTF-8 string (variable length; NULL writes "") / int64 attribute `name` of the object
+ *  at obj ("/" = the root group). */
+kd_err kd_h5_file_attr_str(kd_h5_file *h, const char *obj, const char *name, const char *val);
+kd_err kd_h5_file_attr_i64(kd_h5_file *h, const char *obj, const char *name, int64_t val);
+/** 1-D datasets of n elements (data borrowed, copied into the file): float64, int64, uint64
+ *  (little-endian file types) and variable-length UTF-8 strings. */
+kd_err kd_h5_file_f64(kd_h5_file *h, const char *path, int64_t n, const double *v);
+kd_err kd_h5_file_i64(kd_h5_file *h, const char *path, int64_t n, const int64_t *v);
+kd_err kd_h5_file_u64(kd_h5_file *h, const char *path, int64_t n, const uint64_t *v);
+kd_err kd_h5_file_str(kd_h5_file *h, const char *path, int64_t n, const char *const *v);
+/** Read the one-element int64 dataset dset (absolute path) of the HDF5 file path into *v.
+ *  Returns 1 on success, 0 if the file, the dataset or the read fails (a probe: no error is
+ *  recorded). Local. */
+int kd_h5_file_read_i64(const char *path, const char *dset, int64_t *v);
 
 #ifdef __cplusplus
 }

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job/job_registry.h"
 #include "kdistill/kdistill.h"
 #include "la/la_impl.h"
-#include "task/task_impl.h"
 
 #define KD_MAX_SETS 256
 
@@ -36,7 +36,7 @@ typedef struct {
 
 static void kd_cli_usage_(FILE *out) {
   char tasks[1024];
-  kd_task_choices(tasks, sizeof tasks);
+  kd_job_task_choices(tasks, sizeof tasks);
   fprintf(out,
           "kdistill %s - compress distributions into coresets / quadrature rules with small MMD\n"
           "\n"

@@ -8,7 +8,7 @@
 
 /* Seconds spent inside the communication helpers (for --verbose timings) are added to the bound
  * context's timer. */
-static void kd_dist_timed_(double t0) {
+void kd_dist_comm_add(double t0) {
   kd_ctx *c = kd_ctx_current();
   if (c) c->comm_seconds += MPI_Wtime() - t0;
 }
@@ -55,7 +55,7 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
   *e = (kd_err)pkt.code;
   kd_err_set_message(pkt.msg);
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -131,7 +131,7 @@ static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, doubl
 cleanup:
   if (op != MPI_OP_NULL) MPI_Op_free(&op);
   if (dt != MPI_DATATYPE_NULL) MPI_Type_free(&dt);
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -148,7 +148,7 @@ static kd_err kd_dist_reduce_(MPI_Comm comm, void *buf, int n, MPI_Datatype t, M
   const double kd_t0_ = MPI_Wtime();
   if (n > 0) KD_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, comm));
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -182,7 +182,7 @@ kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root) {
     KD_MPI(MPI_Bcast(p + off, (int)len, MPI_BYTE, root, comm));
   }
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -202,7 +202,7 @@ kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double 
                       comm, &st));
   *nr = rn;
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -236,7 +236,7 @@ kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, doub
 cleanup:
   free(counts);
   free(displs);
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -249,7 +249,7 @@ kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local,
 cleanup:
   free(counts);
   free(displs);
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -262,7 +262,7 @@ kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double 
 cleanup:
   free(counts);
   free(displs);
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -271,7 +271,7 @@ kd_err kd_dist_barrier(MPI_Comm comm) {
   const double kd_t0_ = MPI_Wtime();
   KD_MPI(MPI_Barrier(comm));
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -305,7 +305,7 @@ kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int t
   KD_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
   KD_MPI(MPI_Send(buf, (int)n, MPI_DOUBLE, dest, tag, comm));
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 
@@ -319,7 +319,7 @@ kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int sr
   KD_MPI(MPI_Recv(buf, (int)n, MPI_DOUBLE, src, tag, comm, MPI_STATUS_IGNORE));
   *nr = n;
 cleanup:
-  kd_dist_timed_(kd_t0_);
+  kd_dist_comm_add(kd_t0_);
   return err;
 }
 

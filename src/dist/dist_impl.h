@@ -61,6 +61,9 @@ kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int t
 kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int src, int tag);
 /** Seconds this process has spent inside the kd_dist_* helpers (waiting included), and reset.
  *  Local. */
+/** Add the seconds since t0 (MPI_Wtime) to the bound context's communication timer (for the
+ *  --verbose timing line); every dist/ helper that communicates calls it. Local. */
+void kd_dist_comm_add(double t0);
 double kd_dist_comm_seconds(void);
 void kd_dist_comm_seconds_reset(void);
 /** --verbose: one rank-0 line with min / mean / max over ranks of compute (total_seconds minus

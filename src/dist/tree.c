@@ -134,6 +134,7 @@ cleanup:
 }
 
 kd_err kd_dist_tree_up(const kd_dist_tree *t, int level, kd_dist_block *mine, kd_dist_block *kids) {
+  const double t0 = MPI_Wtime();
   kd_err err = KD_OK, lerr = KD_OK;
   const int a = t->arity;
   const int64_t cnt = kd_dist_tree_nodes(t, level);
@@ -165,11 +166,13 @@ kd_err kd_dist_tree_up(const kd_dist_tree *t, int level, kd_dist_block *mine, kd
     }
   err = lerr;
 cleanup:
+  kd_dist_comm_add(t0);
   return err;
 }
 
 kd_err kd_dist_tree_gather(const kd_dist_tree *t, int level, const kd_dist_block *mine, int root,
                            double **all, int64_t *n_all) {
+  const double t0 = MPI_Wtime();
   kd_err err = KD_OK, lerr = KD_OK;
   double *buf = NULL;
   int64_t lo, hi, n = 0;
@@ -191,6 +194,7 @@ kd_err kd_dist_tree_gather(const kd_dist_tree *t, int level, const kd_dist_block
   KD_TRY(kd_dist_gatherv(t->comm, buf, n, *all, root));
   *n_all = tot;
 cleanup:
+  kd_dist_comm_add(t0);
   if (err != KD_OK) {
     free(*all);
     *all = NULL;
@@ -226,6 +230,7 @@ static kd_err kd_bins_alloc_(MPI_Comm comm, int rank, int width, int64_t nbins,
 kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double *rows, int width,
                             int64_t nbins, const int64_t *bound, const int *owner,
                             kd_dist_block *bins) {
+  const double t0 = MPI_Wtime();
   kd_err err = KD_OK;
   MPI_Request *req = NULL;
   const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
@@ -267,6 +272,7 @@ kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double
   }
   KD_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
 cleanup:
+  kd_dist_comm_add(t0);
   if (err != KD_OK)
     for (int64_t j = 0; j < nbins; j++) kd_dist_block_free(&bins[j]);
   free(req);
@@ -275,6 +281,7 @@ cleanup:
 
 kd_err kd_dist_bins_allgather(MPI_Comm comm, int64_t nbins, const int *owner,
                               const kd_dist_block *bins, double **all, int64_t *offs) {
+  const double t0 = MPI_Wtime();
   kd_err err = KD_OK, lerr = KD_OK;
   double *mine = NULL, *got = NULL;
   const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
@@ -310,6 +317,7 @@ kd_err kd_dist_bins_allgather(MPI_Comm comm, int64_t nbins, const int *owner,
         at += len;
       }
 cleanup:
+  kd_dist_comm_add(t0);
   if (err != KD_OK) {
     free(*all);
     *all = NULL;

@@ -19,6 +19,14 @@
  * the doubles mean (packed rows with their global index, a recombination set, ...) is the
  * caller's business. Results depend only on the logical tree, never on the rank count.
  *
+ * Use. Thinning (algo/thinning/driver.c): arity 4 over the leaf bins, each bin placed with the
+ * owner of its first row; kd_dist_bins_collect fills the bins, kd_dist_tree_up + a local halving
+ * per parent is one merge level, kd_dist_tree_gather brings the top level to rank 0.
+ * Recombination: arity 2 with its leaf_start table (NULL gives the block placement of
+ * kd_recomb_leaf_range), kd_dist_tree_up + the pairwise merge per level, the root on the owner of
+ * leaf 0, kd_dist_tree_gather for a checkpoint. CTT: kd_dist_bins_collect of each sample's bins to
+ * the owners b mod p, kd_dist_bins_allgather of the coresets in bin order.
+ *
  * Errors. Every function returns kd_err. Collective functions check every MPI code (KD_ERR_MPI);
  * an allocation failure on one rank is returned on that rank only, after all the messages the call
  * expects were drained (so no peer is left blocked): agree it with kd_dist_agree at the next phase

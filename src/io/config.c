@@ -354,6 +354,44 @@ void kd_config_destroy(kd_config **cfg) {
 
 const char *kd_config_name(const kd_config *cfg) { return cfg->name; }
 
+/* Deep copy of a node: structure, text, lines and origins; nothing marked read. */
+static kd_err kd_cnode_clone_(const kd_cnode *src, kd_cnode **out) {
+  kd_err err = KD_OK;
+  kd_cnode *n = NULL, *kid = NULL;
+  *out = NULL;
+  KD_TRY(kd_cnode_new_(src->kind, src->line, src->origin, &n));
+  n->quoted = src->quoted;
+  n->is_null = src->is_null;
+  if (src->key) KD_CHECK(n->key = kd_cfg_strdup_(src->key), KD_ERR_MEM, "out of memory");
+  if (src->val) KD_CHECK(n->val = kd_cfg_strdup_(src->val), KD_ERR_MEM, "out of memory");
+  for (int i = 0; i < src->n; i++) {
+    KD_TRY(kd_cnode_clone_(src->kids[i], &kid));
+    KD_TRY(kd_cnode_add_(n, kid));
+    kid = NULL;
+  }
+  *out = n;
+  n = NULL;
+cleanup:
+  kd_cnode_free_(kid);
+  kd_cnode_free_(n);
+  return err;
+}
+
+kd_err kd_config_clone(const kd_config *src, const char *name, kd_config **out) {
+  kd_err err = KD_OK;
+  kd_config *cfg = NULL;
+  *out = NULL;
+  KD_ALLOC(cfg, 1);
+  cfg->name = kd_cfg_strdup_(name ? name : src->name);
+  KD_CHECK(cfg->name, KD_ERR_MEM, "out of memory");
+  KD_TRY(kd_cnode_clone_(src->root, &cfg->root));
+  *out = cfg;
+  cfg = NULL;
+cleanup:
+  kd_config_destroy(&cfg);
+  return err;
+}
+
 /* ----------------------------------------------------------------- lookup */
 static const char *kd_cfg_kind_name_(const kd_cnode *n) {
   if (n->kind == KD_CN_MAP) return "a mapping";
@@ -394,6 +432,10 @@ static kd_err kd_cfg_walk_(const kd_config *cfg, const char *key, int create, in
   char where[512];
   *node = NULL;
   if (last) *last = cur;
+  if (!key || !key[0]) { /* "" or NULL: the root mapping */
+    *node = cur;
+    return KD_OK;
+  }
   while (1) {
     const char *dot = strchr(p, '.');
     size_t len = dot ? (size_t)(dot - p) : strlen(p);
@@ -733,6 +775,20 @@ const char *kd_config_key_at(const kd_config *cfg, const char *key, int i) {
   kd_err_set_message(saved);
   if (e != KD_OK || !n || n->kind != KD_CN_MAP || i < 0 || i >= n->n) return NULL;
   return n->kids[i]->key;
+}
+
+static void kd_cnode_mark_used_(kd_cnode *n) {
+  n->used = 1;
+  for (int i = 0; i < n->n; i++) kd_cnode_mark_used_(n->kids[i]);
+}
+
+kd_err kd_config_mark_read(kd_config *cfg, const char *key) {
+  kd_err err = KD_OK;
+  kd_cnode *n = NULL;
+  KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, NULL));
+  if (n) kd_cnode_mark_used_(n);
+cleanup:
+  return err;
 }
 
 kd_err kd_config_get_params(kd_config *cfg, const char *section, const kd_param_spec *spec, int n,

@@ -1,6 +1,7 @@
 /* h5_read.c - reading kdistill output files back (kd_output_read, `kdistill info`). Local: one
  * process opens the file read-only with the sec2 driver. */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,4 +268,34 @@ cleanup:
   for (int i = 0; i < 6; i++) free(s[i]);
   kd_result_free(&res);
   return err;
+}
+
+int kd_h5_file_read_i64(const char *path, const char *dset, int64_t *v) {
+  hid_t f = -1, d = -1;
+  int ok = 0;
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return 0;
+  fclose(probe);
+  kd_h5_quiet();
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  /* every link on the path must exist (H5Lexists on a missing parent is an error) */
+  int exists = f >= 0;
+  for (const char *c = dset + 1; exists && c && *c;) {
+    const char *slash = strchr(c, '/');
+    char part[1024];
+    const int len = slash ? (int)(slash - dset) : (int)strlen(dset);
+    snprintf(part, sizeof part, "%.*s", len, dset);
+    exists = H5Lexists(f, part, H5P_DEFAULT) > 0;
+    c = slash ? slash + 1 : NULL;
+  }
+  if (exists) d = H5Dopen2(f, dset, H5P_DEFAULT);
+  if (d >= 0) {
+    hid_t s = H5Dget_space(d);
+    ok = s >= 0 && H5Sget_simple_extent_npoints(s) == 1 &&
+         H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+    if (s >= 0) H5Sclose(s);
+    H5Dclose(d);
+  }
+  if (f >= 0) H5Fclose(f);
+  return ok;
 }

@@ -217,3 +217,130 @@ cleanup:
   free(tmp);
   return err;
 }
+
+/* ------------------------------------------- small serial files (kd_h5_file, kd_io.h) */
+struct kd_h5_file {
+  hid_t f;
+  char *path, *tmp;
+};
+
+kd_err kd_h5_file_create(const char *path, kd_h5_file **out) {
+  kd_err err = KD_OK;
+  kd_h5_file *h = NULL;
+  size_t n = strlen(path) + 32;
+  *out = NULL;
+  kd_h5_quiet();
+  KD_ALLOC(h, 1);
+  h->f = -1;
+  KD_ALLOC(h->path, n);
+  KD_ALLOC(h->tmp, n);
+  snprintf(h->path, n, "%s", path);
+  snprintf(h->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  KD_H5C(h->f = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "%s: cannot create", h->tmp);
+  *out = h;
+  h = NULL;
+cleanup:
+  kd_h5_file_discard(&h);
+  return err;
+}
+
+void kd_h5_file_discard(kd_h5_file **h) {
+  if (!h || !*h) return;
+  if ((*h)->f >= 0) {
+    H5Fclose((*h)->f);
+    remove((*h)->tmp);
+  }
+  free((*h)->path);
+  free((*h)->tmp);
+  free(*h);
+  *h = NULL;
+}
+
+kd_err kd_h5_file_commit(kd_h5_file **h) {
+  kd_err err = KD_OK;
+  kd_h5_file *x = *h;
+  herr_t rc = H5Fclose(x->f);
+  x->f = -1;
+  KD_H5C(rc, KD_ERR_IO, "%s: cannot close", x->tmp);
+  KD_CHECK(rename(x->tmp, x->path) == 0, KD_ERR_IO, "%s: cannot rename into place: %s", x->path,
+           strerror(errno));
+cleanup:
+  if (err) remove(x->tmp);
+  kd_h5_file_discard(h);
+  return err;
+}
+
+kd_err kd_h5_file_group(kd_h5_file *h, const char *path) {
+  kd_err err = KD_OK;
+  hid_t g = -1;
+  KD_H5C(g = H5Gcreate2(h->f, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "%s: cannot create group %s", h->tmp, path);
+cleanup:
+  if (g >= 0) H5Gclose(g);
+  return err;
+}
+
+/* Attribute `name` on the object at obj: a string (str != NULL) or an int64. */
+static kd_err kd_h5_file_attr_(kd_h5_file *h, const char *obj, const char *name, const char *str,
+                               int64_t v) {
+  kd_err err = KD_OK;
+  hid_t o = -1;
+  KD_H5C(o = H5Oopen(h->f, obj, H5P_DEFAULT), KD_ERR_IO, "%s: cannot open %s", h->tmp, obj);
+  if (str)
+    KD_TRY(kd_h5_attr_str(o, name, str));
+  else
+    KD_TRY(kd_h5_attr_num(o, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v));
+cleanup:
+  if (o >= 0) H5Oclose(o);
+  return err;
+}
+
+kd_err kd_h5_file_attr_str(kd_h5_file *h, const char *obj, const char *name, const char *val) {
+  return kd_h5_file_attr_(h, obj, name, val ? val : "", 0);
+}
+
+kd_err kd_h5_file_attr_i64(kd_h5_file *h, const char *obj, const char *name, int64_t val) {
+  return kd_h5_file_attr_(h, obj, name, NULL, val);
+}
+
+/* 1-D dataset of n elements, file type ftype, memory type mtype. */
+static kd_err kd_h5_file_dset_(kd_h5_file *h, const char *path, hid_t ftype, hid_t mtype, int64_t n,
+                               const void *data) {
+  kd_err err = KD_OK;
+  hid_t s = -1, d = -1;
+  hsize_t dims[1] = {(hsize_t)n};
+  KD_H5C(s = H5Screate_simple(1, dims, NULL), KD_ERR_H5, "dataset %s: dataspace", path);
+  KD_H5C(d = H5Dcreate2(h->f, path, ftype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "%s: cannot create dataset %s", h->tmp, path);
+  KD_H5C(H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), KD_ERR_IO,
+         "%s: cannot write dataset %s", h->tmp, path);
+cleanup:
+  if (d >= 0) H5Dclose(d);
+  if (s >= 0) H5Sclose(s);
+  return err;
+}
+
+kd_err kd_h5_file_f64(kd_h5_file *h, const char *path, int64_t n, const double *v) {
+  return kd_h5_file_dset_(h, path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, v);
+}
+
+kd_err kd_h5_file_i64(kd_h5_file *h, const char *path, int64_t n, const int64_t *v) {
+  return kd_h5_file_dset_(h, path, H5T_STD_I64LE, H5T_NATIVE_INT64, n, v);
+}
+
+kd_err kd_h5_file_u64(kd_h5_file *h, const char *path, int64_t n, const uint64_t *v) {
+  return kd_h5_file_dset_(h, path, H5T_STD_U64LE, H5T_NATIVE_UINT64, n, v);
+}
+
+kd_err kd_h5_file_str(kd_h5_file *h, const char *path, int64_t n, const char *const *v) {
+  kd_err err = KD_OK;
+  hid_t t = -1;
+  KD_H5C(t = H5Tcopy(H5T_C_S1), KD_ERR_H5, "dataset %s: H5Tcopy", path);
+  KD_H5C(H5Tset_size(t, H5T_VARIABLE), KD_ERR_H5, "dataset %s: H5Tset_size", path);
+  KD_H5C(H5Tset_cset(t, H5T_CSET_UTF8), KD_ERR_H5, "dataset %s: H5Tset_cset", path);
+  KD_TRY(kd_h5_file_dset_(h, path, t, t, n, v));
+cleanup:
+  if (t >= 0) H5Tclose(t);
+  return err;
+}

@@ -12,6 +12,7 @@
 #include "core/ctx_impl.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "job/job_registry.h"
 #include "task/task_impl.h"
 
 typedef struct {
@@ -62,9 +63,9 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
     KD_TRY(kd_config_load(ctx->comm, o->config, &job->cfg));
   for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
   if (o->output) KD_TRY(kd_job_set_output_(job->cfg, o->output));
-  kd_task_choices(choices, sizeof choices);
+  kd_job_task_choices(choices, sizeof choices);
   KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
-  job->task = kd_task_find(task);
+  job->task = kd_job_task_find(task);
   KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
   KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", job->saved_interval, 0.0, 1e9, &interval));

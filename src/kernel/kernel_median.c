@@ -37,16 +37,159 @@ static int kd_double_cmp_(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
+/* Step 1: this rank's m smallest (key, g) as pairs of int64 in prop[2 * np]. Collective (agree). */
+static kd_err kd_median_propose_(MPI_Comm comm, const kd_pointset *ps, uint64_t seed, kd_lidx m,
+                                 kd_median_key **keys, int64_t **prop, kd_lidx *np_out) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  const kd_lidx np = nl < m ? nl : m;
+  const kd_gidx off = kd_pointset_offset(ps);
+  *keys = malloc(sizeof **keys * (size_t)(nl > 0 ? nl : 1));
+  *prop = malloc(sizeof **prop * (size_t)(2 * np + 1));
+  if (!*keys || !*prop) {
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "kernel.ls: median heuristic: out of memory");
+  } else {
+    kd_median_key *k = *keys;
+    for (kd_lidx i = 0; i < nl; i++) {
+      k[i].key = kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i));
+      k[i].g = off + i;
+    }
+    qsort(k, (size_t)nl, sizeof *k, kd_median_key_cmp_);
+    for (kd_lidx i = 0; i < np; i++) {
+      uint64_t kk = k[i].key;
+      memcpy(&(*prop)[2 * i], &kk, sizeof kk);
+      (*prop)[2 * i + 1] = k[i].g;
+    }
+  }
+  *np_out = np;
+  KD_TRY(kd_dist_agree(comm, &lerr));
+  KD_TRY(lerr);
+cleanup:
+  return err;
+}
+
+/* Step 2: every rank sees all proposals (at most size * m pairs) and picks the same m rows, in
+ * increasing global index (idx[m], allocated). keys may be reallocated. Collective. */
+static kd_err kd_median_pick_(MPI_Comm comm, const int64_t *prop, kd_lidx np, kd_lidx nl, kd_lidx m,
+                              kd_median_key **keys, kd_gidx **idx) {
+  kd_err err = KD_OK;
+  int64_t *all = NULL;
+  int64_t tot = 2 * np;
+  KD_TRY(kd_dist_sum_i64(comm, &tot, 1));
+  KD_ALLOC(all, tot);
+  KD_TRY(kd_dist_allgatherv_i64(comm, prop, 2 * np, all));
+  const kd_lidx nall = tot / 2;
+  if (nall > nl) { /* reuse the local keys when large enough */
+    free(*keys);
+    *keys = NULL;
+    KD_ALLOC(*keys, nall);
+  }
+  kd_median_key *mk = *keys;
+  for (kd_lidx i = 0; i < nall; i++) {
+    uint64_t kk;
+    memcpy(&kk, &all[2 * i], sizeof kk);
+    mk[i].key = kk;
+    mk[i].g = all[2 * i + 1];
+  }
+  qsort(mk, (size_t)nall, sizeof *mk, kd_median_key_cmp_);
+  KD_CHECK(nall >= m, KD_ERR_INTERNAL, "kernel.ls: median subsample short (%lld < %lld)",
+           (long long)nall, (long long)m);
+  KD_ALLOC(*idx, m);
+  for (kd_lidx i = 0; i < m; i++) (*idx)[i] = mk[i].g;
+  qsort(*idx, (size_t)m, sizeof **idx, kd_gidx_cmp_);
+cleanup:
+  free(all);
+  return err;
+}
+
+/* Step 3: rank r computes the pairs [P r / p, P (r+1) / p) of the enumeration (0,1), (0,2), ...,
+ * (1,2), ... of the m gathered rows and sorts its share (dist[*nd], allocated). Collective. */
+static kd_err kd_median_distances_(MPI_Comm comm, const double *rows, kd_lidx m, int d,
+                                   double **dist_out, int64_t *nd) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int64_t npair = (int64_t)m * (int64_t)(m - 1) / 2;
+  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
+  const int64_t q0 = npair * rank / size, q1 = npair * (rank + 1) / size;
+  double *dist = malloc(sizeof *dist * (size_t)(q1 - q0 > 0 ? q1 - q0 : 1));
+  *dist_out = dist;
+  *nd = q1 - q0;
+  lerr = dist ? KD_OK
+              : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                           "kernel.ls: median heuristic: cannot allocate %lld distances "
+                           "(lower kernel.median_sample)",
+                           (long long)(q1 - q0));
+  KD_TRY(kd_dist_agree(comm, &lerr));
+  KD_TRY(lerr);
+  kd_lidx i = 0;
+  int64_t q = 0; /* index of pair (i, i+1) */
+  while (q1 > q0 && q + (m - 1 - i) <= q0) q += m - 1 - i++;
+  kd_lidx j = i + 1 + (kd_lidx)(q0 - q);
+  for (int64_t t = 0; t < q1 - q0; t++) {
+    double s2 = 0.0;
+    for (int kk = 0; kk < d; kk++) {
+      double u = rows[i * d + kk] - rows[j * d + kk];
+      s2 = fma(u, u, s2);
+    }
+    dist[t] = sqrt(s2);
+    if (++j == m) j = ++i + 1;
+  }
+  qsort(dist, (size_t)(q1 - q0), sizeof *dist, kd_double_cmp_);
+cleanup:
+  return err;
+}
+
+/* Step 4: the exact order statistics k1 = (P-1)/2 and k2 = P/2 of all P distances by bisection on
+ * the bit patterns (non-negative doubles order like their bits): the result is the same value
+ * whatever the rank count. 64 rounds of one 2-element sum. dist (sorted, nd local) Collective. */
+static kd_err kd_median_select_(MPI_Comm comm, const double *dist, int64_t nd, int64_t npair,
+                                double *med) {
+  kd_err err = KD_OK;
+  const int64_t kth[2] = {(npair - 1) / 2, npair / 2};
+  uint64_t lo[2] = {0, 0}, hi[2] = {0x7ff0000000000000ULL, 0x7ff0000000000000ULL};
+  for (int round = 0; round < 64 && (lo[0] < hi[0] || lo[1] < hi[1]); round++) {
+    int64_t cnt[2];
+    uint64_t mid[2];
+    for (int c = 0; c < 2; c++) {
+      mid[c] = lo[c] + (hi[c] - lo[c]) / 2;
+      double v;
+      memcpy(&v, &mid[c], sizeof v);
+      /* local count of distances <= v (dist is sorted) */
+      int64_t a = 0, b = nd;
+      while (a < b) {
+        int64_t h = a + (b - a) / 2;
+        if (dist[h] <= v)
+          a = h + 1;
+        else
+          b = h;
+      }
+      cnt[c] = a;
+    }
+    KD_TRY(kd_dist_sum_i64(comm, cnt, 2));
+    for (int c = 0; c < 2; c++) {
+      if (lo[c] >= hi[c]) continue;
+      if (cnt[c] >= kth[c] + 1)
+        hi[c] = mid[c];
+      else
+        lo[c] = mid[c] + 1;
+    }
+  }
+  double v1, v2;
+  memcpy(&v1, &lo[0], sizeof v1);
+  memcpy(&v2, &lo[1], sizeof v2);
+  *med = 0.5 * (v1 + v2);
+cleanup:
+  return err;
+}
+
 kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t seed,
                                kd_lidx max_sample) {
-  kd_err err = KD_OK, lerr = KD_OK;
+  kd_err err = KD_OK;
   kd_median_key *keys = NULL;
-  int64_t *prop = NULL, *all = NULL;
+  int64_t *prop = NULL;
   kd_gidx *idx = NULL;
   double *rows = NULL, *dist = NULL;
   MPI_Comm comm = kd_pointset_comm(ps);
   const kd_gidx n = kd_pointset_n_global(ps);
-  const kd_lidx nl = kd_pointset_n_local(ps);
   const int d = kd_pointset_dim(ps);
   /* checks every rank makes identically: no agreement needed */
   KD_CHECK(k != NULL, KD_ERR_ARG, "kernel: NULL kernel");
@@ -59,138 +202,26 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   KD_CHECK(n >= 2, KD_ERR_INPUT, "kernel.ls: median heuristic needs at least 2 points (got %lld)",
            (long long)n);
   const kd_lidx m = n < max_sample ? (kd_lidx)n : max_sample;
-
-  /* 1. local proposals: this rank's m smallest (key, g) */
-  const kd_lidx np = nl < m ? nl : m;
-  const kd_gidx off = kd_pointset_offset(ps);
-  keys = malloc(sizeof *keys * (size_t)(nl > 0 ? nl : 1));
-  prop = malloc(sizeof *prop * (size_t)(2 * np + 1));
-  if (!keys || !prop) {
-    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "kernel.ls: median heuristic: out of memory");
-  } else {
-    for (kd_lidx i = 0; i < nl; i++) {
-      keys[i].key = kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i));
-      keys[i].g = off + i;
-    }
-    qsort(keys, (size_t)nl, sizeof *keys, kd_median_key_cmp_);
-    for (kd_lidx i = 0; i < np; i++) {
-      uint64_t kk = keys[i].key;
-      memcpy(&prop[2 * i], &kk, sizeof kk);
-      prop[2 * i + 1] = keys[i].g;
-    }
-  }
-  KD_TRY(kd_dist_agree(comm, &lerr));
-  KD_TRY(lerr);
-
-  /* 2. merge: every rank sees all proposals (at most size * m pairs) and picks the same m rows */
-  int64_t tot = 2 * np;
-  KD_TRY(kd_dist_sum_i64(comm, &tot, 1));
-  KD_ALLOC(all, tot);
-  KD_TRY(kd_dist_allgatherv_i64(comm, prop, 2 * np, all));
-  {
-    const kd_lidx nall = tot / 2;
-    kd_median_key *mk = keys; /* reuse when large enough */
-    if (nall > nl) {
-      free(keys);
-      keys = NULL;
-      KD_ALLOC(keys, nall);
-      mk = keys;
-    }
-    for (kd_lidx i = 0; i < nall; i++) {
-      uint64_t kk;
-      memcpy(&kk, &all[2 * i], sizeof kk);
-      mk[i].key = kk;
-      mk[i].g = all[2 * i + 1];
-    }
-    qsort(mk, (size_t)nall, sizeof *mk, kd_median_key_cmp_);
-    KD_CHECK(nall >= m, KD_ERR_INTERNAL, "kernel.ls: median subsample short (%lld < %lld)",
-             (long long)nall, (long long)m);
-    KD_ALLOC(idx, m);
-    for (kd_lidx i = 0; i < m; i++) idx[i] = mk[i].g;
-    qsort(idx, (size_t)m, sizeof *idx, kd_gidx_cmp_);
-  }
-
-  /* 3. gather the rows; rank r computes the pairs [P r / p, P (r+1) / p) of the enumeration
-   * (0,1), (0,2), ..., (1,2), ... and sorts its share */
+  kd_lidx np = 0;
+  int64_t nd = 0;
+  double med = 0.0;
+  KD_TRY(kd_median_propose_(comm, ps, seed, m, &keys, &prop, &np));
+  KD_TRY(kd_median_pick_(comm, prop, np, kd_pointset_n_local(ps), m, &keys, &idx));
   KD_ALLOC(rows, (size_t)m * d);
   KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
-  const int64_t npair = (int64_t)m * (int64_t)(m - 1) / 2;
-  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
-  const int64_t q0 = npair * rank / size, q1 = npair * (rank + 1) / size;
-  dist = malloc(sizeof *dist * (size_t)(q1 - q0 > 0 ? q1 - q0 : 1));
-  lerr = dist ? KD_OK
-              : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
-                           "kernel.ls: median heuristic: cannot allocate %lld distances "
-                           "(lower kernel.median_sample)",
-                           (long long)(q1 - q0));
-  KD_TRY(kd_dist_agree(comm, &lerr));
-  KD_TRY(lerr);
-  {
-    kd_lidx i = 0;
-    int64_t q = 0; /* index of pair (i, i+1) */
-    while (q1 > q0 && q + (m - 1 - i) <= q0) q += m - 1 - i++;
-    kd_lidx j = i + 1 + (kd_lidx)(q0 - q);
-    for (int64_t t = 0; t < q1 - q0; t++) {
-      double s2 = 0.0;
-      for (int kk = 0; kk < d; kk++) {
-        double u = rows[i * d + kk] - rows[j * d + kk];
-        s2 = fma(u, u, s2);
-      }
-      dist[t] = sqrt(s2);
-      if (++j == m) j = ++i + 1;
-    }
-    qsort(dist, (size_t)(q1 - q0), sizeof *dist, kd_double_cmp_);
-  }
-  /* 4. the exact order statistics k1 = (P-1)/2 and k2 = P/2 of all distances by bisection on
-   * the bit patterns (non-negative doubles order like their bits): the result is the same value
-   * whatever the rank count. 64 rounds of one 2-element sum. */
-  {
-    const int64_t kth[2] = {(npair - 1) / 2, npair / 2};
-    uint64_t lo[2] = {0, 0}, hi[2] = {0x7ff0000000000000ULL, 0x7ff0000000000000ULL};
-    for (int round = 0; round < 64 && (lo[0] < hi[0] || lo[1] < hi[1]); round++) {
-      int64_t cnt[2];
-      uint64_t mid[2];
-      for (int c = 0; c < 2; c++) {
-        mid[c] = lo[c] + (hi[c] - lo[c]) / 2;
-        double v;
-        memcpy(&v, &mid[c], sizeof v);
-        /* local count of distances <= v (dist is sorted) */
-        int64_t a = 0, b = q1 - q0;
-        while (a < b) {
-          int64_t h = a + (b - a) / 2;
-          if (dist[h] <= v)
-            a = h + 1;
-          else
-            b = h;
-        }
-        cnt[c] = a;
-      }
-      KD_TRY(kd_dist_sum_i64(comm, cnt, 2));
-      for (int c = 0; c < 2; c++) {
-        if (lo[c] >= hi[c]) continue;
-        if (cnt[c] >= kth[c] + 1)
-          hi[c] = mid[c];
-        else
-          lo[c] = mid[c] + 1;
-      }
-    }
-    double v1, v2;
-    memcpy(&v1, &lo[0], sizeof v1);
-    memcpy(&v2, &lo[1], sizeof v2);
-    const double med = 0.5 * (v1 + v2);
-    KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
-             "kernel.ls: median heuristic gave %g (more than half of the sampled pairs coincide "
-             "or are not finite); set kernel.ls to a number",
-             med);
-    k->p.ls = med; /* p.ls_median stays as the caller set it: it records where ls came from */
-    k->ls_pending = 0;
-    kd_kernel_refresh_(k);
-    kd_kernel_update_desc_(k);
-  }
+  KD_TRY(kd_median_distances_(comm, rows, m, d, &dist, &nd));
+  KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, &med));
+  KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
+           "kernel.ls: median heuristic gave %g (more than half of the sampled pairs coincide "
+           "or are not finite); set kernel.ls to a number",
+           med);
+  k->p.ls = med; /* p.ls_median stays as the caller set it: it records where ls came from */
+  k->ls_pending = 0;
+  kd_kernel_refresh_(k);
+  kd_kernel_update_desc_(k);
 cleanup:
   free(keys);
   free(prop);
-  free(all);
   free(idx);
   free(rows);
   free(dist);

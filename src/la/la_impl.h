@@ -13,6 +13,12 @@
  */
 kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
+/** Minimise f(w) = 1/2 w^T Q w - c^T w over the nonnegative orthant {w >= 0} (no sum constraint);
+ *  same active-set solver as kd_simplex_qp (la/simplex_qp.c). Used by herding's FC-PMP / FC-gcos
+ *  direction problem (3.9) of Tsuji & Tanaka. w: in = start (zeros allowed), out = solution.
+ *  Returns KD_ERR_NUMERIC if unbounded below or stalled. Local, deterministic. */
+kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
+
 /** Use one BLAS thread per process unless OPENBLAS_NUM_THREADS is set (ranks are the
  *  parallelism). Local; call once after MPI_Init. */
 void kd_la_single_thread(void);

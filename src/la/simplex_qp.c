@@ -1,6 +1,6 @@
 /* simplex_qp.c - small dense convex QPs solved by a primal active-set method:
  *   kd_simplex_qp:  min 1/2 w^T Q w - c^T w  over {w >= 0, sum w = 1}  (la_impl.h contract)
- *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (herding_impl.h; FC-PMP /
+ *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (la_impl.h; FC-PMP /
  *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
  * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
  * step solves the equality-constrained subproblem in a null-space basis Z of {sum p_F = 0}
@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/herding/herding_impl.h"
 #include "la/la_impl.h"
 
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
@@ -167,15 +166,24 @@ cleanup:
   return err;
 }
 
-static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int simplex, double tol,
-                                int max_iter, double *w) {
+/* The active-set iteration's state (kd_qp_active_set_ and its phases). */
+typedef struct {
+  int n, simplex, k, face_opt, just_added, refines, lws;
+  const double *Q, *c;
+  double *w, *g, *p, *ws; /* w: the iterate (caller's); g, p, ws: scratch */
+  int *F;                 /* the free set, ascending, k entries */
+  char *in_f;             /* [n] membership of F */
+  double tol, scale, kscale, kkt;
+} kd_qp_;
+
+/* Check the inputs (finite, sizes) and set the scales used by the tolerances. */
+static kd_err kd_qp_check_(kd_qp_ *q, int max_iter) {
   kd_err err = KD_OK;
-  int *F = NULL;
-  char *in_f = NULL;
-  double *g = NULL, *p = NULL, *ws = NULL;
+  const int n = q->n;
+  const double *Q = q->Q, *c = q->c, *w = q->w;
   KD_CHECK(n >= 1 && Q && c && w, KD_ERR_ARG, "kd_simplex_qp: bad arguments (n = %d)", n);
-  KD_CHECK(max_iter >= 1 && tol >= 0, KD_ERR_ARG, "kd_simplex_qp: max_iter %d, tol %g", max_iter,
-           tol);
+  KD_CHECK(max_iter >= 1 && q->tol >= 0, KD_ERR_ARG, "kd_simplex_qp: max_iter %d, tol %g", max_iter,
+           q->tol);
   double qscale = 0.0;
   for (int i = 0; i < n; i++) {
     KD_CHECK(isfinite(c[i]) && isfinite(w[i]), KD_ERR_NUMERIC,
@@ -185,19 +193,21 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
                i, j);
     qscale = fmax(qscale, fabs(Q[(size_t)i * n + i]));
   }
-  const double scale = fmax(1.0, fmax(qscale, 0.0));
+  q->scale = fmax(1.0, fmax(qscale, 0.0));
   double cmax = 0.0;
   for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(c[i]));
-  const double kscale = fmax(scale, cmax);
-  const int lws = 4 * n * n + 8 * n + 64 * (n + 2);
-  KD_ALLOC(F, n);
-  KD_ALLOC(in_f, n);
-  KD_ALLOC(g, n);
-  KD_ALLOC(p, n);
-  KD_ALLOC(ws, lws);
+  q->kscale = fmax(q->scale, cmax);
+cleanup:
+  return err;
+}
 
-  /* starting point */
-  if (simplex) {
+/* Starting point: w clipped to the feasible set (simplex: normalised, or the best vertex when w
+ * is all zero), and the free set F = {w_i > 0}. */
+static void kd_qp_start_(kd_qp_ *q) {
+  const int n = q->n;
+  const double *Q = q->Q, *c = q->c;
+  double *w = q->w;
+  if (q->simplex) {
     double s = 0.0;
     for (int i = 0; i < n; i++) {
       if (w[i] < 0) w[i] = 0.0;
@@ -216,110 +226,158 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
     for (int i = 0; i < n; i++)
       if (w[i] < 0) w[i] = 0.0;
   }
-  int k = 0;
+  q->k = 0;
   for (int i = 0; i < n; i++) {
-    in_f[i] = w[i] > 0;
-    if (in_f[i]) F[k++] = i;
+    q->in_f[i] = w[i] > 0;
+    if (q->in_f[i]) q->F[q->k++] = i;
   }
+}
 
-  int face_opt = (k == 0), just_added = -1, refines = 0;
-  double kkt = INFINITY;
-  for (int it = 0; it < max_iter; it++) {
-    kd_qp_grad_(n, Q, c, w, F, k, g);
-    if (!face_opt) {
-      int newton = 1;
-      KD_TRY(kd_qp_direction_(n, Q, g, F, k, simplex, scale, p, &newton, ws, lws));
-      double amax = INFINITY;
-      int block = -1;
-      for (int a = 0; a < k; a++)
-        if (p[a] < 0) {
-          double t = -w[F[a]] / p[a];
-          if (t < amax) {
-            amax = t;
-            block = a;
-          }
-        }
-      if (!newton && block < 0) {
-        KD_FAIL(KD_ERR_NUMERIC, "kd_nonneg_qp: objective unbounded below (singular Q)");
+/* One step on the current face towards its minimiser (to the boundary if a constraint blocks);
+ * blocking entries leave F. *stop = 1: converged to round-off at a degenerate face. */
+static kd_err kd_qp_face_step_(kd_qp_ *q, int *stop) {
+  kd_err err = KD_OK;
+  int *F = q->F, k = q->k, newton = 1, block = -1;
+  double *w = q->w, *p = q->p, amax = INFINITY;
+  KD_TRY(kd_qp_direction_(q->n, q->Q, q->g, F, k, q->simplex, q->scale, p, &newton, q->ws, q->lws));
+  for (int a = 0; a < k; a++)
+    if (p[a] < 0) {
+      double t = -w[F[a]] / p[a];
+      if (t < amax) {
+        amax = t;
+        block = a;
       }
-      double alpha = newton ? fmin(1.0, amax) : amax;
-      if (block >= 0 && F[block] == just_added && alpha <= 0.0) {
-        /* degenerate: the entering index would leave at once; stop at the current point */
-        kkt = kd_qp_kkt_(n, w, g, in_f, simplex);
-        if (kkt <= fmax(1e4 * tol, 1e-9) * kscale) break; /* converged to round-off */
-        KD_FAIL(KD_ERR_NUMERIC, "kd_simplex_qp: no progress (degenerate face), KKT %.3g", kkt);
-      }
-      for (int a = 0; a < k; a++) w[F[a]] += alpha * p[a];
-      just_added = -1;
-      if (newton && amax >= 1.0) {
-        face_opt = 1;
-      } else {
-        w[F[block]] = 0.0;
-      }
-      /* leave F: blocking index and any entry driven to <= 0 by round-off */
-      int kk = 0;
-      for (int a = 0; a < k; a++) {
-        if (w[F[a]] <= 0.0) {
-          w[F[a]] = 0.0;
-          in_f[F[a]] = 0;
-        } else {
-          F[kk++] = F[a];
-        }
-      }
-      k = kk;
-      if (simplex) {
-        double s = 0.0;
-        for (int a = 0; a < k; a++) s += w[F[a]];
-        KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "kd_simplex_qp: lost feasibility");
-        for (int a = 0; a < k; a++) w[F[a]] /= s;
-      }
-      continue;
     }
-    kkt = kd_qp_kkt_(n, w, g, in_f, simplex);
-    if (kkt <= tol * kscale) break;
-    /* entering index: smallest gradient outside F (ties: smallest index) */
-    int j = -1;
-    double lam = 0.0;
-    if (simplex)
-      for (int a = 0; a < k; a++) lam += w[F[a]] * g[F[a]];
-    for (int i = 0; i < n; i++)
-      if (!in_f[i] && g[i] < lam && (j < 0 || g[i] < g[j])) j = i;
-    if (j >= 0 && lam - g[j] > 0.5 * tol * kscale) {
-      int pos = k;
-      while (pos > 0 && F[pos - 1] > j) {
-        F[pos] = F[pos - 1];
-        pos--;
-      }
-      F[pos] = j;
-      k++;
-      in_f[j] = 1;
-      just_added = j;
-      face_opt = 0;
-      refines = 0;
+  if (!newton && block < 0) {
+    KD_FAIL(KD_ERR_NUMERIC, "kd_nonneg_qp: objective unbounded below (singular Q)");
+  }
+  double alpha = newton ? fmin(1.0, amax) : amax;
+  if (block >= 0 && F[block] == q->just_added && alpha <= 0.0) {
+    /* degenerate: the entering index would leave at once; stop at the current point */
+    q->kkt = kd_qp_kkt_(q->n, w, q->g, q->in_f, q->simplex);
+    KD_CHECK(q->kkt <= fmax(1e4 * q->tol, 1e-9) * q->kscale, KD_ERR_NUMERIC,
+             "kd_simplex_qp: no progress (degenerate face), KKT %.3g", q->kkt);
+    *stop = 1; /* converged to round-off */
+    goto cleanup;
+  }
+  for (int a = 0; a < k; a++) w[F[a]] += alpha * p[a];
+  q->just_added = -1;
+  if (newton && amax >= 1.0) {
+    q->face_opt = 1;
+  } else {
+    w[F[block]] = 0.0;
+  }
+  /* leave F: blocking index and any entry driven to <= 0 by round-off */
+  int kk = 0;
+  for (int a = 0; a < k; a++) {
+    if (w[F[a]] <= 0.0) {
+      w[F[a]] = 0.0;
+      q->in_f[F[a]] = 0;
     } else {
-      /* the violation sits inside F (round-off of the face solve): refine a few times */
-      if (++refines > 3) break;
-      face_opt = 0;
+      F[kk++] = F[a];
     }
   }
-  /* exact feasibility */
-  double s = 0.0;
-  for (int i = 0; i < n; i++) {
+  q->k = k = kk;
+  if (q->simplex) {
+    double s = 0.0;
+    for (int a = 0; a < k; a++) s += w[F[a]];
+    KD_CHECK(s > 0 && isfinite(s), KD_ERR_NUMERIC, "kd_simplex_qp: lost feasibility");
+    for (int a = 0; a < k; a++) w[F[a]] /= s;
+  }
+cleanup:
+  return err;
+}
+
+/* At a face minimum: stop if the KKT violation is below tolerance, else let the most violated
+ * index (smallest gradient outside F, ties to the smallest index) enter F, or refine the face a
+ * few times when the violation sits inside F (round-off of the face solve). *stop = 1: done. */
+static void kd_qp_enter_(kd_qp_ *q, int *stop) {
+  const int n = q->n;
+  const double *g = q->g, *w = q->w;
+  int *F = q->F;
+  q->kkt = kd_qp_kkt_(n, w, g, q->in_f, q->simplex);
+  if (q->kkt <= q->tol * q->kscale) {
+    *stop = 1;
+    return;
+  }
+  int j = -1;
+  double lam = 0.0;
+  if (q->simplex)
+    for (int a = 0; a < q->k; a++) lam += w[F[a]] * g[F[a]];
+  for (int i = 0; i < n; i++)
+    if (!q->in_f[i] && g[i] < lam && (j < 0 || g[i] < g[j])) j = i;
+  if (j >= 0 && lam - g[j] > 0.5 * q->tol * q->kscale) {
+    int pos = q->k;
+    while (pos > 0 && F[pos - 1] > j) {
+      F[pos] = F[pos - 1];
+      pos--;
+    }
+    F[pos] = j;
+    q->k++;
+    q->in_f[j] = 1;
+    q->just_added = j;
+    q->face_opt = 0;
+    q->refines = 0;
+  } else {
+    if (++q->refines > 3) *stop = 1;
+    q->face_opt = 0;
+  }
+}
+
+/* Exact feasibility of the result: clip to >= 0 (and renormalise on the simplex). */
+static kd_err kd_qp_finish_(kd_qp_ *q) {
+  kd_err err = KD_OK;
+  double s = 0.0, *w = q->w;
+  for (int i = 0; i < q->n; i++) {
     if (!(w[i] > 0)) w[i] = 0.0;
     s += w[i];
   }
-  if (simplex) {
+  if (q->simplex) {
     KD_CHECK(s > 0, KD_ERR_NUMERIC, "kd_simplex_qp: lost feasibility");
-    for (int i = 0; i < n; i++) w[i] /= s;
+    for (int i = 0; i < q->n; i++) w[i] /= s;
   }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < q->n; i++)
     KD_CHECK(isfinite(w[i]), KD_ERR_NUMERIC, "kd_simplex_qp: non-finite solution");
 cleanup:
-  free(F);
-  free(in_f);
-  free(g);
-  free(p);
-  free(ws);
+  return err;
+}
+
+static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int simplex, double tol,
+                                int max_iter, double *w) {
+  kd_err err = KD_OK;
+  kd_qp_ q;
+  memset(&q, 0, sizeof q);
+  q.n = n;
+  q.simplex = simplex;
+  q.Q = Q;
+  q.c = c;
+  q.w = w;
+  q.tol = tol;
+  KD_TRY(kd_qp_check_(&q, max_iter));
+  q.lws = 4 * n * n + 8 * n + 64 * (n + 2);
+  KD_ALLOC(q.F, n);
+  KD_ALLOC(q.in_f, n);
+  KD_ALLOC(q.g, n);
+  KD_ALLOC(q.p, n);
+  KD_ALLOC(q.ws, q.lws);
+  kd_qp_start_(&q);
+  q.face_opt = (q.k == 0);
+  q.just_added = -1;
+  q.kkt = INFINITY;
+  for (int it = 0, stop = 0; it < max_iter && !stop; it++) {
+    kd_qp_grad_(n, Q, c, w, q.F, q.k, q.g);
+    if (!q.face_opt)
+      KD_TRY(kd_qp_face_step_(&q, &stop));
+    else
+      kd_qp_enter_(&q, &stop);
+  }
+  KD_TRY(kd_qp_finish_(&q));
+cleanup:
+  free(q.F);
+  free(q.in_f);
+  free(q.g);
+  free(q.p);
+  free(q.ws);
   return err;
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dist/dist_impl.h"
-#include "io/io_impl.h"
+#include "pointset/pointset_io.h"
 #include "pointset/pointset_impl.h"
 
 #define KD_CSV_TAG 7301

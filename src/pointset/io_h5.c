@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "dist/dist_impl.h"
-#include "io/io_impl.h"
+#include "io/h5_util.h"
+#include "pointset/pointset_io.h"
 #include "pointset/pointset_impl.h"
 
 /* Rows per H5Dread call are limited so that one call moves at most this many doubles. */

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "dist/dist_impl.h"
 #include "sweep/sweep_impl.h"
@@ -23,7 +22,7 @@
 
 typedef struct {
   kd_sweep_spec spec;
-  char *base_yaml;
+  kd_config *base_cfg; /* the whole base configuration (a clone of the sweep's own config) */
   char base_name[512];
   const kd_task_desc *base;
   uint64_t base_hash; /* of the base configuration without the sweep and output sections */
@@ -48,11 +47,11 @@ static uint64_t kd_sweep_point_hash_(const kd_sweep_state *st, int p) {
   return h;
 }
 
-static kd_err kd_sweep_base_hash_(const char *base_yaml, uint64_t *h) {
+static kd_err kd_sweep_base_hash_(const kd_config *base, uint64_t *h) {
   kd_err err = KD_OK;
   kd_config *c = NULL;
   char *text = NULL;
-  KD_TRY(kd_config_load_string(base_yaml, "sweep base", &c));
+  KD_TRY(kd_config_clone(base, "sweep base", &c));
   KD_TRY(kd_config_set(c, "sweep=null"));
   KD_TRY(kd_config_set(c, "output=null"));
   KD_TRY(kd_config_emit_resolved(c, &text));
@@ -65,97 +64,6 @@ cleanup:
 }
 
 /* ---------------------------------------------------------------- config helpers */
-
-/* Mark key and everything under it read (the base sections are checked per point instead). */
-static void kd_sweep_mark_read_(kd_config *cfg, const char *key, int depth) {
-  char sub[512];
-  const char *s = NULL;
-  if (depth > 32) return;
-  if (kd_config_key_at(cfg, key, 0)) {
-    for (int i = 0;; i++) {
-      const char *k = kd_config_key_at(cfg, key, i);
-      if (!k) break;
-      snprintf(sub, sizeof sub, "%s.%s", key, k);
-      kd_sweep_mark_read_(cfg, sub, depth + 1);
-    }
-  } else if (kd_config_count(cfg, key) > 0) {
-    int n = kd_config_count(cfg, key);
-    for (int i = 0; i < n; i++) {
-      snprintf(sub, sizeof sub, "%s.%d", key, i);
-      kd_sweep_mark_read_(cfg, sub, depth + 1);
-    }
-  } else {
-    /* a value (or an empty list / mapping, which no getter accepts: forget that message) */
-    if (kd_config_get_str(cfg, key, "", NULL, 0, &s) != KD_OK) kd_err_clear();
-  }
-}
-
-/* The root keys of a YAML text (the emitted base configuration), in order. The config API has no
- * way to list the root mapping, so parse the text with libyaml. *keys malloc'ed strings. */
-static kd_err kd_sweep_root_keys_(const char *yaml, int *n_out, char ***keys_out) {
-  kd_err err = KD_OK;
-  yaml_parser_t ps;
-  yaml_event_t ev;
-  int have_ps = 0, depth = 0, expect_key = 0, n = 0, done = 0;
-  char **keys = NULL;
-  *n_out = 0;
-  *keys_out = NULL;
-  KD_CHECK(yaml_parser_initialize(&ps), KD_ERR_MEM, "cannot initialise the YAML parser");
-  have_ps = 1;
-  yaml_parser_set_input_string(&ps, (const unsigned char *)yaml, strlen(yaml));
-  while (!done) {
-    KD_CHECK(yaml_parser_parse(&ps, &ev), KD_ERR_INTERNAL, "re-parsing the base config: %s",
-             ps.problem ? ps.problem : "YAML error");
-    switch (ev.type) {
-      case YAML_MAPPING_START_EVENT:
-      case YAML_SEQUENCE_START_EVENT:
-        if (depth == 1) expect_key = 1; /* the value of a root key was a collection */
-        depth++;
-        if (depth == 1) expect_key = 1;
-        break;
-      case YAML_MAPPING_END_EVENT:
-      case YAML_SEQUENCE_END_EVENT:
-        depth--;
-        break;
-      case YAML_SCALAR_EVENT:
-        if (depth == 1) {
-          if (expect_key) {
-            char **k2 = realloc(keys, (size_t)(n + 1) * sizeof *k2);
-            if (!k2) {
-              yaml_event_delete(&ev);
-              KD_FAIL(KD_ERR_MEM, "out of memory");
-            }
-            keys = k2;
-            keys[n] = malloc(ev.data.scalar.length + 1);
-            if (!keys[n]) {
-              yaml_event_delete(&ev);
-              KD_FAIL(KD_ERR_MEM, "out of memory");
-            }
-            memcpy(keys[n], ev.data.scalar.value, ev.data.scalar.length);
-            keys[n][ev.data.scalar.length] = '\0';
-            n++;
-          }
-          expect_key = !expect_key;
-        }
-        break;
-      case YAML_STREAM_END_EVENT:
-        done = 1;
-        break;
-      default:
-        break;
-    }
-    yaml_event_delete(&ev);
-  }
-  *n_out = n;
-  *keys_out = keys;
-  keys = NULL;
-  n = 0;
-cleanup:
-  for (int i = 0; i < n; i++) free(keys[i]);
-  free(keys);
-  if (have_ps) yaml_parser_delete(&ps);
-  return err;
-}
 
 /* The job-level keys the CLI reads around a task (src/cli/main.c: run.seed, run.log_interval,
  * output.path), with the CLI's defaults and ranges, read in a point's config; the point's seed goes
@@ -232,7 +140,7 @@ static void kd_sweep_destroy_(void **state) {
   if (!state || !*state) return;
   kd_sweep_state *st = *state;
   kd_sweep_spec_free(&st->spec);
-  free(st->base_yaml);
+  kd_config_destroy(&st->base_cfg);
   free(st->base_ckpt);
   free(st);
   *state = NULL;
@@ -241,8 +149,7 @@ static void kd_sweep_destroy_(void **state) {
 static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_sweep_state *st = NULL;
-  char **roots = NULL, where[512];
-  int n_roots = 0;
+  char where[512];
   kd_config *pcfg = NULL;
   void *pstate = NULL;
   *state = NULL;
@@ -253,15 +160,15 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     char known[600] = "";
     for (int i = 0; kd_task_at(i); i++) {
       size_t l = strlen(known);
-      if (strcmp(kd_task_at(i)->name, "sweep") != 0 && l + 40 < sizeof known)
+      if (l + 40 < sizeof known)
         snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", kd_task_at(i)->name);
     }
     KD_FAIL(KD_ERR_CONFIG, "%s: sweep.task: unknown task '%s' (known: %s)",
             kd_config_where(ctx->cfg, "sweep.task", where, 512), st->spec.task, known);
   }
   snprintf(st->base_name, sizeof st->base_name, "%s", kd_config_name(ctx->cfg));
-  KD_TRY(kd_config_emit_resolved(ctx->cfg, &st->base_yaml));
-  KD_TRY(kd_sweep_base_hash_(st->base_yaml, &st->base_hash));
+  KD_TRY(kd_config_clone(ctx->cfg, NULL, &st->base_cfg));
+  KD_TRY(kd_sweep_base_hash_(st->base_cfg, &st->base_hash));
   if (kd_config_has(ctx->cfg, "run.checkpoint_path")) {
     const char *cp = NULL;
     KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
@@ -269,15 +176,17 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     KD_ALLOC(st->base_ckpt, len);
     memcpy(st->base_ckpt, cp, len);
   }
-  KD_TRY(kd_sweep_root_keys_(st->base_yaml, &n_roots, &roots));
-  for (int i = 0; i < n_roots; i++)
-    if (strcmp(roots[i], "sweep") != 0) kd_sweep_mark_read_(ctx->cfg, roots[i], 0);
+  /* the base sections are checked per point (below), not in the sweep's own config */
+  for (int i = 0; i < kd_config_count(ctx->cfg, ""); i++) {
+    const char *root = kd_config_key_at(ctx->cfg, "", i);
+    if (strcmp(root, "sweep") != 0) KD_TRY(kd_config_mark_read(ctx->cfg, root));
+  }
   /* validate every point now: its config, the base task's keys and inputs, unknown keys */
   for (int p = 0; p < st->spec.n_points; p++) {
     char path[1100];
     kd_task_ctx pctx = *ctx;
     kd_sweep_point_path(&st->spec, p, path, sizeof path);
-    err = kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg);
+    err = kd_sweep_point_config(st->base_cfg, st->base_name, &st->spec, p, path, &pcfg);
     if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
     if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
     pctx.cfg = pcfg;
@@ -294,8 +203,6 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   *state = st;
   st = NULL;
 cleanup:
-  for (int i = 0; i < n_roots; i++) free(roots[i]);
-  free(roots);
   kd_config_destroy(&pcfg);
   if (st) {
     void *v = st;
@@ -337,7 +244,7 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   char *yaml = NULL, path[1100];
   kd_task_ctx pctx = *ctx;
   kd_sweep_point_path(&st->spec, p, path, sizeof path);
-  KD_TRY(kd_sweep_point_config(st->base_yaml, st->base_name, &st->spec, p, path, &pcfg));
+  KD_TRY(kd_sweep_point_config(st->base_cfg, st->base_name, &st->spec, p, path, &pcfg));
   KD_TRY(kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p));
   KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx));
   pctx.comm = gcomm;
@@ -467,141 +374,165 @@ cleanup:
   return err;
 }
 
-static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
-                            kd_task_info *info) {
-  kd_err err = KD_OK, first_fail = KD_OK;
-  kd_sweep_state *st = state;
-  kd_sweep_spec *sp = &st->spec;
-  MPI_Comm gcomm = MPI_COMM_NULL;
-  kd_sweep_row *rows = NULL;
-  int64_t *i64 = NULL;
-  double *f64 = NULL;
-  uint64_t *u64 = NULL;
-  char *yaml = NULL;
-  kd_result best = KD_RESULT_INIT;
+/* What the phases of kd_sweep_run_ share. Per-point columns: only the group leader fills its
+ * points' entries; kd_sweep_gather_rows_ sums them over all ranks into rows. */
+typedef struct {
+  int n, G, g, size, rank, grank;
+  MPI_Comm gcomm;     /* this rank's group (owned) */
+  kd_sweep_row *rows; /* [n] */
+  int64_t *i64;       /* [2n]: status, n_atoms */
+  double *f64;        /* [3n]: mmd, seconds */
+  uint64_t *u64;      /* [n]: kernel_evals */
+  kd_result best;     /* the group's best result so far (replicated on the group's ranks) */
   kd_task_info best_info;
-  double best_mmd = INFINITY;
-  int best_p = -1;
-  const int size = kd_dist_size(ctx->comm), rank = kd_dist_rank(ctx->comm);
-  const int n = sp->n_points;
-  const int G = kd_sweep_n_groups(size, n, sp->groups);
-  const int g = kd_sweep_group_of(rank, size, G);
-  const double t0 = kd_dist_wtime();
-  memset(&best_info, 0, sizeof best_info);
-  if (sp->groups > size)
-    kd_log_warn("sweep.groups = %lld exceeds the %d ranks; using %d groups", (long long)sp->groups,
-                size, G);
-  KD_TRY(kd_sweep_make_dir_(ctx->comm, sp->dir));
-  KD_TRY(kd_dist_split(ctx->comm, g, &gcomm));
-  const int grank = kd_dist_rank(gcomm);
-  kd_log_info("sweep: %d points of task %s over %d group(s) of ranks (%d ranks)", n, sp->task, G,
-              size);
-  KD_ALLOC(rows, n);
-  KD_ALLOC(i64, 2 * (size_t)n);
-  KD_ALLOC(f64, 3 * (size_t)n);
-  KD_ALLOC(u64, n);
-  /* only the group leader fills its points' rows; the rows are summed over all ranks below */
-  for (int p = g; p < n; p += G) {
-    int64_t stop = kd_interrupt_pending() ? 1 : 0;
-    KD_TRY(kd_dist_max_i64(gcomm, &stop, 1));
+  double best_mmd;
+  int best_p;
+  double t0;
+} kd_sweep_run_ctx;
+
+static void kd_sweep_run_free_(kd_sweep_run_ctx *r) {
+  kd_result_free(&r->best);
+  kd_dist_comm_free(&r->gcomm);
+  free(r->rows);
+  free(r->i64);
+  free(r->f64);
+  free(r->u64);
+}
+
+/* Point p was written by an earlier run with the same hash (sweep.resume): read it back into
+ * pres / pinfo and set *done (0: compute it). Collective over the group. */
+static kd_err kd_sweep_point_kept_(kd_sweep_state *st, kd_sweep_run_ctx *r, int p, kd_result *pres,
+                                   kd_task_info *pinfo, int64_t *done) {
+  kd_err err = KD_OK, perr = KD_OK;
+  char path[1100];
+  *done = 0;
+  if (!st->spec.resume) return KD_OK;
+  kd_sweep_point_path(&st->spec, p, path, sizeof path);
+  if (r->grank == 0) *done = kd_sweep_point_done(path, kd_sweep_point_hash_(st, p));
+  KD_TRY(kd_dist_bcast(r->gcomm, done, sizeof *done, 0));
+  if (!*done) return KD_OK;
+  char *algo = NULL;
+  perr = kd_output_read(path, pres, NULL, NULL, &algo);
+  if (perr == KD_OK && algo) snprintf(pinfo->algorithm, sizeof pinfo->algorithm, "%s", algo);
+  free(algo);
+  perr = kd_dist_agreed(r->gcomm, perr);
+  if (perr != KD_OK) { /* unreadable after all: compute it again */
+    kd_log_warn("sweep point %d: cannot read %s back (%s); recomputing", p, path, kd_err_message());
+    kd_err_clear();
+    kd_result_free(pres);
+    *done = 0;
+  }
+cleanup:
+  return err;
+}
+
+/* Record point p's outcome: the leader's columns, the message of a failure, the progress line,
+ * and the group's best result (takes pres over when it is the new best). Local. */
+static void kd_sweep_point_record_(const kd_sweep_spec *sp, kd_sweep_run_ctx *r, int p, kd_err perr,
+                                   int64_t done, kd_result *pres, const kd_task_info *pinfo) {
+  const int n = r->n;
+  if (r->grank == 0) {
+    r->i64[p] = perr;
+    if (perr == KD_OK) {
+      r->f64[p] = pres->mmd;
+      r->f64[n + p] = pres->seconds;
+      r->i64[n + p] = pres->n;
+      r->u64[p] = pres->kernel_evals;
+    }
+  }
+  if (perr != KD_OK) {
+    kd_sweep_point_message_(sp, p);
+    snprintf(r->rows[p].message, sizeof r->rows[p].message, "%s", kd_err_message());
+    kd_err_clear();
+    kd_log_warn("%s", r->rows[p].message); /* printed when rank 0 is in this group */
+    return;
+  }
+  char label[300];
+  /* progress of this group (rank 0 prints its own group's): points left, time left from the
+   * mean time per point so far */
+  const int left = (n - 1 - p) / r->G, mine = (p - r->g) / r->G + 1;
+  const double el = kd_dist_wtime() - r->t0, eta = left > 0 ? el / mine * left : 0.0;
+  kd_log_info(
+      "sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s  [group %d: %d left, "
+      "eta %.0f s]",
+      p + 1, n, kd_sweep_point_label(sp, p, label, sizeof label), pres->mmd, (long long)pres->n,
+      pres->seconds, done ? "  (kept from an earlier run)" : "", r->g, left, eta);
+  /* keep the group's best result (replicated on the group's ranks) */
+  double m = isnan(pres->mmd) ? INFINITY : pres->mmd;
+  if (r->best_p < 0 || m < r->best_mmd) {
+    kd_result_free(&r->best);
+    r->best = *pres;
+    memset(pres, 0, sizeof *pres);
+    r->best_info = *pinfo;
+    r->best_mmd = m;
+    r->best_p = p;
+  }
+}
+
+/* Phase 1: group g runs points g, g+G, ... on its communicator (stopping, agreed over the group,
+ * once a signal is pending: the rest are marked interrupted). Collective over the group. */
+static kd_err kd_sweep_run_points_(const kd_task_ctx *ctx, kd_sweep_state *st,
+                                   kd_sweep_run_ctx *r) {
+  kd_err err = KD_OK;
+  for (int p = r->g; p < r->n; p += r->G) {
+    int64_t stop = kd_interrupt_pending() ? 1 : 0, done = 0;
+    KD_TRY(kd_dist_max_i64(r->gcomm, &stop, 1));
     if (stop) {
-      for (int q = p; q < n; q += G)
-        if (grank == 0) i64[q] = KD_ERR_INTERRUPTED;
+      for (int q = p; q < r->n; q += r->G)
+        if (r->grank == 0) r->i64[q] = KD_ERR_INTERRUPTED;
       break;
     }
     kd_result pres = KD_RESULT_INIT;
     kd_task_info pinfo;
     memset(&pinfo, 0, sizeof pinfo);
-    kd_err perr = KD_OK;
-    int64_t done = 0;
-    if (sp->resume) {
-      char path[1100];
-      kd_sweep_point_path(sp, p, path, sizeof path);
-      if (grank == 0) done = kd_sweep_point_done(path, kd_sweep_point_hash_(st, p));
-      KD_TRY(kd_dist_bcast(gcomm, &done, sizeof done, 0));
-      if (done) {
-        char *algo = NULL;
-        perr = kd_output_read(path, &pres, NULL, NULL, &algo);
-        if (perr == KD_OK && algo) snprintf(pinfo.algorithm, sizeof pinfo.algorithm, "%s", algo);
-        free(algo);
-        perr = kd_dist_agreed(gcomm, perr);
-        if (perr != KD_OK) { /* unreadable after all: compute it again */
-          kd_log_warn("sweep point %d: cannot read %s back (%s); recomputing", p, path,
-                      kd_err_message());
-          kd_err_clear();
-          kd_result_free(&pres);
-          done = 0;
-          perr = KD_OK;
-        }
-      }
-    }
-    if (!done) perr = kd_sweep_run_point_(ctx, st, gcomm, p, &pres, &pinfo);
+    KD_TRY(kd_sweep_point_kept_(st, r, p, &pres, &pinfo, &done)); /* a failed collective */
+    kd_err perr = done ? KD_OK : kd_sweep_run_point_(ctx, st, r->gcomm, p, &pres, &pinfo);
     if (perr == KD_ERR_MPI) {
       kd_result_free(&pres);
       KD_FAIL(perr, "%s", kd_err_message()); /* the group's communicator is unusable */
     }
-    if (grank == 0) {
-      i64[p] = perr;
-      if (perr == KD_OK) {
-        f64[p] = pres.mmd;
-        f64[n + p] = pres.seconds;
-        i64[n + p] = pres.n;
-        u64[p] = pres.kernel_evals;
-      }
-    }
-    if (perr != KD_OK) {
-      kd_sweep_point_message_(sp, p);
-      snprintf(rows[p].message, sizeof rows[p].message, "%s", kd_err_message());
-      kd_err_clear();
-      kd_log_warn("%s", rows[p].message); /* printed when rank 0 is in this group */
-    } else {
-      char label[300];
-      /* progress of this group (rank 0 prints its own group's): points left, time left from the
-       * mean time per point so far */
-      const int left = (n - 1 - p) / G, mine = (p - g) / G + 1;
-      const double el = kd_dist_wtime() - t0, eta = left > 0 ? el / mine * left : 0.0;
-      kd_log_info(
-          "sweep point %d/%d (%s): mmd %.6e  atoms %lld  %.2f s%s  [group %d: %d left, "
-          "eta %.0f s]",
-          p + 1, n, kd_sweep_point_label(sp, p, label, sizeof label), pres.mmd, (long long)pres.n,
-          pres.seconds, done ? "  (kept from an earlier run)" : "", g, left, eta);
-      /* keep the group's best result (replicated on the group's ranks) */
-      double m = isnan(pres.mmd) ? INFINITY : pres.mmd;
-      if (best_p < 0 || m < best_mmd) {
-        kd_result_free(&best);
-        best = pres;
-        memset(&pres, 0, sizeof pres);
-        best_info = pinfo;
-        best_mmd = m;
-        best_p = p;
-      }
-    }
+    kd_sweep_point_record_(&st->spec, r, p, perr, done, &pres, &pinfo);
     kd_result_free(&pres);
   }
-  /* everyone learns every row: sums of (leader value, 0 elsewhere) */
-  KD_TRY(kd_dist_sum_i64(ctx->comm, i64, 2 * n));
-  KD_TRY(kd_dist_sum(ctx->comm, f64, 3 * n));
-  KD_TRY(kd_dist_sum_u64(ctx->comm, u64, n));
+cleanup:
+  return err;
+}
+
+/* Phase 2: everyone learns every row (sums of the leaders' values, 0 elsewhere) and the messages
+ * of failed points (from their group's leader); *first_fail = the first failure's code.
+ * Collective. */
+static kd_err kd_sweep_gather_rows_(const kd_task_ctx *ctx, kd_sweep_run_ctx *r,
+                                    kd_err *first_fail) {
+  kd_err err = KD_OK;
+  const int n = r->n;
+  KD_TRY(kd_dist_sum_i64(ctx->comm, r->i64, 2 * n));
+  KD_TRY(kd_dist_sum(ctx->comm, r->f64, 3 * n));
+  KD_TRY(kd_dist_sum_u64(ctx->comm, r->u64, n));
   for (int p = 0; p < n; p++) {
-    rows[p].status = i64[p];
-    rows[p].n_atoms = i64[n + p];
-    rows[p].mmd = rows[p].status == KD_OK ? f64[p] : NAN;
-    rows[p].seconds = f64[n + p];
-    rows[p].kernel_evals = u64[p];
+    kd_sweep_row *w = &r->rows[p];
+    w->status = r->i64[p];
+    w->n_atoms = r->i64[n + p];
+    w->mmd = w->status == KD_OK ? r->f64[p] : NAN;
+    w->seconds = r->f64[n + p];
+    w->kernel_evals = r->u64[p];
   }
-  /* messages of failed points travel from their group's leader */
   for (int p = 0; p < n; p++) {
-    if (rows[p].status == KD_OK) continue;
-    if (rows[p].status == KD_ERR_INTERRUPTED) {
-      snprintf(rows[p].message, sizeof rows[p].message,
-               "interrupted: not run, or stopped by the signal");
+    kd_sweep_row *w = &r->rows[p];
+    if (w->status == KD_OK) continue;
+    if (w->status == KD_ERR_INTERRUPTED) {
+      snprintf(w->message, sizeof w->message, "interrupted: not run, or stopped by the signal");
       continue;
     }
-    KD_TRY(kd_dist_bcast(ctx->comm, rows[p].message, KD_SWEEP_MSG_LEN,
-                         kd_sweep_group_leader(p % G, size, G)));
-    if (first_fail == KD_OK) first_fail = (kd_err)rows[p].status;
+    KD_TRY(kd_dist_bcast(ctx->comm, w->message, KD_SWEEP_MSG_LEN,
+                         kd_sweep_group_leader(p % r->G, r->size, r->G)));
+    if (*first_fail == KD_OK) *first_fail = (kd_err)w->status;
   }
-  /* the best point overall: lowest MMD, ties to the lowest point index */
+cleanup:
+  return err;
+}
+
+/* The best point overall: lowest MMD, ties to the lowest point index; -1 if none succeeded. */
+static int kd_sweep_best_point_(const kd_sweep_row *rows, int n) {
   int bp = -1;
   for (int p = 0; p < n; p++) {
     if (rows[p].status != KD_OK) continue;
@@ -609,70 +540,107 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
     double mb = bp < 0 ? INFINITY : (isnan(rows[bp].mmd) ? INFINITY : rows[bp].mmd);
     if (bp < 0 || m < mb) bp = p;
   }
-  if (rank == 0) {
-    KD_TRY(kd_config_emit_resolved(ctx->cfg, &yaml));
-    err = kd_sweep_write_summary(sp, rows, G, yaml);
-  }
-  KD_TRY(kd_dist_agreed(ctx->comm, err));
-  kd_log_info("sweep: summary in %s/summary.csv and %s/summary.h5", sp->dir, sp->dir);
+  return bp;
+}
+
+/* Phase 3: the task's result = the best point's (from its group's leader), with the sweep's
+ * metrics and the summary columns as extras. Collective. */
+static kd_err kd_sweep_result_(const kd_task_ctx *ctx, const kd_sweep_spec *sp, kd_sweep_run_ctx *r,
+                               int bp, kd_result *res, kd_task_info *info) {
+  kd_err err = KD_OK;
+  const int n = r->n;
   if (bp >= 0) {
     /* within the best point's group, best_p == bp (same rule, same values) */
-    int root = kd_sweep_group_leader(bp % G, size, G);
-    if (rank != root) kd_result_free(&best);
-    if (rank == root) *info = best_info;
-    KD_TRY(kd_sweep_bcast_result_(ctx->comm, root, &best, info));
-    *res = best;
-    memset(&best, 0, sizeof best);
+    int root = kd_sweep_group_leader(bp % r->G, r->size, r->G);
+    if (r->rank != root) kd_result_free(&r->best);
+    if (r->rank == root) *info = r->best_info;
+    KD_TRY(kd_sweep_bcast_result_(ctx->comm, root, &r->best, info));
+    *res = r->best;
+    memset(&r->best, 0, sizeof r->best);
     KD_TRY(kd_result_set_metric(res, "sweep_best_point", bp));
   } else {
     KD_TRY(kd_result_alloc(res, 0, 1));
     res->mmd = NAN;
     snprintf(info->algorithm, sizeof info->algorithm, "sweep");
   }
-  {
-    int64_t nfail = 0, nrun = 0;
-    uint64_t evals = 0;
-    for (int p = 0; p < n; p++) {
-      nfail += rows[p].status != KD_OK;
-      nrun += rows[p].status != KD_ERR_INTERRUPTED;
-      evals += rows[p].kernel_evals;
-    }
-    KD_TRY(kd_result_set_metric(res, "sweep_points", n));
-    KD_TRY(kd_result_set_metric(res, "sweep_failed", (double)nfail));
-    KD_TRY(kd_result_set_metric(res, "sweep_groups", G));
-    res->kernel_evals = evals;
-    (void)nrun;
+  int64_t nfail = 0;
+  uint64_t evals = 0;
+  for (int p = 0; p < n; p++) {
+    nfail += r->rows[p].status != KD_OK;
+    evals += r->rows[p].kernel_evals;
   }
-  KD_TRY(kd_sweep_add_extras_(sp, rows, res));
-  res->seconds = kd_dist_wtime() - t0;
+  KD_TRY(kd_result_set_metric(res, "sweep_points", n));
+  KD_TRY(kd_result_set_metric(res, "sweep_failed", (double)nfail));
+  KD_TRY(kd_result_set_metric(res, "sweep_groups", r->G));
+  res->kernel_evals = evals;
+  KD_TRY(kd_sweep_add_extras_(sp, r->rows, res));
+cleanup:
+  return err;
+}
+
+static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
+                            kd_task_info *info) {
+  kd_err err = KD_OK, first_fail = KD_OK;
+  kd_sweep_state *st = state;
+  kd_sweep_spec *sp = &st->spec;
+  kd_sweep_run_ctx r;
+  char *yaml = NULL;
+  memset(&r, 0, sizeof r);
+  r.gcomm = MPI_COMM_NULL;
+  r.best_mmd = INFINITY;
+  r.best_p = -1;
+  r.size = kd_dist_size(ctx->comm);
+  r.rank = kd_dist_rank(ctx->comm);
+  r.n = sp->n_points;
+  r.G = kd_sweep_n_groups(r.size, r.n, sp->groups);
+  r.g = kd_sweep_group_of(r.rank, r.size, r.G);
+  r.t0 = kd_dist_wtime();
+  const int n = r.n;
+  if (sp->groups > r.size)
+    kd_log_warn("sweep.groups = %lld exceeds the %d ranks; using %d groups", (long long)sp->groups,
+                r.size, r.G);
+  KD_TRY(kd_sweep_make_dir_(ctx->comm, sp->dir));
+  KD_TRY(kd_dist_split(ctx->comm, r.g, &r.gcomm));
+  r.grank = kd_dist_rank(r.gcomm);
+  kd_log_info("sweep: %d points of task %s over %d group(s) of ranks (%d ranks)", n, sp->task, r.G,
+              r.size);
+  KD_ALLOC(r.rows, n);
+  KD_ALLOC(r.i64, 2 * (size_t)n);
+  KD_ALLOC(r.f64, 3 * (size_t)n);
+  KD_ALLOC(r.u64, n);
+  KD_TRY(kd_sweep_run_points_(ctx, st, &r));
+  KD_TRY(kd_sweep_gather_rows_(ctx, &r, &first_fail));
+  const int bp = kd_sweep_best_point_(r.rows, n);
+  if (r.rank == 0) {
+    KD_TRY(kd_config_emit_resolved(ctx->cfg, &yaml));
+    err = kd_sweep_write_summary(sp, r.rows, r.G, yaml);
+  }
+  KD_TRY(kd_dist_agreed(ctx->comm, err));
+  kd_log_info("sweep: summary in %s/summary.csv and %s/summary.h5", sp->dir, sp->dir);
+  KD_TRY(kd_sweep_result_(ctx, sp, &r, bp, res, info));
+  res->seconds = kd_dist_wtime() - r.t0;
   for (int p = 0; p < n; p++)
-    if (rows[p].status == KD_ERR_INTERRUPTED) {
+    if (r.rows[p].status == KD_ERR_INTERRUPTED) {
       KD_FAIL(KD_ERR_INTERRUPTED,
               "sweep interrupted: points not run are marked status %d in %s/summary.csv",
               (int)KD_ERR_INTERRUPTED, sp->dir);
     }
   if (first_fail != KD_OK && (!sp->allow_failures || bp < 0)) {
     int fp = 0;
-    while (rows[fp].status == KD_OK) fp++;
+    while (r.rows[fp].status == KD_OK) fp++;
     KD_FAIL(first_fail, "%s (summary with every point's status in %s/summary.csv)",
-            rows[fp].message, sp->dir);
+            r.rows[fp].message, sp->dir);
   }
-  (void)best_p;
 cleanup:
-  kd_result_free(&best);
-  kd_dist_comm_free(&gcomm);
-  free(rows);
-  free(i64);
-  free(f64);
-  free(u64);
+  kd_sweep_run_free_(&r);
   free(yaml);
   return err;
 }
 
-const kd_task_desc kd_task_sweep = {
-    "sweep",
-    "run a base task over a list or product of parameter values (one output per point + summary)",
-    kd_sweep_setup_,
-    kd_sweep_run_,
-    kd_sweep_destroy_,
-    0};
+const kd_task_desc kd_task_sweep = {.name = "sweep",
+                                    .summary =
+                                        "run a base task over a list or product of parameter "
+                                        "values (one output per point + summary)",
+                                    .setup = kd_sweep_setup_,
+                                    .run = kd_sweep_run_,
+                                    .destroy = kd_sweep_destroy_};

@@ -23,6 +23,10 @@
 #define KDISTILL_SWEEP_IMPL_H
 
 #include "kdistill/kdistill.h"
+#include "task/task_impl.h"
+
+/** The sweep task (registered with the entry points: job/job_tasks.h, not in task/). */
+extern const kd_task_desc kd_task_sweep;
 
 /** The parsed sweep section. Owned strings; free with kd_sweep_spec_free. */
 typedef struct {
@@ -50,11 +54,12 @@ void kd_sweep_spec_free(kd_sweep_spec *sp);
 /** "k1=v1, k2=v2" for point p into buf[len] (for messages and logs). Local. */
 const char *kd_sweep_point_label(const kd_sweep_spec *sp, int p, char *buf, int len);
 
-/** Build the configuration of point p: parse base_yaml (the whole base configuration as YAML, e.g.
- *  kd_config_emit_resolved of the sweep's config), set task to the base task, apply the point's
- *  overrides with kd_config_set and set output.path = out_path (if not NULL). The sweep section
- *  of the copy is read (marked used). *out owned by the caller. Local. */
-kd_err kd_sweep_point_config(const char *base_yaml, const char *base_name, const kd_sweep_spec *sp,
+/** Build the configuration of point p: a clone of base (the whole base configuration, e.g. the
+ *  sweep's own config before anything is marked read; kd_config_clone) named "<base_name> (sweep
+ *  point p)", with task set to the base task, the point's overrides applied with kd_config_set and
+ *  output.path = out_path (if not NULL). The sweep section of the copy is read (marked used).
+ *  *out owned by the caller. Local. */
+kd_err kd_sweep_point_config(const kd_config *base, const char *base_name, const kd_sweep_spec *sp,
                              int p, const char *out_path, kd_config **out);
 
 /** Number of rank groups for size ranks and n points given the requested count (0 = auto). */

@@ -353,7 +353,7 @@ const char *kd_sweep_point_label(const kd_sweep_spec *sp, int p, char *buf, int 
   return buf;
 }
 
-kd_err kd_sweep_point_config(const char *base_yaml, const char *base_name, const kd_sweep_spec *sp,
+kd_err kd_sweep_point_config(const kd_config *base, const char *base_name, const kd_sweep_spec *sp,
                              int p, const char *out_path, kd_config **out) {
   kd_err err = KD_OK;
   kd_config *cfg = NULL;
@@ -364,7 +364,7 @@ kd_err kd_sweep_point_config(const char *base_yaml, const char *base_name, const
   KD_CHECK(p >= 0 && p < sp->n_points, KD_ERR_ARG, "sweep point %d out of range [0, %d)", p,
            sp->n_points);
   snprintf(name, sizeof name, "%s (sweep point %d)", base_name, p);
-  KD_TRY(kd_config_load_string(base_yaml, name, &cfg));
+  KD_TRY(kd_config_clone(base, name, &cfg));
   size_t cap = strlen(sp->task) + 16;
   for (int k = 0; k < sp->n_keys; k++) {
     const char *v = sp->vals[(size_t)p * sp->n_keys + k];

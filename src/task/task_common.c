@@ -10,6 +10,7 @@
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 #include "kdistill/kd_ckpt.h"
+#include "pointset/pointset_io.h"
 #include "task/task_impl.h"
 
 #define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
@@ -278,8 +279,8 @@ cleanup:
 }
 
 /* ---------------------------------------------------------- point sets */
-kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
-                                kd_gidx *nout, int *dout) {
+kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                             kd_gidx *nout, int *dout) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
   char key[256], what[1200], where[512];
@@ -353,10 +354,6 @@ cleanup:
   return err;
 }
 
-kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out) {
-  return kd_task_read_pointset_ex(ctx, section, out, NULL, NULL);
-}
-
 /* ------------------------------------------------------------ algorithm */
 void kd_task_algo_choices(const char *task, char *buf, int len) {
   buf[0] = '\0';
@@ -387,9 +384,9 @@ cleanup:
 }
 
 /* --------------------------------------------------------------- target */
-kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
-                              kd_pointset *data, int has_data, kd_target **out,
-                              kd_pointset **owned_points) {
+kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
+                           kd_pointset *data, int has_data, kd_target **out,
+                           kd_pointset **owned_points) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
   char key[256], where[512];
@@ -406,7 +403,7 @@ kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_ke
   if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
-      if (!*owned_points) KD_TRY(kd_task_read_pointset_ex(ctx, section, owned_points, NULL, &d));
+      if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
       pts = *owned_points;
     }
     kd_key_(key, sizeof key, section, "self");
@@ -432,11 +429,6 @@ kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_ke
 cleanup:
   kd_measure_free(&m);
   return err;
-}
-
-kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
-                           kd_pointset *data, kd_target **out, kd_pointset **owned_points) {
-  return kd_task_read_target_ex(ctx, section, k, data, data != NULL, out, owned_points);
 }
 
 /* ------------------------------------------------------------------ run */

@@ -57,7 +57,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   int d = 0;
   KD_ALLOC(s, 1);
   s->task = task;
-  KD_TRY(kd_task_read_pointset_ex(ctx, section, &s->points, &n, &d));
+  KD_TRY(kd_task_read_pointset(ctx, section, &s->points, &n, &d));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
   if (!strcmp(task, "herd")) {
@@ -68,7 +68,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
                              "grid|trunc_gaussian",
                              1, &t));
   }
-  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
+  KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)
@@ -105,13 +105,13 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
                            "trunc_gaussian",
                            1, &type));
   if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
-    KD_TRY(kd_task_read_pointset_ex(ctx, "target", &s->tpts, NULL, &d));
+    KD_TRY(kd_task_read_pointset(ctx, "target", &s->tpts, NULL, &d));
   } else {
     KD_TRY(kd_task_read_measure(ctx, "target", &m));
     d = m.d;
   }
   if (kd_config_has(ctx->cfg, "candidates")) {
-    KD_TRY(kd_task_read_pointset_ex(ctx, "candidates", &s->points, NULL, &pd));
+    KD_TRY(kd_task_read_pointset(ctx, "candidates", &s->points, NULL, &pd));
     KD_CHECK(pd == d, KD_ERR_INPUT,
              "candidates: the sample pool has dimension %d but the target has %d", pd, d);
   }
@@ -126,7 +126,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
     }
     KD_TRY(kd_task_kernel_finish(ctx, s->kernel, mp));
   }
-  KD_TRY(kd_task_read_target_ex(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
+  KD_TRY(kd_task_read_target(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)

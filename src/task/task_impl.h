@@ -67,29 +67,25 @@ kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
 /** Read a generator measure section (type + parameters). Local (every rank parses the same). */
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *out);
 /** Read a point-set section and load it (generator, HDF5 or CSV) and validate it (NaN rows etc.).
- *  With ctx->validate_only only checks keys and that files exist (*out = NULL). Collective. */
-kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out);
+ *  With ctx->validate_only only checks keys and that files exist (*out = NULL). The shape (*n, *d)
+ *  is reported when n / d are not NULL, in validate_only mode too (generators from the config,
+ *  files from their headers). Collective. */
+kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                             kd_gidx *n, int *d);
 /** Read an algorithm section for `task`: finds the descriptor by name and fills its params. */
 kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
                          const kd_algo_desc **desc, kd_params *params);
 /** Read the target section: closed form (needs a kernel) or empirical (data = the pointset given,
- *  or a file). *owned_points receives a point set the target borrows and the caller must destroy
- *  after the target (NULL if none). Collective. */
+ *  or a file). has_data says whether the task has a data set (in validate_only mode data is NULL
+ *  although it has one, so `type: data` is allowed and is the default). *owned_points receives a
+ *  point set the target borrows and the caller must destroy after the target (NULL if none); if
+ *  it is non-NULL on entry it is the already-loaded point set of a file target (type hdf5/csv)
+ *  and is used instead of reading the file again. In validate_only mode *out may be NULL.
+ *  Collective. */
 kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
-                           kd_pointset *data, kd_target **out, kd_pointset **owned_points);
+                           kd_pointset *data, int has_data, kd_target **out,
+                           kd_pointset **owned_points);
 
-/* ---- extensions (task/task_common.c) ---- */
-/** kd_task_read_pointset that also reports the shape (*n, *d), which is known in validate_only
- *  mode too (generators from the config, files from their headers). Collective. */
-kd_err kd_task_read_pointset_ex(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
-                                kd_gidx *n, int *d);
-/** kd_task_read_target with an explicit has_data: in validate_only mode data is NULL although the
- *  task has a data set (so `type: data` is allowed and is the default). If *owned_points is
- *  non-NULL on entry it is the already-loaded point set of a file target (type hdf5/csv) and is
- *  used instead of reading the file again. In validate_only mode *out may be NULL. Collective. */
-kd_err kd_task_read_target_ex(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
-                              kd_pointset *data, int has_data, kd_target **out,
-                              kd_pointset **owned_points);
 /** Run one algorithm the way every task should: resets the kernel's counter, times desc->run
  *  (max over ranks), agrees its error, sums kernel evaluations over ranks into res->kernel_evals,
  *  and, if the algorithm left res->mmd NaN, fills it with the exact kd_mmd against target (when

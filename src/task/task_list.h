@@ -1,7 +1,8 @@
-/* task_list.h - the task registry: KD_TASK(symbol) lines, one list file per family. */
+/* task_list.h - the task registry: KD_TASK(symbol) lines, one list file per family. Only tasks of
+ * task/ are listed here; tasks of a higher layer (the sweep, which runs other tasks) register with
+ * the CLI (cli/cli_tasks.h). */
 #include "task/basic_tasks.h"
-#include "algo/thinning/thinning_tasks.h"
-#include "algo/quadrature/quadrature_tasks.h"
-#include "algo/testing/testing_tasks.h"
-#include "algo/apps/apps_tasks.h"
-#include "sweep/sweep_tasks.h"
+#include "task/thinning_tasks.h"
+#include "task/quadrature_tasks.h"
+#include "task/testing_tasks.h"
+#include "task/apps_tasks.h"

@@ -166,7 +166,7 @@ static kd_err kd_run_task_(kd_config *cfg, kd_result *res, kd_task_info *info) {
   kd_task_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   KD_TRY(kd_config_get_str(cfg, "task", NULL, NULL, 1, &task));
-  desc = kd_task_find(task);
+  desc = strcmp(task, "sweep") == 0 ? &kd_task_sweep : kd_task_find(task);
   KD_CHECK(desc, KD_ERR_CONFIG, "no task %s", task);
   KD_TRY(kd_config_get_int(cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   ctx.comm = MPI_COMM_WORLD;
@@ -486,10 +486,87 @@ static void kd_test_resume_(void) {
   kd_err_clear();
 }
 
+/* The io/ config API the sweep builds on: root key listing, clone (fresh: nothing read, lines
+ * kept), mark-read of a whole section. */
+static void kd_test_config_api_(void) {
+  kd_config *cfg = kd_load_("task: sweep\nsweep: {task: thin, points: [[run.seed=1]]}\n");
+  kd_config *c2 = NULL;
+  char *a = NULL, *b = NULL, where[256];
+  if (!KD_TEST(cfg != NULL, "load")) return;
+  const int n = kd_config_count(cfg, "");
+  KD_TEST(n == 6 && !strcmp(kd_config_key_at(cfg, "", 0), "data") &&
+              !strcmp(kd_config_key_at(cfg, "", 5), "sweep") &&
+              kd_config_key_at(cfg, "", 6) == NULL,
+          "root keys: %d", n);
+  int64_t seed = 0;
+  KD_TEST_OK(kd_config_get_int(cfg, "run.seed", 0, 0, 100, &seed));
+  KD_TEST_OK(kd_config_get_int(cfg, "run.log_every", 7, 0, 100, &seed)); /* inserts a default */
+  KD_TEST_OK(kd_config_clone(cfg, "copy", &c2));
+  KD_TEST_OK(kd_config_emit_resolved(cfg, &a));
+  KD_TEST_OK(kd_config_emit_resolved(c2, &b));
+  KD_TEST(a && b && !strcmp(a, b), "clone emits the same YAML");
+  KD_TEST(!strcmp(kd_config_where(c2, "kernel.ls", where, sizeof where), "copy:2"),
+          "clone keeps lines: %s", where);
+  /* the clone starts unread: everything but what is read now is unknown */
+  KD_TEST(kd_config_check_unused(c2) == KD_ERR_CONFIG, "clone: nothing read");
+  kd_err_clear();
+  for (int i = 0; i < kd_config_count(c2, ""); i++)
+    KD_TEST_OK(kd_config_mark_read(c2, kd_config_key_at(c2, "", i)));
+  KD_TEST_OK(kd_config_check_unused(c2));
+  KD_TEST_OK(kd_config_mark_read(c2, "no.such.key"));
+  /* the original is untouched by the clone's changes */
+  KD_TEST_OK(kd_config_set(c2, "kernel.ls=9"));
+  double ls = 0;
+  KD_TEST_OK(kd_config_get_f64(cfg, "kernel.ls", 1, 0, 100, &ls));
+  KD_TEST(ls == 1.5, "original kernel.ls = %g", ls);
+  free(a);
+  free(b);
+  kd_config_destroy(&c2);
+  kd_config_destroy(&cfg);
+}
+
+/* io/'s small-file writer the summary uses: nothing at the path before commit, a discarded file
+ * leaves nothing, the probe reads a one-element int64 dataset and refuses anything else. */
+static void kd_test_h5_file_(void) {
+  char dir[64], path[128], tmpl[160];
+  kd_tmpdir_(dir, sizeof dir);
+  if (!KD_TEST(dir[0], "mkdtemp") || kd_test_rank() != 0) return;
+  snprintf(path, sizeof path, "%s/t.h5", dir);
+  kd_h5_file *h = NULL;
+  const int64_t one = 42, two[2] = {1, 2};
+  const char *strs[2] = {"a", ""};
+  KD_TEST_OK(kd_h5_file_create(path, &h));
+  KD_TEST_OK(kd_h5_file_group(h, "/g"));
+  KD_TEST_OK(kd_h5_file_attr_str(h, "/g", "s", "text"));
+  KD_TEST_OK(kd_h5_file_attr_i64(h, "/", "n", 7));
+  KD_TEST_OK(kd_h5_file_i64(h, "/g/one", 1, &one));
+  KD_TEST_OK(kd_h5_file_i64(h, "/g/two", 2, two));
+  KD_TEST_OK(kd_h5_file_str(h, "/g/strs", 2, strs));
+  KD_TEST(access(path, F_OK) != 0, "no file at the path before commit");
+  KD_TEST(kd_h5_file_i64(h, "/missing/x", 1, &one) != KD_OK, "dataset under a missing group");
+  kd_err_clear();
+  KD_TEST_OK(kd_h5_file_commit(&h));
+  KD_TEST(h == NULL && access(path, F_OK) == 0, "committed");
+  int64_t v = 0;
+  KD_TEST(kd_h5_file_read_i64(path, "/g/one", &v) == 1 && v == 42, "probe reads %lld",
+          (long long)v);
+  KD_TEST(kd_h5_file_read_i64(path, "/g/two", &v) == 0, "probe refuses two elements");
+  KD_TEST(kd_h5_file_read_i64(path, "/nope/one", &v) == 0, "probe: missing group");
+  KD_TEST(kd_h5_file_read_i64("/nonexistent/x.h5", "/g/one", &v) == 0, "probe: missing file");
+  snprintf(tmpl, sizeof tmpl, "%s/d.h5", dir);
+  KD_TEST_OK(kd_h5_file_create(tmpl, &h));
+  kd_h5_file_discard(&h);
+  KD_TEST(h == NULL && access(tmpl, F_OK) != 0, "discarded: no file");
+  remove(path);
+  rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   kd_test_spec_();
+  kd_test_config_api_();
+  kd_test_h5_file_();
   kd_test_groups_();
   kd_test_end_to_end_(0);
   kd_test_end_to_end_(1);

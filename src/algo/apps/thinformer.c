@@ -39,29 +39,14 @@ cleanup:
   return err;
 }
 
-kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
-                     const kd_pointset *V, kd_attn_method method, kd_gidx n_out, int g,
-                     double delta, int tight, uint64_t seed, double *T_hat, int64_t **sel,
-                     kd_gidx *n_sel, double *T_exact, double *max_err, uint64_t *kernel_evals) {
+/* The augmented pairs (k / dk^(1/4), v, v_max) as a new point set *P. Collective. */
+static kd_err kd_thinformer_augment_(MPI_Comm comm, const kd_pointset *K, const kd_pointset *V,
+                                     kd_pointset **P_out) {
   kd_err err = KD_OK;
   kd_pointset *P = NULL;
-  kd_kernel *ka = NULL;
-  kd_target *t = NULL;
-  kd_result r = KD_RESULT_INIT;
-  kd_params up = {0};
-  double *Ks = NULL, *Vs = NULL, *Tl = NULL, *Kall = NULL, *Vall = NULL, *Te = NULL;
-  *sel = NULL;
-  *n_sel = 0;
-  const kd_gidx n = kd_pointset_n_global(K), nq = kd_pointset_n_global(Q);
+  const kd_gidx n = kd_pointset_n_global(K);
   const int dk = kd_pointset_dim(K), dv = kd_pointset_dim(V);
-  const kd_lidx nl = kd_pointset_n_local(K), nql = kd_pointset_n_local(Q);
-  KD_CHECK(kd_pointset_n_global(V) == n, KD_ERR_INPUT,
-           "attention: keys have %lld rows but values %lld", (long long)n,
-           (long long)kd_pointset_n_global(V));
-  KD_CHECK(kd_pointset_dim(Q) == dk, KD_ERR_INPUT,
-           "attention: queries of dimension %d, keys of dimension %d", kd_pointset_dim(Q), dk);
-  KD_CHECK(delta > 0 && delta < 1, KD_ERR_CONFIG, "attention.delta = %g: must be in (0,1)", delta);
-  /* augmented pairs (k / dk^(1/4), v, v_max) */
+  const kd_lidx nl = kd_pointset_n_local(K);
   const double *kr = kd_pointset_rows_const(K), *vr = kd_pointset_rows_const(V);
   double vmax = 0.0;
   for (kd_lidx i = 0; i < nl * dv; i++) vmax = fmax(vmax, fabs(vr[i]));
@@ -79,11 +64,20 @@ kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
     }
     kd_pointset_restore_rows(P, &pr);
   }
-  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_ATTENTION);
-  kp.ls = 1.0;
-  kp.dk = dk;
-  KD_TRY(kd_kernel_create(&kp, da, &ka));
-  KD_TRY(kd_target_create_empirical(ka, P, 1, &t));
+  *P_out = P;
+  P = NULL;
+cleanup:
+  kd_pointset_destroy(&P);
+  return err;
+}
+
+/* Thin the augmented pairs P (attention kernel ka, target t) to n_out rows into r. Collective. */
+static kd_err kd_thinformer_select_(MPI_Comm comm, kd_kernel *ka, kd_pointset *P, kd_target *t,
+                                    kd_attn_method method, kd_gidx n_out, int g, double delta,
+                                    int tight, uint64_t seed, kd_result *r) {
+  kd_err err = KD_OK;
+  kd_params up = {0};
+  const kd_gidx n = kd_pointset_n_global(P);
   kd_algo_in in;
   memset(&in, 0, sizeof in);
   in.comm = comm;
@@ -106,7 +100,7 @@ kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
       n_out = (n >> (2 * Kh)) << (g + Kh);
     }
     pl.n_out = n_out;
-    KD_TRY(kd_thin_run(&in, &pl, &r));
+    KD_TRY(kd_thin_run(&in, &pl, r));
   } else {
     const kd_algo_desc *u = kd_algo_find("thin", "uniform");
     char buf[32];
@@ -115,8 +109,68 @@ kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
     snprintf(buf, sizeof buf, "%lld", (long long)n_out);
     KD_TRY(kd_params_set_text(&up, "n_out", buf, "attention.n_out"));
     in.params = &up;
-    KD_TRY(u->run(&in, &r));
+    KD_TRY(u->run(&in, r));
   }
+cleanup:
+  kd_params_free(&up);
+  return err;
+}
+
+/* The exact attention T_exact over all n keys and the largest error of T_hat. Collective. */
+static kd_err kd_thinformer_exact_(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
+                                   const kd_pointset *V, const double *T_hat, double *T_exact,
+                                   double *max_err) {
+  kd_err err = KD_OK;
+  double *Kall = NULL, *Vall = NULL, *Te = NULL;
+  const kd_gidx n = kd_pointset_n_global(K), nq = kd_pointset_n_global(Q);
+  const int dk = kd_pointset_dim(K), dv = kd_pointset_dim(V);
+  const kd_lidx nql = kd_pointset_n_local(Q);
+  KD_ALLOC(Kall, n * dk);
+  KD_ALLOC(Vall, n * dv);
+  KD_ALLOC(Te, nql * dv);
+  KD_TRY(kd_pointset_allgather(K, Kall));
+  KD_TRY(kd_pointset_allgather(V, Vall));
+  KD_TRY(kd_attention_rows_(kd_pointset_rows_const(Q), nql, dk, Kall, Vall, n, dv, Te));
+  KD_TRY(kd_dist_allgatherv(comm, Te, nql * dv, T_exact));
+  double e = 0.0;
+  for (kd_gidx i = 0; i < nq * dv; i++) e = fmax(e, fabs(T_hat[i] - T_exact[i]));
+  if (max_err) *max_err = e;
+cleanup:
+  free(Kall);
+  free(Vall);
+  free(Te);
+  return err;
+}
+
+kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
+                     const kd_pointset *V, kd_attn_method method, kd_gidx n_out, int g,
+                     double delta, int tight, uint64_t seed, double *T_hat, int64_t **sel,
+                     kd_gidx *n_sel, double *T_exact, double *max_err, uint64_t *kernel_evals) {
+  kd_err err = KD_OK;
+  kd_pointset *P = NULL;
+  kd_kernel *ka = NULL;
+  kd_target *t = NULL;
+  kd_result r = KD_RESULT_INIT;
+  double *Ks = NULL, *Vs = NULL, *Tl = NULL;
+  *sel = NULL;
+  *n_sel = 0;
+  const kd_gidx n = kd_pointset_n_global(K);
+  const int dk = kd_pointset_dim(K), dv = kd_pointset_dim(V);
+  const kd_lidx nql = kd_pointset_n_local(Q);
+  KD_CHECK(kd_pointset_n_global(V) == n, KD_ERR_INPUT,
+           "attention: keys have %lld rows but values %lld", (long long)n,
+           (long long)kd_pointset_n_global(V));
+  KD_CHECK(kd_pointset_dim(Q) == dk, KD_ERR_INPUT,
+           "attention: queries of dimension %d, keys of dimension %d", kd_pointset_dim(Q), dk);
+  KD_CHECK(delta > 0 && delta < 1, KD_ERR_CONFIG, "attention.delta = %g: must be in (0,1)", delta);
+  KD_TRY(kd_thinformer_augment_(comm, K, V, &P));
+  const int da = dk + dv + 1;
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_ATTENTION);
+  kp.ls = 1.0;
+  kp.dk = dk;
+  KD_TRY(kd_kernel_create(&kp, da, &ka));
+  KD_TRY(kd_target_create_empirical(ka, P, 1, &t));
+  KD_TRY(kd_thinformer_select_(comm, ka, P, t, method, n_out, g, delta, tight, seed, &r));
   const kd_gidx m = r.n;
   if (kernel_evals) *kernel_evals = r.kernel_evals;
   KD_ALLOC(*sel, m);
@@ -129,25 +183,13 @@ kd_err kd_thinformer(MPI_Comm comm, const kd_pointset *Q, const kd_pointset *K,
   KD_ALLOC(Tl, nql * dv);
   KD_TRY(kd_attention_rows_(kd_pointset_rows_const(Q), nql, dk, Ks, Vs, m, dv, Tl));
   KD_TRY(kd_dist_allgatherv(comm, Tl, nql * dv, T_hat));
-  if (T_exact) {
-    KD_ALLOC(Kall, n * dk);
-    KD_ALLOC(Vall, n * dv);
-    KD_ALLOC(Te, nql * dv);
-    KD_TRY(kd_pointset_allgather(K, Kall));
-    KD_TRY(kd_pointset_allgather(V, Vall));
-    KD_TRY(kd_attention_rows_(kd_pointset_rows_const(Q), nql, dk, Kall, Vall, n, dv, Te));
-    KD_TRY(kd_dist_allgatherv(comm, Te, nql * dv, T_exact));
-    double e = 0.0;
-    for (kd_gidx i = 0; i < nq * dv; i++) e = fmax(e, fabs(T_hat[i] - T_exact[i]));
-    if (max_err) *max_err = e;
-  }
+  if (T_exact) KD_TRY(kd_thinformer_exact_(comm, Q, K, V, T_hat, T_exact, max_err));
 cleanup:
   if (err != KD_OK) {
     free(*sel);
     *sel = NULL;
     *n_sel = 0;
   }
-  kd_params_free(&up);
   kd_result_free(&r);
   kd_target_destroy(&t);
   kd_kernel_destroy(&ka);
@@ -155,8 +197,5 @@ cleanup:
   free(Ks);
   free(Vs);
   free(Tl);
-  free(Kall);
-  free(Vall);
-  free(Te);
   return err;
 }

@@ -21,11 +21,7 @@
 
 #include "kdistill/kd_algo.h"
 #include "kdistill/kd_ckpt.h"
-
-/** min 1/2 w^T Q w - c^T w over {w >= 0} (no sum constraint); same active-set solver as
- *  kd_simplex_qp (la/simplex_qp.c). w: in = start (zeros allowed), out = solution. KD_ERR_NUMERIC
- *  if unbounded below or stalled. Local, deterministic. */
-kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
+#include "la/la_impl.h" /* kd_nonneg_qp */
 
 /** The common stopping / tracing keys every herding algorithm declares first (in this order);
  *  kd_herd_params_read stores them in kd_herd_params.stop. */

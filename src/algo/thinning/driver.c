@@ -392,6 +392,8 @@ static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
   for (kd_gidx j = 0; j < nb; j++) owner[j] = kd_dist_tree_owner(D->tree, 0, j);
   KD_ALLOC(bins, nb);
   KD_TRY(kd_dist_bins_collect(D->comm, offs, buf, D->w, nb, D->bstart, owner, bins));
+  free(buf); /* the bins hold the rows now */
+  buf = NULL;
   kd_dist_tree_range(D->tree, 0, &lo, &hi);
   D->level = 0;
   lerr = kd_thin_nodes_reset_(D, hi - lo);

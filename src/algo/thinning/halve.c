@@ -128,164 +128,223 @@ cleanup:
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 extern void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 
-static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint64_t seed,
-                           uint64_t stream, kd_lidx *keep) {
+/* The state of one GS walk over the h pairs (Alg. B.7). */
+typedef struct {
+  kd_lidx h;
+  double *Q;     /* [h*h] paired kernel matrix (with ridge) */
+  double *C;     /* [na*na] inverse of Q over act */
+  double *C2;    /* scratch of the same size */
+  double *z;     /* [h] the walk, in [-1,1]^h */
+  double *u;     /* [h] update direction */
+  kd_lidx *act;  /* [na] A minus the pivot, increasing */
+  int *frozen;   /* [h] z_i at +-1 */
+  int *inA;      /* [h] still in the active set A */
+  kd_lidx na, p; /* |act|, the pivot */
+  kd_lidx nfrozen;
+  kd_rng r;
+} kd_gs_walk_;
+
+static void kd_gs_walk_free_(kd_gs_walk_ *s) {
+  free(s->Q);
+  free(s->C);
+  free(s->C2);
+  free(s->z);
+  free(s->u);
+  free(s->act);
+  free(s->frozen);
+  free(s->inA);
+}
+
+/* Q = K(A,A) + K(B,B) - K(A,B) - K(B,A) over the pairs A_i = X_{2i}, B_i = X_{2i+1}, plus the
+ * ridge. Local. */
+static kd_err kd_gs_paired_gram_(kd_kernel *k, const double *X, kd_lidx h, int d, double *Q) {
   kd_err err = KD_OK;
-  const kd_lidx h = n / 2;
-  double *Q = NULL, *Kf = NULL, *C = NULL, *C2 = NULL, *z = NULL, *u = NULL, *A = NULL, *B = NULL;
-  kd_lidx *act = NULL, *pos = NULL;
-  int *frozen = NULL, *inA = NULL;
-  KD_ALLOC(Q, h * h);
+  double *A = NULL, *B = NULL, *Kf = NULL;
   KD_ALLOC(A, h * d);
   KD_ALLOC(B, h * d);
-  KD_ALLOC(z, h);
-  KD_ALLOC(u, h);
-  KD_ALLOC(act, h);
-  KD_ALLOC(pos, h);
-  KD_ALLOC(frozen, h);
-  KD_ALLOC(inA, h);
   for (kd_lidx i = 0; i < h; i++) {
     memcpy(A + i * d, X + 2 * i * d, sizeof(double) * d);
     memcpy(B + i * d, X + (2 * i + 1) * d, sizeof(double) * d);
   }
-  {
-    /* Q = K(A,A) + K(B,B) - K(A,B) - K(B,A) */
-    KD_ALLOC(Kf, h * h);
-    KD_TRY(kd_kernel_eval_block(k, A, h, A, h, Q, h));
-    KD_TRY(kd_kernel_eval_block(k, B, h, B, h, Kf, h));
-    for (kd_lidx i = 0; i < h * h; i++) Q[i] += Kf[i];
-    KD_TRY(kd_kernel_eval_block(k, A, h, B, h, Kf, h));
-    for (kd_lidx i = 0; i < h; i++)
-      for (kd_lidx j = 0; j < h; j++) Q[i * h + j] -= Kf[i * h + j] + Kf[j * h + i];
-    double tr = 0;
-    for (kd_lidx i = 0; i < h; i++) tr += Q[i * h + i];
-    double ridge = 1e-10 * (tr > 0 ? tr / (double)h : 1.0);
-    for (kd_lidx i = 0; i < h; i++) Q[i * h + i] += ridge;
-  }
-  kd_rng r = kd_rng_make(seed, stream);
-  kd_lidx p = (kd_lidx)kd_rng_next_below(&r, (uint64_t)h);
-  for (kd_lidx i = 0; i < h; i++) inA[i] = 1;
-  /* act = A \ {p} in increasing order; C = inverse of Q over act */
-  kd_lidx na = 0;
+  KD_ALLOC(Kf, h * h);
+  KD_TRY(kd_kernel_eval_block(k, A, h, A, h, Q, h));
+  KD_TRY(kd_kernel_eval_block(k, B, h, B, h, Kf, h));
+  for (kd_lidx i = 0; i < h * h; i++) Q[i] += Kf[i];
+  KD_TRY(kd_kernel_eval_block(k, A, h, B, h, Kf, h));
   for (kd_lidx i = 0; i < h; i++)
-    if (i != p) act[na++] = i;
-  KD_ALLOC(C, na * na);
-  KD_ALLOC(C2, na * na);
+    for (kd_lidx j = 0; j < h; j++) Q[i * h + j] -= Kf[i * h + j] + Kf[j * h + i];
+  double tr = 0;
+  for (kd_lidx i = 0; i < h; i++) tr += Q[i * h + i];
+  double ridge = 1e-10 * (tr > 0 ? tr / (double)h : 1.0);
+  for (kd_lidx i = 0; i < h; i++) Q[i * h + i] += ridge;
+cleanup:
+  free(A);
+  free(B);
+  free(Kf);
+  return err;
+}
+
+/* act = A minus the pivot p in increasing order; C = inverse of Q over act (Cholesky). Local. */
+static kd_err kd_gs_init_inverse_(kd_gs_walk_ *s) {
+  kd_err err = KD_OK;
+  const kd_lidx h = s->h;
+  for (kd_lidx i = 0; i < h; i++) s->inA[i] = 1;
+  s->na = 0;
+  for (kd_lidx i = 0; i < h; i++)
+    if (i != s->p) s->act[s->na++] = i;
+  const kd_lidx na = s->na;
+  KD_ALLOC(s->C, na * na);
+  KD_ALLOC(s->C2, na * na);
   if (na > 0) {
     for (kd_lidx a = 0; a < na; a++)
-      for (kd_lidx b = 0; b < na; b++) C[a * na + b] = Q[act[a] * h + act[b]];
+      for (kd_lidx b = 0; b < na; b++) s->C[a * na + b] = s->Q[s->act[a] * h + s->act[b]];
     int nn = (int)na, info = 0;
-    dpotrf_("L", &nn, C, &nn, &info);
+    dpotrf_("L", &nn, s->C, &nn, &info);
     KD_CHECK(info == 0, KD_ERR_NUMERIC,
              "GS-Halve: paired kernel matrix not positive definite "
              "(info %d); are there duplicate rows?",
              info);
-    dpotri_("L", &nn, C, &nn, &info);
+    dpotri_("L", &nn, s->C, &nn, &info);
     KD_LA(info);
     /* column-major lower == row-major upper: symmetrise */
     for (kd_lidx a = 0; a < na; a++)
-      for (kd_lidx b = a + 1; b < na; b++) C[b * na + a] = C[a * na + b];
+      for (kd_lidx b = a + 1; b < na; b++) s->C[b * na + a] = s->C[a * na + b];
   }
-  kd_lidx nfrozen = 0;
-  for (int64_t it = 0; nfrozen < h && it < 4 * h + 8; it++) {
-    /* A' = A \ {smallest frozen index still in A} */
-    kd_lidx rem = -1;
-    for (kd_lidx i = 0; i < h; i++)
-      if (inA[i] && frozen[i]) {
-        rem = i;
-        break;
-      }
-    kd_lidx pnew = p, drop = -1;
-    if (rem >= 0) {
-      inA[rem] = 0;
-      if (rem == p) {
-        /* new pivot uniformly from A' (which then leaves the inverse's index set) */
-        kd_lidx cnt = 0;
-        for (kd_lidx i = 0; i < h; i++) cnt += inA[i];
-        if (cnt == 0) break;
-        kd_lidx pick = (kd_lidx)kd_rng_next_below(&r, (uint64_t)cnt);
-        for (kd_lidx i = 0; i < h; i++)
-          if (inA[i] && pick-- == 0) {
-            pnew = i;
-            break;
-          }
-        drop = pnew;
-      } else {
-        drop = rem;
-      }
+cleanup:
+  return err;
+}
+
+/* A' = A minus its smallest frozen index; when that was the pivot, a new pivot uniformly from A'
+ * (which then leaves the inverse's index set). *drop = the index leaving act (-1: none); *stop = 1
+ * when A' is empty. Local. */
+static void kd_gs_next_pivot_(kd_gs_walk_ *s, kd_lidx *pnew, kd_lidx *drop, int *stop) {
+  const kd_lidx h = s->h;
+  kd_lidx rem = -1;
+  *pnew = s->p;
+  *drop = -1;
+  for (kd_lidx i = 0; i < h; i++)
+    if (s->inA[i] && s->frozen[i]) {
+      rem = i;
+      break;
     }
-    if (drop >= 0) {
-      kd_lidx di = -1;
-      for (kd_lidx a = 0; a < na; a++)
-        if (act[a] == drop) di = a;
-      KD_CHECK(di >= 0, KD_ERR_INTERNAL, "GS-Halve: index bookkeeping");
-      double cii = C[di * na + di];
-      kd_lidx nb = 0;
-      for (kd_lidx a = 0; a < na; a++) {
-        if (a == di) continue;
-        kd_lidx mb = 0;
-        for (kd_lidx b = 0; b < na; b++) {
-          if (b == di) continue;
-          C2[nb * (na - 1) + mb] = C[a * na + b] - C[a * na + di] * C[di * na + b] / cii;
-          mb++;
-        }
-        nb++;
-      }
-      for (kd_lidx a = di; a + 1 < na; a++) act[a] = act[a + 1];
-      na--;
-      double *t = C;
-      C = C2;
-      C2 = t;
+  if (rem < 0) return;
+  s->inA[rem] = 0;
+  if (rem != s->p) {
+    *drop = rem;
+    return;
+  }
+  kd_lidx cnt = 0;
+  for (kd_lidx i = 0; i < h; i++) cnt += s->inA[i];
+  if (cnt == 0) {
+    *stop = 1;
+    return;
+  }
+  kd_lidx pick = (kd_lidx)kd_rng_next_below(&s->r, (uint64_t)cnt);
+  for (kd_lidx i = 0; i < h; i++)
+    if (s->inA[i] && pick-- == 0) {
+      *pnew = i;
+      break;
     }
-    p = pnew;
-    /* u_{act} = -C Q_{act,p}, u_p = 1, 0 elsewhere */
-    for (kd_lidx i = 0; i < h; i++) u[i] = 0.0;
-    u[p] = 1.0;
-    for (kd_lidx a = 0; a < na; a++) {
-      double s = 0.0;
-      for (kd_lidx b = 0; b < na; b++) s += C[a * na + b] * Q[act[b] * h + p];
-      u[act[a]] = -s;
+  *drop = *pnew;
+}
+
+/* Remove index `drop` from act: C' = C_-i,-i - C_-i,i C_i,-i / C_ii (Schur downdate). Local. */
+static kd_err kd_gs_downdate_(kd_gs_walk_ *s, kd_lidx drop) {
+  kd_err err = KD_OK;
+  const kd_lidx na = s->na;
+  const double *C = s->C;
+  kd_lidx di = -1;
+  for (kd_lidx a = 0; a < na; a++)
+    if (s->act[a] == drop) di = a;
+  KD_CHECK(di >= 0, KD_ERR_INTERNAL, "GS-Halve: index bookkeeping");
+  double cii = C[di * na + di];
+  kd_lidx nb = 0;
+  for (kd_lidx a = 0; a < na; a++) {
+    if (a == di) continue;
+    kd_lidx mb = 0;
+    for (kd_lidx b = 0; b < na; b++) {
+      if (b == di) continue;
+      s->C2[nb * (na - 1) + mb] = C[a * na + b] - C[a * na + di] * C[di * na + b] / cii;
+      mb++;
     }
-    /* step sizes keeping z in [-1,1]^h */
-    double dp = INFINITY, dm = INFINITY;
-    for (kd_lidx i = 0; i < h; i++) {
-      if (!inA[i] || u[i] == 0.0) continue;
-      double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i]; /* largest + step */
-      double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i]; /* most negative step */
-      if (up < dp) dp = up;
-      if (-dn < dm) dm = -dn;
+    nb++;
+  }
+  for (kd_lidx a = di; a + 1 < na; a++) s->act[a] = s->act[a + 1];
+  s->na--;
+  double *t = s->C;
+  s->C = s->C2;
+  s->C2 = t;
+cleanup:
+  return err;
+}
+
+/* One GS step: u_act = -C Q_act,p, u_p = 1, 0 elsewhere; the random step keeping z in [-1,1]^h
+ * (mean zero); coordinates reaching +-1 freeze. Local. */
+static void kd_gs_step_(kd_gs_walk_ *s) {
+  const kd_lidx h = s->h, na = s->na, p = s->p;
+  double *u = s->u, *z = s->z;
+  for (kd_lidx i = 0; i < h; i++) u[i] = 0.0;
+  u[p] = 1.0;
+  for (kd_lidx a = 0; a < na; a++) {
+    double sum = 0.0;
+    for (kd_lidx b = 0; b < na; b++) sum += s->C[a * na + b] * s->Q[s->act[b] * h + p];
+    u[s->act[a]] = -sum;
+  }
+  double dp = INFINITY, dm = INFINITY;
+  for (kd_lidx i = 0; i < h; i++) {
+    if (!s->inA[i] || u[i] == 0.0) continue;
+    double up = ((u[i] > 0 ? 1.0 : -1.0) - z[i]) / u[i]; /* largest + step */
+    double dn = ((u[i] > 0 ? -1.0 : 1.0) - z[i]) / u[i]; /* most negative step */
+    if (up < dp) dp = up;
+    if (-dn < dm) dm = -dn;
+  }
+  if (dp < 0) dp = 0;
+  if (dm < 0) dm = 0;
+  double step = 0.0;
+  if (dp + dm > 0 && isfinite(dp + dm))
+    step = (kd_rng_next_uniform(&s->r) < dm / (dp + dm)) ? dp : -dm;
+  for (kd_lidx i = 0; i < h; i++) {
+    if (!s->inA[i] || s->frozen[i]) continue;
+    z[i] += step * u[i];
+    if (fabs(z[i]) >= 1.0 - 1e-9) {
+      z[i] = z[i] > 0 ? 1.0 : -1.0;
+      s->frozen[i] = 1;
+      s->nfrozen++;
     }
-    if (dp < 0) dp = 0;
-    if (dm < 0) dm = 0;
-    double step = 0.0;
-    if (dp + dm > 0 && isfinite(dp + dm))
-      step = (kd_rng_next_uniform(&r) < dm / (dp + dm)) ? dp : -dm;
-    for (kd_lidx i = 0; i < h; i++) {
-      if (!inA[i] || frozen[i]) continue;
-      z[i] += step * u[i];
-      if (fabs(z[i]) >= 1.0 - 1e-9) {
-        z[i] = z[i] > 0 ? 1.0 : -1.0;
-        frozen[i] = 1;
-        nfrozen++;
-      }
-    }
+  }
+}
+
+static kd_err kd_halve_gs_(kd_kernel *k, const double *X, kd_lidx n, int d, uint64_t seed,
+                           uint64_t stream, kd_lidx *keep) {
+  kd_err err = KD_OK;
+  kd_gs_walk_ s;
+  memset(&s, 0, sizeof s);
+  const kd_lidx h = n / 2;
+  s.h = h;
+  KD_ALLOC(s.Q, h * h);
+  KD_ALLOC(s.z, h);
+  KD_ALLOC(s.u, h);
+  KD_ALLOC(s.act, h);
+  KD_ALLOC(s.frozen, h);
+  KD_ALLOC(s.inA, h);
+  KD_TRY(kd_gs_paired_gram_(k, X, h, d, s.Q));
+  s.r = kd_rng_make(seed, stream);
+  s.p = (kd_lidx)kd_rng_next_below(&s.r, (uint64_t)h);
+  KD_TRY(kd_gs_init_inverse_(&s));
+  for (int64_t it = 0; s.nfrozen < h && it < 4 * h + 8; it++) {
+    kd_lidx pnew, drop;
+    int stop = 0;
+    kd_gs_next_pivot_(&s, &pnew, &drop, &stop);
+    if (stop) break;
+    if (drop >= 0) KD_TRY(kd_gs_downdate_(&s, drop));
+    s.p = pnew;
+    kd_gs_step_(&s);
   }
   /* any coordinate left fractional by round-off: round by sign (never happens in exact arithmetic)
    */
-  for (kd_lidx i = 0; i < h; i++) keep[i] = 2 * i + (z[i] >= 0 ? 0 : 1);
+  for (kd_lidx i = 0; i < h; i++) keep[i] = 2 * i + (s.z[i] >= 0 ? 0 : 1);
 cleanup:
-  free(Q);
-  free(Kf);
-  free(C);
-  free(C2);
-  free(z);
-  free(u);
-  free(A);
-  free(B);
-  free(act);
-  free(pos);
-  free(frozen);
-  free(inA);
+  kd_gs_walk_free_(&s);
   return err;
 }
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/herding/herding_impl.h"
 #include "kd_test.h"
 #include "la/la_impl.h"
 

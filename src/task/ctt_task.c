@@ -72,8 +72,8 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   double *rows = NULL;
   kd_gidx *idx = NULL;
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x));
-  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y));
+  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, NULL, NULL));
   if (s->x && s->y)
     KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
              "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),
@@ -148,14 +148,82 @@ typedef struct {
   kd_measure mx, my;
   kd_kernel *k;
   kd_ctt_study_spec sp;
+  kd_kernel_params kp; /* the kernel's parameters with `median` resolved (sp.kp points here) */
   int64_t *g_list;
-  const char *csv;
+  char *csv; /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
    * run.checkpoint_keep; docs/checkpoint.md) */
   int64_t ckpt_every;
   char *ckpt_path;
   int ckpt_keep;
 } kd_study_state;
+
+/* The scalar keys of the `study:` section in reading order, defaults stated here only (study.n
+ * defaults to study.m: kd_study_read_keys_ sets that default); study.g is a list (default
+ * kd_study_g_def_, not written into the resolved configuration). */
+static const kd_param_spec kd_study_keys_[] = {
+    {.key = "m", .type = KD_PARAM_INT, .def = 4096, .min = 1, .max = 1e12, .doc = "x sample size"},
+    {.key = "n", .type = KD_PARAM_INT, .def = 0, .min = 1, .max = 1e12, .doc = "y sample size (m)"},
+    {.key = "replicates",
+     .type = KD_PARAM_INT,
+     .def = 100,
+     .min = 1,
+     .max = 1e8,
+     .doc = "seeded replicates per configuration"},
+    {.key = "s", .type = KD_PARAM_INT, .def = 16, .min = 2, .max = 1048576, .doc = "bins (Alg. 3)"},
+    {.key = "B", .type = KD_PARAM_INT, .def = 100, .min = 1, .max = 1e8, .doc = "permutations"},
+    {.key = "alpha", .type = KD_PARAM_F64, .def = 0.05, .min = 0, .max = 1, .doc = "level, (0,1)"},
+    {.key = "delta",
+     .type = KD_PARAM_F64,
+     .def = 0.5,
+     .min = 0,
+     .max = 1,
+     .doc = "KT-Compress failure probability, (0,1)"},
+    {.key = "exact", .type = KD_PARAM_BOOL, .def = 1, .doc = "also run the exact test"},
+    {.key = "exact_tile",
+     .type = KD_PARAM_INT,
+     .def = 256,
+     .min = 8,
+     .max = 8192,
+     .doc = "tile of the exact test's kernel matrix"},
+    {.key = "csv", .type = KD_PARAM_STR, .def_str = "", .doc = "CSV table path (\"\": none)"},
+};
+static const double kd_study_g_def_[] = {0, 1, 2};
+
+/* Read kd_study_keys_ into sp (the csv path into *csv, malloc'ed). study.n's default is
+ * the value of study.m, so m is read first. Local. */
+static kd_err kd_study_read_keys_(const kd_task_ctx *ctx, kd_ctt_study_spec *sp, char **csv) {
+  kd_err err = KD_OK;
+  enum { N = (int)(sizeof kd_study_keys_ / sizeof kd_study_keys_[0]) };
+  kd_param_spec keys[N];
+  kd_params p = {0};
+  char where[512];
+  memcpy(keys, kd_study_keys_, sizeof keys);
+  KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, 1, &p)); /* m alone */
+  keys[1].def = (double)kd_params_int(&p, "m");
+  kd_params_free(&p);
+  KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, N, &p));
+  sp->m = kd_params_int(&p, "m");
+  sp->n = kd_params_int(&p, "n");
+  sp->T = kd_params_int(&p, "replicates");
+  sp->s = kd_params_int(&p, "s");
+  sp->B = kd_params_int(&p, "B");
+  sp->alpha = kd_params_f64(&p, "alpha");
+  sp->delta = kd_params_f64(&p, "delta");
+  sp->exact = kd_params_bool(&p, "exact");
+  sp->exact_tile = kd_params_int(&p, "exact_tile");
+  KD_CHECK(sp->alpha > 0 && sp->alpha < 1, KD_ERR_CONFIG, "%s: study.alpha must be in (0,1)",
+           kd_config_where(ctx->cfg, "study.alpha", where, sizeof where));
+  KD_CHECK(sp->delta > 0 && sp->delta < 1, KD_ERR_CONFIG, "%s: study.delta must be in (0,1)",
+           kd_config_where(ctx->cfg, "study.delta", where, sizeof where));
+  const char *c = kd_params_str(&p, "csv");
+  const size_t len = strlen(c) + 1;
+  KD_ALLOC(*csv, len);
+  memcpy(*csv, c, len);
+cleanup:
+  kd_params_free(&p);
+  return err;
+}
 
 static void kd_study_destroy_(void **state) {
   kd_study_state *s = state ? *state : NULL;
@@ -164,6 +232,7 @@ static void kd_study_destroy_(void **state) {
   kd_measure_free(&s->my);
   kd_kernel_destroy(&s->k);
   free(s->g_list);
+  free(s->csv);
   free(s->ckpt_path);
   free(s);
   *state = NULL;
@@ -176,7 +245,6 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   double *gl = NULL, *rows = NULL;
   int ng = 0, exact = 1;
   char where[512];
-  int64_t v = 0;
   KD_ALLOC(s, 1);
   KD_TRY(kd_task_read_measure(ctx, "x", &s->mx));
   KD_TRY(kd_task_read_measure(ctx, "y", &s->my));
@@ -185,27 +253,14 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   const int d = s->mx.d;
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
   kd_ctt_study_spec *sp = &s->sp;
-  KD_TRY(kd_config_get_int(cfg, "study.m", 4096, 1, 1000000000000LL, &sp->m));
-  KD_TRY(kd_config_get_int(cfg, "study.n", sp->m, 1, 1000000000000LL, &sp->n));
-  KD_TRY(kd_config_get_int(cfg, "study.replicates", 100, 1, 100000000, &sp->T));
-  KD_TRY(kd_config_get_int(cfg, "study.s", 16, 2, 1048576, &sp->s));
-  KD_TRY(kd_config_get_int(cfg, "study.B", 100, 1, 100000000, &sp->B));
-  KD_TRY(kd_config_get_f64(cfg, "study.alpha", 0.05, 0, 1, &sp->alpha));
-  KD_CHECK(sp->alpha > 0 && sp->alpha < 1, KD_ERR_CONFIG, "%s: study.alpha must be in (0,1)",
-           kd_config_where(cfg, "study.alpha", where, sizeof where));
-  KD_TRY(kd_config_get_f64(cfg, "study.delta", 0.5, 0, 1, &sp->delta));
-  KD_CHECK(sp->delta > 0 && sp->delta < 1, KD_ERR_CONFIG, "%s: study.delta must be in (0,1)",
-           kd_config_where(cfg, "study.delta", where, sizeof where));
-  KD_TRY(kd_config_get_bool(cfg, "study.exact", 1, &exact));
-  KD_TRY(kd_config_get_int(cfg, "study.exact_tile", 256, 8, 8192, &v));
-  sp->exact = exact;
-  sp->exact_tile = v;
+  KD_TRY(kd_study_read_keys_(ctx, sp, &s->csv));
+  exact = sp->exact;
   if (kd_config_has(cfg, "study.g")) {
     KD_TRY(kd_config_get_f64_list(cfg, "study.g", 0, &ng, &gl));
   } else {
-    ng = 3;
-    KD_ALLOC(gl, 3);
-    gl[0] = 0, gl[1] = 1, gl[2] = 2;
+    ng = (int)(sizeof kd_study_g_def_ / sizeof kd_study_g_def_[0]);
+    KD_ALLOC(gl, ng);
+    memcpy(gl, kd_study_g_def_, sizeof kd_study_g_def_);
   }
   KD_ALLOC(s->g_list, ng ? ng : 1);
   for (int i = 0; i < ng; i++) {
@@ -216,7 +271,6 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   }
   KD_CHECK(ng + exact >= 1, KD_ERR_CONFIG, "%s: study: empty g list and exact: false",
            kd_config_where(cfg, "study", where, sizeof where));
-  KD_TRY(kd_config_get_str(cfg, "study.csv", "", NULL, 0, &s->csv));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   sp->mx = &s->mx;
   sp->my = &s->my;
@@ -323,7 +377,10 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   const kd_result *resume = own_session ? ss->resume : NULL;
   kd_study_ckpt_ctx cc = {ctx, s, -1};
   memset(&st, 0, sizeof st);
-  s->sp.kp = kd_kernel_get_params(s->k);
+  /* the study builds its kernels from fixed parameters: ls as resolved by the median pilot */
+  s->kp = *kd_kernel_get_params(s->k);
+  s->kp.ls_median = 0;
+  s->sp.kp = &s->kp;
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
   kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,

@@ -7,18 +7,29 @@
  *                   data row i); default: the data coordinates themselves (m = d)
  *   recombine:      {leaves: 0}   (0 = auto: min(16, N / (8(m+1))), at least 1)
  *
- * Output: at most m+1 data rows (indices = 0-based data rows) with weights >= 0 summing to 1 whose
- * weighted test-function means equal those of the (weighted) data; /metrics max_mean_error (the
- * largest relative mean error) and test_functions = m. Rows are moved to their leaves one rank
- * block at a time (a broadcast per rank), so the rule does not depend on the rank count. */
+ * The task reads the keys and the inputs; kd_recomb_rows (algo/quadrature/recombine_rows.c)
+ * computes. Output: at most m+1 data rows (indices = 0-based data rows) with weights >= 0 summing
+ * to 1 whose weighted test-function means equal those of the (weighted) data; /metrics
+ * max_mean_error (the largest relative mean error) and test_functions = m. Rows are moved to their
+ * leaves one rank block at a time (a broadcast per rank), so the rule does not depend on the rank
+ * count. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/quadrature/recombination.h"
-#include "dist/dist_impl.h"
+#include "algo/quadrature/recombine_rows.h"
 #include "task/task_impl.h"
+
+/* The keys of the `recombine:` section; defaults stated here only. */
+static const kd_param_spec kd_recombine_keys_[] = {
+    {.key = "leaves",
+     .type = KD_PARAM_INT,
+     .def = 0,
+     .min = 0,
+     .max = 1e6,
+     .doc = "leaves of the recombination tree (0: min(16, N / (8(m+1))), at least 1)"},
+};
 
 typedef struct {
   kd_pointset *data, *tf;
@@ -37,11 +48,15 @@ static void kd_recombine_destroy_(void **state) {
 static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_recombine_state_ *s = NULL;
+  kd_params keys = {0};
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "data", &s->data));
+  KD_TRY(kd_task_read_pointset(ctx, "data", &s->data, NULL, NULL));
   if (kd_config_has(ctx->cfg, "test_functions"))
-    KD_TRY(kd_task_read_pointset(ctx, "test_functions", &s->tf));
-  KD_TRY(kd_config_get_int(ctx->cfg, "recombine.leaves", 0, 0, 1000000, &s->leaves));
+    KD_TRY(kd_task_read_pointset(ctx, "test_functions", &s->tf, NULL, NULL));
+  KD_TRY(kd_config_get_params(ctx->cfg, "recombine", kd_recombine_keys_,
+                              (int)(sizeof kd_recombine_keys_ / sizeof kd_recombine_keys_[0]),
+                              &keys));
+  s->leaves = kd_params_int(&keys, "leaves");
   if (s->data && s->tf)
     KD_CHECK(kd_pointset_n_global(s->tf) == kd_pointset_n_global(s->data), KD_ERR_INPUT,
              "test_functions: %lld rows but data has %lld", (long long)kd_pointset_n_global(s->tf),
@@ -49,20 +64,18 @@ static kd_err kd_recombine_setup_(const kd_task_ctx *ctx, void **state) {
   *state = s;
   s = NULL;
 cleanup:
+  kd_params_free(&keys);
   kd_recombine_destroy_((void **)&s);
   return err;
 }
 
 static kd_err kd_recombine_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                                 kd_task_info *info) {
-  kd_err err = KD_OK, lerr = KD_OK;
+  kd_err err = KD_OK;
   kd_recombine_state_ *s = state;
-  kd_recomb_set *leaves = NULL, rule = {0};
-  double *blk = NULL, *sums = NULL, *rsum = NULL;
-  int64_t lo = 0, hi = 0;
+  kd_recomb_set rule = {0};
+  double *sums = NULL, *rsum = NULL;
   KD_CHECK(s && s->data, KD_ERR_INTERNAL, "task run without setup");
-  MPI_Comm comm = ctx->comm;
-  const int rank = kd_dist_rank(comm), size = kd_dist_size(comm);
   const kd_pointset *F = s->tf ? s->tf : s->data;
   const int m = kd_pointset_dim(F), d = kd_pointset_dim(s->data);
   const int64_t N = kd_pointset_n_global(s->data);
@@ -72,54 +85,9 @@ static kd_err kd_recombine_run_(const kd_task_ctx *ctx, void *state, kd_result *
   if (T > N) T = N;
   snprintf(info->algorithm, sizeof info->algorithm, "recombination");
   snprintf(info->kernel, sizeof info->kernel, "none");
-  kd_recomb_leaf_range(T, rank, size, &lo, &hi);
-  const int64_t row0 = N * lo / T, row1 = N * hi / T;
-  KD_ALLOC(leaves, hi - lo > 0 ? hi - lo : 1);
-  for (int64_t j = lo; j < hi; j++) {
-    KD_TRY(kd_recomb_set_alloc(&leaves[j - lo], N * (j + 1) / T - N * j / T, m));
-    leaves[j - lo].n = N * (j + 1) / T - N * j / T;
-  }
-  /* local weighted sums (for the check) and the packed block [w, F] of this rank */
-  const kd_lidx nl = kd_pointset_n_local(F);
-  const double *Fl = kd_pointset_rows_const(F), *wl = kd_pointset_weights_const(s->data);
   KD_ALLOC(sums, m + 1);
   KD_ALLOC(rsum, m + 1);
-  /* move every rank's block to the owners of its leaves: one broadcast per rank */
-  for (int r = 0; r < size; r++) {
-    const int64_t a = kd_pointset_rank_offset(F, r), b = kd_pointset_rank_offset(F, r + 1);
-    free(blk);
-    blk = malloc(sizeof(double) * (size_t)((b - a) * (m + 1) > 0 ? (b - a) * (m + 1) : 1));
-    if (!blk)
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "recombine: block of %lld rows",
-                        (long long)(b - a));
-    KD_TRY(kd_dist_agreed(comm, lerr));
-    if (r == rank)
-      for (kd_lidx i = 0; i < nl; i++) {
-        blk[i * (m + 1)] = wl ? wl[i] : 1.0 / (double)N;
-        memcpy(blk + i * (m + 1) + 1, Fl + (size_t)i * m, sizeof(double) * m);
-      }
-    KD_TRY(kd_dist_bcast(comm, blk, (int64_t)sizeof(double) * (b - a) * (m + 1), r));
-    const int64_t c0 = a > row0 ? a : row0, c1 = b < row1 ? b : row1;
-    for (int64_t g = c0; g < c1; g++) {
-      /* leaf of row g: the j with N*j/T <= g < N*(j+1)/T */
-      int64_t j = (g * T) / N;
-      while (N * (j + 1) / T <= g) j++;
-      while (N * j / T > g) j--;
-      kd_recomb_set *ls = &leaves[j - lo];
-      const int64_t i = g - N * j / T;
-      ls->gid[i] = g;
-      ls->w[i] = blk[(g - a) * (m + 1)];
-      memcpy(ls->F + i * m, blk + (g - a) * (m + 1) + 1, sizeof(double) * m);
-    }
-    if (r == rank)
-      for (kd_lidx i = 0; i < nl; i++) {
-        const double w = blk[i * (m + 1)];
-        sums[m] += w;
-        for (int q = 0; q < m; q++) sums[q] += w * blk[i * (m + 1) + 1 + q];
-      }
-  }
-  KD_TRY(kd_dist_sum(comm, sums, m + 1));
-  KD_TRY(kd_recomb_tree(comm, m, T, leaves, &rule));
+  KD_TRY(kd_recomb_rows(ctx->comm, s->data, F, T, &rule, sums));
   /* the rule: data rows, normalised weights, check of the means */
   KD_TRY(kd_result_alloc(res, rule.n, d));
   double tw = 0;
@@ -139,11 +107,7 @@ static kd_err kd_recombine_run_(const kd_task_ctx *ctx, void *state, kd_result *
   KD_TRY(kd_result_set_metric(res, "test_functions", (double)m));
   KD_TRY(kd_result_set_metric(res, "leaves", (double)T));
 cleanup:
-  if (leaves)
-    for (int64_t j = 0; j < hi - lo; j++) kd_recomb_set_free(&leaves[j]);
-  free(leaves);
   kd_recomb_set_free(&rule);
-  free(blk);
   free(sums);
   free(rsum);
   return err;

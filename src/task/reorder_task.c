@@ -15,6 +15,22 @@
 #include "dist/dist_impl.h"
 #include "task/task_impl.h"
 
+/* The keys of the `reorder:` section, in reading order; defaults stated here only. */
+static const kd_param_spec kd_reorder_keys_[] = {
+    {.key = "epochs",
+     .type = KD_PARAM_INT,
+     .def = 1,
+     .min = 1,
+     .max = 1e9,
+     .doc = "K: LKH(delta) with delta = 1/(2K)"},
+    {.key = "delta",
+     .type = KD_PARAM_F64,
+     .def = 0,
+     .min = 0,
+     .max = 1,
+     .doc = "> 0 overrides 1/(2K)"},
+};
+
 typedef struct {
   kd_pointset *X, *P;
   int64_t epochs;
@@ -33,12 +49,15 @@ static void kd_reorder_destroy_(void **state) {
 static kd_err kd_reorder_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_reorder_state_ *s = NULL;
+  kd_params keys = {0};
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "data", &s->X));
+  KD_TRY(kd_task_read_pointset(ctx, "data", &s->X, NULL, NULL));
   if (kd_config_has(ctx->cfg, "permutation"))
-    KD_TRY(kd_task_read_pointset(ctx, "permutation", &s->P));
-  KD_TRY(kd_config_get_int(ctx->cfg, "reorder.epochs", 1, 1, 1000000000, &s->epochs));
-  KD_TRY(kd_config_get_f64(ctx->cfg, "reorder.delta", 0, 0, 1, &s->delta));
+    KD_TRY(kd_task_read_pointset(ctx, "permutation", &s->P, NULL, NULL));
+  KD_TRY(kd_config_get_params(ctx->cfg, "reorder", kd_reorder_keys_,
+                              (int)(sizeof kd_reorder_keys_ / sizeof kd_reorder_keys_[0]), &keys));
+  s->epochs = kd_params_int(&keys, "epochs");
+  s->delta = kd_params_f64(&keys, "delta");
   if (!ctx->validate_only && s->P) {
     KD_CHECK(kd_pointset_dim(s->P) == 1 && kd_pointset_n_global(s->P) == kd_pointset_n_global(s->X),
              KD_ERR_INPUT, "permutation: need %lld integers (one column), got %lld x %d",
@@ -48,6 +67,7 @@ static kd_err kd_reorder_setup_(const kd_task_ctx *ctx, void **state) {
   *state = s;
   s = NULL;
 cleanup:
+  kd_params_free(&keys);
   kd_reorder_destroy_((void **)&s);
   return err;
 }

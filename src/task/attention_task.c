@@ -15,8 +15,40 @@
 #include "dist/dist_impl.h"
 #include "task/task_impl.h"
 
+/* The keys of the `attention:` section, in reading order; defaults stated here only. */
+static const kd_param_spec kd_attn_keys_[] = {
+    {.key = "method",
+     .type = KD_PARAM_STR,
+     .def_str = "kh_compress",
+     .choices = "kh_compress|uniform",
+     .doc = "thinning of the key-value pairs (uniform: the baseline)"},
+    {.key = "threshold",
+     .type = KD_PARAM_STR,
+     .def_str = "tight",
+     .choices = "tight|simplified",
+     .doc = "KH threshold: tight, or Alg. B.1's simplified one"},
+    {.key = "n_out",
+     .type = KD_PARAM_INT,
+     .def = 0,
+     .min = 0,
+     .max = 1125899906842624.0, /* 2^50 */
+     .doc = "pairs kept (0: the Compress output size 2^g sqrt(n))"},
+    {.key = "g", .type = KD_PARAM_INT, .def = 2, .min = 0, .max = 30, .doc = "oversampling"},
+    {.key = "delta",
+     .type = KD_PARAM_F64,
+     .def = 0.5,
+     .min = 0,
+     .max = 1,
+     .doc = "KH-Compress failure probability"},
+    {.key = "exact",
+     .type = KD_PARAM_BOOL,
+     .def = 0,
+     .doc = "also compute the exact attention and max_abs_error"},
+};
+
 typedef struct {
   kd_pointset *Q, *K, *V;
+  kd_params keys; /* kd_attn_keys_ */
   const char *method, *threshold;
   int64_t n_out, g;
   double delta;
@@ -29,6 +61,7 @@ static void kd_attn_destroy_(void **state) {
   kd_pointset_destroy(&s->Q);
   kd_pointset_destroy(&s->K);
   kd_pointset_destroy(&s->V);
+  kd_params_free(&s->keys);
   free(s);
   *state = NULL;
 }
@@ -37,17 +70,17 @@ static kd_err kd_attn_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_attn_state_ *s = NULL;
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "queries", &s->Q));
-  KD_TRY(kd_task_read_pointset(ctx, "keys", &s->K));
-  KD_TRY(kd_task_read_pointset(ctx, "values", &s->V));
-  KD_TRY(kd_config_get_str(ctx->cfg, "attention.method", "kh_compress", "kh_compress|uniform", 0,
-                           &s->method));
-  KD_TRY(kd_config_get_str(ctx->cfg, "attention.threshold", "tight", "tight|simplified", 0,
-                           &s->threshold));
-  KD_TRY(kd_config_get_int(ctx->cfg, "attention.n_out", 0, 0, (int64_t)1 << 50, &s->n_out));
-  KD_TRY(kd_config_get_int(ctx->cfg, "attention.g", 2, 0, 30, &s->g));
-  KD_TRY(kd_config_get_f64(ctx->cfg, "attention.delta", 0.5, 0, 1, &s->delta));
-  KD_TRY(kd_config_get_bool(ctx->cfg, "attention.exact", 0, &s->exact));
+  KD_TRY(kd_task_read_pointset(ctx, "queries", &s->Q, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "keys", &s->K, NULL, NULL));
+  KD_TRY(kd_task_read_pointset(ctx, "values", &s->V, NULL, NULL));
+  KD_TRY(kd_config_get_params(ctx->cfg, "attention", kd_attn_keys_,
+                              (int)(sizeof kd_attn_keys_ / sizeof kd_attn_keys_[0]), &s->keys));
+  s->method = kd_params_str(&s->keys, "method");
+  s->threshold = kd_params_str(&s->keys, "threshold");
+  s->n_out = kd_params_int(&s->keys, "n_out");
+  s->g = kd_params_int(&s->keys, "g");
+  s->delta = kd_params_f64(&s->keys, "delta");
+  s->exact = kd_params_bool(&s->keys, "exact");
   if (!ctx->validate_only) {
     KD_CHECK(kd_pointset_n_global(s->K) == kd_pointset_n_global(s->V), KD_ERR_INPUT,
              "attention: keys have %lld rows but values have %lld",

@@ -1,0 +1,118 @@
+#!/bin/bash
+# ci/check_layers.sh - the layering rules of src/ (docs/ARCHITECTURE.md), checked by grep:
+#   (a) src/algo/ calls no MPI_* and no H5* function directly (dist/ and io/ do that);
+#   (b) src/algo/ reads no configuration (kd_config_*, kd_cfg_*) and no checkpoint session
+#       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
+#   (c) the include graph between the folders of src/ follows the layer order
+#         core <- dist, la, io <- pointset <- kernel <- target <- algo <- task <- sweep <- job <- cli
+#       (an arrow X -> Y, "a file of X includes a header of Y", must point to a lower layer or stay
+#       within the layer) and has no cycle. Subfolders of algo/ count as algo. Folders of one
+#       layer (dist/la/io) may include each other as long as no cycle forms (checked
+#       on the folder graph). Public headers (#include "kdistill/...", include/kdistill/) are the
+#       API surface every layer may use; they are not part of the graph;
+#   (d) public headers in include/kdistill/ include only other public headers;
+#   (e) HDF5 is called only by io/, the point-set readers (pointset/io_h5.c) and cli/main.c, and
+#       libyaml only by io/config.c: other modules (e.g. sweep/) read and write through kd_io.h.
+# Prints every offender and exits 1 if there is any. Run from anywhere: paths are relative to the
+# repository root.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+
+echo "--- (a) raw MPI / HDF5 calls in src/algo/"
+if grep -rnE '\bMPI_[A-Z][a-z_]+\s*\(|\bH5[A-Z][a-z_0-9]*\s*\(' src/algo; then
+  echo "    raw MPI/HDF5 calls in src/algo (use the dist/ helpers; I/O belongs to io/ and task/)"
+  fail=1
+fi
+
+echo "--- (b) configuration / checkpoint-session access in src/algo/"
+if grep -rnE '\b(kd_config_|kd_cfg_)[A-Za-z0-9_]*\s*\(|\bkd_checkpoint_session' src/algo; then
+  echo "    src/algo reads the config or the checkpoint session (read keys in task/, pass them in" \
+    "kd_algo_in / the algorithm's own argument struct)"
+  fail=1
+fi
+
+echo "--- (c) include graph between the folders of src/"
+layer_of() {
+  case "$1" in
+    core) echo 0 ;;
+    dist | la | io) echo 1 ;;
+    pointset) echo 2 ;;
+    kernel) echo 3 ;;
+    target) echo 4 ;;
+    algo) echo 5 ;;
+    task) echo 6 ;;
+    sweep) echo 7 ;;
+    job) echo 8 ;;
+    cli) echo 9 ;;
+    *) echo -1 ;;
+  esac
+}
+edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
+while IFS= read -r -d '' f; do
+  from=${f#src/}
+  from=${from%%/*}
+  grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$f" | while IFS= read -r line; do
+    inc=$(sed -E 's/.*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"${line#*:}")
+    to=${inc%%/*}
+    [ "$to" = "$inc" ] && continue    # no folder: a header next to the file
+    [ "$to" = kdistill ] && continue  # public API
+    echo "$from $to $f:${line%%:*}: #include \"$inc\""
+  done
+done < <(find src -name '*.[ch]' -print0 | sort -z) >"$edges"
+while read -r from to where; do
+  lf=$(layer_of "$from")
+  lt=$(layer_of "$to")
+  if [ "$lf" -lt 0 ] || [ "$lt" -lt 0 ]; then
+    echo "$where"
+    echo "    folder '$([ "$lf" -lt 0 ] && echo "$from" || echo "$to")' has no layer: add it to" \
+      "ci/check_layers.sh and docs/ARCHITECTURE.md"
+    fail=1
+  elif [ "$lt" -gt "$lf" ]; then
+    echo "$where"
+    echo "    $from (layer $lf) includes $to (layer $lt): an arrow up the layer order"
+    fail=1
+  fi
+done <"$edges"
+# cycles: transitive closure of the folder graph (self-includes ignored)
+cycles=$(awk '$1 != $2 { e[$1 " " $2] = 1; n[$1] = 1; n[$2] = 1 }
+  END {
+    for (k in n) for (i in n) for (j in n)
+      if ((i " " k) in e && (k " " j) in e) e[i " " j] = 1
+    for (i in n) for (j in n)
+      if (i < j && (i " " j) in e && (j " " i) in e) print i " <-> " j
+  }' "$edges")
+if [ -n "$cycles" ]; then
+  echo "$cycles" | while read -r c; do echo "    include cycle between folders: $c"; done
+  awk '$1 != $2' "$edges" | while read -r from to where; do
+    grep -q "^$to <-> $from\$\|^$from <-> $to\$" <<<"$cycles" && echo "$where"
+  done
+  fail=1
+fi
+awk '$1 != $2 { print $1 " -> " $2 }' "$edges" | sort | uniq -c | sed 's/^/    /'
+
+echo "--- (d) public headers include only public headers"
+if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' include/kdistill/*.h |
+  grep -vE '#[[:space:]]*include[[:space:]]*"(kdistill/)?kd[a-z_]*\.h"'; then
+  echo "    include/kdistill/ must not include private headers of src/"
+  fail=1
+fi
+
+echo "--- (e) HDF5 outside io/ (and pointset/io_h5.c, cli/main.c), libyaml outside io/config.c"
+if grep -rnE '\bH5[A-Z][a-z_0-9]*\s*\(|#[[:space:]]*include[[:space:]]*<hdf5\.h>' src |
+  grep -vE '^src/(io/|pointset/io_h5\.c:|cli/main\.c:)'; then
+  echo "    write and read HDF5 through io/ (kd_io.h: kd_output_write, kd_h5_file)"
+  fail=1
+fi
+if grep -rnE '\byaml_[a-z_]+\s*\(|#[[:space:]]*include[[:space:]]*<yaml\.h>' src |
+  grep -vE '^src/io/config\.c:'; then
+  echo "    parse and emit YAML through io/'s config API (kd_io.h: kd_config_*)"
+  fail=1
+fi
+
+if [ "$fail" -ne 0 ]; then
+  echo "layering check FAILED"
+  exit 1
+fi
+echo "layering check passed"

@@ -1,0 +1,40 @@
+/* h5_util.h - HDF5 checking and writing helpers of io/ (src/io/h5_write.c), for every module that
+ * calls HDF5 itself (io/, and the point-set readers in pointset/io_h5.c): the KD_H5C check, the
+ * HDF5 error text, quiet error printing, attributes and datasets. Other modules write HDF5 through
+ * kd_io.h (kd_output_write, kd_h5_file). */
+#ifndef KDISTILL_IO_H5_UTIL_H
+#define KDISTILL_IO_H5_UTIL_H
+
+#include <hdf5.h>
+
+#include "kdistill/kd_err.h"
+
+/** Check an HDF5 call (negative hid_t / herr_t = failure): jump to cleanup with `code` and the
+ *  formatted message, followed by HDF5's own description of the innermost failure. */
+#define KD_H5C(expr, code, ...)                                   \
+  do {                                                            \
+    if ((long long)(expr) < 0) {                                  \
+      err = kd_h5_fail_((code), __FILE__, __LINE__, __VA_ARGS__); \
+      goto cleanup;                                               \
+    }                                                             \
+  } while (0)
+
+/** Record message + ": " + the innermost HDF5 error description; returns code. Local. */
+kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/** Turn off HDF5's automatic error printing on the default stack (idempotent). Local. */
+void kd_h5_quiet(void);
+/** Scalar UTF-8 string attribute name = val on loc (NULL writes ""). Local (serial HDF5). */
+kd_err kd_h5_attr_str(hid_t loc, const char *name, const char *val);
+/** Scalar numeric attribute: stored as ftype, val read as mtype. Local. */
+kd_err kd_h5_attr_num(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val);
+/** Dataset at path (rank 0..2, dims[rank]; float64 or int64 when is_int) written in one call;
+ *  lcpl may create intermediate groups. Local. */
+kd_err kd_h5_dset(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
+                  const int64_t *dims, const void *data);
+
+#endif

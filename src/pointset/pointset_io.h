@@ -1,0 +1,16 @@
+/* pointset_io.h - checks of point-set input files without loading them (src/pointset/io_h5.c,
+ * io_csv.c), for validating a configuration (task/: `kdistill validate`, sweep points). */
+#ifndef KDISTILL_POINTSET_IO_H
+#define KDISTILL_POINTSET_IO_H
+
+#include "kdistill/kd_pointset.h"
+
+/** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
+ *  its shape (optional). Rank 0 checks with a serial open, the result is agreed and broadcast.
+ *  Collective. */
+kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, int64_t *n, int *d);
+/** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
+ *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
+kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d);
+
+#endif
