@@ -1,7 +1,8 @@
 /* h5_write.c - the HDF5 output file (the contract documented in kd_io.h and README.md).
  * Rank 0 writes "<path>.tmp.<pid>" with the serial sec2 driver (the result is replicated, so one
- * writer suffices), every rank agrees on the outcome, then rank 0 renames the file into place. A
- * failure at any step removes the temporary, so nothing is ever left at `path`. */
+ * writer suffices), and the file is published like every file the program writes (io/publish.h):
+ * every rank agrees on the outcome, rank 0 syncs the file, renames it into place and syncs the
+ * directory. A failure at any step removes the temporary, so nothing is ever left at `path`. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/publish.h"
 
 static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
   char *buf = data;
@@ -187,57 +189,34 @@ cleanup:
 kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
                        const kd_result *res) {
   kd_err err = KD_OK, lerr = KD_OK;
-  char *tmp = NULL;
-  const int root = kd_dist_rank(comm) == 0;
-  int placed = 0;
-  if (root) {
-    size_t n = strlen(path) + 32;
-    tmp = malloc(n);
-    if (!tmp) {
-      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "out of memory");
-    } else {
-      snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-      kd_h5_quiet();
-      lerr = kd_mkdir_parents_(path);
-      if (!lerr) lerr = kd_output_write_file_(tmp, meta, res);
-      if (lerr) remove(tmp);
-    }
+  kd_publish pub;
+  KD_TRY(kd_dist_agreed(comm, kd_publish_begin(comm, path, &pub)));
+  if (pub.root) {
+    kd_h5_quiet();
+    lerr = kd_mkdir_parents_(path);
+    if (!lerr) lerr = kd_output_write_file_(pub.tmp, meta, res);
   }
-  KD_TRY(kd_dist_agreed(comm, lerr));
-  placed = root;
-  if (root && rename(tmp, path) != 0) {
-    placed = 0;
-    lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "%s: cannot move the output into place: %s",
-                      path, strerror(errno));
-    remove(tmp);
-  }
-  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_publish_commit(&pub, lerr));
 cleanup:
-  if (err && root && tmp && !placed) remove(tmp);
-  free(tmp);
   return err;
 }
 
 /* ------------------------------------------- small serial files (kd_h5_file, kd_io.h) */
 struct kd_h5_file {
   hid_t f;
-  char *path, *tmp;
+  kd_publish pub; /* a file one process writes: published over MPI_COMM_SELF */
 };
 
 kd_err kd_h5_file_create(const char *path, kd_h5_file **out) {
   kd_err err = KD_OK;
   kd_h5_file *h = NULL;
-  size_t n = strlen(path) + 32;
   *out = NULL;
   kd_h5_quiet();
   KD_ALLOC(h, 1);
   h->f = -1;
-  KD_ALLOC(h->path, n);
-  KD_ALLOC(h->tmp, n);
-  snprintf(h->path, n, "%s", path);
-  snprintf(h->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  KD_H5C(h->f = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create", h->tmp);
+  KD_TRY(kd_publish_begin(MPI_COMM_SELF, path, &h->pub));
+  KD_H5C(h->f = H5Fcreate(h->pub.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+         "%s: cannot create", h->pub.tmp);
   *out = h;
   h = NULL;
 cleanup:
@@ -247,26 +226,19 @@ cleanup:
 
 void kd_h5_file_discard(kd_h5_file **h) {
   if (!h || !*h) return;
-  if ((*h)->f >= 0) {
-    H5Fclose((*h)->f);
-    remove((*h)->tmp);
-  }
-  free((*h)->path);
-  free((*h)->tmp);
+  if ((*h)->f >= 0) H5Fclose((*h)->f);
+  kd_publish_abort(&(*h)->pub); /* removes the temporary unless it was published */
   free(*h);
   *h = NULL;
 }
 
 kd_err kd_h5_file_commit(kd_h5_file **h) {
-  kd_err err = KD_OK;
+  kd_err err = KD_OK, lerr = KD_OK;
   kd_h5_file *x = *h;
-  herr_t rc = H5Fclose(x->f);
+  const herr_t rc = H5Fclose(x->f);
   x->f = -1;
-  KD_H5C(rc, KD_ERR_IO, "%s: cannot close", x->tmp);
-  KD_CHECK(rename(x->tmp, x->path) == 0, KD_ERR_IO, "%s: cannot rename into place: %s", x->path,
-           strerror(errno));
-cleanup:
-  if (err) remove(x->tmp);
+  if (rc < 0) lerr = kd_h5_fail_(KD_ERR_IO, __FILE__, __LINE__, "%s: cannot close", x->pub.tmp);
+  err = kd_publish_commit(&x->pub, lerr);
   kd_h5_file_discard(h);
   return err;
 }
@@ -275,7 +247,7 @@ kd_err kd_h5_file_group(kd_h5_file *h, const char *path) {
   kd_err err = KD_OK;
   hid_t g = -1;
   KD_H5C(g = H5Gcreate2(h->f, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create group %s", h->tmp, path);
+         "%s: cannot create group %s", h->pub.tmp, path);
 cleanup:
   if (g >= 0) H5Gclose(g);
   return err;
@@ -286,7 +258,7 @@ static kd_err kd_h5_file_attr_(kd_h5_file *h, const char *obj, const char *name,
                                int64_t v) {
   kd_err err = KD_OK;
   hid_t o = -1;
-  KD_H5C(o = H5Oopen(h->f, obj, H5P_DEFAULT), KD_ERR_IO, "%s: cannot open %s", h->tmp, obj);
+  KD_H5C(o = H5Oopen(h->f, obj, H5P_DEFAULT), KD_ERR_IO, "%s: cannot open %s", h->pub.tmp, obj);
   if (str)
     KD_TRY(kd_h5_attr_str(o, name, str));
   else
@@ -312,9 +284,9 @@ static kd_err kd_h5_file_dset_(kd_h5_file *h, const char *path, hid_t ftype, hid
   hsize_t dims[1] = {(hsize_t)n};
   KD_H5C(s = H5Screate_simple(1, dims, NULL), KD_ERR_H5, "dataset %s: dataspace", path);
   KD_H5C(d = H5Dcreate2(h->f, path, ftype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create dataset %s", h->tmp, path);
+         "%s: cannot create dataset %s", h->pub.tmp, path);
   KD_H5C(H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), KD_ERR_IO,
-         "%s: cannot write dataset %s", h->tmp, path);
+         "%s: cannot write dataset %s", h->pub.tmp, path);
 cleanup:
   if (d >= 0) H5Dclose(d);
   if (s >= 0) H5Sclose(s);

@@ -74,10 +74,16 @@ cleanup:
 
 kd_err kd_publish_commit(kd_publish *pub, kd_err local) {
   kd_err err = KD_OK, lerr = KD_OK;
-  KD_TRY(kd_dist_agreed(pub->comm, local));
-  if (pub->root) lerr = kd_publish_place_(pub);
-  KD_TRY(kd_dist_agreed(pub->comm, lerr));
-cleanup:
-  kd_publish_abort(pub); /* removes the temporary unless it was renamed */
+  /* the writers' outcome; then the root places the file, or removes the temporary, before the
+   * second agreement, so that no rank returns while a temporary is still there */
+  const kd_err written = kd_dist_agreed(pub->comm, local);
+  if (pub->root) {
+    if (written == KD_OK) lerr = kd_publish_place_(pub);
+    if (written != KD_OK || lerr != KD_OK) remove(pub->tmp);
+  }
+  err = kd_dist_agreed(pub->comm, written != KD_OK ? written : lerr);
+  free(pub->tmp); /* placed or removed above */
+  pub->tmp = NULL;
+  kd_publish_abort(pub);
   return err;
 }

@@ -32,9 +32,9 @@ kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub);
 
 /** Finish: agree `local` (this rank's outcome of writing; the root's write included) over
  *  pub->comm; if every rank succeeded the root fsyncs pub->tmp, renames it to pub->path and fsyncs
- *  the directory, and that outcome is agreed too. On every failure the temporary is removed and a
- *  previous file at pub->path is left intact. pub is freed in every case. Collective; returns the
- *  agreed error (the writer's own, or KD_ERR_IO naming the file). */
+ *  the directory, and that outcome is agreed too. On every failure the temporary is removed (before
+ *  any rank returns) and a previous file at pub->path is left intact. pub is freed in every case.
+ * Collective; returns the agreed error (the writer's own, or KD_ERR_IO naming the file). */
 kd_err kd_publish_commit(kd_publish *pub, kd_err local);
 
 /** Give up: the root removes the temporary if it exists; pub is freed. Local; idempotent. */

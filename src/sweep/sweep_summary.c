@@ -6,8 +6,8 @@
  * kernel_evals (uint64), file and message (variable-length UTF-8 strings), and /sweep/params/<key>
  * per swept key: float64 when every value of the key is a number, strings otherwise ("" where a
  * point leaves the key at its base value). Attributes of /sweep: task, mode, n_points, n_groups,
- * config_yaml. Root attribute kdistill_version. Both files appear atomically (temporary + rename;
- * the HDF5 one through io/'s kd_h5_file).
+ * config_yaml. Root attribute kdistill_version. Both files appear atomically (io/publish.h; the
+ * HDF5 one through io/'s kd_h5_file).
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/publish.h"
 #include "sweep/sweep_impl.h"
 
 static void kd_sweep_csv_field_(FILE *f, const char *s) {
@@ -34,10 +35,13 @@ static void kd_sweep_csv_field_(FILE *f, const char *s) {
 
 static kd_err kd_sweep_write_csv_(const kd_sweep_spec *sp, const kd_sweep_row *rows) {
   kd_err err = KD_OK;
-  char path[1200], tmp[1300], file[1100];
+  char path[1200], file[1100];
   FILE *f = NULL;
+  kd_publish pub;
+  memset(&pub, 0, sizeof pub);
   snprintf(path, sizeof path, "%s/summary.csv", sp->dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  KD_TRY(kd_publish_begin(MPI_COMM_SELF, path, &pub)); /* rank 0 of the sweep writes it alone */
+  const char *tmp = pub.tmp;
   f = fopen(tmp, "w");
   KD_CHECK(f, KD_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
   fputs("point", f);
@@ -66,11 +70,10 @@ static kd_err kd_sweep_write_csv_(const kd_sweep_spec *sp, const kd_sweep_row *r
     f = NULL;
     KD_CHECK(rc == 0, KD_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
   }
-  KD_CHECK(rename(tmp, path) == 0, KD_ERR_IO, "%s: cannot rename into place: %s", path,
-           strerror(errno));
+  KD_TRY(kd_publish_commit(&pub, KD_OK));
 cleanup:
   if (f) fclose(f);
-  if (err) remove(tmp);
+  kd_publish_abort(&pub); /* removes the temporary unless it was published */
   return err;
 }
 

@@ -16,6 +16,7 @@
 #include "algo/testing/ctt_impl.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/publish.h"
 #include "kdistill/kd_ckpt.h"
 #include "task/task_impl.h"
 
@@ -309,17 +310,17 @@ cleanup:
   return err;
 }
 
-/* Rank 0 writes the table to "<path>.tmp.<pid>" and renames it; the outcome is agreed. */
+/* Rank 0 writes the table; it is published atomically (io/publish.h). Collective. */
 static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *s,
                                   const kd_ctt_study_out *st) {
   kd_err err = KD_OK, lerr = KD_OK;
+  kd_publish pub;
   if (!s->csv[0]) return KD_OK;
-  if (kd_dist_rank(ctx->comm) == 0) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", s->csv, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_publish_begin(ctx->comm, s->csv, &pub)));
+  if (pub.root) {
+    FILE *fp = fopen(pub.tmp, "w");
     if (!fp) {
-      lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot create %s", tmp);
+      lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot create %s", pub.tmp);
     } else {
       const kd_ctt_study_spec *sp = &s->sp;
       int bad = fprintf(fp,
@@ -332,17 +333,11 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
                       (long long)st->T, (long long)st->rejections[c], st->rate[c], st->se[c],
                       st->mean_seconds[c]) < 0;
       bad |= fclose(fp) != 0;
-      if (bad) {
-        remove(tmp);
-        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s", tmp);
-      } else if (rename(tmp, s->csv) != 0) {
-        remove(tmp);
-        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot rename %s to %s", tmp,
-                          s->csv);
-      }
+      if (bad)
+        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s", pub.tmp);
     }
   }
-  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
+  KD_TRY(kd_publish_commit(&pub, lerr));
 cleanup:
   return err;
 }
