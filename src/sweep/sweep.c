@@ -104,7 +104,7 @@ cleanup:
 
 /* The point's output is in place: rank 0 of its group removes the point's checkpoint
  * (run.checkpoint_path, else <point output>.ckpt.h5) unless run.checkpoint_keep. Only the tasks
- * that checkpoint (herd, thin, quad, ctt_study) have one; a missing file is not an error.
+ * that can resume (their registry entry says so) have one; a missing file is not an error.
  * Collective (no traffic). */
 static kd_err kd_sweep_point_remove_checkpoint_(kd_config *pcfg, const char *task, const char *out,
                                                 MPI_Comm gcomm) {
@@ -112,9 +112,8 @@ static kd_err kd_sweep_point_remove_checkpoint_(kd_config *pcfg, const char *tas
   const char *cp = NULL;
   int keep = 0;
   char buf[1200];
-  if (strcmp(task, "herd") != 0 && strcmp(task, "thin") != 0 && strcmp(task, "quad") != 0 &&
-      strcmp(task, "ctt_study") != 0)
-    return KD_OK;
+  const kd_task_desc *td = kd_task_find(task);
+  if (!td || !td->can_resume) return KD_OK;
   KD_TRY(kd_config_get_str(pcfg, "run.checkpoint_path", "", NULL, 0, &cp));
   KD_TRY(kd_config_get_bool(pcfg, "run.checkpoint_keep", 0, &keep));
   if (keep || kd_dist_rank(gcomm) != 0) return KD_OK;
