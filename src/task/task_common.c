@@ -450,17 +450,9 @@ static void kd_task_locate_message_(const kd_config *cfg) {
 
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
-                        kd_result *res) {
-  return kd_task_run_algo_ex(ctx, desc, params, k, points, target, task_in, NULL, res);
-}
-
-kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
-                           const kd_params *params, kd_kernel *k, kd_pointset *points,
-                           kd_target *target, const void *task_in, const kd_task_ckpt *ck,
-                           kd_result *res) {
+                        kd_ckpt *ck, kd_result *res) {
   kd_err err = KD_OK;
   kd_algo_in in;
-  kd_ckpt *ckpt = NULL;
   double t = 0, mmd = NAN, mmd2 = NAN;
   uint64_t evals = 0;
   memset(&in, 0, sizeof in);
@@ -472,11 +464,7 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
   in.seed = ctx->seed;
   in.task_in = task_in;
   in.ctx = kd_ctx_current();
-  if (ck && ck->checkpoint) {
-    KD_TRY(kd_ckpt_create(ctx->comm, ck->checkpoint_every, ck->checkpoint, ck->checkpoint_ctx,
-                          ck->resume, &ckpt));
-    in.ckpt = ckpt;
-  }
+  in.ckpt = ck;
   res->mmd = NAN;
   kd_kernel_reset_evals(k);
   kd_log_info("running %s (%s)", desc->name, desc->summary);
@@ -510,7 +498,6 @@ kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
   }
   kd_kernel_reset_evals(k);
 cleanup:
-  kd_ckpt_destroy(&ckpt);
   return err;
 }
 

@@ -140,8 +140,9 @@ cleanup:
   return err;
 }
 
-/* ---- checkpointing (herd, thin, quad): the task passes the hook, interval and resume state (of
- * the session set by `kdistill run --resume`) to the algorithm through kd_task_run_algo_ex. */
+/* ---- checkpointing (herd, thin, quad): the task hands the algorithm a kd_ckpt whose sink writes
+ * the checkpoint file, with the interval and the resume state of the session set by `kdistill run
+ * --resume`. */
 typedef struct {
   const kd_task_ctx *ctx;
   kd_generic_state *s;
@@ -166,11 +167,12 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   const int own_session = ss && ss->cfg == ctx->cfg;
   kd_generic_ckpt_ctx c = {ctx, s, -1};
-  kd_task_ckpt ck = {kd_generic_ckpt_hook_, &c, s->ckpt_every, own_session ? ss->resume : NULL};
+  kd_ckpt *ck = NULL;
   /* main removes ss->path once the output is in place */
   if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
-  err = kd_task_run_algo_ex(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, &ck,
-                            res);
+  KD_TRY(kd_ckpt_create(ctx->comm, s->ckpt_every, kd_generic_ckpt_hook_, &c,
+                        own_session ? ss->resume : NULL, &ck));
+  err = kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, ck, res);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
     kd_err_clear();
@@ -184,6 +186,7 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
     res->kernel_evals += ss->resume->kernel_evals;
   }
 cleanup:
+  kd_ckpt_destroy(&ck);
   return err;
 }
 
@@ -196,7 +199,8 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->kernel));
   info->n_in = s->points ? kd_pointset_n_global(s->points) : 0;
   if (!s->ckpt_path) {
-    KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, res));
+    KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, NULL,
+                            res));
   } else {
     KD_TRY(kd_generic_run_ckpt_(ctx, s, res));
   }

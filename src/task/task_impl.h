@@ -90,24 +90,11 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
  *  (max over ranks), agrees its error, sums kernel evaluations over ranks into res->kernel_evals,
  *  and, if the algorithm left res->mmd NaN, fills it with the exact kd_mmd against target (when
  *  the target's double integral is unavailable res->mmd stays NaN and the metric
- *  "mmd2_minus_self" holds MMD^2 - int int k). Collective. */
+ *  "mmd2_minus_self" holds MMD^2 - int int k). ck (borrowed, NULL = no checkpointing) is handed
+ *  to the algorithm as kd_algo_in.ckpt. Collective. */
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
-                        kd_result *res);
-/** Checkpoint fields kd_task_run_algo_ex copies into kd_algo_in (kd_algo.h): the hook the
- *  algorithm calls with its state, its context, the interval in iterations (0 = only on a signal)
- *  and the state read with --resume (or NULL). A NULL hook = no checkpointing. */
-typedef struct {
-  kd_err (*checkpoint)(void *checkpoint_ctx, const kd_result *state);
-  void *checkpoint_ctx;
-  int64_t checkpoint_every;
-  const kd_result *resume;
-} kd_task_ckpt;
-/** kd_task_run_algo with checkpoint fields (ck may be NULL = none). Collective. */
-kd_err kd_task_run_algo_ex(const kd_task_ctx *ctx, const kd_algo_desc *desc,
-                           const kd_params *params, kd_kernel *k, kd_pointset *points,
-                           kd_target *target, const void *task_in, const kd_task_ckpt *ck,
-                           kd_result *res);
+                        kd_ckpt *ck, kd_result *res);
 /** Write a checkpoint of `state` (metrics "iteration" and "interrupted" set by the algorithm) for
  *  this task's config to `path` (src/io/checkpoint.c layout); *iteration receives the state's
  *  iteration and the checkpoint session records it. Collective. */
