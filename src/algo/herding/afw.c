@@ -31,7 +31,7 @@ cleanup:
 }
 
 static kd_err kd_afw_run_(const kd_algo_in *in, kd_result *out) {
-  return kd_herd_drive(in, out, kd_afw_iter_, NULL);
+  return kd_herd_drive(in, out, kd_afw_iter_, NULL, NULL);
 }
 
 const kd_algo_desc kd_algo_afw = {"afw",          "herd",           "away-step Frank-Wolfe herding",

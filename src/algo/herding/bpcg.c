@@ -41,7 +41,7 @@ static kd_err kd_bpcg_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_herd_params_read(in->params, &hp));
   double ksc = hp.K_sc;
   KD_CHECK(ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", ksc);
-  KD_TRY(kd_herd_drive(in, out, kd_bpcg_iter_, &ksc));
+  KD_TRY(kd_herd_drive(in, out, kd_bpcg_iter_, &ksc, NULL));
 cleanup:
   return err;
 }

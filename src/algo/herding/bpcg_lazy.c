@@ -86,7 +86,7 @@ static kd_err kd_bpcg_lazy_run_(const kd_algo_in *in, kd_result *out) {
   KD_CHECK(c.J >= 1.0, KD_ERR_CONFIG, "algorithm.J must be >= 1 (Alg. 2), got %g", c.J);
   KD_CHECK(c.ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", c.ksc);
   const kd_herd_ctx_io io = {kd_bpcg_lazy_save_, kd_bpcg_lazy_load_};
-  KD_TRY(kd_herd_drive_ex(in, out, kd_bpcg_lazy_iter_, &c, &io));
+  KD_TRY(kd_herd_drive(in, out, kd_bpcg_lazy_iter_, &c, &io));
 cleanup:
   return err;
 }

@@ -24,7 +24,7 @@ cleanup:
 }
 
 static kd_err kd_fw_ls_run_(const kd_algo_in *in, kd_result *out) {
-  return kd_herd_drive(in, out, kd_fw_ls_iter_, NULL);
+  return kd_herd_drive(in, out, kd_fw_ls_iter_, NULL, NULL);
 }
 
 const kd_algo_desc kd_algo_fw_linesearch = {

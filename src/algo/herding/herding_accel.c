@@ -404,7 +404,7 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
 cleanup:
   if (kd_dist_agree(in->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   const kd_herd_ctx_io io = {kd_acc_save_, kd_acc_load_};
-  if (err == KD_OK) err = kd_herd_drive_ex(in, out, kd_acc_iter_, &x, &io);
+  if (err == KD_OK) err = kd_herd_drive(in, out, kd_acc_iter_, &x, &io);
   if (err == KD_OK && x.n_cos > 0) {
     int64_t dims[2] = {x.n_cos, 3};
     err = kd_result_add_f64(out, "/herding/cos_theta", 2, dims, x.cos_rows);

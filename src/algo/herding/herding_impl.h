@@ -217,10 +217,6 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
 /** One iteration of an algorithm: it = 1, 2, ...; *gap = FW gap computed in this iteration (NaN if
  *  none). Set h->done to finish (e.g. gap <= h->tol_gap, or no progress possible). Collective. */
 typedef kd_err (*kd_herd_iter_fn)(kd_herd *h, void *ctx, int64_t it, double *gap);
-/** The common driver: init, start vertex, iterate fn until a stopping rule fires, trace, output.
- *  Collective over in->comm. */
-kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx);
-
 /** Checkpoint / restart of an algorithm's own state between iterations (its ctx). save puts
  *  datasets under /state/algo/ into the state being written (replicated values; Local); load
  *  restores them with the typed getters of the resume state (Local; every rank sees the same
@@ -229,14 +225,15 @@ typedef struct {
   kd_err (*save)(void *ctx, kd_ckpt *ck);
   kd_err (*load)(void *ctx, const kd_ckpt *ck);
 } kd_herd_ctx_io;
-/** kd_herd_drive with checkpointing and resumption through in->ckpt (kd_ckpt.h) of the shared
+/** The common driver: init, start vertex, iterate fn until a stopping rule fires, trace, output,
+ *  with checkpointing and resumption through in->ckpt (kd_ckpt.h) of the shared
  *  state and, through io (optional), of the algorithm's ctx. A due
  *  checkpoint is written at the end of an iteration: every `every` iterations (kd_ckpt_create), and
  * once a signal was agreed (then the run returns KD_ERR_INTERRUPTED "interrupted at iteration N").
  *  State datasets (global order): /state/iteration, atoms, weights, points, z_atoms, gram, grad
  *  (nu - z at every candidate; significant on rank 0 only), counters, scalars. Collective. */
-kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
-                        const kd_herd_ctx_io *io);
+kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
+                     const kd_herd_ctx_io *io);
 
 /* ---- steps (herding_steps.c); all Collective where they fetch a new atom, else Local ---- */
 /** nu_1 = k(x_1, .) with x_1 = argmax_c z(c) (the LMO at nu = 0; ties: smallest index). */

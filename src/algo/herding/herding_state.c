@@ -643,8 +643,8 @@ cleanup:
   return err;
 }
 
-kd_err kd_herd_drive_ex(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
-                        const kd_herd_ctx_io *io) {
+kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
+                     const kd_herd_ctx_io *io) {
   kd_err err = KD_OK;
   kd_herd h;
   memset(&h, 0, sizeof h);
@@ -686,8 +686,4 @@ cleanup:
   kd_log_set_total(0);
   kd_herd_free(&h);
   return err;
-}
-
-kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx) {
-  return kd_herd_drive_ex(in, out, fn, ctx, NULL);
 }

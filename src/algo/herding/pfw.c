@@ -27,7 +27,7 @@ cleanup:
 }
 
 static kd_err kd_pfw_run_(const kd_algo_in *in, kd_result *out) {
-  return kd_herd_drive(in, out, kd_pfw_iter_, NULL);
+  return kd_herd_drive(in, out, kd_pfw_iter_, NULL, NULL);
 }
 
 const kd_algo_desc kd_algo_pfw = {"pfw",          "herd",           "pairwise Frank-Wolfe herding",
