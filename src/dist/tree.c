@@ -149,9 +149,14 @@ kd_err kd_dist_tree_up(const kd_dist_tree *t, int level, kd_dist_block *mine, kd
     if (dest == t->rank) {
       kids[(p - plo) * a + i % a] = mine[i - lo];
     } else {
-      KD_CHECK(mine[i - lo].n <= INT_MAX, KD_ERR_ARG, "tree: node of %lld values too large",
-               (long long)mine[i - lo].n);
-      KD_MPI(MPI_Send(mine[i - lo].v, (int)mine[i - lo].n, MPI_DOUBLE, dest, KD_TREE_TAG, t->comm));
+      /* an oversized node is reported on this rank only (agreed at the caller's next phase
+       * boundary); an empty message still goes out so the receiver is never left waiting */
+      const int too_big = mine[i - lo].n > INT_MAX;
+      if (too_big && lerr == KD_OK)
+        lerr = kd_err_set(KD_ERR_ARG, __FILE__, __LINE__, "tree: node of %lld values too large",
+                          (long long)mine[i - lo].n);
+      KD_MPI(MPI_Send(mine[i - lo].v, too_big ? 0 : (int)mine[i - lo].n, MPI_DOUBLE, dest,
+                      KD_TREE_TAG, t->comm));
       kd_dist_block_free(&mine[i - lo]);
     }
     mine[i - lo] = (kd_dist_block){0, NULL};
