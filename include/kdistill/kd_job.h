@@ -10,6 +10,7 @@
 
 #include "kd_algo.h"
 #include "kd_ctx.h"
+#include "kd_data.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,10 @@ typedef struct {
   const char *output; /* overrides output.path (NULL: keep the config's) */
   const char *resume; /* checkpoint file to resume from (NULL: start afresh) */
   int no_output;      /* kd_job_run: 1 = do not write the output file (the result is returned) */
+  /* in-memory inputs (kd_data.h) that {type: memory, name: ...} sections refer to; each rank
+   * passes its own blocks; borrowed for the call */
+  const kd_data_array *arrays;
+  int n_arrays;
 } kd_job_opts;
 
 /** What a run produced (replicated on every rank). */
@@ -67,6 +72,13 @@ kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out);
  *  NULL). Errors: KD_ERR_FILE, KD_ERR_INPUT (dimension mismatch), KD_ERR_UNSUPPORTED, ... */
 kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
                   double *stored);
+
+/** MMD of the rule (points[n*d], weights[n]; the same on every rank, borrowed) against the target
+ *  of the job's config (herd, thin and quad tasks), with the config's kernel (ls: median resolved
+ *  as a run would). Collective. @param[out] mmd, mmd2 as kd_job_mmd (may be NULL).
+ *  Errors: KD_ERR_INPUT (empty rule, dimension mismatch), KD_ERR_UNSUPPORTED, config errors. */
+kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
+                       const double *weights, int64_t n, int d, double *mmd, double *mmd2);
 
 #ifdef __cplusplus
 }

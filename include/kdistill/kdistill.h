@@ -4,6 +4,7 @@
 
 #include "kd_algo.h"
 #include "kd_ckpt.h"
+#include "kd_data.h"
 #include "kd_ctx.h"
 #include "kd_err.h"
 #include "kd_io.h"

@@ -76,6 +76,8 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   job->tctx.cfg = job->cfg;
   job->tctx.seed = (uint64_t)seed;
   job->tctx.validate_only = validate_only;
+  job->tctx.arrays = o->arrays;
+  job->tctx.n_arrays = o->n_arrays;
   KD_TRY(job->task->setup(&job->tctx, &job->state));
   if (check_unused) KD_TRY(kd_config_check_unused(job->cfg));
 cleanup:
@@ -242,5 +244,29 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&rule);
+  return kd_job_leave_(ctx, prev, err);
+}
+
+kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
+                       const double *weights, int64_t n, int d, double *mmd, double *mmd2) {
+  kd_err err = KD_OK;
+  kd_job job;
+  kd_target *t = NULL;
+  double m = NAN, m2 = NAN;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  memset(&job, 0, sizeof job);
+  job.saved_interval = ctx->log_interval;
+  KD_CHECK(n >= 1 && d >= 1 && points && weights, KD_ERR_INPUT,
+           "the rule is empty (%lld points of dimension %d)", (long long)n, d);
+  KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
+  KD_TRY(kd_task_basic_target(job.task, job.state, &t));
+  KD_CHECK(kd_target_dim(t) == d, KD_ERR_INPUT,
+           "the rule has dimension %d but the target has dimension %d", d, kd_target_dim(t));
+  KD_TRY(kd_mmd(t, points, weights, (kd_lidx)n, &m, &m2));
+  if (mmd) *mmd = m;
+  if (mmd2) *mmd2 = m2;
+cleanup:
+  kd_job_free_(ctx, &job);
   return kd_job_leave_(ctx, prev, err);
 }

@@ -66,7 +66,7 @@ cleanup:
 
 void kd_pointset_destroy(kd_pointset **ps) {
   if (!ps || !*ps) return;
-  free((*ps)->rows);
+  if (!(*ps)->rows_borrowed) free((*ps)->rows);
   free((*ps)->w);
   free(*ps);
   *ps = NULL;

@@ -13,6 +13,7 @@ struct kd_pointset {
   kd_lidx n_local;
   double *rows; /* [n_local*d] owned */
   double *w;    /* [n_local] owned, NULL = uniform */
+  int rows_borrowed; /* 1: rows belong to the caller (kd_pointset_from_array), not freed */
 };
 
 #endif

@@ -247,6 +247,8 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   KD_TRY(kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p));
   KD_TRY(kd_sweep_read_cli_keys_(pcfg, &pctx));
   pctx.comm = gcomm;
+  pctx.arrays = NULL; /* a group of ranks sees only its members' blocks: no memory inputs */
+  pctx.n_arrays = 0;
   pctx.cfg = pcfg;
   pctx.validate_only = 0;
   KD_TRY(st->base->setup(&pctx, &pstate));

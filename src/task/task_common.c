@@ -279,6 +279,34 @@ cleanup:
 }
 
 /* ---------------------------------------------------------- point sets */
+/* {type: memory, name: NAME}: an array the caller registered (kd_job_opts.arrays); validate_only
+ * reports its global shape without building the set. Collective. */
+static kd_err kd_task_read_memory_(const kd_task_ctx *ctx, const char *section, char *what,
+                                   size_t what_len, kd_pointset **ps, int64_t *n, int *d) {
+  kd_err err = KD_OK;
+  char key[256], where[512];
+  const char *name = NULL;
+  const kd_data_array *a = NULL;
+  kd_key_(key, sizeof key, section, "name");
+  KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, NULL, 1, &name));
+  for (int i = 0; i < ctx->n_arrays && !a; i++)
+    if (ctx->arrays[i].name && !strcmp(ctx->arrays[i].name, name)) a = &ctx->arrays[i];
+  KD_CHECK(a, KD_ERR_CONFIG, "%s: %s: no in-memory array named '%s' was passed to this run%s",
+           kd_config_where(ctx->cfg, key, where, sizeof where), key, name,
+           ctx->n_arrays ? "" : " (memory inputs need the library API, e.g. Python)");
+  snprintf(what, what_len, "%s (array %s)", section, name);
+  if (ctx->validate_only) {
+    int64_t nn = a->n_local;
+    KD_TRY(kd_dist_sum_i64(ctx->comm, &nn, 1));
+    *n = nn;
+    *d = a->d;
+  } else {
+    KD_TRY(kd_pointset_from_array(ctx->comm, a, what, ps));
+  }
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
   kd_err err = KD_OK;
@@ -293,8 +321,10 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
-  KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES "|hdf5|csv", 1, &type));
-  if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+  KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES "|hdf5|csv|memory", 1, &type));
+  if (!strcmp(type, "memory")) {
+    KD_TRY(kd_task_read_memory_(ctx, section, what, sizeof what, &ps, &n, &d));
+  } else if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     kd_key_(key, sizeof key, section, "path");
     KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
     snprintf(what, sizeof what, "%s (%s)", section, path);
@@ -398,9 +428,10 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   kd_key_(key, sizeof key, section, "type");
   KD_TRY(kd_config_get_str(
       cfg, key, has_data ? "data" : NULL,
-      has_data ? "data|hdf5|csv|" KD_MEASURE_CHOICES : "hdf5|csv|" KD_MEASURE_CHOICES, !has_data,
-      &type));
-  if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+      has_data ? "data|hdf5|csv|memory|" KD_MEASURE_CHOICES : "hdf5|csv|memory|" KD_MEASURE_CHOICES,
+      !has_data, &type));
+  if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv") ||
+      !strcmp(type, "memory")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
       if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));

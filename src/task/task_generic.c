@@ -101,10 +101,10 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   KD_ALLOC(s, 1);
   s->task = "quad";
   KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
-                           "hdf5|csv|uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|"
-                           "trunc_gaussian",
+                           "hdf5|csv|memory|uniform_box|gaussian|gaussian_mixture|sphere|torus|"
+                           "grid|trunc_gaussian",
                            1, &type));
-  if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+  if (!strcmp(type, "hdf5") || !strcmp(type, "csv") || !strcmp(type, "memory")) {
     KD_TRY(kd_task_read_pointset(ctx, "target", &s->tpts, NULL, &d));
   } else {
     KD_TRY(kd_task_read_measure(ctx, "target", &m));

@@ -14,7 +14,8 @@
  *   output:     {path}
  *   run:        {seed, log_interval, checkpoint_every, checkpoint_path}
  * A point-set section is {type: <generator>, n, <generator keys>, seed?} or {type: hdf5, path,
- * dataset} or {type: csv, path, header}. Generator keys: d, lo, hi (uniform_box, grid,
+ * dataset} or {type: csv, path, header} or {type: memory, name} (an array the caller registered
+ * in kd_job_opts.arrays). Generator keys: d, lo, hi (uniform_box, grid,
  * trunc_gaussian), mean, sd (gaussian, trunc_gaussian), means, sds, weights (gaussian_mixture,
  * means/sds as lists of lists), grid_n (grid). */
 #ifndef KDISTILL_TASK_IMPL_H
@@ -27,6 +28,8 @@ typedef struct {
   kd_config *cfg;    /* borrowed */
   uint64_t seed;     /* run.seed */
   int validate_only; /* 1: read + check every key and open inputs, compute nothing */
+  const kd_data_array *arrays; /* in-memory inputs of {type: memory} sections (kd_data.h) */
+  int n_arrays;
 } kd_task_ctx;
 
 /** Strings for the output's root attributes; filled by run(). */

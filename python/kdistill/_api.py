@@ -1,0 +1,421 @@
+"""The public functions: thin, herd, ctt, quad, mmd, run, load, and their result classes.
+
+Every function builds the configuration the command line would read (so the same keys, defaults,
+validation and messages apply), hands the arrays to the C library in place, and runs the task on
+the calling process, or on every rank of ``comm`` (each rank passing its own block of rows).
+"""
+
+import ctypes
+import json
+import os
+
+import numpy as np
+
+from . import _errors
+from . import _lib
+from ._lib import lib
+
+# kernels without a length scale (kernel.ls would be an unknown key)
+_NO_LS = {"linear", "sobolev", "energy"}
+
+
+# ------------------------------------------------------------------ closed-form target measures
+class Measure:
+    """A probability measure with a closed-form kernel mean embedding (a ``target:`` section)."""
+
+    def __init__(self, type_, **keys):
+        self.section = {"type": type_}
+        self.section.update({k: v for k, v in keys.items() if v is not None})
+
+    def __repr__(self):
+        keys = ", ".join("%s=%r" % kv for kv in self.section.items() if kv[0] != "type")
+        return "%s(%s)" % (type(self).__name__, keys)
+
+
+class Gaussian(Measure):
+    """N(mean, diag(sd^2)). ``mean`` and ``sd`` are numbers or lists of d numbers; ``d`` defaults
+    to the length of the longest list."""
+
+    def __init__(self, mean=0.0, sd=1.0, d=None):
+        super().__init__("gaussian", mean=_plain(mean), sd=_plain(sd), d=d)
+
+
+class Box(Measure):
+    """The uniform measure on the box prod [lo_i, hi_i]."""
+
+    def __init__(self, lo=0.0, hi=1.0, d=None):
+        super().__init__("uniform_box", lo=_plain(lo), hi=_plain(hi), d=d)
+
+
+class TruncGaussian(Measure):
+    """N(mean, diag(sd^2)) conditioned on the box prod [lo_i, hi_i]."""
+
+    def __init__(self, mean=0.0, sd=1.0, lo=-1.0, hi=1.0, d=None):
+        super().__init__("trunc_gaussian", mean=_plain(mean), sd=_plain(sd), lo=_plain(lo),
+                         hi=_plain(hi), d=d)
+
+
+class Mixture(Measure):
+    """sum_k w_k N(means_k, diag(sds_k^2)): ``means`` a list of component means, ``sds`` a number
+    or one number / list per component, ``weights`` (normalised) default uniform."""
+
+    def __init__(self, means, sds=1.0, weights=None):
+        super().__init__("gaussian_mixture", means=_plain(means), sds=_plain(sds),
+                         weights=_plain(weights))
+
+
+class Torus(Measure):
+    """The uniform measure on [0, 1)^d (closed form with the ``sobolev`` kernel)."""
+
+    def __init__(self, d=2):
+        super().__init__("torus", d=d)
+
+
+class Sphere(Measure):
+    """The uniform measure on the sphere S^{d-1} (closed form with ``energy`` in d = 3)."""
+
+    def __init__(self, d=3):
+        super().__init__("sphere", d=d)
+
+
+# ------------------------------------------------------------------------------ result classes
+class Coreset:
+    """A weighted point set (a coreset or quadrature rule) and how it was made.
+
+    Attributes: ``points`` (n x d float64), ``weights`` (n, sum 1), ``indices`` (n, 0-based row of
+    the input, -1 for points that are not input rows), ``mmd`` (exact MMD against the target),
+    ``metrics`` (dict of the algorithm's metrics), ``trace`` (dict of arrays ``iteration``,
+    ``n_atoms``, ``mmd``, ``seconds`` for iterative algorithms, else None), ``extras`` (extra
+    datasets by path), ``seconds`` (algorithm wall time), ``kernel_evals``, ``task``,
+    ``algorithm``, ``kernel`` (with the resolved length scale when known), ``config`` (the
+    resolved configuration as YAML text: every key with its default filled in; it runs unchanged
+    with ``kdistill run``)."""
+
+    def __init__(self, fields, task="", algorithm="", kernel="", config=None, n_ranks=1):
+        self.points = fields["points"]
+        self.weights = fields["weights"]
+        self.indices = fields["indices"]
+        self.mmd = fields["mmd"]
+        self.seconds = fields["seconds"]
+        self.kernel_evals = fields["kernel_evals"]
+        self.metrics = fields["metrics"]
+        self.trace = fields["trace"]
+        self.extras = fields["extras"]
+        self.task, self.algorithm, self.kernel = task, algorithm, kernel
+        self.config = config
+        self.n_ranks = n_ranks
+
+    def __len__(self):
+        return len(self.weights)
+
+    def __repr__(self):
+        return "<kdistill.Coreset %s/%s: %d points in d=%d, mmd=%.4g, %.3f s>" % (
+            self.task, self.algorithm, len(self), self.points.shape[1], self.mmd, self.seconds)
+
+
+Rule = Coreset
+
+
+class TestResult:
+    """A two-sample test (Compress Then Test): ``statistic``, ``p_value``, ``reject`` (the
+    decision at level ``alpha``), ``metrics`` (all of the algorithm's metrics), ``seconds``,
+    ``config``."""
+
+    __test__ = False  # not a unittest/pytest test case
+
+    def __init__(self, fields, config=None, algorithm="ctt"):
+        m = fields["metrics"]
+        self.statistic = m.get("statistic", float("nan"))
+        self.p_value = m.get("p_value", float("nan"))
+        self.reject = bool(m.get("reject", 0.0) > 0.5)
+        self.alpha = m.get("alpha", float("nan"))
+        self.metrics = m
+        self.seconds = fields["seconds"]
+        self.extras = fields["extras"]
+        self.algorithm = algorithm
+        self.config = config
+
+    def __repr__(self):
+        return "<kdistill.TestResult %s: statistic=%.4g p=%.4g %s>" % (
+            self.algorithm, self.statistic, self.p_value,
+            "reject" if self.reject else "do not reject")
+
+
+def _make_result(task, fields, algorithm, kernel, config, n_ranks):
+    if task in ("ctt",):
+        return TestResult(fields, config, algorithm)
+    return Coreset(fields, task, algorithm, kernel, config, n_ranks)
+
+
+# -------------------------------------------------------------------------------------- helpers
+def _plain(v):
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _json_default(v):
+    if isinstance(v, (np.ndarray, np.generic)):
+        return _plain(v)
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    raise TypeError("cannot put a %s into a configuration" % type(v).__name__)
+
+
+def _kernel(kernel, ls):
+    k = dict(kernel) if isinstance(kernel, dict) else {"name": kernel}
+    if ls is not None and "ls" not in k and k.get("name") not in _NO_LS:
+        k["ls"] = ls
+    return k
+
+
+def _target(target, arrays, name):
+    """A target section: a Measure, or an array (the empirical measure of its rows)."""
+    if isinstance(target, Measure):
+        return dict(target.section)
+    if isinstance(target, dict):
+        return dict(target)
+    arrays.append((name, target, "target"))
+    return {"type": "memory", "name": name}
+
+
+def _opts(config_text=None, config=None, arrays=(), sets=(), output=None, resume=None,
+          no_output=True):
+    """JobOpts and the objects that must stay alive while it is used."""
+    keep = []
+    o = _lib.JobOpts()
+    if config_text is not None:
+        o.config_text = config_text.encode()
+        o.config = b"<python>"
+    if config is not None:
+        o.config = os.fsencode(config)
+    if sets:
+        enc = [s.encode() for s in sets]
+        arr = (ctypes.c_char_p * len(enc))(*enc)
+        keep.append(arr)
+        o.sets, o.n_sets = arr, len(enc)
+    if output:
+        o.output = os.fsencode(output)
+    if resume:
+        o.resume = os.fsencode(resume)
+    o.no_output = 1 if no_output else 0
+    if arrays:
+        arr = (_lib.DataArray * len(arrays))(*arrays)
+        keep.append(arr)
+        o.arrays, o.n_arrays = arr, len(arrays)
+    return o, keep
+
+
+def _prepare(ctx, arrays):
+    """DataArrays for [(name, X, what)]; an error on any rank raises on every rank."""
+    das, keep, exc = [], [], None
+    try:
+        for name, X, what in arrays:
+            a, Xk = _lib.as_array(name, X, what)
+            das.append(a)
+            keep.append(Xk)
+    except _errors.Error as e:
+        exc = e
+    except Exception as e:  # e.g. an object numpy cannot convert
+        exc = _errors.DataError("%s" % e)
+    _lib.agree(ctx, exc)
+    return das, keep
+
+
+def _run_job(cfg=None, path=None, arrays=(), comm=None, progress=None, sets=(), output=None,
+             resume=None, write=False, want_config=True):
+    ctx = _lib.process().context(comm)
+    das, keep = _prepare(ctx, arrays)
+    text = None
+    if cfg is not None:
+        text = json.dumps(cfg, indent=1, default=_json_default)
+    o, keep2 = _opts(text, path, das, sets, output, resume, not write)
+    summary, res = _lib.JobSummary(), _lib.Result()
+    try:
+        _lib.call(ctx, lib.kd_job_run, ctx, ctypes.byref(o), ctypes.byref(summary),
+                  ctypes.byref(res), progress=progress)
+        fields = _lib.result_dict(res)
+    finally:
+        lib.kd_result_free(ctypes.byref(res))
+    config = None
+    if want_config:
+        y, task = ctypes.c_void_p(), ctypes.create_string_buffer(64)
+        o.resume = None
+        _lib.call(ctx, lib.kd_job_validate, ctx, ctypes.byref(o), ctypes.byref(y), task, 64,
+                  progress=False)
+        config = _lib.take_string(y)
+    del keep, keep2
+    return _make_result(summary.task.decode(), fields, summary.algorithm.decode(),
+                        summary.kernel.decode(), config, summary.n_ranks)
+
+
+# ---------------------------------------------------------------------------- public functions
+def thin(X, n_out, *, algorithm="kt_compress", kernel="gaussian", ls="median", seed=0,
+         target=None, comm=None, progress=None, **params):
+    """Thin the rows of X to a coreset of ``n_out`` points.
+
+    X: an (n, d) array (float64 or float32, C or Fortran order, used in place; other types are
+    converted once). Under MPI each rank passes its own block of rows and the coreset is the
+    same as the command line's on the concatenated rows (rank 0's block first).
+    algorithm: a ``thin`` algorithm (``kt_compress``, ``kh_compress``, ``kh``, ``rkh``, ``lkh``,
+    ``gs_thin``, ``gs_compress``, ``kh_refine``, ``uniform``); its other keys go in ``params``
+    (e.g. ``g=4``). kernel: a name or a dict of kernel keys (``{"name": "imq", "beta": 1}``);
+    ls: a length scale or ``"median"``. target: None (the empirical measure of X) or a closed-form
+    :class:`Measure`. comm: an mpi4py communicator (default: every process of the run).
+    progress: overwrite a progress line on stderr (default: when stderr is a terminal); log lines
+    go to the ``kdistill`` logger on rank 0. Returns a :class:`Coreset`.
+    Raises :class:`ConfigError`, :class:`DataError`, ... with the command line's message."""
+    arrays = [("X", X, "data")]
+    cfg = {"task": "thin", "data": {"type": "memory", "name": "X"},
+           "kernel": _kernel(kernel, ls),
+           "algorithm": dict({"name": algorithm, "n_out": n_out}, **params),
+           "run": {"seed": seed}}
+    if target is not None:
+        cfg["target"] = _target(target, arrays, "T")
+    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+
+
+def herd(candidates, target, n_atoms=None, *, algorithm="bpcg", kernel="gaussian", ls="median",
+         seed=0, comm=None, progress=None, **params):
+    """Kernel herding / Frank-Wolfe: a sparse convex rule over the rows of ``candidates`` whose
+    MMD to ``target`` is small.
+
+    target: a closed-form :class:`Measure` (:class:`Gaussian`, :class:`Box`, :class:`Mixture`,
+    :class:`Torus`, :class:`Sphere`, :class:`TruncGaussian`) or an array of samples (the
+    empirical measure). n_atoms: the largest number of atoms (``algorithm.max_atoms``; None keeps
+    the algorithm's default). Other algorithm keys (``max_iter``, ``tol_mmd``, ...) go in
+    ``params``. Returns a :class:`Coreset` whose ``trace`` holds MMD against iterations."""
+    arrays = [("C", candidates, "candidates")]
+    alg = {"name": algorithm}
+    if n_atoms is not None:
+        alg["max_atoms"] = n_atoms
+    alg.update(params)
+    cfg = {"task": "herd", "candidates": {"type": "memory", "name": "C"},
+           "target": _target(target, arrays, "T"), "kernel": _kernel(kernel, ls),
+           "algorithm": alg, "run": {"seed": seed}}
+    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+
+
+def ctt(X, Y, *, g=1, algorithm="ctt", kernel="gaussian", ls="median", seed=0, comm=None,
+        progress=None, **params):
+    """Compress Then Test: a kernel two-sample test of "X and Y have the same distribution".
+
+    g: the compression oversampling (larger = more power, more time). Other keys of the
+    algorithm (``s`` bins, ``B`` permutations, ``alpha`` level, ``delta``) go in ``params``.
+    Returns a :class:`TestResult` (statistic, p_value, reject)."""
+    arrays = [("X", X, "x"), ("Y", Y, "y")]
+    alg = {"name": algorithm}
+    if algorithm == "ctt":
+        alg["g"] = g
+    alg.update(params)
+    cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
+           "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),
+           "algorithm": alg, "run": {"seed": seed}}
+    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+
+
+def quad(target_or_samples, n, *, algorithm="nystrom_recombination", kernel="gaussian",
+         ls="median", seed=0, candidates=None, comm=None, progress=None, **params):
+    """A convex kernel quadrature rule of ``n`` points for a closed-form :class:`Measure` or for
+    the empirical measure of an array of samples.
+
+    algorithm: ``nystrom_recombination``, ``mercer_recombination`` (``opt="convex"`` for the
+    "+opt" variants) or ``monte_carlo``; other keys in ``params``. candidates: an optional array
+    (the sample pool). Returns a :class:`Coreset` (the rule)."""
+    arrays = []
+    cfg = {"task": "quad", "target": _target(target_or_samples, arrays, "T"),
+           "kernel": _kernel(kernel, ls),
+           "algorithm": dict({"name": algorithm, "n": n}, **params), "run": {"seed": seed}}
+    if candidates is not None:
+        arrays.append(("C", candidates, "candidates"))
+        cfg["candidates"] = {"type": "memory", "name": "C"}
+    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+
+
+def mmd(points, weights, target, kernel="gaussian", *, ls="median", seed=0, comm=None):
+    """The exact MMD between the weighted points (weights None = uniform; normalised to sum 1)
+    and ``target`` (a closed-form :class:`Measure`, or an array of samples), with the kernel of
+    ``kernel`` / ``ls`` (``"median"``: the median heuristic on the target samples, or on the points
+    for a closed-form target). The same points on every rank. Returns a float."""
+    ctx = _lib.process().context(comm)
+    exc = None
+    try:
+        P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
+        if P.ndim == 1:
+            P = P.reshape(-1, 1)
+        if P.ndim != 2 or len(P) == 0:
+            raise _errors.DataError("points: expected a non-empty (n, d) array, got shape %s"
+                                    % (P.shape,))
+        w = (np.full(len(P), 1.0 / len(P)) if weights is None
+             else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
+        if w.shape != (len(P),):
+            raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise _errors.DataError("weights: must be finite, >= 0 and not all 0")
+        w = w / w.sum()
+    except _errors.Error as e:
+        exc = e
+    _lib.agree(ctx, exc)
+    arrays = [("P", P, "points")]
+    if isinstance(target, (Measure, dict)):
+        cfg = {"task": "quad", "target": _target(target, [], "T"),
+               "candidates": {"type": "memory", "name": "P"}, "kernel": _kernel(kernel, ls),
+               "algorithm": {"name": "monte_carlo"}, "run": {"seed": seed}}
+    else:
+        arrays.append(("T", target, "target"))
+        cfg = {"task": "thin", "data": {"type": "memory", "name": "T"},
+               "kernel": _kernel(kernel, ls), "algorithm": {"name": "uniform"},
+               "run": {"seed": seed}}
+    das, keep = _prepare(ctx, arrays)
+    o, keep2 = _opts(json.dumps(cfg, indent=1, default=_json_default), None, das)
+    m, m2 = ctypes.c_double(), ctypes.c_double()
+    _lib.call(ctx, lib.kd_job_mmd_rule, ctx, ctypes.byref(o),
+              P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P), P.shape[1],
+              ctypes.byref(m), ctypes.byref(m2), progress=False)
+    del keep, keep2
+    return m.value
+
+
+def run(config, *, arrays=None, sets=(), output=None, write=True, resume=None, comm=None,
+        progress=None):
+    """Run any task the command line can, with the same validation and messages.
+
+    config: a dict (the YAML structure) or the path of a YAML file. arrays: {name: array} for
+    point-set sections ``{type: memory, name: ...}``. sets: ``"key.path=value"`` overrides, as
+    ``--set``; output: as ``--output``; write: False = do not write the output file; resume: a
+    checkpoint, as ``--resume``. Returns a :class:`Coreset` or :class:`TestResult`."""
+    arr = [(k, v, "memory array %s" % k) for k, v in (arrays or {}).items()]
+    if isinstance(config, dict):
+        return _run_job(config, arrays=arr, comm=comm, progress=progress, sets=tuple(sets),
+                        output=output, resume=resume, write=write)
+    return _run_job(None, path=os.fspath(config), arrays=arr, comm=comm, progress=progress,
+                    sets=tuple(sets), output=output, resume=resume, write=write)
+
+
+def load(path):
+    """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
+    call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call
+    it alone. Raises :class:`FileError` naming the file."""
+    ctx = _lib.process().context("self")
+    res = _lib.Result()
+    y, t, a = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    prev = lib.kd_ctx_bind(ctx)
+    lib.kd_ctx_clear_error(ctx)
+    try:
+        err = lib.kd_output_read(os.fsencode(path), ctypes.byref(res), ctypes.byref(y),
+                                 ctypes.byref(t), ctypes.byref(a))
+        if err:
+            raise _errors.from_code(err, _lib._message(ctx, err))
+        fields = _lib.result_dict(res)
+    finally:
+        lib.kd_ctx_unbind(prev)
+        lib.kd_result_free(ctypes.byref(res))
+    config, task, algo = _lib.take_string(y), _lib.take_string(t), _lib.take_string(a)
+    kernel = ""
+    return _make_result(task or "", fields, algo or "", kernel, config, 1)

@@ -1,0 +1,354 @@
+"""The C library underneath: loading libkdistill.so, MPI setup, contexts and one guarded call.
+
+Nothing here is public. The rest of the package builds a configuration (the same YAML the command
+line reads, emitted as JSON, which YAML parsers accept) and calls :func:`run_job`.
+"""
+
+import atexit
+import ctypes
+import logging
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import _errors
+
+log = logging.getLogger("kdistill")
+
+KD_LOG_QUIET, KD_LOG_NORMAL, KD_LOG_VERBOSE = 0, 1, 2
+MPI_THREAD_SERIALIZED = 2  # Open MPI's (and the MPI standard's) ordering: SINGLE < FUNNELED < ...
+
+
+class DataArray(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("n_local", ctypes.c_int64),
+                ("d", ctypes.c_int), ("dtype", ctypes.c_int), ("row_stride", ctypes.c_int64),
+                ("col_stride", ctypes.c_int64)]
+
+
+class JobOpts(ctypes.Structure):
+    _fields_ = [("config", ctypes.c_char_p), ("config_text", ctypes.c_char_p),
+                ("sets", ctypes.POINTER(ctypes.c_char_p)), ("n_sets", ctypes.c_int),
+                ("output", ctypes.c_char_p), ("resume", ctypes.c_char_p),
+                ("no_output", ctypes.c_int), ("arrays", ctypes.POINTER(DataArray)),
+                ("n_arrays", ctypes.c_int)]
+
+
+class JobSummary(ctypes.Structure):
+    _fields_ = [("task", ctypes.c_char * 64), ("algorithm", ctypes.c_char * 64),
+                ("kernel", ctypes.c_char * 160), ("output", ctypes.c_char * 4096),
+                ("n_in", ctypes.c_int64), ("n", ctypes.c_int64), ("d", ctypes.c_int),
+                ("n_ranks", ctypes.c_int), ("mmd", ctypes.c_double), ("seconds", ctypes.c_double),
+                ("kernel_evals", ctypes.c_uint64)]
+
+
+class _Metric(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double)]
+
+
+class _Dataset(ctypes.Structure):
+    _fields_ = [("path", ctypes.c_char_p), ("is_int", ctypes.c_int), ("rank", ctypes.c_int),
+                ("dims", ctypes.c_int64 * 2), ("f64", ctypes.POINTER(ctypes.c_double)),
+                ("i64", ctypes.POINTER(ctypes.c_int64))]
+
+
+_PD = ctypes.POINTER(ctypes.c_double)
+_PI = ctypes.POINTER(ctypes.c_int64)
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("n", ctypes.c_int64), ("d", ctypes.c_int), ("points", _PD), ("weights", _PD),
+                ("indices", _PI), ("mmd", ctypes.c_double), ("seconds", ctypes.c_double),
+                ("kernel_evals", ctypes.c_uint64), ("n_trace", ctypes.c_int64),
+                ("cap_trace", ctypes.c_int64), ("trace_iter", _PI), ("trace_atoms", _PI),
+                ("trace_mmd", _PD), ("trace_seconds", _PD), ("n_metrics", ctypes.c_int),
+                ("metrics", ctypes.POINTER(_Metric)), ("n_datasets", ctypes.c_int),
+                ("datasets", ctypes.POINTER(_Dataset))]
+
+
+_SINK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+
+def _library_path():
+    env = os.environ.get("KDISTILL_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from ._libpath import LIBRARY  # written by cmake --install
+        return os.path.normpath(os.path.join(here, LIBRARY))
+    except ImportError:
+        pass
+    # a source checkout: python/kdistill next to build*/libkdistill.so
+    root = os.path.dirname(os.path.dirname(here))
+    for b in ("build", "build-test"):
+        p = os.path.join(root, b, "libkdistill.so")
+        if os.path.exists(p):
+            return p
+    return "libkdistill.so.0"
+
+
+def _load():
+    path = _library_path()
+    try:
+        # RTLD_GLOBAL: Open MPI's plugins resolve libmpi's symbols in the global scope
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise ImportError("kdistill: cannot load the C library %s (%s); build and install it with "
+                          "cmake --install, or set KDISTILL_LIB" % (path, e)) from None
+    p, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER
+    sig = {
+        "kd_lib_init": (i, [u(i), u(i)]),
+        "kd_lib_finalize": (None, []),
+        "kd_lib_comm_world_f": (ctypes.c_int64, []),
+        "kd_lib_comm_self_f": (ctypes.c_int64, []),
+        "kd_ctx_create_f": (i, [ctypes.c_int64, u(p)]),
+        "kd_ctx_destroy": (None, [u(p)]),
+        "kd_ctx_rank": (i, [p]),
+        "kd_ctx_size": (i, [p]),
+        "kd_ctx_bind": (p, [p]),
+        "kd_ctx_unbind": (None, [p]),
+        "kd_ctx_message": (ctypes.c_char_p, [p]),
+        "kd_ctx_clear_error": (None, [p]),
+        "kd_ctx_set_log_level": (None, [p, i]),
+        "kd_ctx_set_log_interval": (None, [p, ctypes.c_double]),
+        "kd_ctx_set_log_sink": (None, [p, _SINK, p]),
+        "kd_ctx_interrupt": (None, [p]),
+        "kd_ctx_clear_interrupt": (None, [p]),
+        "kd_ctx_agree": (i, [p, i, ctypes.c_char_p]),
+        "kd_err_string": (ctypes.c_char_p, [i]),
+        "kd_job_run": (i, [p, u(JobOpts), u(JobSummary), u(Result)]),
+        "kd_job_validate": (i, [p, u(JobOpts), u(p), ctypes.c_char_p, i]),
+        "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
+        "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),
+        "kd_result_free": (None, [u(Result)]),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    return lib
+
+
+lib = _load()
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+
+
+class _Process:
+    """MPI for this interpreter: initialised here unless mpi4py (or the embedding program) did it,
+    finalised at exit only if initialised here; one context per communicator."""
+
+    def __init__(self):
+        here, level = ctypes.c_int(0), ctypes.c_int(0)
+        err = lib.kd_lib_init(ctypes.byref(here), ctypes.byref(level))
+        if err:
+            raise _errors.from_code(err, lib.kd_err_string(err).decode())
+        self.initialized_here = bool(here.value)
+        self.thread_level = level.value
+        self.contexts = {}
+        self.lock = threading.Lock()
+        atexit.register(self.close)
+
+    def close(self):
+        for ctx in self.contexts.values():
+            lib.kd_ctx_destroy(ctypes.byref(ctx))
+        self.contexts.clear()
+        if self.initialized_here:
+            self.initialized_here = False
+            lib.kd_lib_finalize()
+
+    def context(self, comm):
+        """The context of an mpi4py communicator (None: MPI_COMM_WORLD). Creating one is
+        collective over comm: every rank calls the same functions in the same order."""
+        if comm is None:
+            f = lib.kd_lib_comm_world_f()
+        elif comm == "self":
+            f = lib.kd_lib_comm_self_f()
+        elif hasattr(comm, "py2f"):
+            f = comm.py2f()
+        elif isinstance(comm, int):
+            f = comm
+        else:
+            raise TypeError("comm must be an mpi4py communicator (or its Fortran handle), got %r"
+                            % type(comm).__name__)
+        ctx = self.contexts.get(f)
+        if ctx is None:
+            ctx = ctypes.c_void_p()
+            err = lib.kd_ctx_create_f(f, ctypes.byref(ctx))
+            if err:
+                raise _errors.from_code(err, "cannot create a context on the communicator")
+            lib.kd_ctx_set_log_sink(ctx, _sink, None)
+            self.contexts[f] = ctx
+        return ctx
+
+
+class _Progress:
+    """Where log lines go: Python logging (rank 0 only: the library calls the sink there), plus an
+    overwritten progress line on stderr when asked for (default: stderr is a terminal)."""
+
+    def __init__(self):
+        self.bar = False
+        self.open = False
+
+    def line(self, level, text):
+        if level >= KD_LOG_VERBOSE:
+            log.debug(text)
+        elif text.startswith("kdistill: warning: "):
+            log.warning(text[len("kdistill: warning: "):])
+        else:
+            if self.bar and text.startswith("["):
+                sys.stderr.write("\r\x1b[K" + text)
+                sys.stderr.flush()
+                self.open = True
+                return
+            log.info(text)
+
+    def finish(self):
+        if self.open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        self.open = False
+
+
+_progress = _Progress()
+
+
+@_SINK
+def _sink(user, level, line):
+    try:
+        _progress.line(level, line.decode("utf-8", "replace"))
+    except Exception:  # never raise into C
+        pass
+
+
+_process = None
+
+
+def process():
+    global _process
+    if _process is None:
+        _process = _Process()
+    return _process
+
+
+def _message(ctx, err):
+    m = lib.kd_ctx_message(ctx)
+    m = m.decode("utf-8", "replace") if m else ""
+    return m or lib.kd_err_string(err).decode()
+
+
+def agree(ctx, exc):
+    """Agree over the context's ranks on a Python-side error found on some ranks only, before any
+    collective: every rank raises (the lowest failing rank's message), or none does."""
+    code = 0 if exc is None else getattr(exc, "code", _errors.KD_ERR_ARG)
+    msg = None if exc is None else str(exc).encode()
+    err = lib.kd_ctx_agree(ctx, code, msg)
+    if err:
+        if exc is not None and code == err:
+            raise exc
+        raise _errors.from_code(err, _message(ctx, err))
+
+
+def _level():
+    if log.isEnabledFor(logging.DEBUG):
+        return KD_LOG_VERBOSE
+    return KD_LOG_NORMAL
+
+
+def call(ctx, fn, *args, progress=None):
+    """Run fn(*args) (a collective C entry point returning kd_err) so that Ctrl-C interrupts it:
+    the call runs on a worker thread when MPI allows it, and KeyboardInterrupt in the waiting
+    thread sets the context's interrupt flag (the library stops at its next safe point and every
+    rank returns KD_ERR_INTERRUPTED). Raises the matching kdistill exception."""
+    lib.kd_ctx_set_log_level(ctx, _level())
+    lib.kd_ctx_clear_interrupt(ctx)
+    _progress.bar = bool(progress) if progress is not None else sys.stderr.isatty()
+    box = {}
+
+    def work():
+        box["err"] = fn(*args)
+
+    try:
+        if (process().thread_level >= MPI_THREAD_SERIALIZED
+                and threading.current_thread() is threading.main_thread()):
+            t = threading.Thread(target=work, name="kdistill-call", daemon=True)
+            t.start()
+            while t.is_alive():
+                try:
+                    t.join(0.05)
+                except KeyboardInterrupt:
+                    lib.kd_ctx_interrupt(ctx)
+        else:
+            work()
+    finally:
+        _progress.finish()
+    err = box.get("err", _errors.KD_ERR_INTERNAL)
+    if err:
+        raise _errors.from_code(err, _message(ctx, err))
+
+
+def as_array(name, X, what):
+    """A DataArray over X without copying when X is float64/float32 (any strides); other dtypes
+    and non-native byte order are converted once. Returns (DataArray, the array to keep alive)."""
+    X = np.asanyarray(X)
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2:
+        raise _errors.DataError("%s: expected a 2-D array (rows x dimensions), got shape %s"
+                                % (what, X.shape))
+    if X.dtype not in (np.float64, np.float32) or not X.dtype.isnative:
+        X = np.asarray(X, dtype=np.float64)
+    isz = X.dtype.itemsize
+    if X.strides[0] % isz or X.strides[1] % isz:
+        X = np.ascontiguousarray(X)
+    n, d = X.shape
+    if d < 1:
+        raise _errors.DataError("%s: the array has no columns" % what)
+    a = DataArray(name.encode(), X.ctypes.data if n else None, n, d,
+                  0 if X.dtype == np.float64 else 1, X.strides[0] // isz, X.strides[1] // isz)
+    return a, X
+
+
+def _copy(ptr, n, dtype):
+    if n <= 0 or not ptr:
+        return np.empty(0, dtype=dtype)
+    return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
+
+
+def result_dict(r):
+    """Copy a kd_result into plain numpy / Python values."""
+    n, d = int(r.n), int(r.d)
+    out = {
+        "points": _copy(r.points, n * d, np.float64).reshape(n, d),
+        "weights": _copy(r.weights, n, np.float64),
+        "indices": _copy(r.indices, n, np.int64),
+        "mmd": float(r.mmd), "seconds": float(r.seconds), "kernel_evals": int(r.kernel_evals),
+        "metrics": {r.metrics[i].name.decode(): float(r.metrics[i].value)
+                    for i in range(r.n_metrics)},
+        "trace": None, "extras": {},
+    }
+    t = int(r.n_trace)
+    if t > 0:
+        out["trace"] = {"iteration": _copy(r.trace_iter, t, np.int64),
+                        "n_atoms": _copy(r.trace_atoms, t, np.int64),
+                        "mmd": _copy(r.trace_mmd, t, np.float64),
+                        "seconds": _copy(r.trace_seconds, t, np.float64)}
+    for i in range(r.n_datasets):
+        ds = r.datasets[i]
+        shape = tuple(int(ds.dims[k]) for k in range(ds.rank))
+        size = int(np.prod(shape)) if shape else 1
+        v = _copy(ds.i64, size, np.int64) if ds.is_int else _copy(ds.f64, size, np.float64)
+        out["extras"][ds.path.decode()] = v.reshape(shape) if shape else v[0]
+    return out
+
+
+def take_string(p):
+    """Copy and free a malloc'ed C string (char * out-parameter)."""
+    if not p.value:
+        return None
+    s = ctypes.string_at(p.value).decode("utf-8", "replace")
+    _libc.free(p.value)
+    return s
