@@ -256,9 +256,10 @@ def _run_job(cfg=None, path=None, arrays=(), comm=None, progress=None, sets=(), 
 
 
 # ---------------------------------------------------------------------------- public functions
-def thin(X, n_out, *, algorithm="kt_compress", kernel="gaussian", ls="median", seed=0,
+def thin(X, n_out=None, *, algorithm="kt_compress", kernel="gaussian", ls="median", seed=0,
          target=None, comm=None, progress=None, **params):
-    """Thin the rows of X to a coreset of ``n_out`` points.
+    """Thin the rows of X to a coreset of ``n_out`` points (None: the algorithm's default;
+    ``kh``, a single halving round, has no ``n_out``).
 
     X: an (n, d) array (float64 or float32, C or Fortran order, used in place; other types are
     converted once). Under MPI each rank passes its own block of rows and the coreset is the
@@ -274,8 +275,9 @@ def thin(X, n_out, *, algorithm="kt_compress", kernel="gaussian", ls="median", s
     arrays = [("X", X, "data")]
     cfg = {"task": "thin", "data": {"type": "memory", "name": "X"},
            "kernel": _kernel(kernel, ls),
-           "algorithm": dict({"name": algorithm, "n_out": n_out}, **params),
-           "run": {"seed": seed}}
+           "algorithm": dict({"name": algorithm}, **params), "run": {"seed": seed}}
+    if n_out is not None:
+        cfg["algorithm"]["n_out"] = n_out
     if target is not None:
         cfg["target"] = _target(target, arrays, "T")
     return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)

@@ -194,6 +194,8 @@ class _Progress:
         self.open = False
 
     def line(self, level, text):
+        if text.startswith("kdistill: ") and not text.startswith("kdistill: warning: "):
+            text = text[len("kdistill: "):]
         if level >= KD_LOG_VERBOSE:
             log.debug(text)
         elif text.startswith("kdistill: warning: "):

@@ -1,0 +1,237 @@
+"""Unit tests of the Python package (one process): every public function and every error class.
+
+Claims checked: a coreset's points are exactly the input rows it names; the in-place, float32,
+Fortran-order and strided inputs give the same coreset as their float64 C-order copies; the MMD a
+result reports equals kdistill.mmd recomputed on it and, for one point against N(0, s^2) with a
+Gaussian kernel, the closed form; herding reaches its MMD tolerance; CTT rejects a shifted sample;
+errors raise the class of their C code with the command line's message and leave the process
+usable; run() writes the file load() reads back to the same arrays.
+"""
+
+import math
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import kdistill
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def gauss_mixture(n, seed=0):
+    rng = np.random.default_rng(seed)
+    c = rng.integers(0, 4, size=n)
+    means = np.array([[3.0, 0.0], [0.0, 3.0], [-3.0, 0.0], [0.0, -3.0]])
+    return means[c] + rng.normal(size=(n, 2))
+
+
+class ThinTest(unittest.TestCase):
+    X = gauss_mixture(4096)
+
+    def test_coreset_rows(self):
+        cs = kdistill.thin(self.X, 64, ls=2.0, seed=3)
+        self.assertEqual(len(cs), 64)
+        self.assertEqual(cs.points.shape, (64, 2))
+        self.assertEqual(len(set(cs.indices.tolist())), 64)
+        np.testing.assert_array_equal(cs.points, self.X[cs.indices])
+        np.testing.assert_allclose(cs.weights, 1.0 / 64, rtol=0, atol=1e-15)
+        self.assertEqual((cs.task, cs.algorithm), ("thin", "kt_compress"))
+        self.assertIn("ls=2", cs.kernel)
+        self.assertIn("n_out: 64", cs.config)
+        # KT-Compress++ beats iid subsampling at this size by a wide margin
+        un = kdistill.thin(self.X, 64, algorithm="uniform", ls=2.0, seed=3)
+        self.assertLess(cs.mmd, 0.5 * un.mmd)
+        # the reported MMD is the exact one
+        m = kdistill.mmd(cs.points, cs.weights, self.X, ls=2.0)
+        self.assertAlmostEqual(m, cs.mmd, delta=1e-12 * max(1.0, cs.mmd) + 1e-13)
+
+    def test_layouts_give_the_same_coreset(self):
+        X32 = self.X.astype(np.float32)
+        ref32 = kdistill.thin(X32.astype(np.float64), 32, seed=1)
+        for v in (X32, np.asfortranarray(X32)):
+            cs = kdistill.thin(v, 32, seed=1)
+            np.testing.assert_array_equal(cs.indices, ref32.indices)
+            np.testing.assert_array_equal(cs.points, ref32.points)
+        ref = kdistill.thin(self.X, 32, seed=1)
+        for v in (np.asfortranarray(self.X), np.ascontiguousarray(self.X[::-1])[::-1]):
+            cs = kdistill.thin(v, 32, seed=1)
+            np.testing.assert_array_equal(cs.indices, ref.indices)
+        big = np.zeros((2 * len(self.X), 3))
+        big[::2, :2] = self.X
+        cs = kdistill.thin(big[::2, :2], 32, seed=1)  # strided view, no copy
+        np.testing.assert_array_equal(cs.indices, ref.indices)
+        cs = kdistill.thin(np.round(self.X * 100).astype(np.int32), 32, seed=1, ls=200.0)
+        self.assertEqual(cs.points.shape, (32, 2))
+
+    def test_seed_and_params(self):
+        a = kdistill.thin(self.X, 16, algorithm="rkh", seed=5)
+        b = kdistill.thin(self.X, 16, algorithm="rkh", seed=5)
+        np.testing.assert_array_equal(a.indices, b.indices)
+        g = kdistill.thin(self.X, 64, g=2)
+        self.assertIn("g: 2", g.config)
+
+    def test_one_dimensional_input(self):
+        x = np.random.default_rng(2).normal(size=1024)
+        cs = kdistill.thin(x, algorithm="kh")  # one halving round: n_out = n / 2
+        self.assertEqual(cs.points.shape, (512, 1))
+        np.testing.assert_array_equal(cs.points[:, 0], x[cs.indices])
+
+
+class HerdQuadMmdTest(unittest.TestCase):
+    def test_herd_closed_form(self):
+        C = np.random.default_rng(0).normal(size=(8192, 2))
+        r = kdistill.herd(C, kdistill.Gaussian([0, 0], 1), n_atoms=60, ls=1.0, tol_mmd=0.01,
+                          max_iter=2000)
+        self.assertLessEqual(r.mmd, 0.01)
+        self.assertLessEqual(len(r), 60)
+        self.assertAlmostEqual(r.weights.sum(), 1.0, places=12)
+        self.assertTrue(np.all(r.weights >= 0))
+        np.testing.assert_array_equal(r.points, C[r.indices])
+        self.assertEqual(len(r.trace["mmd"]), len(r.trace["iteration"]))
+        m = kdistill.mmd(r.points, r.weights, kdistill.Gaussian([0, 0], 1), ls=1.0)
+        self.assertAlmostEqual(m, r.mmd, delta=1e-10)
+
+    def test_herd_empirical_target(self):
+        rng = np.random.default_rng(1)
+        C, T = rng.normal(size=(2048, 2)), rng.normal(size=(3000, 2))
+        r = kdistill.herd(C, T, n_atoms=30, algorithm="fcfw", ls=1.0)
+        m = kdistill.mmd(r.points, r.weights, T, ls=1.0)
+        self.assertAlmostEqual(m, r.mmd, delta=1e-9)
+
+    def test_quad_and_closed_form_mmd(self):
+        target = kdistill.Gaussian([0.0, 1.0], [1.0, 0.5])
+        q = kdistill.quad(target, 32, ls=1.0, seed=2)
+        mc = kdistill.quad(target, 32, algorithm="monte_carlo", ls=1.0, seed=2)
+        self.assertEqual(len(q), 32)
+        self.assertAlmostEqual(q.weights.sum(), 1.0, places=12)
+        self.assertLess(q.mmd, 0.5 * mc.mmd)
+        self.assertAlmostEqual(kdistill.mmd(q.points, q.weights, target, ls=1.0), q.mmd,
+                               delta=1e-10)
+        # one point at the mean of N(0, s^2), Gaussian kernel: MMD^2 =
+        # 1 - 2 (l^2 / (l^2 + s^2))^(1/2) + (l^2 / (l^2 + 2 s^2))^(1/2)
+        s, l = 0.7, 1.3
+        exact = math.sqrt(1 - 2 * math.sqrt(l * l / (l * l + s * s))
+                          + math.sqrt(l * l / (l * l + 2 * s * s)))
+        got = kdistill.mmd([[0.0]], None, kdistill.Gaussian(0.0, s, d=1), ls=l)
+        self.assertAlmostEqual(got, exact, delta=1e-12)
+        # a point set against its own empirical measure
+        X = np.random.default_rng(4).normal(size=(50, 3))
+        self.assertLess(kdistill.mmd(X, None, X, ls=1.0), 1e-6)
+
+    def test_measures(self):
+        for m, k in ((kdistill.Box([0, 0], [1, 2]), "gaussian"),
+                     (kdistill.Mixture([[0, 0], [3, 3]], 1.0, [0.3, 0.7]), "gaussian"),
+                     (kdistill.TruncGaussian(0, 1, -1, 1, d=2), "gaussian"),
+                     (kdistill.Torus(2), "sobolev"), (kdistill.Sphere(3), "energy")):
+            q = kdistill.quad(m, 16, kernel=k, ls=1.0, algorithm="monte_carlo")
+            self.assertEqual(len(q), 16, repr(m))
+            self.assertGreater(q.mmd, 0.0)
+
+
+class CttTest(unittest.TestCase):
+    def test_shift_rejected(self):
+        rng = np.random.default_rng(0)
+        X, Y = rng.normal(size=(4096, 2)), rng.normal(size=(4096, 2))
+        shifted = kdistill.ctt(X, Y + 0.5, g=1, seed=1)
+        same = kdistill.ctt(X, Y, g=1, seed=1)
+        self.assertTrue(shifted.reject)
+        self.assertLessEqual(shifted.p_value, 0.05)
+        self.assertGreater(shifted.statistic, 5 * same.statistic)
+        self.assertTrue(0.0 < same.p_value <= 1.0)
+        self.assertEqual(shifted.reject, shifted.metrics["reject"] > 0.5)
+
+
+class RunLoadTest(unittest.TestCase):
+    def test_run_dict_writes_what_load_reads(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "sub", "o.h5")
+            X = gauss_mixture(2048, 3)
+            cfg = {"task": "thin", "data": {"type": "memory", "name": "A"},
+                   "kernel": {"name": "gaussian", "ls": 2.0},
+                   "algorithm": {"name": "kh_compress", "n_out": 32}, "output": {"path": out}}
+            r = kdistill.run(cfg, arrays={"A": X})
+            back = kdistill.load(out)
+            np.testing.assert_array_equal(back.points, r.points)
+            np.testing.assert_array_equal(back.indices, r.indices)
+            self.assertEqual(back.mmd, r.mmd)
+            self.assertEqual((back.task, back.algorithm), ("thin", "kh_compress"))
+            self.assertIn("kh_compress", back.config)
+
+    def test_run_path_and_sets(self):
+        path = os.path.join(ROOT, "configs", "quad_monte_carlo.yaml")
+        r = kdistill.run(path, sets=["algorithm.n=16"], write=False)
+        self.assertEqual(len(r), 16)
+        self.assertEqual(r.points.shape[1], 3)
+        t = kdistill.run(os.path.join(ROOT, "configs", "ctt.yaml"), write=False,
+                         sets=["x.n=2048", "y.n=2048"])
+        self.assertIsInstance(t, kdistill.TestResult)
+
+
+class ErrorTest(unittest.TestCase):
+    X = np.random.default_rng(0).normal(size=(512, 2))
+
+    def test_classes_and_codes(self):
+        from kdistill._errors import from_code
+        expect = {1: kdistill.ConfigError, 2: kdistill.DataError, 3: kdistill.ArgumentError,
+                  4: kdistill.FileError, 5: kdistill.UnsupportedError, 6: kdistill.NumericError,
+                  7: kdistill.Interrupted, 8: kdistill.OutOfMemory, 9: kdistill.IOFailure,
+                  10: kdistill.MPIError, 11: kdistill.HDF5Error, 12: kdistill.LinAlgError,
+                  13: kdistill.InternalError}
+        status = {1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 3, 8: 2, 9: 2, 10: 2, 11: 2, 12: 2, 13: 2}
+        for code, cls in expect.items():
+            e = from_code(code, "msg %d" % code)
+            self.assertIs(type(e), cls)
+            self.assertIsInstance(e, kdistill.Error)
+            self.assertEqual((e.code, e.exit_status, str(e)), (code, status[code], "msg %d" % code))
+
+    def test_config_errors(self):
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.thin(self.X, 8, algorithm="nope")
+        self.assertIn("algorithm.name: 'nope' is not one of", str(c.exception))
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.thin(self.X, 8, bogus_key=1)
+        self.assertIn("algorithm.bogus_key", str(c.exception))
+        with self.assertRaises(kdistill.ConfigError):
+            kdistill.thin(self.X, 0)
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.run({"task": "thin", "data": {"type": "memory", "name": "missing"},
+                          "algorithm": {"name": "uniform"}}, write=False)
+        self.assertIn("no in-memory array named 'missing'", str(c.exception))
+
+    def test_data_errors(self):
+        Y = self.X.copy()
+        Y[7, 1] = np.inf
+        with self.assertRaises(kdistill.DataError) as c:
+            kdistill.thin(Y, 8)
+        self.assertEqual(str(c.exception), "data (array X): row 8 has a non-finite value "
+                                           "(NaN or Inf)")
+        with self.assertRaises(kdistill.DataError):
+            kdistill.thin(np.zeros((4, 4, 4)), 2)
+        with self.assertRaises(kdistill.DataError):
+            kdistill.thin(np.zeros((0, 2)), 2)
+        with self.assertRaises(kdistill.DataError):
+            kdistill.ctt(self.X, np.zeros((100, 3)))
+        with self.assertRaises(kdistill.DataError):
+            kdistill.mmd(self.X[:3], [1.0, -1.0, 1.0], self.X)
+
+    def test_file_and_unsupported_errors(self):
+        with self.assertRaises(kdistill.FileError) as c:
+            kdistill.load("/nonexistent/x.h5")
+        self.assertIn("/nonexistent/x.h5", str(c.exception))
+        with self.assertRaises(kdistill.FileError):
+            kdistill.run("/nonexistent/config.yaml")
+        with self.assertRaises(kdistill.UnsupportedError):
+            kdistill.herd(self.X, kdistill.Gaussian([0, 0], 1), kernel="laplace", ls=1.0)
+
+    def test_usable_after_errors(self):
+        for _ in range(3):
+            with self.assertRaises(kdistill.Error):
+                kdistill.thin(self.X, 8, algorithm="nope")
+        cs = kdistill.thin(self.X, 8, algorithm="uniform")
+        self.assertEqual(len(cs), 8)
+
+
+if __name__ == "__main__":
+    unittest.main()
