@@ -47,7 +47,8 @@ typedef struct {
  *  when the rows are borrowed: then `a->data` must outlive the point set). Rows are not checked
  *  for NaN here (kd_pointset_validate does). Collective over comm; errors agreed.
  *  @param[in] what names the array in messages (e.g. "data (memory X)"). Errors: KD_ERR_INPUT
- *  (d differs across ranks, negative n_local, unknown dtype, bad strides), KD_ERR_MEM, KD_ERR_MPI. */
+ *  (d differs across ranks, negative n_local, unknown dtype, bad strides), KD_ERR_MEM, KD_ERR_MPI.
+ */
 kd_err kd_pointset_from_array(MPI_Comm comm, const kd_data_array *a, const char *what,
                               kd_pointset **out);
 

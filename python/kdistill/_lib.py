@@ -269,20 +269,27 @@ def call(ctx, fn, *args, progress=None):
     lib.kd_ctx_clear_interrupt(ctx)
     _progress.bar = bool(progress) if progress is not None else sys.stderr.isatty()
     box = {}
+    done = threading.Event()
 
     def work():
-        box["err"] = fn(*args)
+        try:
+            box["err"] = fn(*args)
+        finally:
+            done.set()
 
     try:
         if (process().thread_level >= MPI_THREAD_SERIALIZED
                 and threading.current_thread() is threading.main_thread()):
             t = threading.Thread(target=work, name="kdistill-call", daemon=True)
             t.start()
-            while t.is_alive():
+            # wait on an Event, not Thread.join: a KeyboardInterrupt inside join can leave the
+            # thread looking finished while it still runs
+            while not done.is_set():
                 try:
-                    t.join(0.05)
+                    done.wait(0.05)
                 except KeyboardInterrupt:
                     lib.kd_ctx_interrupt(ctx)
+            t.join()
         else:
             work()
     finally:

@@ -11,8 +11,8 @@ struct kd_pointset {
   int d;
   kd_gidx offset;
   kd_lidx n_local;
-  double *rows; /* [n_local*d] owned */
-  double *w;    /* [n_local] owned, NULL = uniform */
+  double *rows;      /* [n_local*d] owned */
+  double *w;         /* [n_local] owned, NULL = uniform */
   int rows_borrowed; /* 1: rows belong to the caller (kd_pointset_from_array), not freed */
 };
 

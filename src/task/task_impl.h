@@ -24,10 +24,10 @@
 #include "kdistill/kdistill.h"
 
 typedef struct {
-  MPI_Comm comm;     /* the job's communicator (borrowed) */
-  kd_config *cfg;    /* borrowed */
-  uint64_t seed;     /* run.seed */
-  int validate_only; /* 1: read + check every key and open inputs, compute nothing */
+  MPI_Comm comm;               /* the job's communicator (borrowed) */
+  kd_config *cfg;              /* borrowed */
+  uint64_t seed;               /* run.seed */
+  int validate_only;           /* 1: read + check every key and open inputs, compute nothing */
   const kd_data_array *arrays; /* in-memory inputs of {type: memory} sections (kd_data.h) */
   int n_arrays;
 } kd_task_ctx;

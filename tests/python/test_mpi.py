@@ -1,0 +1,104 @@
+"""Run by cli_vs_py.sh under mpirun -np P (P = 1, 2): bitwise agreement with the command line's
+output files for thin, herd, ctt and quad, with rows passed from memory in the library's own block
+split and in an uneven split; errors planted on the last rank only raise the same exception on
+every rank without a hang, and a later call still works."""
+
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+import kdistill
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+work = sys.argv[1]
+X = np.loadtxt(os.path.join(work, "x.csv"), delimiter=",")
+Y = np.loadtxt(os.path.join(work, "y.csv"), delimiter=",")
+C = np.loadtxt(os.path.join(work, "c.csv"), delimiter=",")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("rank %d: FAIL %s" % (rank, what), flush=True)
+
+
+def even(A):
+    n = len(A)
+    return A[n * rank // size: n * (rank + 1) // size]
+
+
+def uneven(A):
+    # rank 0 takes a quarter, the rest split the remainder (differs from the library's split)
+    n = len(A)
+    cuts = [0] + [n // 4 + (n - n // 4) * r // max(size - 1, 1) for r in range(size)]
+    cuts[-1] = n
+    if size == 1:
+        cuts = [0, n]
+    return A[cuts[rank]: cuts[rank + 1]]
+
+
+def same(py, cli, what):
+    for f in ("points", "weights", "indices"):
+        a, b = getattr(py, f), getattr(cli, f)
+        check(a.shape == b.shape and np.array_equal(a, b), "%s: %s differ" % (what, f))
+    check(py.mmd == cli.mmd or (np.isnan(py.mmd) and np.isnan(cli.mmd)),
+          "%s: mmd %r vs %r" % (what, py.mmd, cli.mmd))
+
+
+load = lambda t: kdistill.load(os.path.join(work, "cli_%s.h5" % t))
+for split in (even, uneven):
+    tag = split.__name__
+    cs = kdistill.thin(split(X), 64, g=3, seed=11, comm=comm)
+    same(cs, load("thin"), "thin/" + tag)
+    r = kdistill.herd(split(C), kdistill.Gaussian([0, 0], [1, 1]), n_atoms=50, ls=1.0, seed=2,
+                      max_iter=500, tol_mmd=0.0, comm=comm)
+    same(r, load("herd"), "herd/" + tag)
+    q = kdistill.quad(split(X), 24, seed=3, comm=comm)
+    same(q, load("quad"), "quad/" + tag)
+    t = kdistill.ctt(split(X), split(Y), g=1, s=16, B=50, seed=5, comm=comm)
+    tc = load("ctt")
+    check(isinstance(tc, kdistill.TestResult), "ctt: load gives a TestResult")
+    check((t.statistic, t.p_value, t.reject) == (tc.statistic, tc.p_value, tc.reject),
+          "ctt/%s: %r vs %r" % (tag, (t.statistic, t.p_value), (tc.statistic, tc.p_value)))
+
+# an error only the last rank can see: a NaN in its block -> DataError on every rank
+bad = even(X).copy()
+if rank == size - 1:
+    bad[1, 0] = np.nan
+try:
+    kdistill.thin(bad, 16, comm=comm)
+    check(False, "NaN on the last rank did not raise")
+except kdistill.DataError as e:
+    row = len(X) * (size - 1) // size + 2
+    if rank == 0:
+        check(str(e) == "data (array X): row %d has a non-finite value (NaN or Inf)" % row,
+              "message: %s" % e)
+# a Python-side error on the last rank only (a 3-D array) is agreed before any collective
+try:
+    kdistill.thin(np.zeros((4, 2, 2)) if rank == size - 1 else even(X), 16, comm=comm)
+    check(False, "3-D array on the last rank did not raise")
+except kdistill.DataError as e:
+    if rank == 0:
+        check("expected a 2-D array" in str(e), "message: %s" % e)
+# blocks of different dimension on different ranks
+if size > 1:
+    try:
+        kdistill.thin(even(X) if rank == 0 else even(np.hstack([X, X])), 16, comm=comm)
+        check(False, "mixed dimensions did not raise")
+    except kdistill.DataError as e:
+        if rank == 0:
+            check("different dimension" in str(e), "message: %s" % e)
+# MPI is still usable: the next call agrees with the CLI again
+same(kdistill.thin(even(X), 64, g=3, seed=11, comm=comm), load("thin"), "thin after errors")
+# a sub-communicator: every rank alone (COMM_SELF) sees the whole of X
+own = kdistill.thin(X, 64, g=3, seed=11, comm=MPI.COMM_SELF)
+same(own, load("thin"), "thin on COMM_SELF")
+
+nfail = comm.allreduce(len(failures))
+if rank == 0:
+    print("test_mpi: %d ranks, %d failures" % (size, nfail), flush=True)
+sys.exit(1 if nfail else 0)
