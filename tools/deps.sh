@@ -1,10 +1,12 @@
 #!/bin/bash
 # deps.sh - sourced by quickstart.sh and test.sh: make sure the Debian 12 packages kdistill needs
-# are installed. As root, missing packages are installed with apt-get; otherwise the exact
+# are installed (the Python package runs on Debian's python3 with python3-numpy and
+# python3-mpi4py). As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script exits with status 2. Idempotent: installed packages are
 # left alone (nothing is downloaded when everything is present).
 KD_PACKAGES=(gcc libc6-dev make cmake pkg-config openmpi-bin libopenmpi-dev openssh-client
-             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev)
+             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev
+             python3 python3-numpy python3-mpi4py)
 
 kd_install_deps() {
   local missing=() p

@@ -1,12 +1,19 @@
 #!/bin/bash
 # quickstart.sh - from a fresh Debian 12 machine to a finished kdistill run, in one command:
 # installs missing packages (as root; otherwise prints the apt-get line and exits 2), configures
-# and builds in ./build, and runs the main job configs/quickstart.yaml on 2 MPI ranks, which
-# prints a summary (task, algorithm, points in -> out, MMD, output path). Safe to run again.
+# and builds in ./build, installs the command line, the shared library, the headers, kdplot, the
+# jobs/ scripts and the Python package into a local prefix (KD_PREFIX, default ~/.local, whose
+# lib/python3.11/site-packages Debian's python3 reads by itself, so `python3 -c "import kdistill"`
+# works right after), and runs the main job configs/quickstart.yaml on 2 MPI ranks, which prints
+# a summary (task, algorithm, points in -> out, MMD, output path). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
 kd_install_deps
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "${KD_JOBS:-2}" --target kdistill_cli
+prefix=${KD_PREFIX:-$HOME/.local}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake --build build -j "${KD_JOBS:-2}" --target kdistill_cli kdistill_shared kdistill
+cmake --install build >/dev/null
+echo "kdistill: installed into $prefix (bin/kdistill, lib/libkdistill.so, the Python package in" \
+  "$(cmake -L -N build | sed -n 's/^KD_PYTHON_INSTALL_DIR:STRING=//p'))" >&2
 mpirun -np 2 --oversubscribe build/kdistill run configs/quickstart.yaml "$@"

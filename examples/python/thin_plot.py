@@ -16,9 +16,12 @@ print(cs)
 print("MMD: kernel thinning %.3e, uniform subsample %.3e" % (cs.mmd, iid.mmd))
 
 out = sys.argv[1] if len(sys.argv) > 1 else "thin.png"
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit("no plot: matplotlib is not installed (apt-get install python3-matplotlib)")
 fig, ax = plt.subplots(figsize=(5, 5))
 ax.scatter(X[:, 0], X[:, 1], s=1, c="0.8", label="input (%d)" % len(X))
 ax.scatter(cs.points[:, 0], cs.points[:, 1], s=12, c="C3", label="coreset (%d)" % len(cs))
