@@ -1,0 +1,29 @@
+#!/bin/bash
+# python.sh BUILD - the Python package's figures (bench/RESULTS_python.md): call overhead against
+# the CLI at 2^16 x 2, whole-call time at 2^10, peak RSS at 2^22 x 2 (float64 and float32), and
+# the CLI's own peak RSS on the same job for the library's working set. Uses BUILD/kdistill and
+# BUILD/libkdistill.so with Debian's python3. Prints `uptime` first: take figures at load < 1.5.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(realpath "${1:-build}")
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export KDISTILL="$build/kdistill" KDISTILL_LIB="$build/libkdistill.so" PYTHONPATH="$PWD/python"
+py=/usr/bin/python3
+uptime
+$py bench/python_bench.py overhead 16
+$py bench/python_bench.py small
+for t in float64 float32; do $py bench/python_bench.py rss 22 $t; done
+# the CLI on the same job (rows generated inside the library): its peak RSS holds the input once
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/c.yaml" <<YAML
+task: thin
+data: {type: gaussian, n: 4194304, d: 2}
+target: {type: data, self: false}
+kernel: {name: gaussian, ls: 2.0}
+algorithm: {name: kt_compress, n_out: 2048, g: 4}
+output: {path: $work/o.h5}
+YAML
+/usr/bin/time -f "cli n=2^22 float64 (64 MiB of rows inside the library): peak RSS %M KiB, %e s" \
+  "$build/kdistill" run "$work/c.yaml" --quiet
+uptime
