@@ -403,7 +403,9 @@ def run(config, *, arrays=None, sets=(), output=None, write=True, resume=None, c
 def load(path):
     """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
     call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call
-    it alone. Raises :class:`FileError` naming the file."""
+    it alone once MPI is initialised (under mpirun, initialising MPI is collective: import mpi4py
+    first, or make the first kdistill call on every rank). Raises :class:`FileError` naming the
+    file."""
     ctx = _lib.process().context("self")
     res = _lib.Result()
     y, t, a = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
