@@ -21,7 +21,8 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
-    sys.exit("no plot: matplotlib is not installed (apt-get install python3-matplotlib)")
+    print("no plot: matplotlib is not installed (apt-get install python3-matplotlib)")
+    sys.exit(0)
 fig, ax = plt.subplots(figsize=(5, 5))
 ax.scatter(X[:, 0], X[:, 1], s=1, c="0.8", label="input (%d)" % len(X))
 ax.scatter(cs.points[:, 0], cs.points[:, 1], s=12, c="C3", label="coreset (%d)" % len(cs))
