@@ -5,7 +5,7 @@
  * (ties by the global index g), so it depends only on (seed, n), never on the rank count: each rank
  * proposes its own smallest keys, an all-gather merges the proposals, every rank picks the same
  * rows and gathers them (kd_pointset_gather_rows). The m(m-1)/2 distances are split over the
- * ranks and the exact median is found by bisection on the value with one small sum per round, so
+ * ranks and the exact median is found by a radix selection with one summed histogram per round, so
  * memory per rank is m(m-1)/(2p) doubles and the result does not depend on p. An even number of
  * distances gives the mean of the two middle ones. Distances use the kernel's squared-distance
  * accumulation, so they are bitwise the same as inside the kernels. */
@@ -29,11 +29,6 @@ static int kd_median_key_cmp_(const void *pa, const void *pb) {
 
 static int kd_gidx_cmp_(const void *pa, const void *pb) {
   kd_gidx a = *(const kd_gidx *)pa, b = *(const kd_gidx *)pb;
-  return (a > b) - (a < b);
-}
-
-static int kd_double_cmp_(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
   return (a > b) - (a < b);
 }
 
@@ -103,7 +98,8 @@ cleanup:
 }
 
 /* Step 3: rank r computes the pairs [P r / p, P (r+1) / p) of the enumeration (0,1), (0,2), ...,
- * (1,2), ... of the m gathered rows and sorts its share (dist[*nd], allocated). Collective. */
+ * (1,2), ... of the m gathered rows: its share dist[*nd] of squared distances (allocated,
+ * unsorted). Collective. */
 static kd_err kd_median_distances_(MPI_Comm comm, const double *rows, kd_lidx m, int d,
                                    double **dist_out, int64_t *nd) {
   kd_err err = KD_OK, lerr = KD_OK;
@@ -130,54 +126,91 @@ static kd_err kd_median_distances_(MPI_Comm comm, const double *rows, kd_lidx m,
       double u = rows[i * d + kk] - rows[j * d + kk];
       s2 = fma(u, u, s2);
     }
-    dist[t] = sqrt(s2);
+    dist[t] = s2; /* squared: sqrt is monotone, so it is applied to the two statistics */
     if (++j == m) j = ++i + 1;
   }
-  qsort(dist, (size_t)(q1 - q0), sizeof *dist, kd_double_cmp_);
 cleanup:
   return err;
 }
 
-/* Step 4: the exact order statistics k1 = (P-1)/2 and k2 = P/2 of all P distances by bisection on
- * the bit patterns (non-negative doubles order like their bits): the result is the same value
- * whatever the rank count. 64 rounds of one 2-element sum. dist (sorted, nd local) Collective. */
-static kd_err kd_median_select_(MPI_Comm comm, const double *dist, int64_t nd, int64_t npair,
-                                double *med) {
-  kd_err err = KD_OK;
-  const int64_t kth[2] = {(npair - 1) / 2, npair / 2};
-  uint64_t lo[2] = {0, 0}, hi[2] = {0x7ff0000000000000ULL, 0x7ff0000000000000ULL};
-  for (int round = 0; round < 64 && (lo[0] < hi[0] || lo[1] < hi[1]); round++) {
-    int64_t cnt[2];
-    uint64_t mid[2];
-    for (int c = 0; c < 2; c++) {
-      mid[c] = lo[c] + (hi[c] - lo[c]) / 2;
-      double v;
-      memcpy(&v, &mid[c], sizeof v);
-      /* local count of distances <= v (dist is sorted) */
-      int64_t a = 0, b = nd;
-      while (a < b) {
-        int64_t h = a + (b - a) / 2;
-        if (dist[h] <= v)
-          a = h + 1;
-        else
-          b = h;
-      }
-      cnt[c] = a;
-    }
-    KD_TRY(kd_dist_sum_i64(comm, cnt, 2));
-    for (int c = 0; c < 2; c++) {
-      if (lo[c] >= hi[c]) continue;
-      if (cnt[c] >= kth[c] + 1)
-        hi[c] = mid[c];
-      else
-        lo[c] = mid[c] + 1;
+/* Moves the entries of dist[*a, *b) whose bit patterns lie in [lo, hi] to the front of that
+ * window; the rest are dropped from it. Linear. */
+static void kd_median_narrow_(double *dist, int64_t *a, int64_t *b, uint64_t lo, uint64_t hi) {
+  int64_t w = *a;
+  for (int64_t t = *a; t < *b; t++) {
+    uint64_t u;
+    memcpy(&u, &dist[t], sizeof u);
+    if (u >= lo && u <= hi) {
+      double tmp = dist[w];
+      dist[w++] = dist[t];
+      dist[t] = tmp;
     }
   }
-  double v1, v2;
-  memcpy(&v1, &lo[0], sizeof v1);
-  memcpy(&v2, &lo[1], sizeof v2);
-  *med = 0.5 * (v1 + v2);
+  *b = w;
+}
+
+/* The digits of a 64-bit pattern, most significant first: sign and exponent, then the mantissa. */
+static const int kd_median_shift_[] = {52, 44, 36, 28, 20, 12, 4, 0};
+static const int kd_median_width_[] = {12, 8, 8, 8, 8, 8, 8, 4};
+#define KD_MEDIAN_ROUNDS 8
+#define KD_MEDIAN_MAX_BUCKETS 4096
+
+/* One digit of both statistics: counts the window's entries that share stat c's known high bits,
+ * by their next digit, sums the counts over the ranks, and moves pre[c] and the rank rk[c] within
+ * the bucket that holds the statistic. cnt has 2 * KD_MEDIAN_MAX_BUCKETS entries. Collective. */
+static kd_err kd_median_digit_(MPI_Comm comm, const double *dist, int64_t wa, int64_t wb, int r,
+                               int64_t *cnt, uint64_t pre[2], int64_t rk[2]) {
+  kd_err err = KD_OK;
+  const int s = kd_median_shift_[r], top = s + kd_median_width_[r];
+  const int64_t nb = (int64_t)1 << kd_median_width_[r];
+  const uint64_t mask = (uint64_t)nb - 1;
+  memset(cnt, 0, sizeof *cnt * (size_t)(2 * nb));
+  for (int64_t t = wa; t < wb; t++) {
+    uint64_t u;
+    memcpy(&u, &dist[t], sizeof u);
+    for (int c = 0; c < 2; c++)
+      if (top == 64 || (u >> top) == (pre[c] >> top)) cnt[c * nb + (int64_t)((u >> s) & mask)]++;
+  }
+  KD_TRY(kd_dist_sum_i64(comm, cnt, (int)(2 * nb)));
+  for (int c = 0; c < 2; c++) {
+    int64_t bkt = 0;
+    while (bkt < nb - 1 && rk[c] >= cnt[c * nb + bkt]) rk[c] -= cnt[c * nb + bkt++];
+    pre[c] |= (uint64_t)bkt << s;
+  }
 cleanup:
+  return err;
+}
+
+/* Step 4: the exact order statistics k1 = (P-1)/2 and k2 = P/2 of all P squared distances by a
+ * radix selection on their bit patterns (non-negative doubles order like their bits): 8 rounds,
+ * one digit each, of a summed histogram. The result is the same value whatever the rank count.
+ * Each rank keeps a window of its entries that can still be either statistic (partitioned in
+ * place), so the work is a little over one pass over dist. dist (nd local, reordered).
+ * Collective. */
+static kd_err kd_median_select_(MPI_Comm comm, double *dist, int64_t nd, int64_t npair,
+                                double *med) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  int64_t rk[2] = {(npair - 1) / 2, npair / 2};
+  uint64_t pre[2] = {0, 0};
+  int64_t wa = 0, wb = nd;
+  int64_t *cnt = malloc(sizeof *cnt * 2 * KD_MEDIAN_MAX_BUCKETS);
+  lerr = cnt ? KD_OK
+             : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                          "kernel.ls: median heuristic: cannot allocate its histogram");
+  KD_TRY(kd_dist_agree(comm, &lerr));
+  KD_TRY(lerr);
+  for (int r = 0; r < KD_MEDIAN_ROUNDS; r++) {
+    KD_TRY(kd_median_digit_(comm, dist, wa, wb, r, cnt, pre, rk));
+    const uint64_t low = ((uint64_t)1 << kd_median_shift_[r]) - 1;
+    kd_median_narrow_(dist, &wa, &wb, pre[0] < pre[1] ? pre[0] : pre[1],
+                      (pre[0] > pre[1] ? pre[0] : pre[1]) | low);
+  }
+  double v1, v2;
+  memcpy(&v1, &pre[0], sizeof v1);
+  memcpy(&v2, &pre[1], sizeof v2);
+  *med = 0.5 * (sqrt(v1) + sqrt(v2));
+cleanup:
+  free(cnt);
   return err;
 }
 
