@@ -71,7 +71,8 @@ kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, in
  *  In validate_only mode (*ps NULL) only the keys and shapes are checked. Collective. */
 kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n, kd_pointset **ps,
                           int *d);
-/** Stein kernel: split the result's rows (x, s) into /points (x) and the dataset /coreset/scores. */
+/** Stein kernel: split the result's rows (x, s) into /points (x) and the dataset /coreset/scores.
+ */
 kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res);
 /** If the kernel asked for ls: median, compute it on ps. Collective. */
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
