@@ -144,6 +144,12 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
   memset(&m, 0, sizeof m);
   snprintf(sec, sizeof sec, "%s.score", section);
   if (!kd_config_has(ctx->cfg, sec)) return KD_OK;
+  const char *kn = NULL;
+  KD_TRY(kd_config_get_str(ctx->cfg, "kernel.name", "gaussian", NULL, 0, &kn));
+  KD_CHECK(!strcmp(kn, "stein"), KD_ERR_CONFIG,
+           "%s: %s: scores are read for the Stein kernel only (kernel.name is %s; set it to "
+           "stein or remove the score)",
+           kd_config_where(ctx->cfg, sec, where, sizeof where), sec, kn);
   snprintf(key, sizeof key, "%s.type", sec);
   KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, NULL, 1, &type));
   snprintf(what, sizeof what, "%s (%s)", sec, type);
