@@ -108,6 +108,17 @@ static void kd_stein_pack_(int d, const double *B, kd_lidx nb, kd_lidx P, double
   }
 }
 
+/* p[l] += sum over j = l mod 8 of v[j] w[j], j < n (a multiple of 8), in increasing j: the
+ * lanes of kernel_block.c (lane (j0 + j) mod 8 = j mod 8 since 8 divides the panel width). */
+KD_KCLONES static void kd_stein_lanes_(kd_lidx n, const double *restrict v,
+                                       const double *restrict w, double *restrict p) {
+  double q[8];
+  for (int l = 0; l < 8; l++) q[l] = p[l];
+  for (kd_lidx j = 0; j < n; j += 8)
+    for (int l = 0; l < 8; l++) q[l] = fma(v[j + l], w[j + l], q[l]);
+  for (int l = 0; l < 8; l++) p[l] = q[l];
+}
+
 #define KD_STEIN_ROWS 64 /* rows of A per block: the mat-vec lanes of a block stay in L1 */
 
 kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
@@ -115,13 +126,17 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
   kd_err err = KD_OK;
   const int d = k->d, dx = d / 2;
   kd_lidx P = (kd_lidx)KD_KERNEL_PANEL * 128 / (d > 128 ? d : 128) / 16 * 16;
-  double *Bp = NULL, *acc = NULL, *out = NULL, lanes[KD_STEIN_ROWS * 8];
+  double *Bp = NULL, *acc = NULL, *out = NULL, *wp = NULL, lanes[KD_STEIN_ROWS * 8];
   P = P < 16 ? 16 : P;
   const kd_lidx nbp = nb / P * P + (nb % P + 15) / 16 * 16;
   KD_ALLOC(Bp, (size_t)d * (size_t)(nbp > 0 ? nbp : 1));
   KD_ALLOC(acc, 3 * (size_t)P);
   KD_ALLOC(out, P);
   kd_stein_pack_(d, B, nb, P, Bp);
+  if (!K) {
+    KD_ALLOC(wp, nbp > 0 ? nbp : 1); /* zero beyond nb: the padded columns add exact zeros */
+    for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0;
+  }
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_STEIN_ROWS) {
     const kd_lidx i1 = na - i0 < KD_STEIN_ROWS ? na : i0 + KD_STEIN_ROWS;
     memset(lanes, 0, sizeof lanes);
@@ -134,10 +149,8 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
           kd_stein_finish_(k, nc, acc, acc + P, acc + 2 * P, K + i * ldk + j0);
           continue;
         }
-        kd_stein_finish_(k, nc, acc, acc + P, acc + 2 * P, out);
-        double *l = lanes + (i - i0) * 8;
-        for (kd_lidx j = 0; j < nc; j++) /* lane (j0 + j) mod 8 = j mod 8: 8 divides P */
-          l[j % 8] = fma(out[j], w ? w[j0 + j] : 1.0, l[j % 8]);
+        kd_stein_finish_(k, npad, acc, acc + P, acc + 2 * P, out);
+        kd_stein_lanes_(npad, out, wp + j0, lanes + (i - i0) * 8);
       }
     }
     for (kd_lidx i = i0; !K && i < i1; i++) {
@@ -150,6 +163,7 @@ cleanup:
   free(Bp);
   free(acc);
   free(out);
+  free(wp);
   return err;
 }
 
