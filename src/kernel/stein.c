@@ -121,6 +121,55 @@ KD_KCLONES static void kd_stein_lanes_(kd_lidx n, const double *restrict v,
 
 #define KD_STEIN_ROWS 64 /* rows of A per block: the mat-vec lanes of a block stay in L1 */
 
+/* (r2, t, q)[i] of the rows A_0..A_{n-1} (row-major, width 2 dx) against one point b: the pair
+ * accumulation of kd_stein_pair_ row by row (few columns: no packing, no padding). */
+KD_KCLONES static void kd_stein_acc_rows_(int dx, const double *restrict A, kd_lidx n,
+                                          const double *restrict b, double *restrict r2,
+                                          double *restrict t, double *restrict q) {
+  for (kd_lidx i = 0; i < n; i++) {
+    const double *a = A + i * 2 * dx;
+    double sr = 0.0, st = 0.0, sq = 0.0;
+    for (int kk = 0; kk < dx; kk++) {
+      const double u = a[kk] - b[kk], as = a[dx + kk], bs = b[dx + kk];
+      sr = fma(u, u, sr);
+      st = fma(u, bs - as, st);
+      sq = fma(as, bs, sq);
+    }
+    r2[i] = sr, t[i] = st, q[i] = sq;
+  }
+}
+
+/* nb < 4 columns (a new atom against all rows): down the rows, column by column. Matvec lanes: one
+ * product per lane from 0, as the padded general path gives. */
+static kd_err kd_stein_few_(const kd_kernel *k, const double *A, kd_lidx na, const double *B,
+                            kd_lidx nb, double *K, kd_lidx ldk, const double *w, double beta,
+                            double *y) {
+  kd_err err = KD_OK;
+  const int d = k->d;
+  const kd_lidx P = KD_KERNEL_PANEL;
+  double *acc = NULL, *out = NULL;
+  KD_ALLOC(acc, 3 * (size_t)P);
+  KD_ALLOC(out, (size_t)P * 4);
+  for (kd_lidx i0 = 0; i0 < na; i0 += P) {
+    const kd_lidx nc = na - i0 < P ? na - i0 : P;
+    for (kd_lidx j = 0; j < nb; j++) {
+      kd_stein_acc_rows_(d / 2, A + i0 * d, nc, B + j * d, acc, acc + P, acc + 2 * P);
+      kd_stein_finish_(k, nc, acc, acc + P, acc + 2 * P, out + j * P);
+      for (kd_lidx i = 0; K && i < nc; i++) K[(i0 + i) * ldk + j] = out[j * P + i];
+    }
+    for (kd_lidx i = 0; !K && i < nc; i++) {
+      double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (kd_lidx j = 0; j < nb; j++) l[j] = fma(out[j * P + i], w ? w[j] : 1.0, 0.0);
+      const double sum = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+      y[i0 + i] = beta == 0.0 ? sum : beta * y[i0 + i] + sum;
+    }
+  }
+cleanup:
+  free(acc);
+  free(out);
+  return err;
+}
+
 kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                        double *K, kd_lidx ldk, const double *w, double beta, double *y) {
   kd_err err = KD_OK;
@@ -128,6 +177,7 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
   kd_lidx P = (kd_lidx)KD_KERNEL_PANEL * 128 / (d > 128 ? d : 128) / 16 * 16;
   double *Bp = NULL, *acc = NULL, *out = NULL, *wp = NULL, lanes[KD_STEIN_ROWS * 8];
   P = P < 16 ? 16 : P;
+  if (nb < 4) return kd_stein_few_(k, A, na, B, nb, K, ldk, w, beta, y);
   const kd_lidx nbp = nb / P * P + (nb % P + 15) / 16 * 16;
   KD_ALLOC(Bp, (size_t)d * (size_t)(nbp > 0 ? nbp : 1));
   KD_ALLOC(acc, 3 * (size_t)P);
