@@ -91,8 +91,7 @@ cleanup:
   return err;
 }
 
-/* simplex (or uniform) weights of the pivot rows P[m*d]; MMDs of both as metrics */
-static kd_err kd_rpc_weights_(const kd_algo_in *in, int uniform, kd_result *out) {
+kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, kd_result *out) {
   kd_err err = KD_OK;
   const kd_lidx m = (kd_lidx)out->n;
   double *Q = NULL, *z = NULL, mmd = NAN;
@@ -107,7 +106,7 @@ static kd_err kd_rpc_weights_(const kd_algo_in *in, int uniform, kd_result *out)
   KD_TRY(kd_simplex_qp((int)m, Q, z, 1e-12, 10000, out->weights));
   double sum = 0.0;
   for (kd_lidx i = 0; i < m; i++) sum += out->weights[i] > 0 ? out->weights[i] : 0.0;
-  KD_CHECK(sum > 0, KD_ERR_NUMERIC, "rpcholesky: the simplex QP returned zero weights");
+  KD_CHECK(sum > 0, KD_ERR_NUMERIC, "the simplex QP returned zero weights");
   for (kd_lidx i = 0; i < m; i++)
     out->weights[i] = (out->weights[i] > 0 ? out->weights[i] : 0.0) / sum;
   KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, NULL));
@@ -119,47 +118,64 @@ cleanup:
   return err;
 }
 
-static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
+kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_gidx *piv,
+                           int64_t *m_done) {
   kd_err err = KD_OK, lerr = KD_OK;
-  kd_rpc_params_ p = {0};
   kd_rpc_state_ s;
-  kd_gidx *piv = NULL;
   memset(&s, 0, sizeof s);
-  KD_TRY(kd_params_fill(in->params, &p));
+  *F = NULL;
+  *m_done = 0;
   s.in = in;
   s.nl = kd_pointset_n_local(in->points);
   s.off = kd_pointset_offset(in->points);
   s.d = kd_pointset_dim(in->points);
   s.X = kd_pointset_rows_const(in->points);
-  s.m = p.n_out;
-  const kd_gidx n = kd_pointset_n_global(in->points);
-  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)p.n_out, (long long)n);
+  s.m = m_max;
   const size_t nn = (size_t)(s.nl > 0 ? s.nl : 1);
-  s.F = malloc(sizeof(double) * nn * (size_t)p.n_out);
+  s.F = malloc(sizeof(double) * nn * (size_t)(m_max > 0 ? m_max : 1));
   s.r = malloc(sizeof(double) * nn), s.col = malloc(sizeof(double) * nn);
-  s.fs = malloc(sizeof(double) * ((size_t)p.n_out + 1 + (size_t)s.d));
-  piv = malloc(sizeof(kd_gidx) * (size_t)p.n_out);
-  if (!s.F || !s.r || !s.col || !s.fs || !piv)
+  s.fs = malloc(sizeof(double) * ((size_t)m_max + 1 + (size_t)s.d));
+  if (!s.F || !s.r || !s.col || !s.fs)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
                       "rpcholesky: cannot allocate the %lld x %lld factor (lower n_out)",
-                      (long long)s.nl, (long long)p.n_out);
+                      (long long)s.nl, (long long)m_max);
   KD_TRY(kd_dist_agreed(in->comm, lerr));
   KD_TRY(kd_dist_agreed(in->comm, kd_kernel_diag(in->kernel, s.X, s.nl, s.r)));
   int64_t m = 0;
-  for (; m < p.n_out; m++) {
+  for (; m < m_max; m++) {
     KD_TRY(kd_rpc_pivot_(&s, m, &piv[m]));
     if (piv[m] < 0) break;
-    KD_TRY(kd_dist_agreed(in->comm, kd_rpc_update_(&s, m, p.n_out, piv[m])));
-    kd_log_progress("rpcholesky", m + 1, NAN, m + 1, m + 1 == p.n_out);
+    KD_TRY(kd_dist_agreed(in->comm, kd_rpc_update_(&s, m, m_max, piv[m])));
+    kd_log_progress("rpcholesky", m + 1, NAN, m + 1, m + 1 == m_max);
   }
+  *m_done = m;
+  *F = s.F;
+  s.F = NULL;
+cleanup:
+  free(s.F), free(s.r), free(s.col), free(s.fs);
+  return err;
+}
+
+static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_rpc_params_ p = {0};
+  kd_gidx *piv = NULL;
+  double *F = NULL;
+  int64_t m = 0;
+  KD_TRY(kd_params_fill(in->params, &p));
+  const kd_gidx n = kd_pointset_n_global(in->points);
+  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
+           (long long)p.n_out, (long long)n);
+  KD_ALLOC(piv, p.n_out);
+  KD_TRY(kd_stein_rpc_factor(in, p.n_out, &F, piv, &m));
   KD_CHECK(m >= 1, KD_ERR_NUMERIC, "rpcholesky: the kernel matrix is zero");
-  KD_TRY(kd_result_alloc(out, m, s.d));
+  KD_TRY(kd_result_alloc(out, m, kd_pointset_dim(in->points)));
   KD_TRY(kd_pointset_gather_rows(in->points, piv, m, out->points));
   for (int64_t i = 0; i < m; i++) out->indices[i] = piv[i];
-  KD_TRY(kd_rpc_weights_(in, p.weights == 1, out));
+  KD_TRY(kd_stein_simplex_weights(in, p.weights == 1, out));
 cleanup:
-  free(s.F), free(s.r), free(s.col), free(s.fs), free(piv);
+  free(F);
+  free(piv);
   return err;
 }
 

@@ -5,6 +5,8 @@
  *   stein_thin.c  greedy Stein thinning (Riabiz et al. 2022), i.e. greedy MMD minimisation
  *   rpcholesky.c  randomly pivoted Cholesky pivots (Chen, Epperly, Tropp, Webber; Epperly & Moreno
  *                 2023) with simplex weights
+ *   sr.c          Stein recombination (Li et al. 2024): simplex reweighting, then Caratheodory
+ *                 recombination against the RPCholesky (Nystrom) features, then simplex weights
  *   skt.c         Stein kernel thinning (Li et al. 2024): simplex reweighting of all n rows, then
  *                 resampling and KT-Compress
  *   stein_common.c the distributed pairwise Frank-Wolfe simplex QP and the resampling */
@@ -25,6 +27,18 @@ kd_err kd_stein_pfw(const kd_algo_in *in, int64_t iters, double *w_local, int64_
  *  rows in increasing order. Collective. */
 kd_err kd_stein_resample(const kd_pointset *ps, const double *w_local, kd_gidx m, uint64_t seed,
                          kd_pointset **out, kd_gidx **map);
+
+/** Randomly pivoted Cholesky of the kernel matrix of in->points (rpcholesky.c): up to m_max pivots
+ *  piv[m_max] (global rows, every rank), *m_done of them found (fewer when the residual vanishes),
+ *  *F (allocated, caller frees) the local rows of the factor, column-major: F[j n_local + i].
+ *  Collective. */
+kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_gidx *piv,
+                           int64_t *m_done);
+
+/** Weights of the rule out (points, n): the simplex QP min w^T K w / 2 - z^T w against in->target
+ *  (uniform != 0: keep 1/n); metrics mmd_uniform_weights and mmd_convex_weights; out->mmd set.
+ *  Collective. */
+kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, kd_result *out);
 
 /** col[i] = k(X_i, row) for the nl local rows X. Local. */
 kd_err kd_stein_column(kd_kernel *k, const double *X, kd_lidx nl, const double *row, double *col);

@@ -2,3 +2,4 @@
 KD_ALGO(kd_algo_stein_thin)
 KD_ALGO(kd_algo_rpcholesky)
 KD_ALGO(kd_algo_skt)
+KD_ALGO(kd_algo_sr)
