@@ -3,7 +3,7 @@
 #   1. Stein-kernel vs base-kernel evaluations per second (bench_kernel, tile and matvec, n x n with
 #      n = 4096, 2048 at d = 100), d_x = 2, 10, 100, bases imq and gaussian, median of 3 runs;
 #   2. the 2^16 x 2 ULA chain of tools/stein_chain.py compressed to 256 points by uniform,
-#      kt_compress, stein_thin, rpcholesky and skt with the Stein kernel (IMQ, ls 1) at 1 and 2
+#      kt_compress, stein_thin, rpcholesky, skt and sr with the Stein kernel (IMQ, ls 1) at 1 and 2
 #      ranks: seconds (median of 3) and KSD.
 # Prints `uptime` before and after: take figures at load < 1.5.
 set -u
@@ -40,7 +40,7 @@ run: {seed: 3}
 YAML
   echo "| algorithm | ranks | seconds (median of 3) | KSD | kernel evaluations |"
   echo "|---|---|---|---|---|"
-  for a in uniform kt_compress stein_thin rpcholesky skt; do
+  for a in uniform kt_compress stein_thin rpcholesky skt sr; do
     for np in 1 2; do
       for r in 1 2 3; do
         mpirun --oversubscribe -np $np "$B/kdistill" run "$dir/c.yaml" --set algorithm.name=$a \
