@@ -2,8 +2,8 @@
 # run_stein_cli.sh - scores as data through the real binary (2 ranks): the same rows with their
 # scores read from a CSV file and with the analytic score of N(0, I_2) (score: {type: gaussian})
 # give bitwise the same KT-Compress coreset, KSD and /coreset/scores; the scores written are those
-# of the chosen rows (s = -x); validate checks the score file without computing; the shipped
-# generator-only Stein configs run.
+# of the chosen rows (s = -x); the mixture and truncated scores reduce to it in the degenerate cases;
+# validate checks the score file without computing; the shipped generator-only Stein configs run.
 KD_E2E_NAME=stein
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -33,6 +33,17 @@ if [ "$(echo "$p" | wc -l)" = 32 ] && paste -d' ' <(echo "$p") <(echo "$s") | aw
 else
   bad "scores of the chosen rows: $p / $s"
 fi
+# the mixture and truncated-Gaussian scores reduce to the Gaussian one: a mixture whose second
+# component has weight 0, a truncation box that contains every row
+for sc in "{type: gaussian_mixture, means: [[0, 0], [3, 3]], weights: [1, 0]}" \
+  "{type: trunc_gaussian, d: 2, lo: -50, hi: 50}"; do
+  printf 'task: thin\ndata: {type: csv, path: x.csv, score: %s}\n%s\n' "$sc" "$common" >other.yaml
+  rm -f other.h5
+  mpi 2 run other.yaml --output other.h5 >o.txt 2>&1 || bad "run $sc: $(cat o.txt)"
+  [ -n "$(attr other.h5 /metrics/mmd)" ] && [ "$(attr other.h5 /metrics/mmd)" = "$(attr analytic.h5 /metrics/mmd)" ] &&
+    ok "score $sc gives the Gaussian score's KSD" ||
+    bad "score $sc: KSD $(attr other.h5 /metrics/mmd) vs $(attr analytic.h5 /metrics/mmd)"
+done
 for c in "$KD_ROOT"/configs/stein_*.yaml; do
   grep -q 'type: hdf5' "$c" && continue # needs the generated chain
   name=$(basename "$c" .yaml)
