@@ -22,7 +22,8 @@ extern "C" {
   X(KD_KERNEL_POLYNOMIAL, "polynomial", "(<x,y>/ls^2 + c)^degree")                      \
   X(KD_KERNEL_SOBOLEV, "sobolev", "periodic Sobolev order r on [0,1)^d")                \
   X(KD_KERNEL_ENERGY, "energy", "8/3 - |x-y|")                                          \
-  X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")
+  X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")    \
+  X(KD_KERNEL_STEIN, "stein", "Langevin Stein kernel of a base kernel, point = (x, score(x))")
 
 typedef enum {
 #define KD_KERNEL_ENUM_(e, n, s) e,
@@ -41,6 +42,9 @@ typedef struct {
   int degree;    /* polynomial degree */
   int order;     /* Sobolev order r in {1,2,3} */
   int dk;        /* attention: key dimension (value dimension = d - dk) */
+  /* stein: the base kernel (KD_KERNEL_GAUSSIAN, _IMQ or _MATERN52; ls and beta are its
+   * parameters); points are rows (x, s(x)) of width d = 2 d_x, s = grad log p */
+  kd_kernel_type base;
 } kd_kernel_params;
 
 typedef struct kd_kernel kd_kernel;

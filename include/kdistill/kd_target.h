@@ -25,6 +25,11 @@ kd_err kd_target_create_closed(MPI_Comm comm, kd_kernel *k, const kd_measure *m,
  *  Collective (no traffic). */
 kd_err kd_target_create_empirical(kd_kernel *k, const kd_pointset *pts, int skip_self,
                                   kd_target **out);
+/** Stein target for a Stein kernel (kernel `stein`, points (x, s(x))): its kernel mean embedding
+ *  and double integral are 0, so kd_mmd reports the kernel Stein discrepancy
+ *  KSD(w, X) = sqrt(w^T K_p(X, X) w). k is borrowed and must be a Stein kernel (KD_ERR_CONFIG
+ *  otherwise, message names target.type); comm is borrowed. Collective (no traffic). */
+kd_err kd_target_create_stein(MPI_Comm comm, kd_kernel *k, kd_target **out);
 void kd_target_destroy(kd_target **t);
 
 int kd_target_is_closed(const kd_target *t);

@@ -6,3 +6,4 @@
 #include "algo/quadrature/quadrature_list.h"
 #include "algo/testing/testing_list.h"
 #include "algo/apps/apps_list.h"
+#include "algo/stein/stein_list.h"

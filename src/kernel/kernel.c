@@ -46,6 +46,7 @@ kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
   p.degree = 2;
   p.order = 1;
   p.dk = 0;
+  p.base = KD_KERNEL_IMQ;
   return p;
 }
 
@@ -81,6 +82,8 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
       }
       return prod;
     }
+    case KD_KERNEL_STEIN:
+      return kd_stein_ref_(k, x, y);
     case KD_KERNEL_ATTENTION: {
       double v = 0.0;
       for (int j = 0; j < p->dk; j++) dot += x[j] * y[j];
@@ -139,6 +142,17 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   if (p->type == KD_KERNEL_SOBOLEV)
     KD_CHECK(p->order >= 1 && p->order <= 3, KD_ERR_CONFIG,
              "kernel.order: must be 1, 2 or 3 (got %d)", p->order);
+  if (p->type == KD_KERNEL_STEIN) {
+    KD_CHECK(
+        p->base == KD_KERNEL_GAUSSIAN || p->base == KD_KERNEL_IMQ || p->base == KD_KERNEL_MATERN52,
+        KD_ERR_CONFIG, "kernel.base: the Stein kernel supports gaussian, imq and matern52");
+    KD_CHECK(d % 2 == 0, KD_ERR_CONFIG,
+             "kernel: the Stein kernel needs rows (x, score) of even width (got %d); give the "
+             "point set a score (data.score)",
+             d);
+    KD_CHECK(p->beta > 0 && isfinite(p->beta), KD_ERR_CONFIG, "kernel.beta: must be > 0 (got %g)",
+             p->beta);
+  }
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
@@ -202,6 +216,12 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       break;
     case KD_KERNEL_ATTENTION:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
+      break;
+    case KD_KERNEL_STEIN:
+      if (p->base == KD_KERNEL_IMQ)
+        snprintf(k->desc, sizeof k->desc, "%s(base=imq,ls=%s,beta=%.17g)", nm, ls, p->beta);
+      else
+        snprintf(k->desc, sizeof k->desc, "%s(base=%s,ls=%s)", nm, kd_kernel_name(p->base), ls);
       break;
     default:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%s)", nm, ls);

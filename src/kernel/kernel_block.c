@@ -257,6 +257,7 @@ static inline void kd_kernel_pair_acc_(const kd_kernel *k, const double *x, cons
 
 KD_KCLONES double kd_kernel_pair_(const kd_kernel *k, const double *x, const double *y) {
   double s, s2, out = 0.0;
+  if (k->p.type == KD_KERNEL_STEIN) return kd_stein_pair_(k, x, y);
   kd_kernel_pair_acc_(k, x, y, &s, &s2);
   k->fam->finish(k, 1, &s, &s2, &out);
   return out;
@@ -415,8 +416,11 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
   if (na == 0 || nb == 0) goto cleanup;
-  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
-    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
+  if (k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS)) {
+    if (k->p.type == KD_KERNEL_STEIN)
+      KD_TRY(kd_stein_block_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
+    else
+      KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
     k->evals += (uint64_t)na * (uint64_t)nb;
     goto cleanup;
   }
@@ -463,8 +467,11 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
-  if (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS) {
-    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, beta, y));
+  if (k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS)) {
+    if (k->p.type == KD_KERNEL_STEIN)
+      KD_TRY(kd_stein_block_(k, A, na, B, nb, NULL, 0, w, beta, y));
+    else
+      KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, NULL, 0, w, beta, y));
     k->evals += (uint64_t)na * (uint64_t)nb;
     goto cleanup;
   }

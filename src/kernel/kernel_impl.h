@@ -105,6 +105,16 @@ int kd_kernel_isa_(void);
 /** Array form of kd_kexp_neg_ (multi-versioned); exported for the unit test. */
 void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);
 
+/* The Stein kernel (stein.c) is not a map of per-pair accumulators (s, s2): it needs three, so
+ * kernel_block.c hands its tiles, mat-vecs and pairs to these (same bitwise contract). */
+double kd_stein_pair_(const kd_kernel *k, const double *x, const double *y);
+/** K != NULL: tile K[i*ldk + j]; else y[i] = beta y[i] + sum_j k(A_i, B_j) w[j] (w NULL = 1) with
+ *  the lanes of kernel_block.c (lane j mod 8, summed ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))). */
+kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                       double *K, kd_lidx ldk, const double *w, double beta, double *y);
+/** Textbook reference value (libm, plain loops) for the tests. */
+double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y);
+
 /* The families (one file each), listed in kernel_list.h. */
 #define KD_KFAM(sym) extern const kd_kernel_family sym;
 #include "kernel/kernel_list.h"

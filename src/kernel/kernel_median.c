@@ -242,7 +242,10 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   KD_TRY(kd_median_pick_(comm, prop, np, kd_pointset_n_local(ps), m, &keys, &idx));
   KD_ALLOC(rows, (size_t)m * d);
   KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
-  KD_TRY(kd_median_distances_(comm, rows, m, d, &dist, &nd));
+  const int dd = k->p.type == KD_KERNEL_STEIN ? d / 2 : d; /* stein: distances of x, not scores */
+  for (kd_lidx i = 0; dd < d && i < m; i++)
+    memmove(rows + i * dd, rows + i * d, sizeof(double) * dd);
+  KD_TRY(kd_median_distances_(comm, rows, m, dd, &dist, &nd));
   KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, &med));
   KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
            "kernel.ls: median heuristic gave %g (more than half of the sampled pairs coincide "

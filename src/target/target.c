@@ -78,7 +78,9 @@ kd_err kd_target_embed(kd_target *t, const kd_pointset *X, double *z_local) {
            kd_target_dim(t));
   KD_CHECK(kd_dist_size(kd_pointset_comm(X)) == kd_dist_size(t->comm), KD_ERR_ARG,
            "target: the point set and the target live on communicators of different sizes");
-  if (t->closed)
+  if (t->stein)
+    memset(z_local, 0, sizeof(double) * (size_t)kd_pointset_n_local(X));
+  else if (t->closed)
     KD_TRY(kd_target_closed_embed_(t, kd_pointset_rows_const(X), kd_pointset_n_local(X), z_local));
   else
     KD_TRY(kd_target_emp_embed_(t, kd_pointset_rows_const(X), kd_pointset_n_local(X), z_local));
@@ -89,7 +91,9 @@ cleanup:
 kd_err kd_target_embed_rows(kd_target *t, const double *X, kd_lidx n, double *z) {
   kd_err err = KD_OK;
   KD_CHECK(t && n >= 0 && (n == 0 || (X && z)), KD_ERR_ARG, "target: bad rows argument");
-  if (t->closed)
+  if (t->stein)
+    memset(z, 0, sizeof(double) * (size_t)n);
+  else if (t->closed)
     KD_TRY(kd_target_closed_embed_(t, X, n, z));
   else
     KD_TRY(kd_target_emp_embed_rows_(t, X, n, z));
@@ -108,7 +112,9 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available) {
   const double ls = kd_kernel_get_params(t->k)->ls;
   if (!t->zz_done || t->zz_ls != ls) {
     double v = 0.0;
-    if (t->closed)
+    if (t->stein)
+      v = 0.0;
+    else if (t->closed)
       KD_TRY(kd_target_closed_self_(t, &v));
     else
       KD_TRY(kd_target_emp_self_(t, &v));

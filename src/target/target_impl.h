@@ -20,6 +20,7 @@ struct kd_target {
   double *own;            /* empirical: this rank's chunk-aligned target rows and weights,
                              [own_n*d rows | own_n weights], built on first use (empirical.c) */
   kd_lidx own_n;
+  int stein; /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */

@@ -65,6 +65,9 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
     KD_TRY(kd_config_get_int(cfg, key, 1000, 2, 100000000, &iv));
   }
   switch (t) {
+    case KD_KERNEL_STEIN:
+      KD_TRY(kd_task_read_stein_kernel(ctx, section, d, &p));
+      break;
     case KD_KERNEL_IMQ:
       kd_key_(key, sizeof key, section, "beta");
       KD_TRY(kd_config_get_f64(cfg, key, 0.5, 1e-12, 1e6, &p.beta));
@@ -374,6 +377,7 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
   } else if (ctx->validate_only) {
     KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
   }
+  KD_TRY(kd_task_read_score(ctx, section, n, &ps, &d));
   if (nout) *nout = n;
   if (dout) *dout = d;
   *out = ps;
@@ -426,12 +430,14 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
-  KD_TRY(kd_config_get_str(
-      cfg, key, has_data ? "data" : NULL,
-      has_data ? "data|hdf5|csv|memory|" KD_MEASURE_CHOICES : "hdf5|csv|memory|" KD_MEASURE_CHOICES,
-      !has_data, &type));
-  if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv") ||
-      !strcmp(type, "memory")) {
+  KD_TRY(kd_config_get_str(cfg, key, has_data ? "data" : NULL,
+                           has_data ? "data|hdf5|csv|memory|stein|" KD_MEASURE_CHOICES
+                                    : "hdf5|csv|memory|stein|" KD_MEASURE_CHOICES,
+                           !has_data, &type));
+  if (!strcmp(type, "stein")) {
+    if (k) KD_TRY(kd_target_create_stein(ctx->comm, k, out));
+  } else if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv") ||
+             !strcmp(type, "memory")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
       if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
@@ -517,8 +523,9 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
     double tm = kd_dist_wtime();
     KD_TRY(kd_mmd(target, res->points, res->weights, (kd_lidx)res->n, &mmd, &mmd2));
     res->mmd = mmd;
-    kd_log_info("exact MMD of the %lld-point rule against the target: %.6e (%.3f s)",
-                (long long)res->n, mmd, kd_dist_wtime() - tm);
+    kd_log_info("exact %s of the %lld-point rule against the target: %.6e (%.3f s)",
+                kd_kernel_get_params(k)->type == KD_KERNEL_STEIN ? "KSD" : "MMD", (long long)res->n,
+                mmd, kd_dist_wtime() - tm);
     if (isnan(mmd)) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
       kd_log_warn(
@@ -527,6 +534,7 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
           mmd2);
     }
   }
+  KD_TRY(kd_task_split_scores(k, res));
   kd_kernel_reset_evals(k);
 cleanup:
   return err;

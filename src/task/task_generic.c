@@ -64,8 +64,8 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
     /* herding needs an explicit target (type: data = the candidates' empirical measure) */
     const char *t = NULL;
     KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
-                             "data|hdf5|csv|memory|uniform_box|gaussian|gaussian_mixture|sphere|"
-                             "torus|grid|trunc_gaussian",
+                             "data|hdf5|csv|memory|stein|uniform_box|gaussian|gaussian_mixture|"
+                             "sphere|torus|grid|trunc_gaussian",
                              1, &t));
   }
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));

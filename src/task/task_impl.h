@@ -65,6 +65,18 @@ void kd_task_resumable_names(char *buf, int len);
 /* ---- helpers shared by tasks (task/task_common.c) ---- */
 /** Read a kernel section ("kernel") for dimension d. Collective (no traffic). */
 kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out);
+/** The Stein kernel's keys (base, beta, precondition) into p, and the check that the points carry
+ *  scores (task/task_stein.c). Local. */
+kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, int d,
+                                 kd_kernel_params *p);
+/** After a point-set section is loaded: if it has a `score` subsection, replace *ps by the rows
+ *  (x, s(x)) of width 2d (scores from a file or the analytic score of a measure) and double *d.
+ *  In validate_only mode (*ps NULL) only the keys and shapes are checked. Collective. */
+kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n, kd_pointset **ps,
+                          int *d);
+/** Stein kernel: split the result's rows (x, s) into /points (x) and the dataset /coreset/scores.
+ */
+kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res);
 /** If the kernel asked for ls: median, compute it on ps. Collective. */
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
 /** Read a generator measure section (type + parameters). Local (every rank parses the same). */

@@ -270,7 +270,7 @@ typedef struct {
 } task_case;
 
 static const char *const kHerdKv[] = {"max_iter=30", NULL};
-static const char *const kThinKv[] = {"n_out=16", "g=1", NULL};
+static const char *const kThinKv[] = {"n_out=16", "g=1", "replacement=false", NULL};
 static const char *const kQuadKv[] = {"n=10", NULL};
 static const char *const kCttKv[] = {"s=16", "g=0", "B=39", "alpha=0.05", NULL};
 
@@ -407,7 +407,8 @@ static void check_output(const char *name, const char *task, const problem *p, c
             !memcmp(r->points + i * r->d, p->rows + r->indices[i] * p->d, sizeof(double) * p->d);
     }
   }
-  KD_TEST(distinct, "%s: distinct rows", name);
+  /* skt resamples its reweighted input, so its coreset is a multiset (Li et al. 2024) */
+  if (strcmp(name, "skt")) KD_TEST(distinct, "%s: distinct rows", name);
   KD_TEST(rows_ok, "%s: indices name input rows equal to the output points", name);
   if (strcmp(task, "quad")) KD_TEST(n_idx == r->n, "%s: every output row is an input row", name);
 }
@@ -532,7 +533,7 @@ int main(int argc, char **argv) {
       KD_TEST_OK(run(desc, tc, &pw, 7, &r2));
       KD_TEST(same_bits(&r, &r2), "%s: the same seed gives the same bits", desc->name);
       KD_TEST_OK(run(desc, tc, &pw, 8, &rd));
-      if (tc->randomised)
+      if (tc->randomised && strcmp(desc->name, "stein_thin")) /* greedy: no randomness */
         KD_TEST(!same_bits(&r, &rd), "%s: another seed gives another output", desc->name);
       else
         KD_TEST(same_bits(&r, &rd), "%s: deterministic: the seed changes nothing", desc->name);
