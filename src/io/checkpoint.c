@@ -149,8 +149,7 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   gmtime_r(&now, &tmv);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
   kd_checkpoint_config_hash(meta->config_yaml, hash);
-  KD_H5C(f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create the checkpoint file", tmp);
+  KD_TRY(kd_h5_image_create(tmp, &f)); /* saved to tmp by kd_h5_image_save below */
   KD_H5C(lcpl = H5Pcreate(H5P_LINK_CREATE), KD_ERR_H5, "H5Pcreate");
   KD_H5C(H5Pset_create_intermediate_group(lcpl, 1), KD_ERR_H5, "H5Pset_create_intermediate_group");
   KD_TRY(kd_ckpt_attr_num_(f, "kdistill_checkpoint_format", 1, &fmt));
@@ -179,11 +178,7 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   }
   H5Pclose(lcpl);
   lcpl = -1;
-  {
-    herr_t c = H5Fclose(f);
-    f = -1;
-    KD_H5C(c, KD_ERR_IO, "%s: cannot close the checkpoint file", tmp);
-  }
+  KD_TRY(kd_h5_image_save(&f, tmp)); /* closes f exactly once */
 cleanup:
   if (lcpl >= 0) H5Pclose(lcpl);
   if (f >= 0) H5Fclose(f);

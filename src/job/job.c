@@ -71,6 +71,9 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", job->saved_interval, 0.0, 1e9, &interval));
   KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
   KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
+  job->tctx.comm = ctx->comm;
+  if (!o->no_output) /* checked before any work */
+    KD_TRY(kd_task_check_output(&job->tctx, "output.path", job->output));
   ctx->log_interval = interval;
   job->tctx.comm = ctx->comm;
   job->tctx.cfg = job->cfg;
@@ -168,7 +171,9 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
                            ctx->size,      job.tctx.seed,  yaml};
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
     /* the output is in place: the checkpoint of this run is no longer needed */
-    if (ctx->rank == 0 && ss->path[0]) remove(ss->path);
+    if (ctx->rank == 0 && ss->path[0] &&
+        (ss->last_iteration >= 0 || (ss->resume_path && !strcmp(ss->resume_path, ss->path))))
+      remove(ss->path);
   }
   if (sum) kd_job_summarize_(ctx, &job, &info, res, !o->no_output, sum);
 cleanup:

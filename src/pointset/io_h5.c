@@ -43,6 +43,11 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   *d = r == 2 ? (int)dims[1] : 1;
   KD_CHECK(r == 1 || (dims[1] >= 1 && dims[1] <= 1000000), KD_ERR_INPUT,
            "%s: dataset '%s' has %llu columns", path, dset, (unsigned long long)dims[1]);
+  /* the declared shape is checked before anything is sized from it: a crafted file may declare
+   * (2^45, 2^19) while storing nothing */
+  KD_CHECK(dims[0] <= (hsize_t)INT64_MAX && kd_size_ok((int64_t)dims[0], *d, sizeof(double), NULL),
+           KD_ERR_INPUT, "%s: dataset '%s' declares %llu x %d values, more than can be addressed",
+           path, dset, (unsigned long long)dims[0], *d);
 cleanup:
   if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);

@@ -255,6 +255,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
   kd_ctt_study_spec *sp = &s->sp;
   KD_TRY(kd_study_read_keys_(ctx, sp, &s->csv));
+  if (s->csv[0]) KD_TRY(kd_task_check_output(ctx, "study.csv", s->csv));
   exact = sp->exact;
   if (kd_config_has(cfg, "study.g")) {
     KD_TRY(kd_config_get_f64_list(cfg, "study.g", 0, &ng, &gl));
