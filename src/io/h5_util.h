@@ -41,10 +41,6 @@ kd_err kd_h5_dset(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
  *  with kd_h5_image_save: HDF5 itself never writes to disk, so a full disk is an error of our own
  *  write(2) loop and never leaves HDF5 with a half-closed file. Local; KD_ERR_H5. */
 kd_err kd_h5_image_create(const char *name, hid_t *f);
-/** Create an HDF5 file in memory (core driver, no backing store) for a file that will be saved
- *  with kd_h5_image_save: HDF5 itself never writes to disk, so a full disk is an error of our own
- *  write(2) loop and never leaves HDF5 with a half-closed file. Local; KD_ERR_H5. */
-kd_err kd_h5_image_create(const char *name, hid_t *f);
 /** Close the in-memory file *f (exactly once, *f = -1 on return whatever happens) and write its
  *  image to `path` (created exclusively, mode 0666 & umask), fsync'ed. A failure removes `path`.
  *  Local; KD_ERR_IO naming path. */

@@ -70,8 +70,9 @@ f02_info_wide_output)
   "$PY" "$KD_MKH5" wide_output o.h5
   kd info o.h5
   expect_err 1 "o.h5"
-  kd mmd o.h5
-  [ "$rc" -eq 1 ] || bad "mmd: exit $rc"
+  herd_cfg c.yaml
+  kd mmd o.h5 c.yaml
+  expect_err 1 "o.h5"
   ;;
 f03_resume_huge_state)
   mkckpt
