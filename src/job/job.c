@@ -230,11 +230,18 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
   kd_result rule = KD_RESULT_INIT;
   kd_target *t = NULL;
   double m = NAN, m2 = NAN;
+  char *otask = NULL;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
   memset(&job, 0, sizeof job);
   job.saved_interval = ctx->log_interval;
-  KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, NULL, NULL)));
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, &otask, NULL)));
+  /* only a weighted rule approximating the target can be scored (a CTT output is a test) */
+  KD_CHECK(!strcmp(otask, "herd") || !strcmp(otask, "thin") || !strcmp(otask, "quad"),
+           KD_ERR_INPUT,
+           "%s: written by task %s, which does not produce a quadrature rule (mmd evaluates the "
+           "outputs of herd, thin and quad)",
+           path, otask);
   KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
@@ -247,5 +254,6 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&rule);
+  free(otask);
   return kd_job_leave_(ctx, prev, err);
 }
