@@ -32,13 +32,13 @@ static kd_err kd_h5_read_attr_str_(hid_t loc, const char *name, const char *path
   *out = NULL;
   KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing", path,
          name);
-  KD_H5C(ft = H5Aget_type(a), KD_ERR_H5, "%s: attribute '%s': H5Aget_type", path, name);
+  KD_H5C(ft = H5Aget_type(a), KD_ERR_INPUT, "%s: attribute '%s': H5Aget_type", path, name);
   KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string", path,
            name);
   KD_H5C(mt = H5Tcopy(H5T_C_S1), KD_ERR_H5, "H5Tcopy");
   KD_H5C(H5Tset_cset(mt, H5Tget_cset(ft)), KD_ERR_H5, "H5Tset_cset");
   htri_t var = H5Tis_variable_str(ft);
-  KD_H5C(var, KD_ERR_H5, "%s: attribute '%s': H5Tis_variable_str", path, name);
+  KD_H5C(var, KD_ERR_INPUT, "%s: attribute '%s': H5Tis_variable_str", path, name);
   if (var) {
     KD_H5C(H5Tset_size(mt, H5T_VARIABLE), KD_ERR_H5, "H5Tset_size");
     KD_H5C(H5Aread(a, mt, &vl), KD_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
@@ -84,10 +84,10 @@ static kd_err kd_h5_dims_(hid_t f, const char *dpath, const char *path, int *ran
   dims[0] = dims[1] = 0;
   KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT,
          "%s: dataset %s is missing (not a kdistill output?)", path, dpath);
-  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_INPUT, "%s: %s: H5Dget_space", path, dpath);
   int r = H5Sget_simple_extent_ndims(s);
   KD_CHECK(r >= 0 && r <= 2, KD_ERR_INPUT, "%s: %s has rank %d (expected 1 or 2)", path, dpath, r);
-  KD_H5C(H5Sget_simple_extent_dims(s, dims, NULL), KD_ERR_H5, "%s: %s: extent", path, dpath);
+  KD_H5C(H5Sget_simple_extent_dims(s, dims, NULL), KD_ERR_INPUT, "%s: %s: extent", path, dpath);
   *rank = r;
 cleanup:
   if (s >= 0) H5Sclose(s);
@@ -101,7 +101,7 @@ static kd_err kd_h5_read_all_(hid_t f, const char *dpath, const char *path, hid_
   hid_t d = -1, s = -1;
   KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT, "%s: dataset %s is missing", path,
          dpath);
-  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_INPUT, "%s: %s: H5Dget_space", path, dpath);
   hssize_t np = H5Sget_simple_extent_npoints(s);
   KD_CHECK(np >= 0 && (hsize_t)np == expect, KD_ERR_INPUT,
            "%s: %s has %lld elements, expected %llu", path, dpath, (long long)np,
@@ -187,7 +187,7 @@ kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char
     KD_H5C(st, KD_ERR_INPUT, "%s: cannot list the attributes of /metrics", path);
   }
   htri_t has_trace = H5Lexists(m, "trace", H5P_DEFAULT);
-  KD_H5C(has_trace, KD_ERR_H5, "%s: H5Lexists(/metrics/trace)", path);
+  KD_H5C(has_trace, KD_ERR_INPUT, "%s: H5Lexists(/metrics/trace)", path);
   if (has_trace) {
     hsize_t td[2];
     int tr = 0;
