@@ -407,6 +407,7 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
   int a1, a2, b1, b2;
   kd_h5_quiet();
   KD_TRY(kd_path_check_input(path, "checkpoint")); /* not a FIFO, directory or device */
+  KD_TRY(kd_h5_verify(path)); /* a damaged file never reaches the HDF5 parser */
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), KD_ERR_FILE,
          "%s: not a readable HDF5 checkpoint (truncated or corrupt?)", path);
   KD_TRY(kd_ckpt_read_num_(f, path, "kdistill_checkpoint_format", 1, &fmt));

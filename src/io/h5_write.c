@@ -50,14 +50,54 @@ void kd_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 kd_err kd_h5_image_create(const char *name, hid_t *f) {
   kd_err err = KD_OK;
-  hid_t fapl = -1;
+  hid_t fapl = -1, fcpl = -1;
   *f = -1;
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_core(fapl, (size_t)1 << 20, 0), KD_ERR_H5, "H5Pset_fapl_core");
-  KD_H5C(*f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), KD_ERR_H5,
+  /* the user block carries the checksum of the file (kd_h5_image_save, kd_h5_verify) */
+  KD_H5C(fcpl = H5Pcreate(H5P_FILE_CREATE), KD_ERR_H5, "H5Pcreate(FILE_CREATE)");
+  KD_H5C(H5Pset_userblock(fcpl, KD_H5_USERBLOCK), KD_ERR_H5, "H5Pset_userblock");
+  KD_H5C(*f = H5Fcreate(name, H5F_ACC_TRUNC, fcpl, fapl), KD_ERR_H5,
          "%s: cannot create the file in memory", name);
 cleanup:
+  if (fcpl >= 0) H5Pclose(fcpl);
   if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+static uint64_t kd_h5_sum_(const unsigned char *b, size_t n) {
+  uint64_t h = 14695981039346656037ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* "KDISTILL-SUM1 <fnv64 hex of bytes [512, len)> <len>\n" at the start of the user block. */
+#define KD_H5_SUM_TAG "KDISTILL-SUM1 "
+
+kd_err kd_h5_verify(const char *path) {
+  kd_err err = KD_OK;
+  unsigned char *b = NULL;
+  unsigned long long want = 0, len = 0;
+  long n = -1;
+  FILE *fp = fopen(path, "rb");
+  KD_CHECK(fp, KD_ERR_FILE, "%s: cannot open: %s", path, strerror(errno));
+  char head[64] = {0};
+  if (fread(head, 1, sizeof head - 1, fp) != sizeof head - 1 ||
+      strncmp(head, KD_H5_SUM_TAG, strlen(KD_H5_SUM_TAG)) != 0)
+    goto cleanup; /* not written by this kdistill (or the tag itself was hit): HDF5 decides */
+  KD_CHECK(sscanf(head + strlen(KD_H5_SUM_TAG), "%16llx %llu", &want, &len) == 2 &&
+               fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && (unsigned long long)n == len &&
+               len >= KD_H5_USERBLOCK,
+           KD_ERR_INPUT, "%s: damaged file (%ld bytes, %llu written): truncated or altered", path,
+           n, len);
+  KD_ALLOC(b, (size_t)len);
+  KD_CHECK(fseek(fp, 0, SEEK_SET) == 0 && fread(b, 1, (size_t)len, fp) == (size_t)len, KD_ERR_FILE,
+           "%s: cannot read: %s", path, strerror(errno));
+  KD_CHECK(kd_h5_sum_(b + KD_H5_USERBLOCK, (size_t)len - KD_H5_USERBLOCK) == want, KD_ERR_INPUT,
+           "%s: damaged file (checksum mismatch): altered after it was written", path);
+cleanup:
+  if (fp) fclose(fp);
+  free(b);
   return err;
 }
 
@@ -91,13 +131,18 @@ kd_err kd_h5_image_save(hid_t *f, const char *path) {
   {
     const ssize_t n = H5Fget_file_image(*f, NULL, 0);
     KD_H5C(n, KD_ERR_H5, "%s: cannot size the file image", path);
-    KD_ALLOC(img, (size_t)n);
-    KD_H5C(H5Fget_file_image(*f, img, (size_t)n), KD_ERR_H5, "%s: cannot copy the file image",
-           path);
+    /* the image starts at the superblock: the user block (our checksum line) goes before it */
+    const size_t len = (size_t)n + KD_H5_USERBLOCK;
+    KD_ALLOC(img, len);
+    KD_H5C(H5Fget_file_image(*f, img + KD_H5_USERBLOCK, (size_t)n), KD_ERR_H5,
+           "%s: cannot copy the file image", path);
+    snprintf(img, KD_H5_USERBLOCK, KD_H5_SUM_TAG "%016llx %llu\n",
+             (unsigned long long)kd_h5_sum_((unsigned char *)img + KD_H5_USERBLOCK, (size_t)n),
+             (unsigned long long)len);
     const herr_t c = H5Fclose(*f); /* in memory: closed exactly once */
     *f = -1;
     KD_H5C(c, KD_ERR_H5, "%s: cannot close the file image", path);
-    KD_TRY(kd_h5_write_bytes_(path, img, (size_t)n));
+    KD_TRY(kd_h5_write_bytes_(path, img, len));
   }
 cleanup:
   if (*f >= 0) H5Fclose(*f);
