@@ -14,11 +14,20 @@ static uint64_t kd_mem_parse_(const char *s) {
   if (end == s || v <= 0) return 0;
   while (*end && isspace((unsigned char)*end)) end++;
   switch (toupper((unsigned char)*end)) {
-    case 'K': v *= 1024.0; break;
-    case 'M': v *= 1048576.0; break;
-    case 'G': v *= 1073741824.0; break;
-    case 'T': v *= 1099511627776.0; break;
-    default: break;
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'M':
+      v *= 1048576.0;
+      break;
+    case 'G':
+      v *= 1073741824.0;
+      break;
+    case 'T':
+      v *= 1099511627776.0;
+      break;
+    default:
+      break;
   }
   return v >= 1.8e19 ? 0 : (uint64_t)v;
 }

@@ -319,7 +319,8 @@ static kd_err kd_ckpt_read_dset_(hid_t f, const char *file, const char *path, kd
            "%s: %s is not a 64-bit number array", file, path);
   const int is_int = cls == H5T_INTEGER;
   /* kdistill stores every state array in full, uncompressed: a dataset whose declared size is not
-   * what the file holds (a crafted huge shape, a truncated file) is refused before any allocation */
+   * what the file holds (a crafted huge shape, a truncated file) is refused before any allocation
+   */
   KD_CHECK(H5Dget_storage_size(ds) == (hsize_t)bytes, KD_ERR_FILE,
            "%s: %s declares %lld values but the file stores %llu bytes of them (damaged "
            "checkpoint)",
@@ -462,8 +463,8 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
     KD_TRY(kd_ckpt_read_str_(f, path, "state_checksum", &hs));
     kd_ckpt_checksum_(st, *iteration, want);
     KD_CHECK(!strcmp(hs, want), KD_ERR_FILE,
-             "%s: state checksum mismatch (%s stored, %s computed): the checkpoint is damaged", path,
-             hs, want);
+             "%s: state checksum mismatch (%s stored, %s computed): the checkpoint is damaged",
+             path, hs, want);
   }
 cleanup:
   if (f >= 0) H5Fclose(f);

@@ -349,8 +349,8 @@ kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out) {
     f = lerr ? NULL : fopen(path, "rb");
     if (!f) {
       if (!lerr)
-        lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open config file: %s",
-                          path, strerror(errno));
+        lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open config file: %s", path,
+                          strerror(errno));
     } else {
       size_t cap = 4096, n = 0;
       buf = malloc(cap + 1);

@@ -14,7 +14,7 @@ static kd_err kd_h5_open_ro_(const char *path, hid_t *f) {
   hid_t fapl = -1;
   *f = -1;
   KD_TRY(kd_path_check_input(path, "HDF5")); /* a FIFO or directory is refused, not read */
-  KD_TRY(kd_h5_verify(path)); /* a damaged file never reaches the HDF5 parser */
+  KD_TRY(kd_h5_verify(path));                /* a damaged file never reaches the HDF5 parser */
   kd_h5_quiet();
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");

@@ -86,8 +86,8 @@ kd_err kd_h5_verify(const char *path) {
       strncmp(head, KD_H5_SUM_TAG, strlen(KD_H5_SUM_TAG)) != 0)
     goto cleanup; /* not written by this kdistill (or the tag itself was hit): HDF5 decides */
   KD_CHECK(sscanf(head + strlen(KD_H5_SUM_TAG), "%16llx %llu", &want, &len) == 2 &&
-               fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && (unsigned long long)n == len &&
-               len >= KD_H5_USERBLOCK,
+               fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 &&
+               (unsigned long long)n == len && len >= KD_H5_USERBLOCK,
            KD_ERR_INPUT, "%s: damaged file (%ld bytes, %llu written): truncated or altered", path,
            n, len);
   KD_ALLOC(b, (size_t)len);
@@ -109,7 +109,8 @@ static kd_err kd_h5_write_bytes_(const char *path, const char *buf, size_t n) {
   for (size_t at = 0; at < n;) {
     ssize_t w = write(fd, buf + at, n - at);
     if (w < 0 && errno == EINTR) continue;
-    KD_CHECK(w > 0, KD_ERR_IO, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "no progress");
+    KD_CHECK(w > 0, KD_ERR_IO, "%s: cannot write: %s", path,
+             w < 0 ? strerror(errno) : "no progress");
     at += (size_t)w;
   }
   KD_CHECK(fsync(fd) == 0, KD_ERR_IO, "%s: cannot sync to disk: %s", path, strerror(errno));

@@ -100,8 +100,8 @@ kd_err kd_path_check_output(const char *path, const char *role, int make_dirs) {
   }
   KD_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), KD_ERR_CONFIG,
            "%s: %s: %s is not a directory", role, path, dir);
-  KD_CHECK(access(dir, W_OK | X_OK) == 0, KD_ERR_CONFIG,
-           "%s: %s: directory %s is not writable: %s", role, path, dir, strerror(errno));
+  KD_CHECK(access(dir, W_OK | X_OK) == 0, KD_ERR_CONFIG, "%s: %s: directory %s is not writable: %s",
+           role, path, dir, strerror(errno));
 cleanup:
   free(dir);
   return err;

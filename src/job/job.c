@@ -237,8 +237,7 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
   job.saved_interval = ctx->log_interval;
   KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, &otask, NULL)));
   /* only a weighted rule approximating the target can be scored (a CTT output is a test) */
-  KD_CHECK(!strcmp(otask, "herd") || !strcmp(otask, "thin") || !strcmp(otask, "quad"),
-           KD_ERR_INPUT,
+  KD_CHECK(!strcmp(otask, "herd") || !strcmp(otask, "thin") || !strcmp(otask, "quad"), KD_ERR_INPUT,
            "%s: written by task %s, which does not produce a quadrature rule (mmd evaluates the "
            "outputs of herd, thin and quad)",
            path, otask);

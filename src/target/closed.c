@@ -42,7 +42,8 @@ static double kd_phi_diff_(double u, double v) {
 /* The Gaussian closed forms below are written with q = l^2 + S^2 (S^2 a sum of variances). For
  * length scales and spreads in [1e-150, 1e150] that form is exact to rounding and is kept as it is
  * (results stay bitwise identical); outside it l*l overflows or underflows (ls = 1e300 gave
- * l/sqrt(q) = 0, ls = 1e-300 gave 0/0), so the ratios are formed from (S/l)^2 or (l/S)^2 instead. */
+ * l/sqrt(q) = 0, ls = 1e-300 gave 0/0), so the ratios are formed from (S/l)^2 or (l/S)^2 instead.
+ */
 static int kd_ls_plain_(double l, double S) { return l > 1e-150 && l < 1e150 && S < 1e150; }
 
 /* wl = l^2/q, ws = S^2/q and tq = t^2/q without forming l^2 or q. */

@@ -522,8 +522,7 @@ cleanup:
 }
 
 kd_err kd_task_check_output(const kd_task_ctx *ctx, const char *key, const char *path) {
-  const kd_err local =
-      kd_dist_rank(ctx->comm) == 0 ? kd_path_check_output(path, key, 0) : KD_OK;
+  const kd_err local = kd_dist_rank(ctx->comm) == 0 ? kd_path_check_output(path, key, 0) : KD_OK;
   return kd_dist_agreed(ctx->comm, local);
 }
 

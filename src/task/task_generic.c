@@ -58,7 +58,8 @@ static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, co
   size_t bytes = 0;
   char what[96];
   snprintf(what, sizeof what, "task %s on %lld %s points", task, (long long)n, section);
-  if (!kd_size_ok(rows, per_point, sizeof(double), &bytes)) return kd_mem_require(UINT64_MAX, what, "n");
+  if (!kd_size_ok(rows, per_point, sizeof(double), &bytes))
+    return kd_mem_require(UINT64_MAX, what, "n");
   return kd_mem_require((uint64_t)bytes, what, "n");
 }
 

@@ -64,8 +64,8 @@ static void kd_fz_outcome_(kd_fz_counts *c, kd_err err, const char *what) {
   c->cases++;
   c->by_status[st >= 0 && st < 4 ? st : 0]++;
   if (err == KD_OK) return;
-  KD_TEST(st == 1 || err == KD_ERR_MEM, "%s: exit status %d (%s): %s", what, st,
-          kd_err_string(err), msg);
+  KD_TEST(st == 1 || err == KD_ERR_MEM, "%s: exit status %d (%s): %s", what, st, kd_err_string(err),
+          msg);
   if (kd_test_rank() == 0)
     KD_TEST(msg[0] && !strchr(msg, '\n'), "%s: the message is not one line: '%s'", what, msg);
 }
@@ -265,10 +265,11 @@ int main(int argc, char **argv) {
   const long n_cfg = c.cases;
   if (dir[0]) kd_fz_files_(dir, 4 * per, 4 * per, seed, &c);
   if (kd_test_rank() == 0) {
-    printf("fuzz: %ld cases (%ld config mutations, %ld damaged files): exit 0 %ld, exit 1 %ld, "
-           "exit 2 %ld, exit 3 %ld; crashes 0, hangs 0 (else this line is missing)\n",
-           c.cases, n_cfg, c.cases - n_cfg, c.by_status[0], c.by_status[1], c.by_status[2],
-           c.by_status[3]);
+    printf(
+        "fuzz: %ld cases (%ld config mutations, %ld damaged files): exit 0 %ld, exit 1 %ld, "
+        "exit 2 %ld, exit 3 %ld; crashes 0, hangs 0 (else this line is missing)\n",
+        c.cases, n_cfg, c.cases - n_cfg, c.by_status[0], c.by_status[1], c.by_status[2],
+        c.by_status[3]);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (dir[0] && system(cmd) != 0) printf("cannot remove %s\n", dir);
