@@ -19,8 +19,14 @@ void kd_interrupt_signal_clear_(void) { kd_interrupt_signal_ = 0; }
 
 int kd_interrupt_pending(void) { return kd_ctx_interrupted(kd_ctx_current()); }
 
+void kd_interrupt_anywhere(int on) {
+  kd_ctx *c = kd_ctx_current();
+  if (c) c->interrupt_anywhere = on;
+}
+
 kd_err kd_interrupt_check(const char *what) {
-  if (!kd_interrupt_pending()) return KD_OK;
+  const kd_ctx *c = kd_ctx_current();
+  if (!c || !c->interrupt_anywhere || !kd_interrupt_pending()) return KD_OK;
   return kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
                     "interrupted during %s; nothing was written", what);
 }

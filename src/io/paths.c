@@ -23,7 +23,8 @@ kd_err kd_path_check_input(const char *path, const char *role) {
   struct stat st;
   /* O_NONBLOCK: opening a FIFO with no writer must not block; the type is then checked */
   int fd = open(path, O_RDONLY | O_NONBLOCK);
-  KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open %s file: %s", path, role, strerror(errno));
+  KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open %s: %s", path,
+           strcmp(role, "config") ? "file" : "config file", strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: cannot stat %s file: %s", path, role,
            strerror(errno));
   KD_CHECK(S_ISREG(st.st_mode), KD_ERR_FILE, "%s: the %s file is %s, not a regular file", path,
@@ -61,8 +62,7 @@ static kd_err kd_path_mkdirs_(const char *dir, const char *path, const char *rol
     if (p[i] != '/') continue;
     p[i] = '\0';
     if (mkdir(p, 0777) != 0 && errno != EEXIST)
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: cannot create directory %s: %s", role, path, p,
-              strerror(errno));
+      KD_FAIL(KD_ERR_IO, "%s: %s: cannot create directory %s: %s", role, path, p, strerror(errno));
     p[i] = '/';
   }
 cleanup:
@@ -98,9 +98,9 @@ kd_err kd_path_check_output(const char *path, const char *role, int make_dirs) {
       dir[1] = '\0';
     }
   }
-  KD_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), KD_ERR_CONFIG,
-           "%s: %s: %s is not a directory", role, path, dir);
-  KD_CHECK(access(dir, W_OK | X_OK) == 0, KD_ERR_CONFIG, "%s: %s: directory %s is not writable: %s",
+  KD_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), KD_ERR_IO, "%s: %s: %s is not a directory",
+           role, path, dir);
+  KD_CHECK(access(dir, W_OK | X_OK) == 0, KD_ERR_IO, "%s: %s: directory %s is not writable: %s",
            role, path, dir, strerror(errno));
 cleanup:
   free(dir);

@@ -14,7 +14,9 @@ kd_err kd_path_check_input(const char *path, const char *role);
 
 /** `path` can be written by kdistill: if it exists it is a regular file (not a symlink, FIFO,
  *  device or directory), and its directory exists (or, with make_dirs, is created with its
- *  parents) and is writable. `role` names the key in the message. Local; KD_ERR_CONFIG (exit 1). */
+ *  parents) and is writable. `role` names the key in the message. Local; KD_ERR_CONFIG (exit 1)
+ *  for a path that is not a regular file, KD_ERR_IO (exit 2) for a directory that is not one,
+ *  cannot be created or cannot be written. */
 kd_err kd_path_check_output(const char *path, const char *role, int make_dirs);
 
 #endif
