@@ -4,7 +4,8 @@
 # apt-get line is printed and the script exits with status 2. Idempotent: installed packages are
 # left alone (nothing is downloaded when everything is present).
 KD_PACKAGES=(gcc libc6-dev make cmake pkg-config openmpi-bin libopenmpi-dev openssh-client
-             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev)
+             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev
+             python3-h5py python3-numpy)
 
 kd_install_deps() {
   local missing=() p
