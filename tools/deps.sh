@@ -6,7 +6,7 @@
 # left alone (nothing is downloaded when everything is present).
 KD_PACKAGES=(gcc libc6-dev make cmake pkg-config openmpi-bin libopenmpi-dev openssh-client
              libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev
-             python3 python3-numpy python3-mpi4py)
+             python3 python3-numpy python3-mpi4py python3-h5py)
 
 kd_install_deps() {
   local missing=() p

@@ -17,6 +17,8 @@
 #define KDISTILL_KD_ERR_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,17 +114,34 @@ kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what
     }                                                                                             \
   } while (0)
 
-/** Allocate n elements of *ptr's type, zeroed; fails with KD_ERR_MEM. n may be 0 (allocates 1). */
-#define KD_ALLOC(ptr, n)                                                                  \
-  do {                                                                                    \
-    size_t kd_alloc_n_ = (size_t)(n);                                                     \
-    (ptr) = calloc(kd_alloc_n_ ? kd_alloc_n_ : 1, sizeof(*(ptr)));                        \
-    if (!(ptr)) {                                                                         \
-      err = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "cannot allocate %zu x %zu bytes", \
-                       kd_alloc_n_, sizeof(*(ptr)));                                      \
-      goto cleanup;                                                                       \
-    }                                                                                     \
+/** Allocate n elements of *ptr's type, zeroed; fails with KD_ERR_MEM naming what was being
+ *  allocated (the expression ptr). n may be 0 (allocates 1). */
+#define KD_ALLOC(ptr, n)                                                                      \
+  do {                                                                                        \
+    size_t kd_alloc_n_ = (size_t)(n);                                                         \
+    (ptr) = calloc(kd_alloc_n_ ? kd_alloc_n_ : 1, sizeof(*(ptr)));                            \
+    if (!(ptr)) {                                                                             \
+      err = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,                                        \
+                       "cannot allocate %zu x %zu bytes for %s (try more ranks or a smaller " \
+                       "problem)",                                                            \
+                       kd_alloc_n_, sizeof(*(ptr)), #ptr);                                    \
+      goto cleanup;                                                                           \
+    }                                                                                         \
   } while (0)
+
+/** Overflow-checked size: *out = a * b * elem bytes (a, b >= 0). Returns 0 when the product does
+ *  not fit in size_t or exceeds KD_SIZE_MAX_BYTES (2^60: more than any machine holds, so that
+ *  sums of a few such sizes cannot wrap either), non-zero otherwise. Local. */
+#define KD_SIZE_MAX_BYTES ((uint64_t)1 << 60)
+static inline int kd_size_ok(int64_t a, int64_t b, size_t elem, size_t *out) {
+  if (a < 0 || b < 0) return 0;
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b, ue = (uint64_t)elem, lim = KD_SIZE_MAX_BYTES;
+  if (ua && ub > lim / ua) return 0;
+  uint64_t ab = ua * ub;
+  if (ue && ab > lim / ue) return 0;
+  if (out) *out = (size_t)(ab * ue);
+  return 1;
+}
 
 /** Debug assertion: aborts all ranks (never for user errors). */
 #define KD_ASSERT(cond)                                       \

@@ -96,6 +96,15 @@ void kd_log_set_total_from(int64_t total, int64_t done);
 /** Non-zero once the bound context was interrupted (kd_ctx_interrupted: kd_ctx_interrupt, or a
  *  SIGTERM/SIGUSR1 if it listens to signals); 0 without a context. Local. */
 int kd_interrupt_pending(void);
+/** For computations without a checkpoint: KD_ERR_INTERRUPTED with the message "interrupted
+ *  during <what>; nothing was written" once kd_interrupt_pending, if the task running declared
+ *  that it has no safe point (kd_interrupt_anywhere), else KD_OK - so a computation that is also
+ *  run inside a checkpointing task (ctt in ctt_study) still stops at that task's safe point. Poll
+ *  it at bounded intervals inside a local loop whose error is agreed afterwards. Local. */
+kd_err kd_interrupt_check(const char *what);
+/** A task without checkpoints sets this (1) around its computation so that kd_interrupt_check
+ *  reports a pending interrupt anywhere; 0 restores the default. Local (bound context). */
+void kd_interrupt_anywhere(int on);
 /** Let the bound context listen to SIGTERM/SIGUSR1 (kd_ctx_listen_signals(ctx, 1)). Local. */
 void kd_interrupt_install(void);
 /** Set or clear the bound context's interrupt flag by hand (tests). Local. */

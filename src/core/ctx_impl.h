@@ -42,6 +42,7 @@ struct kd_ctx {
   /* interruption (interrupt.c) */
   atomic_int interrupted;
   int listen_signals;
+  int interrupt_anywhere; /* the running computation has no safe point (kd_interrupt_anywhere) */
   /* communication timer (dist/dist.c) */
   double comm_seconds;
   /* checkpoint session (io/checkpoint.c, task/) */

@@ -38,6 +38,10 @@ kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, cap, fmt, ap);
     va_end(ap);
+    /* one line: text copied from libraries (HDF5's "time = ...\n, filename = ...") or from the
+     * user's input may carry line breaks or control characters */
+    for (char *q = msg; *q; q++)
+      if ((unsigned char)*q < 0x20) *q = ' ';
     if (getenv("KD_DEBUG_ERRORS")) {
       size_t len = strlen(msg);
       snprintf(msg + len, cap - len, " [%s:%d]", file, line);

@@ -19,6 +19,18 @@ void kd_interrupt_signal_clear_(void) { kd_interrupt_signal_ = 0; }
 
 int kd_interrupt_pending(void) { return kd_ctx_interrupted(kd_ctx_current()); }
 
+void kd_interrupt_anywhere(int on) {
+  kd_ctx *c = kd_ctx_current();
+  if (c) c->interrupt_anywhere = on;
+}
+
+kd_err kd_interrupt_check(const char *what) {
+  const kd_ctx *c = kd_ctx_current();
+  if (!c || !c->interrupt_anywhere || !kd_interrupt_pending()) return KD_OK;
+  return kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
+                    "interrupted during %s; nothing was written", what);
+}
+
 void kd_interrupt_set(int on) {
   kd_ctx *c = kd_ctx_current();
   if (on)
@@ -36,6 +48,7 @@ void kd_interrupt_install_handlers_(void) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
 }
 

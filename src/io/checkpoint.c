@@ -6,6 +6,7 @@
  * driver, the ranks agree, rank 0 syncs it and renames it into place. Read by rank 0 and broadcast
  * as one packed buffer. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/paths.h"
 #include "io/publish.h"
 
 kd_checkpoint_session *kd_checkpoint_session_get(void) {
@@ -131,6 +133,50 @@ int kd_checkpoint_config_diff(const char *then, const char *now, char *buf, size
   }
 }
 
+/* ---------------- state checksum ---------------- */
+
+static uint64_t kd_ckpt_fnv_(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+/* FNV-1a over everything a resume restores: iteration, counters, the trace and every /state
+ * dataset (path, type, shape, values). Datasets are hashed one by one and summed, so the order in
+ * which they were written or listed does not matter. Written as the root attribute state_checksum
+ * and verified on read: a flipped byte that keeps the file readable is still refused. */
+static void kd_ckpt_checksum_(const kd_result *st, int64_t iteration, char out[17]) {
+  uint64_t h = 14695981039346656037ULL, sum = 0;
+  const int64_t ev = (int64_t)st->kernel_evals, nt = st->n_trace;
+  h = kd_ckpt_fnv_(h, &iteration, sizeof iteration);
+  h = kd_ckpt_fnv_(h, &ev, sizeof ev);
+  h = kd_ckpt_fnv_(h, &st->seconds, sizeof st->seconds);
+  h = kd_ckpt_fnv_(h, &nt, sizeof nt);
+  if (nt > 0) {
+    h = kd_ckpt_fnv_(h, st->trace_iter, 8 * (size_t)nt);
+    h = kd_ckpt_fnv_(h, st->trace_atoms, 8 * (size_t)nt);
+    h = kd_ckpt_fnv_(h, st->trace_mmd, 8 * (size_t)nt);
+    h = kd_ckpt_fnv_(h, st->trace_seconds, 8 * (size_t)nt);
+  }
+  for (int i = 0; i < st->n_datasets; i++) {
+    const kd_result_dataset *x = &st->datasets[i];
+    uint64_t g = 14695981039346656037ULL;
+    int64_t hdr[4] = {x->is_int, x->rank, x->rank > 0 ? x->dims[0] : 0,
+                      x->rank > 1 ? x->dims[1] : 0};
+    size_t count = 1;
+    for (int r = 0; r < x->rank; r++) count *= (size_t)x->dims[r];
+    g = kd_ckpt_fnv_(g, x->path, strlen(x->path));
+    g = kd_ckpt_fnv_(g, hdr, sizeof hdr);
+    g = kd_ckpt_fnv_(g, x->is_int ? (const void *)x->i64 : (const void *)x->f64, 8 * count);
+    sum += g;
+  }
+  h = kd_ckpt_fnv_(h, &sum, sizeof sum);
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
 /* ---------------- writing ---------------- */
 
 static kd_err kd_ckpt_attr_num_(hid_t loc, const char *name, int is_int, const void *val) {
@@ -142,15 +188,14 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
                                   const kd_result *st) {
   kd_err err = KD_OK;
   hid_t f = -1, lcpl = -1;
-  char hash[17], when[32];
+  char hash[17], when[32], sum[17];
   const int64_t fmt = KD_CHECKPOINT_FORMAT, nr = meta->n_ranks, ev = (int64_t)st->kernel_evals;
   time_t now = time(NULL);
   struct tm tmv;
   gmtime_r(&now, &tmv);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
   kd_checkpoint_config_hash(meta->config_yaml, hash);
-  KD_H5C(f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create the checkpoint file", tmp);
+  KD_TRY(kd_h5_image_create(tmp, &f)); /* saved to tmp by kd_h5_image_save below */
   KD_H5C(lcpl = H5Pcreate(H5P_LINK_CREATE), KD_ERR_H5, "H5Pcreate");
   KD_H5C(H5Pset_create_intermediate_group(lcpl, 1), KD_ERR_H5, "H5Pset_create_intermediate_group");
   KD_TRY(kd_ckpt_attr_num_(f, "kdistill_checkpoint_format", 1, &fmt));
@@ -161,6 +206,8 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   KD_TRY(kd_h5_attr_str(f, "config_yaml", meta->config_yaml));
   KD_TRY(kd_h5_attr_str(f, "created_utc", when));
   KD_TRY(kd_h5_attr_str(f, "reason", meta->reason));
+  kd_ckpt_checksum_(st, meta->iteration, sum);
+  KD_TRY(kd_h5_attr_str(f, "state_checksum", sum));
   KD_TRY(kd_ckpt_attr_num_(f, "n_ranks", 1, &nr));
   KD_TRY(kd_ckpt_attr_num_(f, "iteration", 1, &meta->iteration));
   KD_TRY(kd_ckpt_attr_num_(f, "elapsed_seconds", 0, &st->seconds));
@@ -179,11 +226,7 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   }
   H5Pclose(lcpl);
   lcpl = -1;
-  {
-    herr_t c = H5Fclose(f);
-    f = -1;
-    KD_H5C(c, KD_ERR_IO, "%s: cannot close the checkpoint file", tmp);
-  }
+  KD_TRY(kd_h5_image_save(&f, tmp)); /* closes f exactly once */
 cleanup:
   if (lcpl >= 0) H5Pclose(lcpl);
   if (f >= 0) H5Fclose(f);
@@ -258,15 +301,32 @@ static kd_err kd_ckpt_read_dset_(hid_t f, const char *file, const char *path, kd
   KD_H5C(sp = H5Dget_space(ds), KD_ERR_FILE, "%s: %s", file, path);
   int rank = H5Sget_simple_extent_ndims(sp);
   KD_CHECK(rank >= 0 && rank <= 2, KD_ERR_FILE, "%s: %s has rank %d", file, path, rank);
-  if (rank > 0) H5Sget_simple_extent_dims(sp, hd, NULL);
+  if (rank > 0)
+    KD_CHECK(H5Sget_simple_extent_dims(sp, hd, NULL) == rank, KD_ERR_FILE,
+             "%s: cannot read the shape of %s", file, path);
   for (int i = 0; i < rank; i++) {
+    KD_CHECK(hd[i] <= (hsize_t)INT64_MAX, KD_ERR_FILE, "%s: %s has a malformed shape", file, path);
     dims[i] = (int64_t)hd[i];
-    count *= dims[i];
   }
+  size_t bytes = 0;
+  count = rank > 0 ? dims[0] : 1;
+  KD_CHECK(kd_size_ok(count, rank > 1 ? dims[1] : 1, 8, &bytes), KD_ERR_FILE,
+           "%s: %s declares more values than can be addressed", file, path);
+  count = (int64_t)(bytes / 8);
   KD_H5C(t = H5Dget_type(ds), KD_ERR_FILE, "%s: %s", file, path);
-  const int is_int = H5Tget_class(t) == H5T_INTEGER;
-  buf = malloc(8 * (size_t)(count > 0 ? count : 1));
-  KD_CHECK(buf, KD_ERR_MEM, "%s: cannot allocate %s", file, path);
+  const H5T_class_t cls = H5Tget_class(t);
+  KD_CHECK((cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Tget_size(t) == 8, KD_ERR_FILE,
+           "%s: %s is not a 64-bit number array", file, path);
+  const int is_int = cls == H5T_INTEGER;
+  /* kdistill stores every state array in full, uncompressed: a dataset whose declared size is not
+   * what the file holds (a crafted huge shape, a truncated file) is refused before any allocation
+   */
+  KD_CHECK(H5Dget_storage_size(ds) == (hsize_t)bytes, KD_ERR_FILE,
+           "%s: %s declares %lld values but the file stores %llu bytes of them (damaged "
+           "checkpoint)",
+           file, path, (long long)count, (unsigned long long)H5Dget_storage_size(ds));
+  buf = malloc(bytes ? bytes : 1);
+  KD_CHECK(buf, KD_ERR_MEM, "%s: cannot allocate %zu bytes for %s", file, bytes, path);
   if (count > 0)
     KD_H5C(H5Dread(ds, is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                    buf),
@@ -347,8 +407,8 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
   int64_t fmt = 0, ev = 0;
   int a1, a2, b1, b2;
   kd_h5_quiet();
-  KD_CHECK(access(path, R_OK) == 0, KD_ERR_FILE, "%s: cannot read the checkpoint: %s", path,
-           strerror(errno));
+  KD_TRY(kd_path_check_input(path, "checkpoint")); /* not a FIFO, directory or device */
+  KD_TRY(kd_h5_verify(path)); /* a damaged file never reaches the HDF5 parser */
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), KD_ERR_FILE,
          "%s: not a readable HDF5 checkpoint (truncated or corrupt?)", path);
   KD_TRY(kd_ckpt_read_num_(f, path, "kdistill_checkpoint_format", 1, &fmt));
@@ -393,6 +453,19 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
     KD_H5C(r, KD_ERR_FILE, "%s: cannot list /state (truncated file?)", path);
   }
   KD_TRY(kd_ckpt_read_trace_(f, path, st));
+  KD_CHECK(*iteration >= 0 && st->seconds >= 0 && isfinite(st->seconds), KD_ERR_FILE,
+           "%s: iteration %lld / elapsed %g s out of range (damaged checkpoint)", path,
+           (long long)*iteration, st->seconds);
+  {
+    char want[17];
+    free(hs);
+    hs = NULL;
+    KD_TRY(kd_ckpt_read_str_(f, path, "state_checksum", &hs));
+    kd_ckpt_checksum_(st, *iteration, want);
+    KD_CHECK(!strcmp(hs, want), KD_ERR_FILE,
+             "%s: state checksum mismatch (%s stored, %s computed): the checkpoint is damaged",
+             path, hs, want);
+  }
 cleanup:
   if (f >= 0) H5Fclose(f);
   free(ver);

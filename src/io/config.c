@@ -15,6 +15,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/paths.h"
 
 enum { KD_CN_SCALAR = 0, KD_CN_SEQ = 1, KD_CN_MAP = 2 };
 enum { KD_ORIGIN_FILE = 0, KD_ORIGIN_SET = 1, KD_ORIGIN_DEFAULT = 2 };
@@ -127,12 +128,55 @@ cleanup:
   return err;
 }
 
+/* The keys of one mapping being parsed: an open-addressing table of indices into node->kids, so
+ * that duplicate detection is linear in the number of keys (a 5M-key file parses in seconds). */
+typedef struct {
+  int *slot; /* -1 = empty */
+  size_t cap;
+} kd_cfg_keys_;
+
+static size_t kd_cfg_key_hash_(const char *k) {
+  uint64_t h = 14695981039346656037ULL;
+  for (; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ULL;
+  return (size_t)h;
+}
+
+/* Index of kid with this key, or -1. */
+static int kd_cfg_keys_find_(const kd_cfg_keys_ *ks, const kd_cnode *node, const char *key) {
+  if (!ks->cap) return -1;
+  for (size_t i = kd_cfg_key_hash_(key) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
+    if (ks->slot[i] < 0) return -1;
+    if (!strcmp(node->kids[ks->slot[i]]->key, key)) return ks->slot[i];
+  }
+}
+
+/* Record kid idx (already in node->kids); grows and rehashes at half load. */
+static kd_err kd_cfg_keys_add_(kd_cfg_keys_ *ks, const kd_cnode *node, int idx) {
+  kd_err err = KD_OK;
+  if (2 * (size_t)(idx + 1) > ks->cap) {
+    size_t cap = ks->cap ? 2 * ks->cap : 16;
+    int *slot = malloc(cap * sizeof *slot);
+    KD_CHECK(slot, KD_ERR_MEM, "out of memory (config keys)");
+    for (size_t i = 0; i < cap; i++) slot[i] = -1;
+    free(ks->slot);
+    ks->slot = slot;
+    ks->cap = cap;
+    for (int k = 0; k < idx; k++) KD_TRY(kd_cfg_keys_add_(ks, node, k));
+  }
+  size_t i = kd_cfg_key_hash_(node->kids[idx]->key) & (ks->cap - 1);
+  while (ks->slot[i] >= 0) i = (i + 1) & (ks->cap - 1);
+  ks->slot[i] = idx;
+cleanup:
+  return err;
+}
+
 /* Parse the node starting with event *ev (consumed). */
 static kd_err kd_cfg_parse_node_(kd_cfg_parse_ *ps, yaml_event_t *ev, int depth, kd_cnode **out) {
   kd_err err = KD_OK;
   kd_cnode *node = NULL, *kid = NULL;
   yaml_event_t e;
   int have_e = 0;
+  kd_cfg_keys_ keys = {NULL, 0};
   const int line = (int)ev->start_mark.line + 1;
   *out = NULL;
   KD_CHECK(depth < KD_CFG_MAX_DEPTH, KD_ERR_CONFIG, "%s:%d: nesting deeper than %d levels",
@@ -178,14 +222,14 @@ static kd_err kd_cfg_parse_node_(kd_cfg_parse_ *ps, yaml_event_t *ev, int depth,
         key[e.data.scalar.length] = '\0';
         yaml_event_delete(&e);
         have_e = 0;
-        for (int i = 0; i < node->n; i++)
-          if (!strcmp(node->kids[i]->key, key)) {
-            err = kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
-                             "%s:%d: %s: duplicate key (first given at line %d)", ps->name, kline,
-                             key, node->kids[i]->line);
-            free(key);
-            goto cleanup;
-          }
+        const int dup = kd_cfg_keys_find_(&keys, node, key);
+        if (dup >= 0) {
+          err = kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
+                           "%s:%d: %s: duplicate key (first given at line %d)", ps->name, kline,
+                           key, node->kids[dup]->line);
+          free(key);
+          goto cleanup;
+        }
         if (strchr(key, '.') || key[0] == '\0') {
           err = kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
                            "%s:%d: '%s': key names must be non-empty and contain no '.'", ps->name,
@@ -210,6 +254,7 @@ static kd_err kd_cfg_parse_node_(kd_cfg_parse_ *ps, yaml_event_t *ev, int depth,
         kid->line = kline;
         KD_TRY(kd_cnode_add_(node, kid));
         kid = NULL;
+        KD_TRY(kd_cfg_keys_add_(&keys, node, node->n - 1));
       }
       break;
     case YAML_ALIAS_EVENT:
@@ -220,6 +265,7 @@ static kd_err kd_cfg_parse_node_(kd_cfg_parse_ *ps, yaml_event_t *ev, int depth,
   *out = node;
   node = NULL;
 cleanup:
+  free(keys.slot);
   if (have_e) yaml_event_delete(&e);
   kd_cnode_free_(kid);
   kd_cnode_free_(node);
@@ -299,10 +345,12 @@ kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out) {
   int64_t len = 0;
   *out = NULL;
   if (kd_dist_rank(comm) == 0) {
-    f = fopen(path, "rb");
+    lerr = kd_path_check_input(path, "config"); /* a FIFO is refused instead of blocking */
+    f = lerr ? NULL : fopen(path, "rb");
     if (!f) {
-      lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open config file: %s", path,
-                        strerror(errno));
+      if (!lerr)
+        lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "%s: cannot open config file: %s", path,
+                          strerror(errno));
     } else {
       size_t cap = 4096, n = 0;
       buf = malloc(cap + 1);

@@ -7,14 +7,14 @@
 #include <string.h>
 
 #include "io/io_impl.h"
+#include "io/paths.h"
 
 static kd_err kd_h5_open_ro_(const char *path, hid_t *f) {
   kd_err err = KD_OK;
   hid_t fapl = -1;
-  FILE *probe = fopen(path, "rb");
   *f = -1;
-  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
-  fclose(probe);
+  KD_TRY(kd_path_check_input(path, "HDF5")); /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_h5_verify(path));                /* a damaged file never reaches the HDF5 parser */
   kd_h5_quiet();
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
@@ -33,13 +33,13 @@ static kd_err kd_h5_read_attr_str_(hid_t loc, const char *name, const char *path
   *out = NULL;
   KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing", path,
          name);
-  KD_H5C(ft = H5Aget_type(a), KD_ERR_H5, "%s: attribute '%s': H5Aget_type", path, name);
+  KD_H5C(ft = H5Aget_type(a), KD_ERR_INPUT, "%s: attribute '%s': H5Aget_type", path, name);
   KD_CHECK(H5Tget_class(ft) == H5T_STRING, KD_ERR_INPUT, "%s: attribute '%s' is not a string", path,
            name);
   KD_H5C(mt = H5Tcopy(H5T_C_S1), KD_ERR_H5, "H5Tcopy");
   KD_H5C(H5Tset_cset(mt, H5Tget_cset(ft)), KD_ERR_H5, "H5Tset_cset");
   htri_t var = H5Tis_variable_str(ft);
-  KD_H5C(var, KD_ERR_H5, "%s: attribute '%s': H5Tis_variable_str", path, name);
+  KD_H5C(var, KD_ERR_INPUT, "%s: attribute '%s': H5Tis_variable_str", path, name);
   if (var) {
     KD_H5C(H5Tset_size(mt, H5T_VARIABLE), KD_ERR_H5, "H5Tset_size");
     KD_H5C(H5Aread(a, mt, &vl), KD_ERR_INPUT, "%s: cannot read attribute '%s'", path, name);
@@ -85,10 +85,10 @@ static kd_err kd_h5_dims_(hid_t f, const char *dpath, const char *path, int *ran
   dims[0] = dims[1] = 0;
   KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT,
          "%s: dataset %s is missing (not a kdistill output?)", path, dpath);
-  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_INPUT, "%s: %s: H5Dget_space", path, dpath);
   int r = H5Sget_simple_extent_ndims(s);
   KD_CHECK(r >= 0 && r <= 2, KD_ERR_INPUT, "%s: %s has rank %d (expected 1 or 2)", path, dpath, r);
-  KD_H5C(H5Sget_simple_extent_dims(s, dims, NULL), KD_ERR_H5, "%s: %s: extent", path, dpath);
+  KD_H5C(H5Sget_simple_extent_dims(s, dims, NULL), KD_ERR_INPUT, "%s: %s: extent", path, dpath);
   *rank = r;
 cleanup:
   if (s >= 0) H5Sclose(s);
@@ -102,11 +102,20 @@ static kd_err kd_h5_read_all_(hid_t f, const char *dpath, const char *path, hid_
   hid_t d = -1, s = -1;
   KD_H5C(d = H5Dopen2(f, dpath, H5P_DEFAULT), KD_ERR_INPUT, "%s: dataset %s is missing", path,
          dpath);
-  KD_H5C(s = H5Dget_space(d), KD_ERR_H5, "%s: %s: H5Dget_space", path, dpath);
+  KD_H5C(s = H5Dget_space(d), KD_ERR_INPUT, "%s: %s: H5Dget_space", path, dpath);
   hssize_t np = H5Sget_simple_extent_npoints(s);
   KD_CHECK(np >= 0 && (hsize_t)np == expect, KD_ERR_INPUT,
            "%s: %s has %lld elements, expected %llu", path, dpath, (long long)np,
            (unsigned long long)expect);
+  {
+    /* kdistill writes its arrays in full: a declared size the file does not hold is damage */
+    hid_t ft = H5Dget_type(d);
+    const size_t ts = ft >= 0 ? H5Tget_size(ft) : 0;
+    if (ft >= 0) H5Tclose(ft);
+    KD_CHECK(ts > 0 && ts <= 8 && H5Dget_storage_size(d) == (hsize_t)np * ts, KD_ERR_INPUT,
+             "%s: %s declares %lld elements that the file does not hold (damaged output)", path,
+             dpath, (long long)np);
+  }
   if (expect > 0)
     KD_H5C(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), KD_ERR_INPUT,
            "%s: cannot read %s", path, dpath);
@@ -147,6 +156,11 @@ kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char
   KD_TRY(kd_h5_open_ro_(path, &f));
   KD_TRY(kd_h5_dims_(f, "/coreset/points", path, &rank, dims));
   KD_CHECK(rank == 2 && dims[1] >= 1, KD_ERR_INPUT, "%s: /coreset/points must be n x d", path);
+  /* the shape is checked before anything is sized from it (a crafted file may declare anything) */
+  KD_CHECK(dims[1] <= 1000000 && dims[0] <= (hsize_t)INT64_MAX &&
+               kd_size_ok((int64_t)dims[0], (int64_t)dims[1], sizeof(double), NULL),
+           KD_ERR_INPUT, "%s: /coreset/points declares %llu x %llu values, more than can be read",
+           path, (unsigned long long)dims[0], (unsigned long long)dims[1]);
   KD_TRY(kd_h5_dims_(f, "/coreset/weights", path, &wr, wd));
   KD_CHECK(wr == 1 && wd[0] == dims[0], KD_ERR_INPUT,
            "%s: /coreset/weights must have one entry per point", path);
@@ -174,12 +188,13 @@ kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char
     KD_H5C(st, KD_ERR_INPUT, "%s: cannot list the attributes of /metrics", path);
   }
   htri_t has_trace = H5Lexists(m, "trace", H5P_DEFAULT);
-  KD_H5C(has_trace, KD_ERR_H5, "%s: H5Lexists(/metrics/trace)", path);
+  KD_H5C(has_trace, KD_ERR_INPUT, "%s: H5Lexists(/metrics/trace)", path);
   if (has_trace) {
     hsize_t td[2];
     int tr = 0;
     KD_TRY(kd_h5_dims_(f, "/metrics/trace/iteration", path, &tr, td));
-    KD_CHECK(tr == 1, KD_ERR_INPUT, "%s: /metrics/trace/iteration must be 1-D", path);
+    KD_CHECK(tr == 1 && td[0] <= (hsize_t)1 << 40, KD_ERR_INPUT,
+             "%s: /metrics/trace/iteration must be 1-D", path);
     for (int64_t i = 0; i < (int64_t)td[0]; i++) KD_TRY(kd_result_trace_push(res, 0, 0, 0.0, 0.0));
     KD_TRY(kd_h5_read_all_(f, "/metrics/trace/iteration", path, H5T_NATIVE_INT64, td[0],
                            res->trace_iter));

@@ -37,4 +37,20 @@ kd_err kd_h5_attr_num(hid_t loc, const char *name, hid_t ftype, hid_t mtype, con
 kd_err kd_h5_dset(hid_t loc, const char *path, hid_t lcpl, int is_int, int rank,
                   const int64_t *dims, const void *data);
 
+/** Bytes of the user block at the start of every HDF5 file kdistill writes: it holds the
+ *  checksum of the rest of the file. */
+#define KD_H5_USERBLOCK 512
+/** Check a file kdistill wrote against the checksum in its user block before HDF5 parses it
+ *  (HDF5 itself may crash on some damaged files). Files without the tag pass. Local;
+ *  KD_ERR_INPUT for a damaged file, KD_ERR_FILE when it cannot be read. */
+kd_err kd_h5_verify(const char *path);
+/** Create an HDF5 file in memory (core driver, no backing store) for a file that will be saved
+ *  with kd_h5_image_save: HDF5 itself never writes to disk, so a full disk is an error of our own
+ *  write(2) loop and never leaves HDF5 with a half-closed file. Local; KD_ERR_H5. */
+kd_err kd_h5_image_create(const char *name, hid_t *f);
+/** Close the in-memory file *f (exactly once, *f = -1 on return whatever happens) and write its
+ *  image to `path` (created exclusively, mode 0666 & umask), fsync'ed. A failure removes `path`.
+ *  Local; KD_ERR_IO naming path. */
+kd_err kd_h5_image_save(hid_t *f, const char *path);
+
 #endif

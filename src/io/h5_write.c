@@ -4,7 +4,9 @@
  * every rank agrees on the outcome, rank 0 syncs the file, renames it into place and syncs the
  * directory. A failure at any step removes the temporary, so nothing is ever left at `path`. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,9 +18,19 @@
 #include "io/io_impl.h"
 #include "io/publish.h"
 
+/* The innermost HDF5 message, reduced to one short line: the driver's "file write failed: time =
+ * ...\n, filename = ..., error message = 'No space left on device', ..." becomes its error text. */
 static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
   char *buf = data;
-  if (n == 0 && e->desc && e->desc[0]) snprintf(buf, 256, "%s", e->desc);
+  if (n != 0 || !e->desc || !e->desc[0]) return 0;
+  const char *em = strstr(e->desc, "error message = '");
+  if (em) {
+    em += strlen("error message = '");
+    const char *q = strchr(em, '\'');
+    snprintf(buf, 256, "%.*s", (int)(q ? q - em : (ptrdiff_t)strlen(em)), em);
+  } else {
+    snprintf(buf, 256, "%.*s", (int)strcspn(e->desc, "\n"), e->desc);
+  }
   return 0;
 }
 
@@ -35,6 +47,110 @@ kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...
 }
 
 void kd_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+kd_err kd_h5_image_create(const char *name, hid_t *f) {
+  kd_err err = KD_OK;
+  hid_t fapl = -1, fcpl = -1;
+  *f = -1;
+  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_core(fapl, (size_t)1 << 20, 0), KD_ERR_H5, "H5Pset_fapl_core");
+  /* the user block carries the checksum of the file (kd_h5_image_save, kd_h5_verify) */
+  KD_H5C(fcpl = H5Pcreate(H5P_FILE_CREATE), KD_ERR_H5, "H5Pcreate(FILE_CREATE)");
+  KD_H5C(H5Pset_userblock(fcpl, KD_H5_USERBLOCK), KD_ERR_H5, "H5Pset_userblock");
+  KD_H5C(*f = H5Fcreate(name, H5F_ACC_TRUNC, fcpl, fapl), KD_ERR_H5,
+         "%s: cannot create the file in memory", name);
+cleanup:
+  if (fcpl >= 0) H5Pclose(fcpl);
+  if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+static uint64_t kd_h5_sum_(const unsigned char *b, size_t n) {
+  uint64_t h = 14695981039346656037ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* "KDISTILL-SUM1 <fnv64 hex of bytes [512, len)> <len>\n" at the start of the user block. */
+#define KD_H5_SUM_TAG "KDISTILL-SUM1 "
+
+kd_err kd_h5_verify(const char *path) {
+  kd_err err = KD_OK;
+  unsigned char *b = NULL;
+  unsigned long long want = 0, len = 0;
+  long n = -1;
+  FILE *fp = fopen(path, "rb");
+  KD_CHECK(fp, KD_ERR_FILE, "%s: cannot open: %s", path, strerror(errno));
+  char head[64] = {0};
+  if (fread(head, 1, sizeof head - 1, fp) != sizeof head - 1 ||
+      strncmp(head, KD_H5_SUM_TAG, strlen(KD_H5_SUM_TAG)) != 0)
+    goto cleanup; /* not written by this kdistill (or the tag itself was hit): HDF5 decides */
+  KD_CHECK(sscanf(head + strlen(KD_H5_SUM_TAG), "%16llx %llu", &want, &len) == 2 &&
+               fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 &&
+               (unsigned long long)n == len && len >= KD_H5_USERBLOCK,
+           KD_ERR_INPUT, "%s: damaged file (%ld bytes, %llu written): truncated or altered", path,
+           n, len);
+  KD_ALLOC(b, (size_t)len);
+  KD_CHECK(fseek(fp, 0, SEEK_SET) == 0 && fread(b, 1, (size_t)len, fp) == (size_t)len, KD_ERR_FILE,
+           "%s: cannot read: %s", path, strerror(errno));
+  KD_CHECK(kd_h5_sum_(b + KD_H5_USERBLOCK, (size_t)len - KD_H5_USERBLOCK) == want, KD_ERR_INPUT,
+           "%s: damaged file (checksum mismatch): altered after it was written", path);
+cleanup:
+  if (fp) fclose(fp);
+  free(b);
+  return err;
+}
+
+/* Write n bytes to a new file at path and fsync it. */
+static kd_err kd_h5_write_bytes_(const char *path, const char *buf, size_t n) {
+  kd_err err = KD_OK;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  KD_CHECK(fd >= 0, KD_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  for (size_t at = 0; at < n;) {
+    ssize_t w = write(fd, buf + at, n - at);
+    if (w < 0 && errno == EINTR) continue;
+    KD_CHECK(w > 0, KD_ERR_IO, "%s: cannot write: %s", path,
+             w < 0 ? strerror(errno) : "no progress");
+    at += (size_t)w;
+  }
+  KD_CHECK(fsync(fd) == 0, KD_ERR_IO, "%s: cannot sync to disk: %s", path, strerror(errno));
+  {
+    const int c = close(fd);
+    fd = -1;
+    KD_CHECK(c == 0, KD_ERR_IO, "%s: cannot close: %s", path, strerror(errno));
+  }
+cleanup:
+  if (fd >= 0) close(fd);
+  if (err) remove(path);
+  return err;
+}
+
+kd_err kd_h5_image_save(hid_t *f, const char *path) {
+  kd_err err = KD_OK;
+  char *img = NULL;
+  KD_H5C(H5Fflush(*f, H5F_SCOPE_GLOBAL), KD_ERR_H5, "%s: cannot flush the file image", path);
+  {
+    const ssize_t n = H5Fget_file_image(*f, NULL, 0);
+    KD_H5C(n, KD_ERR_H5, "%s: cannot size the file image", path);
+    /* the image starts at the superblock: the user block (our checksum line) goes before it */
+    const size_t len = (size_t)n + KD_H5_USERBLOCK;
+    KD_ALLOC(img, len);
+    KD_H5C(H5Fget_file_image(*f, img + KD_H5_USERBLOCK, (size_t)n), KD_ERR_H5,
+           "%s: cannot copy the file image", path);
+    snprintf(img, KD_H5_USERBLOCK, KD_H5_SUM_TAG "%016llx %llu\n",
+             (unsigned long long)kd_h5_sum_((unsigned char *)img + KD_H5_USERBLOCK, (size_t)n),
+             (unsigned long long)len);
+    const herr_t c = H5Fclose(*f); /* in memory: closed exactly once */
+    *f = -1;
+    KD_H5C(c, KD_ERR_H5, "%s: cannot close the file image", path);
+    KD_TRY(kd_h5_write_bytes_(path, img, len));
+  }
+cleanup:
+  if (*f >= 0) H5Fclose(*f);
+  *f = -1;
+  free(img);
+  return err;
+}
 
 kd_err kd_h5_attr_str(hid_t loc, const char *name, const char *val) {
   kd_err err = KD_OK;
@@ -93,14 +209,11 @@ cleanup:
 static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
                                     const kd_result *res) {
   kd_err err = KD_OK;
-  hid_t fapl = -1, f = -1, g = -1, m = -1, tr = -1, lcpl = -1;
+  hid_t f = -1, g = -1, m = -1, tr = -1, lcpl = -1;
   char stamp[40];
   time_t now = time(NULL);
   struct tm tmv;
-  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
-  KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
-  KD_H5C(f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl), KD_ERR_IO,
-         "%s: cannot create the output file", tmp);
+  KD_TRY(kd_h5_image_create(tmp, &f));
   KD_H5C(lcpl = H5Pcreate(H5P_LINK_CREATE), KD_ERR_H5, "H5Pcreate(LINK_CREATE)");
   KD_H5C(H5Pset_create_intermediate_group(lcpl, 1), KD_ERR_H5, "H5Pset_create_intermediate_group");
   /* root attributes */
@@ -155,15 +268,13 @@ static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
   if (m >= 0) H5Gclose(m);
   if (g >= 0) H5Gclose(g);
   tr = m = g = -1;
-  KD_H5C(H5Fclose(f), KD_ERR_IO, "%s: cannot close the output file", tmp);
-  f = -1;
+  KD_TRY(kd_h5_image_save(&f, tmp)); /* closes f exactly once */
 cleanup:
   if (tr >= 0) H5Gclose(tr);
   if (m >= 0) H5Gclose(m);
   if (g >= 0) H5Gclose(g);
   if (f >= 0) H5Fclose(f);
   if (lcpl >= 0) H5Pclose(lcpl);
-  if (fapl >= 0) H5Pclose(fapl);
   return err;
 }
 
@@ -215,8 +326,7 @@ kd_err kd_h5_file_create(const char *path, kd_h5_file **out) {
   KD_ALLOC(h, 1);
   h->f = -1;
   KD_TRY(kd_publish_begin(MPI_COMM_SELF, path, &h->pub));
-  KD_H5C(h->f = H5Fcreate(h->pub.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
-         "%s: cannot create", h->pub.tmp);
+  KD_TRY(kd_h5_image_create(h->pub.tmp, &h->f));
   *out = h;
   h = NULL;
 cleanup:
@@ -235,9 +345,7 @@ void kd_h5_file_discard(kd_h5_file **h) {
 kd_err kd_h5_file_commit(kd_h5_file **h) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_h5_file *x = *h;
-  const herr_t rc = H5Fclose(x->f);
-  x->f = -1;
-  if (rc < 0) lerr = kd_h5_fail_(KD_ERR_IO, __FILE__, __LINE__, "%s: cannot close", x->pub.tmp);
+  lerr = kd_h5_image_save(&x->f, x->pub.tmp);
   err = kd_publish_commit(&x->pub, lerr);
   kd_h5_file_discard(h);
   return err;

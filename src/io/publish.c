@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dist/dist_impl.h"
+#include "io/paths.h"
 
 kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub) {
   kd_err err = KD_OK;
@@ -20,6 +21,8 @@ kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub) {
   KD_ALLOC(pub->path, n);
   snprintf(pub->path, n, "%s", path);
   if (pub->root) {
+    /* only ever replace a regular file: a symlink, FIFO, device or directory is refused */
+    KD_TRY(kd_path_check_output(path, "output", 1));
     KD_ALLOC(pub->tmp, n);
     snprintf(pub->tmp, n, "%s.tmp.%ld", path, (long)getpid());
   }

@@ -71,6 +71,9 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", job->saved_interval, 0.0, 1e9, &interval));
   KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
   KD_CHECK(job->output[0], KD_ERR_CONFIG, "output.path: must not be empty");
+  job->tctx.comm = ctx->comm;
+  if (!o->no_output) /* checked before any work */
+    KD_TRY(kd_task_check_output(&job->tctx, "output.path", job->output));
   ctx->log_interval = interval;
   job->tctx.comm = ctx->comm;
   job->tctx.cfg = job->cfg;
@@ -170,7 +173,9 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
                            ctx->size,      job.tctx.seed,  yaml};
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
     /* the output is in place: the checkpoint of this run is no longer needed */
-    if (ctx->rank == 0 && ss->path[0]) remove(ss->path);
+    if (ctx->rank == 0 && ss->path[0] &&
+        (ss->last_iteration >= 0 || (ss->resume_path && !strcmp(ss->resume_path, ss->path))))
+      remove(ss->path);
   }
   if (sum) kd_job_summarize_(ctx, &job, &info, res, !o->no_output, sum);
 cleanup:
@@ -227,11 +232,17 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
   kd_result rule = KD_RESULT_INIT;
   kd_target *t = NULL;
   double m = NAN, m2 = NAN;
+  char *otask = NULL;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
   memset(&job, 0, sizeof job);
   job.saved_interval = ctx->log_interval;
-  KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, NULL, NULL)));
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, &otask, NULL)));
+  /* only a weighted rule approximating the target can be scored (a CTT output is a test) */
+  KD_CHECK(!strcmp(otask, "herd") || !strcmp(otask, "thin") || !strcmp(otask, "quad"), KD_ERR_INPUT,
+           "%s: written by task %s, which does not produce a quadrature rule (mmd evaluates the "
+           "outputs of herd, thin and quad)",
+           path, otask);
   KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
@@ -244,6 +255,7 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&rule);
+  free(otask);
   return kd_job_leave_(ctx, prev, err);
 }
 

@@ -128,6 +128,11 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   KD_CHECK(d >= 1, KD_ERR_CONFIG, "kernel: dimension must be >= 1");
   KD_CHECK(p->ls_median || (p->ls > 0 && isfinite(p->ls)), KD_ERR_CONFIG,
            "kernel.ls: must be > 0 or 'median' (got %g)", p->ls);
+  /* ls^2 and 1/ls^2 must be finite normal numbers, or k(x, x) = exp(-0 * inf) is NaN */
+  KD_CHECK(p->ls_median || p->ls >= 1e-150, KD_ERR_CONFIG,
+           "kernel.ls: %g is too small (the kernels square it; use ls >= 1e-150 or rescale the "
+           "data)",
+           p->ls);
   if (p->type == KD_KERNEL_IMQ)
     KD_CHECK(p->beta > 0 && isfinite(p->beta), KD_ERR_CONFIG, "kernel.beta: must be > 0 (got %g)",
              p->beta);

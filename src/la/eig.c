@@ -29,6 +29,19 @@ void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
 
 /* Reverse the ascending eigenpairs of a solver into descending order with a sign convention. */
+/* A NaN or infinite matrix entry is the user's input (a length scale whose square over- or
+ * underflows, a data value of 1e308), not a failure of LAPACK: reported as such (exit 1). */
+static kd_err kd_eig_check_finite_(const double *A, size_t n) {
+  kd_err err = KD_OK;
+  for (size_t i = 0; i < n; i++)
+    KD_CHECK(isfinite(A[i]), KD_ERR_NUMERIC,
+             "the kernel matrix has a non-finite entry (%g): kernel.ls or the data are out of "
+             "the range this kernel can be evaluated in",
+             A[i]);
+cleanup:
+  return err;
+}
+
 static void kd_eig_finish_(int l, int s, const double *w_asc, const double *Zc, int ldz,
                            double *lambda, double *U) {
   for (int t = 0; t < s; t++) {
@@ -55,6 +68,7 @@ kd_err kd_la_eig_top_local(int l, kd_la_fill_fn fill, void *ctx, int s, double *
            l);
   KD_ALLOC(A, (size_t)l * l);
   KD_TRY(fill(ctx, 0, l, 0, l, A, l));
+  KD_TRY(kd_eig_check_finite_(A, (size_t)l * l));
   KD_ALLOC(w, l);
   KD_ALLOC(Z, (size_t)l * s);
   KD_ALLOC(isuppz, 2 * s);
@@ -138,6 +152,7 @@ kd_err kd_la_eig_top_dist(MPI_Comm comm, int l, kd_la_fill_fn fill, void *ctx, i
       lerr = fill(ctx, gi, ni, gj, nj, A + li + (size_t)lj * lld, lld);
     }
   }
+  if (lerr == KD_OK && nloc > 0) lerr = kd_eig_check_finite_(A, (size_t)lld * (size_t)nloc);
   KD_TRY(kd_dist_agreed(comm, lerr));
   const int il = l - s + 1, iu = l;
   const double vl = 0, vu = 0;

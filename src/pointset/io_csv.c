@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dist/dist_impl.h"
+#include "io/paths.h"
 #include "pointset/pointset_io.h"
 #include "pointset/pointset_impl.h"
 
@@ -58,8 +59,16 @@ static char *kd_csv_next_(kd_csv_ *c, kd_err *err) {
       return NULL;
     }
     c->lineno++;
+    /* a NUL inside the line would silently cut it short ("1,2\0junk,9" read as 1,2) */
+    if (memchr(c->line, '\0', (size_t)len)) {
+      *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "%s:%ld: contains a NUL byte (not a text file?)", c->path, c->lineno);
+      return NULL;
+    }
     while (len > 0 && (c->line[len - 1] == '\n' || c->line[len - 1] == '\r')) c->line[--len] = 0;
     char *s = c->line;
+    /* a UTF-8 byte order mark (spreadsheet exports) is not part of the first field */
+    if (c->lineno == 1 && !memcmp(s, "\xef\xbb\xbf", len >= 3 ? 3 : (size_t)len + 1)) s += 3;
     while (*s == ' ' || *s == '\t') s++;
     if (*s == '\0' || *s == '#') continue;
     return s;
@@ -107,6 +116,7 @@ static kd_err kd_csv_scan_(const char *path, int header, int64_t *n, int *d) {
   int nf = 0;
   *n = 0;
   *d = 0;
+  KD_TRY(kd_path_check_input(path, "CSV")); /* a FIFO or directory is refused, not read */
   c.f = fopen(path, "r");
   KD_CHECK(c.f, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   while (kd_csv_row_(&c, NULL, 0, &nf, &err)) {

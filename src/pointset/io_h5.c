@@ -8,6 +8,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/h5_util.h"
+#include "io/paths.h"
 #include "pointset/pointset_io.h"
 #include "pointset/pointset_impl.h"
 
@@ -18,9 +19,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   kd_err err = KD_OK;
   hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
   hsize_t dims[2] = {0, 0};
-  FILE *probe = fopen(path, "rb");
-  KD_CHECK(probe, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
-  fclose(probe);
+  KD_TRY(kd_path_check_input(path, "HDF5")); /* a FIFO or directory is refused, not read */
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
   htri_t is_h5 = H5Fis_hdf5(path);
@@ -43,6 +42,11 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   *d = r == 2 ? (int)dims[1] : 1;
   KD_CHECK(r == 1 || (dims[1] >= 1 && dims[1] <= 1000000), KD_ERR_INPUT,
            "%s: dataset '%s' has %llu columns", path, dset, (unsigned long long)dims[1]);
+  /* the declared shape is checked before anything is sized from it: a crafted file may declare
+   * (2^45, 2^19) while storing nothing */
+  KD_CHECK(dims[0] <= (hsize_t)INT64_MAX && kd_size_ok((int64_t)dims[0], *d, sizeof(double), NULL),
+           KD_ERR_INPUT, "%s: dataset '%s' declares %llu x %d values, more than can be addressed",
+           path, dset, (unsigned long long)dims[0], *d);
 cleanup:
   if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mem.h"
 #include "dist/dist_impl.h"
 #include "pointset/pointset_impl.h"
 
@@ -24,6 +25,12 @@ kd_err kd_pointset_create(MPI_Comm comm, kd_gidx n, int d, kd_pointset **out) {
   ps->d = d;
   ps->offset = kd_block_off_(n, ps->rank, ps->size);
   ps->n_local = kd_block_off_(n, ps->rank + 1, ps->size) - ps->offset;
+  {
+    /* decided on the largest block, so that every rank decides the same way (no agreement) */
+    size_t bytes = 0;
+    const int fits = kd_size_ok(n / ps->size + 1, d, sizeof(double), &bytes);
+    KD_TRY(kd_mem_require(fits ? (uint64_t)bytes : UINT64_MAX, "point set", "n"));
+  }
   KD_ALLOC(ps->rows, (size_t)ps->n_local * (size_t)d);
   *out = ps;
   ps = NULL;

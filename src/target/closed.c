@@ -39,15 +39,54 @@ static double kd_phi_diff_(double u, double v) {
   return 0.5 * kd_erf_diff_(u / KD_SQRT2_, v / KD_SQRT2_);
 }
 
+/* The Gaussian closed forms below are written with q = l^2 + S^2 (S^2 a sum of variances). For
+ * length scales and spreads in [1e-150, 1e150] that form is exact to rounding and is kept as it is
+ * (results stay bitwise identical); outside it l*l overflows or underflows (ls = 1e300 gave
+ * l/sqrt(q) = 0, ls = 1e-300 gave 0/0), so the ratios are formed from (S/l)^2 or (l/S)^2 instead.
+ */
+static int kd_ls_plain_(double l, double S) { return l > 1e-150 && l < 1e150 && S < 1e150; }
+
+/* wl = l^2/q, ws = S^2/q and tq = t^2/q without forming l^2 or q. */
+static void kd_gauss_split_(double l, double S, double t, double *wl, double *ws, double *tq) {
+  if (l >= S) {
+    const double r = (S / l) * (S / l);
+    *wl = 1.0 / (1.0 + r);
+    *ws = r / (1.0 + r);
+    *tq = (t / l) * (t / l) * *wl;
+  } else {
+    const double u = (l / S) * (l / S);
+    *ws = 1.0 / (1.0 + u);
+    *wl = u / (1.0 + u);
+    *tq = (t / S) * (t / S) * *ws;
+  }
+}
+
+/* l / sqrt(l^2 + S^2) * exp(-t^2 / (2 (l^2 + S^2))). */
+static double kd_gauss_fac_(double l, double S, double t) {
+  double wl, ws, tq;
+  if (kd_ls_plain_(l, S)) {
+    const double q = l * l + S * S;
+    return l / sqrt(q) * exp(-t * t / (2 * q));
+  }
+  kd_gauss_split_(l, S, t, &wl, &ws, &tq);
+  return sqrt(wl) * exp(-tq / 2);
+}
+
 static double kd_gauss_z1_(double x, double m, double s, double l) {
-  double q = l * l + s * s, t = x - m;
-  return l / sqrt(q) * exp(-t * t / (2 * q));
+  if (kd_ls_plain_(l, s)) {
+    double q = l * l + s * s, t = x - m;
+    return l / sqrt(q) * exp(-t * t / (2 * q));
+  }
+  return kd_gauss_fac_(l, s, x - m);
 }
 
 /* int int over N(m1, s1^2) x N(m2, s2^2) of the 1-D Gaussian kernel. */
 static double kd_gauss_cross1_(double m1, double s1, double m2, double s2, double l) {
-  double q = l * l + s1 * s1 + s2 * s2, t = m1 - m2;
-  return l / sqrt(q) * exp(-t * t / (2 * q));
+  if (kd_ls_plain_(l, fmax(s1, s2))) {
+    double q = l * l + s1 * s1 + s2 * s2, t = m1 - m2;
+    return l / sqrt(q) * exp(-t * t / (2 * q));
+  }
+  return kd_gauss_fac_(l, hypot(s1, s2), m1 - m2);
 }
 
 static double kd_unif_z1_(double x, double a, double b, double l) {
@@ -72,9 +111,15 @@ static double kd_unif_zz1_(double a, double b, double l) {
 }
 
 static double kd_trunc_z1_(double x, double m, double s, double a, double b, double l, double Z) {
-  double q = l * l + s * s, t = x - m;
-  double c = (x * s * s + m * l * l) / q, tau = l * s / sqrt(q);
-  return l / sqrt(q) * exp(-t * t / (2 * q)) * kd_phi_diff_((a - c) / tau, (b - c) / tau) / Z;
+  if (kd_ls_plain_(l, s)) {
+    double q = l * l + s * s, t = x - m;
+    double c = (x * s * s + m * l * l) / q, tau = l * s / sqrt(q);
+    return l / sqrt(q) * exp(-t * t / (2 * q)) * kd_phi_diff_((a - c) / tau, (b - c) / tau) / Z;
+  }
+  double wl, ws, tq;
+  kd_gauss_split_(l, s, x - m, &wl, &ws, &tq);
+  const double c = x * ws + m * wl, tau = sqrt(wl) * s;
+  return sqrt(wl) * exp(-tq / 2) * kd_phi_diff_((a - c) / tau, (b - c) / tau) / Z;
 }
 
 void kd_target_gauss_legendre_(int n, double *x, double *w) {
@@ -254,7 +299,9 @@ kd_err kd_target_closed_self_(const kd_target *t, double *zz) {
       break;
     case KD_MEASURE_GAUSSIAN:
       KD_TRY(kd_target_ls_(t, &l));
-      for (int j = 0; j < d; j++) v *= l / sqrt(l * l + 2 * m->sd[j] * m->sd[j]);
+      for (int j = 0; j < d; j++)
+        v *= kd_ls_plain_(l, m->sd[j]) ? l / sqrt(l * l + 2 * m->sd[j] * m->sd[j])
+                                       : kd_gauss_fac_(l, KD_SQRT2_ * m->sd[j], 0.0);
       break;
     case KD_MEASURE_UNIFORM_BOX:
       KD_TRY(kd_target_ls_(t, &l));

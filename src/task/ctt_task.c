@@ -122,7 +122,10 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
   kd_log_info("running %s on m = %lld, n = %lld points", s->desc->name,
               (long long)kd_pointset_n_global(s->x), (long long)kd_pointset_n_global(s->y));
-  KD_TRY(kd_dist_agreed(ctx->comm, s->desc->run(&in, res)));
+  kd_interrupt_anywhere(1); /* no checkpoint: a signal stops the test where it is (exit 3) */
+  err = s->desc->run(&in, res);
+  kd_interrupt_anywhere(0);
+  KD_TRY(kd_dist_agreed(ctx->comm, err));
   {
     double st = NAN, pv = NAN, rj = NAN;
     kd_result_get_metric(res, "statistic", &st);
@@ -255,6 +258,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
   kd_ctt_study_spec *sp = &s->sp;
   KD_TRY(kd_study_read_keys_(ctx, sp, &s->csv));
+  if (s->csv[0]) KD_TRY(kd_task_check_output(ctx, "study.csv", s->csv));
   exact = sp->exact;
   if (kd_config_has(cfg, "study.g")) {
     KD_TRY(kd_config_get_f64_list(cfg, "study.g", 0, &ng, &gl));

@@ -9,6 +9,7 @@
 
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/paths.h"
 #include "kdistill/kd_ckpt.h"
 #include "pointset/pointset_io.h"
 #include "task/task_impl.h"
@@ -554,8 +555,14 @@ kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep
     snprintf(*path, pn, "%s", cp);
   else
     snprintf(*path, pn, "%s.ckpt.h5", outp);
+  KD_TRY(kd_task_check_output(ctx, "run.checkpoint_path", *path));
 cleanup:
   return err;
+}
+
+kd_err kd_task_check_output(const kd_task_ctx *ctx, const char *key, const char *path) {
+  const kd_err local = kd_dist_rank(ctx->comm) == 0 ? kd_path_check_output(path, key, 0) : KD_OK;
+  return kd_dist_agreed(ctx->comm, local);
 }
 
 void kd_task_choices(char *buf, int len) {

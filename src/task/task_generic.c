@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mem.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 #include "task/task_impl.h"
@@ -46,6 +47,22 @@ static void kd_generic_destroy_(void **state) {
   *state = NULL;
 }
 
+/* Up-front memory estimate of one rank (docs/reliability.md), before anything is computed (and by
+ * validate): the rank's block of the n x d points plus the per-point vectors the algorithms of the
+ * family keep (herding: gradient, kernel sums, weights, active-set and cache bookkeeping, about 8
+ * doubles per point; thinning: about 4). Decided on the largest block, so every rank agrees. */
+static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, const char *section,
+                                    kd_gidx n, int d) {
+  const int64_t per_point = d + (!strcmp(task, "herd") ? 8 : 4);
+  const int64_t rows = n / kd_dist_size(ctx->comm) + 1;
+  size_t bytes = 0;
+  char what[96];
+  snprintf(what, sizeof what, "task %s on %lld %s points", task, (long long)n, section);
+  if (!kd_size_ok(rows, per_point, sizeof(double), &bytes))
+    return kd_mem_require(UINT64_MAX, what, "n");
+  return kd_mem_require((uint64_t)bytes, what, "n");
+}
+
 /* run.checkpoint_* (docs/checkpoint.md): the herd, thin and quad tasks checkpoint - periodic with
  * checkpoint_every > 0, else on a signal; algorithms without a safe point simply run to the end. */
 /* herd and thin: a point set section, then kernel, median, target, algorithm. */
@@ -58,6 +75,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   KD_ALLOC(s, 1);
   s->task = task;
   KD_TRY(kd_task_read_pointset(ctx, section, &s->points, &n, &d));
+  KD_TRY(kd_generic_mem_check_(ctx, task, section, n, d));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
   if (!strcmp(task, "herd")) {

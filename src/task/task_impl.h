@@ -123,6 +123,10 @@ void kd_task_algo_choices(const char *task, char *buf, int len);
  *  for a task that checkpoints; only such tasks call this, so the keys are an error elsewhere.
  *  Local. */
 kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path);
+/** A path the run will write (`key` names it): checked on rank 0 before any computation (and by
+ *  validate) with kd_path_check_output, the outcome agreed. Collective; KD_ERR_CONFIG, KD_ERR_IO.
+ */
+kd_err kd_task_check_output(const kd_task_ctx *ctx, const char *key, const char *path);
 /** The target built by the setup of one of the basic tasks (herd, thin, quad), borrowed, for
  *  `kdistill mmd`; KD_ERR_UNSUPPORTED for other tasks. Local. */
 kd_err kd_task_basic_target(const kd_task_desc *task, void *state, kd_target **t);

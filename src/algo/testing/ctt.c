@@ -206,8 +206,10 @@ cleanup:
 static kd_err kd_ctt_compress_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
   D->t1 = kd_dist_wtime();
-  for (int64_t b = D->rank; b < D->cfg.s && lerr == KD_OK; b += D->p)
-    lerr = kd_ctt_compress_bin_(D, b);
+  for (int64_t b = D->rank; b < D->cfg.s && lerr == KD_OK; b += D->p) {
+    lerr = kd_interrupt_check("ctt (no checkpoint)"); /* polled once per bin */
+    if (lerr == KD_OK) lerr = kd_ctt_compress_bin_(D, b);
+  }
   KD_TRY(kd_dist_agreed(D->comm, lerr));
   D->t2 = kd_dist_wtime();
 cleanup:

@@ -138,7 +138,8 @@ static kd_err kd_exact_tiles_(kd_exact_drv_ *D) {
   for (int64_t ti = 0; ti < nt && lerr == KD_OK; ti++) {
     const int64_t q = ti < nt - 1 - ti ? ti : nt - 1 - ti;
     if (q % D->p != D->rank) continue;
-    lerr = kd_exact_tile_row_(D, ti, Kt, WI, WJ, U, Dg);
+    lerr = kd_interrupt_check("ctt_exact (no checkpoint)"); /* polled once per tile row */
+    if (lerr == KD_OK) lerr = kd_exact_tile_row_(D, ti, Kt, WI, WJ, U, Dg);
   }
   KD_TRY(kd_dist_agreed(D->comm, lerr));
   D->evals = kd_kernel_evals(D->in->kernel) - ev0;

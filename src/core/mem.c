@@ -1,0 +1,92 @@
+/* mem.c - memory available to this rank and the up-front refusal of runs that need more. */
+#include "core/mem.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "12", "512M", "2G", "max" -> bytes; 0 for unset, unknown or "max". */
+static uint64_t kd_mem_parse_(const char *s) {
+  if (!s) return 0;
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || v <= 0) return 0;
+  while (*end && isspace((unsigned char)*end)) end++;
+  switch (toupper((unsigned char)*end)) {
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'M':
+      v *= 1048576.0;
+      break;
+    case 'G':
+      v *= 1073741824.0;
+      break;
+    case 'T':
+      v *= 1099511627776.0;
+      break;
+    default:
+      break;
+  }
+  return v >= 1.8e19 ? 0 : (uint64_t)v;
+}
+
+static uint64_t kd_mem_file_(const char *path) {
+  char buf[64] = {0};
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  uint64_t v = kd_mem_parse_(buf);
+  return v >= ((uint64_t)1 << 60) ? 0 : v; /* v1 "no limit" is a huge number */
+}
+
+static uint64_t kd_mem_meminfo_(void) {
+  char line[256];
+  uint64_t v = 0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long long kb = 0;
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+      v = (uint64_t)kb * 1024u;
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+uint64_t kd_mem_available(const char **what) {
+  struct {
+    uint64_t v;
+    const char *name;
+  } src[4] = {{kd_mem_parse_(getenv("KD_MEMORY_LIMIT")), "KD_MEMORY_LIMIT"},
+              {kd_mem_file_("/sys/fs/cgroup/memory.max"), "the cgroup limit"},
+              {kd_mem_file_("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "the cgroup limit"},
+              {kd_mem_meminfo_(), "MemAvailable"}};
+  uint64_t best = 0;
+  const char *name = "no limit";
+  for (int i = 0; i < 4; i++)
+    if (src[i].v && (!best || src[i].v < best)) best = src[i].v, name = src[i].name;
+  if (what) *what = name;
+  return best;
+}
+
+kd_err kd_mem_require(uint64_t need, const char *what, const char *size_key) {
+  kd_err err = KD_OK;
+  const char *src = NULL;
+  const uint64_t have = kd_mem_available(&src);
+  const double gib = 1073741824.0;
+  if (need == UINT64_MAX)
+    KD_FAIL(KD_ERR_MEM, "%s: needs more memory than can be addressed; use a smaller %s", what,
+            size_key);
+  KD_CHECK(!have || need <= have, KD_ERR_MEM,
+           "%s: needs about %.2f GiB of memory per rank but %.2f GiB are available (%s); use more "
+           "ranks or a smaller %s",
+           what, (double)need / gib, (double)have / gib, src, size_key);
+cleanup:
+  return err;
+}

@@ -1,0 +1,108 @@
+/* paths.c - input and output path checks (io/paths.h). */
+#include "io/paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *kd_path_kind_(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISLNK(m)) return "a symbolic link";
+  return "not a regular file";
+}
+
+kd_err kd_path_check_input(const char *path, const char *role) {
+  kd_err err = KD_OK;
+  struct stat st;
+  /* O_NONBLOCK: opening a FIFO with no writer must not block; the type is then checked */
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open %s: %s", path,
+           strcmp(role, "config") ? "file" : "config file", strerror(errno));
+  KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: cannot stat %s file: %s", path, role,
+           strerror(errno));
+  KD_CHECK(S_ISREG(st.st_mode), KD_ERR_FILE, "%s: the %s file is %s, not a regular file", path,
+           role, kd_path_kind_(st.st_mode));
+cleanup:
+  if (fd >= 0) close(fd);
+  return err;
+}
+
+/* The directory part of path ("." when there is none) into a malloc'ed string. */
+static kd_err kd_path_dir_(const char *path, char **out) {
+  kd_err err = KD_OK;
+  const char *slash = strrchr(path, '/');
+  const size_t n = slash ? (size_t)(slash - path) : 0;
+  char *dir = NULL;
+  KD_ALLOC(dir, n + 2);
+  if (slash)
+    memcpy(dir, path, n ? n : 1); /* "/x" -> "/" */
+  else
+    dir[0] = '.';
+  *out = dir;
+cleanup:
+  return err;
+}
+
+/* mkdir -p of dir. */
+static kd_err kd_path_mkdirs_(const char *dir, const char *path, const char *role) {
+  kd_err err = KD_OK;
+  char *p = NULL;
+  const size_t n = strlen(dir);
+  KD_ALLOC(p, n + 2);
+  memcpy(p, dir, n + 1);
+  p[n] = '/';
+  for (size_t i = 1; i <= n; i++) {
+    if (p[i] != '/') continue;
+    p[i] = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      KD_FAIL(KD_ERR_IO, "%s: %s: cannot create directory %s: %s", role, path, p, strerror(errno));
+    p[i] = '/';
+  }
+cleanup:
+  free(p);
+  return err;
+}
+
+kd_err kd_path_check_output(const char *path, const char *role, int make_dirs) {
+  kd_err err = KD_OK;
+  struct stat st;
+  char *dir = NULL;
+  KD_CHECK(path && path[0], KD_ERR_CONFIG, "%s: the output path is empty", role);
+  if (lstat(path, &st) == 0)
+    KD_CHECK(S_ISREG(st.st_mode), KD_ERR_CONFIG,
+             "%s: %s is %s; kdistill only replaces regular files", role, path,
+             kd_path_kind_(st.st_mode));
+  KD_TRY(kd_path_dir_(path, &dir));
+  if (make_dirs && stat(dir, &st) != 0) KD_TRY(kd_path_mkdirs_(dir, path, role));
+  if (stat(dir, &st) != 0) {
+    /* validate creates nothing: a missing directory is fine if its nearest existing ancestor is
+     * a writable directory (it is created when the run writes) */
+    char *q = strrchr(dir, '/');
+    while (q && stat(dir, &st) != 0) {
+      if (q == dir) { /* "/missing" -> "/" */
+        dir[1] = '\0';
+        break;
+      }
+      *q = '\0';
+      q = strrchr(dir, '/');
+    }
+    if (stat(dir, &st) != 0 && dir[0] != '/') {
+      dir[0] = '.';
+      dir[1] = '\0';
+    }
+  }
+  KD_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), KD_ERR_IO, "%s: %s: %s is not a directory",
+           role, path, dir);
+  KD_CHECK(access(dir, W_OK | X_OK) == 0, KD_ERR_IO, "%s: %s: directory %s is not writable: %s",
+           role, path, dir, strerror(errno));
+cleanup:
+  free(dir);
+  return err;
+}

@@ -1,0 +1,22 @@
+/* paths.h - what kdistill accepts as a file to read or a place to write (docs/reliability.md).
+ * Inputs must be regular files (a FIFO, device or directory is refused at once instead of blocking
+ * or failing deep inside a reader); outputs only ever replace regular files, and their directory
+ * must exist or be creatable and be writable - checked before any computation and by validate. */
+#ifndef KDISTILL_IO_PATHS_H
+#define KDISTILL_IO_PATHS_H
+
+#include "kdistill/kd_err.h"
+
+/** `path` is an existing regular file (symlinks to one are followed) that can be opened for
+ *  reading without blocking. `role` names it in the message ("config", "data", ...). Local;
+ *  KD_ERR_FILE (exit 1). */
+kd_err kd_path_check_input(const char *path, const char *role);
+
+/** `path` can be written by kdistill: if it exists it is a regular file (not a symlink, FIFO,
+ *  device or directory), and its directory exists (or, with make_dirs, is created with its
+ *  parents) and is writable. `role` names the key in the message. Local; KD_ERR_CONFIG (exit 1)
+ *  for a path that is not a regular file, KD_ERR_IO (exit 2) for a directory that is not one,
+ *  cannot be created or cannot be written. */
+kd_err kd_path_check_output(const char *path, const char *role, int make_dirs);
+
+#endif

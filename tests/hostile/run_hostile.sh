@@ -1,0 +1,298 @@
+#!/bin/bash
+# run_hostile.sh CASE NP - the hostile-input and fault findings of issue 16, one case each, run on
+# the real kdistill binary under mpirun (KD_BIN, MPIEXEC; KD_MKH5 = tests/hostile/mkhostile.py run
+# with Debian's python3 + h5py; KD_FAILWRITE = the LD_PRELOAD shim that fails writes with ENOSPC).
+# Every case asserts the exit status, exactly one "kdistill: error:" line where it fails, no crash
+# (status >= 128), no hang (timeout), no temporary left behind, and that earlier files are intact.
+set -u
+case=$1
+np=${2:-2}
+PY=${KD_PYTHON:-/usr/bin/python3}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_hostile_${case}_XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+fail=0
+bad() { echo "FAIL[$case np$np]: $*"; fail=1; }
+# kd ARGS... : run kdistill under mpirun with a timeout; sets rc, all.txt
+kd() {
+  timeout -k 5 "${KD_TIMEOUT:-120}" "$MPIEXEC" -n "$np" --oversubscribe "$KD_BIN" "$@" \
+    >stdout.txt 2>stderr.txt
+  rc=$?
+  cat stdout.txt stderr.txt >all.txt
+}
+# expect_err STATUS TEXT: exit status, one error line containing TEXT, one stderr line in all
+expect_err() {
+  [ "$rc" -eq "$1" ] || bad "exit status $rc, expected $1"
+  local n
+  n=$(grep -c '^kdistill: error:' all.txt)
+  [ "$n" -eq 1 ] || bad "$n error lines, expected 1"
+  # the error is one line: what follows it is another kdistill line, mpirun's notice or nothing
+  awk '/^kdistill: error:/{e=1;next} e{e=0; if ($0 != "" && $0 !~ /^(kdistill:|-----|Primary job)/) bad=1} END{exit bad}' all.txt ||
+    bad "the error message runs over more than one line"
+  grep '^kdistill: error:' all.txt | grep -qF -- "$2" || bad "error line lacks: $2"
+}
+expect_ok() { [ "$rc" -eq 0 ] || bad "exit status $rc, expected 0"; }
+no_tmp() { ! compgen -G "$1*.tmp.*" >/dev/null || bad "temporary left: $(ls "$1"*.tmp.*)"; }
+herd_cfg() { # herd_cfg FILE [extra yaml lines]
+  cat >"$1" <<YAML
+task: herd
+candidates: {type: gaussian, d: 2, n: ${KD_N:-2000}}
+target: {type: gaussian, d: 2}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: fw_eq, max_iter: 40}
+output: {path: out.h5}
+run: {seed: 1}
+YAML
+}
+mkckpt() { # a checkpoint of herd.yaml at ck.h5 (kept after the run)
+  herd_cfg herd.yaml
+  kd run herd.yaml --set run.checkpoint_every=5 --set run.checkpoint_path=ck.h5 \
+    --set run.checkpoint_keep=true
+  [ "$rc" -eq 0 ] && [ -f ck.h5 ] || bad "could not make a checkpoint (rc $rc)"
+  rm -f out.h5
+}
+h5edit() { "$PY" -c "import h5py,numpy as np,sys; f=h5py.File('ck.h5','r+'); $1; f.close()"; }
+
+case $case in
+f01_huge_h5_input) # n*d of a crafted chunked dataset wraps
+  "$PY" "$KD_MKH5" huge_points$([ "$np" -gt 1 ] && echo 2) in.h5
+  herd_cfg c.yaml
+  sed -i 's|^candidates:.*|candidates: {type: hdf5, path: in.h5, dataset: X}|' c.yaml
+  kd run c.yaml
+  expect_err 1 "in.h5"
+  [ ! -e out.h5 ] || bad "output written"
+  "$PY" "$KD_MKH5" big_points in.h5
+  kd run c.yaml
+  [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ] || bad "big input: exit $rc"
+  [ "$(grep -c '^kdistill: error:' all.txt)" -eq 1 ] || bad "big input: not one error line"
+  ;;
+f02_info_wide_output)
+  "$PY" "$KD_MKH5" wide_output o.h5
+  kd info o.h5
+  expect_err 1 "o.h5"
+  herd_cfg c.yaml
+  kd mmd o.h5 c.yaml
+  expect_err 1 "o.h5"
+  ;;
+f03_resume_huge_state)
+  mkckpt
+  h5edit "f.create_dataset('/state/x', shape=(2**31, 2**30), chunks=(1,1024), dtype='f8')"
+  kd run herd.yaml --resume ck.h5
+  expect_err 1 "ck.h5"
+  [ ! -e out.h5 ] || bad "output written"
+  ;;
+f04_special_output)
+  herd_cfg c.yaml
+  echo keep >victim.txt
+  ln -s victim.txt link.h5
+  kd run c.yaml --output link.h5
+  expect_err 1 "link.h5"
+  [ -L link.h5 ] && [ "$(cat victim.txt)" = keep ] || bad "symlink or its target replaced"
+  mkfifo fifo.h5
+  kd run c.yaml --output fifo.h5
+  expect_err 1 "fifo.h5"
+  [ -p fifo.h5 ] || bad "FIFO replaced"
+  mkdir adir.h5
+  kd run c.yaml --output adir.h5
+  expect_err 1 "adir.h5"
+  if mknod dev.h5 c 1 3 2>/dev/null; then # a private /dev/null node in the scratch directory
+    kd run c.yaml --output dev.h5
+    expect_err 1 "dev.h5"
+    [ -c dev.h5 ] || bad "device node replaced"
+  else
+    echo "note: mknod not permitted here; device-node output not tested"
+  fi
+  kd validate c.yaml --set output.path=fifo.h5
+  expect_err 1 "fifo.h5"
+  no_tmp link.h5
+  no_tmp fifo.h5
+  ;;
+f05_foreign_checkpoint)
+  herd_cfg c.yaml
+  echo "my notes" >notes.txt
+  kd run c.yaml --set run.checkpoint_path=notes.txt
+  expect_ok
+  [ "$(cat notes.txt 2>/dev/null)" = "my notes" ] || bad "notes.txt was deleted"
+  echo stale >out.h5.ckpt.h5
+  kd run c.yaml
+  expect_ok
+  [ -f out.h5.ckpt.h5 ] || bad "a stale checkpoint this run did not write was deleted"
+  rm -f out.h5
+  kd run c.yaml --set run.checkpoint_path=mine.h5 --set run.checkpoint_every=5
+  expect_ok
+  [ ! -e mine.h5 ] || bad "the run's own checkpoint was kept"
+  ;;
+f06_full_disk)
+  herd_cfg c.yaml
+  kd run c.yaml
+  expect_ok
+  cp out.h5 prev.h5
+  for lim in 0 3000; do
+    LD_PRELOAD="$KD_FAILWRITE" KD_FAILWRITE_AFTER=$lim KD_FAILWRITE_MATCH=.tmp. \
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" kd run c.yaml
+    expect_err 2 "out.h5"
+    [ "$rc" -lt 128 ] || bad "crashed (status $rc)"
+    cmp -s out.h5 prev.h5 || bad "previous output changed (limit $lim)"
+    no_tmp out.h5
+  done
+  ;;
+f07_corrupt_checkpoint)
+  mkckpt
+  cp ck.h5 good.h5
+  h5edit "d=f['/state/weights']; a=d[...]; a[0]=-1; d[...]=a"
+  kd run herd.yaml --resume ck.h5
+  expect_err 1 "ck.h5"
+  cp good.h5 ck.h5
+  h5edit "f.attrs['iteration']=np.int64(2**62)"
+  kd run herd.yaml --resume ck.h5
+  expect_err 1 "ck.h5"
+  cp good.h5 ck.h5
+  h5edit "f.attrs['iteration']=np.int64(-7)"
+  kd run herd.yaml --resume ck.h5
+  expect_err 1 "ck.h5"
+  cp good.h5 ck.h5
+  kd run herd.yaml --resume ck.h5
+  expect_ok
+  ;;
+f08_signals)
+  cat >c.yaml <<YAML
+task: ctt
+x: {type: gaussian, n: 60000, d: 2, seed: 1}
+y: {type: gaussian, n: 60000, d: 2, mean: [0.1, 0.0], seed: 2}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: ctt_exact, B: 100, alpha: 0.05}
+output: {path: out.h5}
+YAML
+  "$MPIEXEC" -n "$np" --oversubscribe "$KD_BIN" run c.yaml >stdout.txt 2>stderr.txt &
+  pid=$!
+  (sleep 60 && kill -KILL $pid) >/dev/null 2>&1 &
+  dog=$!
+  # signal once the test is computing (under load the start-up alone can take seconds)
+  for _ in $(seq 1 300); do
+    grep -q "running ctt_exact" stderr.txt 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 1
+  t0=$(date +%s.%N)
+  # every rank gets the signal, as from SLURM or a job-wide kill (our own mpirun's children only)
+  for k in $(pgrep -P $pid); do kill -TERM "$k"; done
+  wait $pid
+  rc=$?
+  kill $dog 2>/dev/null
+  t1=$(date +%s.%N)
+  cat stdout.txt stderr.txt >all.txt
+  [ "$rc" -eq 3 ] || bad "exit status $rc, expected 3"
+  [ "$(grep -c '^kdistill: interrupted' all.txt)" -eq 1 ] || bad "not one 'kdistill: interrupted' line"
+  awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 5)}' || bad "took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s to stop"
+  [ ! -e out.h5 ] || bad "output written"
+  no_tmp out.h5
+  mkfifo cfg.yaml data.csv
+  KD_TIMEOUT=20 kd validate cfg.yaml
+  expect_err 1 "cfg.yaml"
+  printf 'task: thin\ndata: {type: csv, path: data.csv}\nalgorithm: {name: uniform, n_out: 4}\n' >t.yaml
+  KD_TIMEOUT=20 kd run t.yaml --output o2.h5
+  expect_err 1 "data.csv"
+  ;;
+f09_many_keys)
+  { echo "task: herd"; echo "junk:"; for i in $(seq 1 100000); do echo "  k$i: 1"; done; } >c.yaml
+  t0=$(date +%s)
+  KD_TIMEOUT=60 kd validate c.yaml
+  t1=$(date +%s)
+  [ $((t1 - t0)) -le 8 ] || bad "validate of 100000 keys took $((t1 - t0)) s"
+  [ "$rc" -eq 1 ] || bad "exit status $rc"
+  printf 'task: herd\na: 1\nb: 2\na: 3\n' >d.yaml
+  kd validate d.yaml
+  expect_err 1 "duplicate"
+  ;;
+f10_one_line_errors)
+  mkdir adir
+  kd info adir
+  expect_err 1 "adir"
+  herd_cfg c.yaml
+  kd run c.yaml --resume adir
+  expect_err 1 "adir"
+  ;;
+f11_late_output_failure)
+  sed -e 's|replicates: 200|replicates: 2|' -e 's|m: 2048|m: 256|' -e 's|n: 2048|n: 256|' \
+    -e 's|csv: out/ctt_study.csv|csv: new/sub/study.csv|' -e 's|path: out/ctt_study.h5|path: o/s.h5|' \
+    "$KD_SRC/configs/ctt_study.yaml" >c.yaml
+  kd run c.yaml
+  expect_ok
+  [ -f new/sub/study.csv ] || bad "study.csv not written into a new directory"
+  echo x >afile
+  sed -i 's|csv: new/sub/study.csv|csv: afile/study.csv|' c.yaml
+  kd validate c.yaml # an unusable directory is the environment's problem: status 2, before the work
+  expect_err 2 "afile/study.csv"
+  kd run c.yaml
+  expect_err 2 "afile/study.csv"
+  ! grep -q "replicate" all.txt || bad "replicates were computed before the failure"
+  ;;
+f12_csv_bom_nul)
+  "$PY" -c "
+import numpy as np
+rows='\n'.join('%d,%d' % (i, 2*i) for i in range(64))
+open('bom.csv','wb').write(b'\xef\xbb\xbf' + rows.encode() + b'\n')
+open('nul.csv','wb').write(b'1,2\x00junk,9\n' + rows.encode() + b'\n')"
+  printf 'task: thin\ndata: {type: csv, path: bom.csv}\nalgorithm: {name: uniform, n_out: 4}\n' >t.yaml
+  kd run t.yaml --output o.h5
+  expect_ok
+  "$PY" -c "import h5py; f=h5py.File('o.h5'); import sys; sys.exit(0 if f['metrics'].attrs.get('n_in', 64)==64 else 1)" ||
+    bad "BOM: n_in is not 64"
+  grep -q "64" all.txt || bad "BOM: 64 rows not reported"
+  sed -i 's|bom.csv|nul.csv|' t.yaml
+  kd run t.yaml --output o3.h5
+  expect_err 1 "nul.csv"
+  ;;
+f13_extreme_ls)
+  herd_cfg c.yaml
+  kd run c.yaml --set kernel.ls=1e300
+  expect_ok
+  "$PY" - <<'PY' || bad "ls=1e300: wrong MMD"
+import h5py
+# ls -> inf: every kernel value and every closed-form embedding value is 1, so the MMD is 0
+mmd = h5py.File("out.h5")["metrics"].attrs["mmd"]
+raise SystemExit(0 if abs(mmd) <= 1e-6 else 1)
+PY
+  rm -f out.h5
+  # ls -> 0: ls^2 underflows, k(x,x) = exp(-0*inf) would be NaN: refused as bad input
+  kd run c.yaml --set kernel.ls=1e-300
+  expect_err 1 "kernel.ls"
+  printf 'task: quad\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1e-300}\nalgorithm: {name: nystrom_recombination, n: 16}\noutput: {path: q.h5}\ncandidates: {type: gaussian, d: 2, n: 500}\n' >q.yaml
+  kd run q.yaml
+  expect_err 1 "kernel.ls"
+  ;;
+f14_memory)
+  herd_cfg c.yaml
+  KD_N=200000000 herd_cfg big.yaml
+  KD_MEMORY_LIMIT=1G kd run big.yaml
+  expect_err 2 "memory"
+  grep -q "rank" all.txt || bad "the refusal does not suggest more ranks"
+  KD_MEMORY_LIMIT=1G kd validate big.yaml
+  expect_err 2 "memory"
+  kd run c.yaml
+  expect_ok
+  sed -e 's|task: herd|task: ctt|' >/dev/null
+  cat >ct.yaml <<YAML
+task: ctt
+x: {type: gaussian, n: 512, d: 2, seed: 1}
+y: {type: gaussian, n: 512, d: 2, seed: 2}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: ctt, g: 1, B: 20}
+output: {path: ct.h5}
+YAML
+  kd run ct.yaml
+  expect_ok
+  kd mmd ct.h5 c.yaml
+  expect_err 1 "ct.h5"
+  ;;
+*)
+  echo "unknown case $case"
+  exit 1
+  ;;
+esac
+if [ $fail -ne 0 ]; then
+  echo "---- last output ($case, $np ranks, exit $rc):"
+  head -c 3000 all.txt
+  exit 1
+fi
+echo "PASS $case np$np"
