@@ -156,7 +156,7 @@ static void kd_fz_configs_(const char *dir, int per, uint64_t seed, kd_fz_counts
     for (int k = 0; m && k < per; k++) {
       const uint64_t key = kd_fz_mix_(seed ^ ((uint64_t)i << 32) ^ (uint64_t)k) * 8;
       const int kind = kd_fz_mutate_(t, n, key, m);
-      kd_job_opts o = {path, m, NULL, 0, NULL, NULL, 0};
+      kd_job_opts o = {.config = path, .config_text = m};
       const kd_err err = kd_job_validate(kd_test_ctx(), &o, NULL, NULL, 0);
       snprintf(what, sizeof what, "%s mutation %d (kind %d)", names[i], k, kind);
       kd_fz_outcome_(c, err, what);
@@ -202,7 +202,8 @@ static void kd_fz_files_(const char *dir, int n_out, int n_ck, uint64_t seed, kd
   snprintf(prev, sizeof prev, "%s/prev.h5", dir);
   snprintf(set1, sizeof set1, "run.checkpoint_path=%s", ck);
   const char *sets[] = {set1, "run.checkpoint_every=10", "run.checkpoint_keep=true"};
-  kd_job_opts o = {"fuzz.yaml", kd_fz_herd_, sets, 3, out, NULL, 0};
+  kd_job_opts o = {
+      .config = "fuzz.yaml", .config_text = kd_fz_herd_, .sets = sets, .n_sets = 3, .output = out};
   kd_job_summary ref, s;
   KD_TEST_OK(kd_job_run(kd_test_ctx(), &o, &ref, NULL));
   size_t n_o = 0, n_c = 0, n_p = 0;
