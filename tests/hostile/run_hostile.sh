@@ -154,6 +154,30 @@ f07_corrupt_checkpoint)
   kd run herd.yaml --resume ck.h5
   expect_ok
   ;;
+f07b_checkpoint_ranges) # values rewritten with both checksums recomputed: only range checks see them
+  mkckpt
+  cp ck.h5 good.h5
+  for edit in "d=f['/state/weights']; a=d[...]; a[0]=-1; d[...]=a|/state/weights[0] = -1" \
+    "d=f['/state/weights']; a=d[...]; a*=1.5; d[...]=a|not 1 (off the simplex)" \
+    "f.attrs['iteration']=np.int64(2**62); f['/state/iteration'][...]=2**62|/state/iteration = 4611686018427387904" \
+    "f.attrs['iteration']=np.int64(-7); f['/state/iteration'][...]=-7|iteration -7" \
+    "d=f['/state/atoms']; a=d[...]; a[0]=${KD_N:-2000}; d[...]=a|candidate ${KD_N:-2000}, outside"; do
+    cp good.h5 ck.h5
+    "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "${edit%%|*}" || bad "ckpt_rewrite.py failed"
+    cp ck.h5 bad.h5
+    rm -f out.h5
+    kd run herd.yaml --resume ck.h5
+    expect_err 1 "${edit#*|}"
+    cmp -s ck.h5 bad.h5 || bad "the checkpoint changed"
+    [ ! -e out.h5 ] || bad "output written: ${edit%%|*}"
+    no_tmp ck.h5
+    no_tmp out.h5
+  done
+  cp good.h5 ck.h5
+  "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "pass" || bad "ckpt_rewrite.py failed"
+  kd run herd.yaml --resume ck.h5
+  expect_ok
+  ;;
 f08_signals)
   cat >c.yaml <<YAML
 task: ctt

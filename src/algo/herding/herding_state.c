@@ -575,8 +575,29 @@ cleanup:
 /* Restore the state of a checkpoint (after kd_herd_init). Every rank holds the same replicated
  * state, so the checks below fail identically everywhere (only the growth is agreed).
  * Collective. */
-static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t *it, double *last_gap,
-                               kd_result *out) {
+/* Range checks of the restored iteration and weights (the checksum only proves the file is what
+ * was written; these catch a checkpoint rewritten with a valid checksum). The state is replicated,
+ * so every rank fails identically. */
+static kd_err kd_herd_check_ranges_(int64_t iter, int64_t max_iter, const double *w, int64_t n) {
+  kd_err err = KD_OK;
+  double sum = 0;
+  KD_CHECK(iter >= 0 && iter <= max_iter, KD_ERR_INPUT,
+           "checkpoint: /state/iteration = %lld outside [0, max_iter = %lld]", (long long)iter,
+           (long long)max_iter);
+  for (int64_t i = 0; i < n; i++) {
+    KD_CHECK(isfinite(w[i]) && w[i] >= 0, KD_ERR_INPUT,
+             "checkpoint: /state/weights[%lld] = %g is not a weight (finite and >= 0)",
+             (long long)i, w[i]);
+    sum += w[i];
+  }
+  KD_CHECK(fabs(sum - 1) <= 1e-9, KD_ERR_INPUT,
+           "checkpoint: /state/weights sum to %.17g, not 1 (off the simplex)", sum);
+cleanup:
+  return err;
+}
+
+static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, int64_t *it,
+                               double *last_gap, kd_result *out) {
   kd_err err = KD_OK;
   const kd_result *rs = kd_ckpt_resume(ck);
   const int64_t *iter, *atoms, *counters;
@@ -596,6 +617,7 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t *it, doubl
   KD_TRY(kd_ckpt_get_f64(ck, "/state/grad", 1, dg, &grad));
   KD_TRY(kd_ckpt_get_i64(ck, "/state/counters", 1, dc, &counters));
   KD_TRY(kd_ckpt_get_f64(ck, "/state/scalars", 1, ds, &scalars));
+  KD_TRY(kd_herd_check_ranges_(iter[0], max_iter, w, n));
   KD_CHECK(dc[0] >= 6 && ds[0] >= 2, KD_ERR_FILE,
            "checkpoint: /state/counters [%lld] or /state/scalars [%lld] too short (6 and 2)",
            (long long)dc[0], (long long)ds[0]);
@@ -658,7 +680,7 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
   h.tol_gap = st.tol_gap;
   if (kd_ckpt_resume(in->ckpt)) {
-    KD_TRY(kd_herd_restore_(&h, in->ckpt, &it, &last_gap, out));
+    KD_TRY(kd_herd_restore_(&h, in->ckpt, st.max_iter, &it, &last_gap, out));
     if (io && io->load) KD_TRY(io->load(ctx, in->ckpt));
     kd_log_info("herd: resumed at iteration %lld (%d atoms, mmd %.6e)", (long long)it, h.n, h.mmd);
   } else {
