@@ -191,8 +191,9 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
   KD_TRY(kd_ckpt_create(ctx->comm, s->ckpt_every, kd_generic_ckpt_hook_, &c,
                         own_session ? ss->resume : NULL, &ck));
   err = kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, ck, res);
-  if (err == KD_ERR_INTERRUPTED) {
-    /* every rank takes this branch (the run's error is agreed): one message naming the file */
+  if (err == KD_ERR_INTERRUPTED && c.iteration >= 0) {
+    /* every rank takes this branch (the run's error is agreed): one message naming the file; an
+     * algorithm without a safe point (c.iteration < 0) keeps its "nothing was written" line */
     kd_err_clear();
     KD_FAIL(KD_ERR_INTERRUPTED,
             "interrupted at iteration %lld; checkpoint written to %s (resume with --resume %s)",

@@ -56,7 +56,9 @@ static kd_err kd_rpc_pivot_(kd_rpc_state_ *s, int64_t j, kd_gidx *piv) {
     const double key = e / s->r[i];
     if (key < best) best = key, bi = s->off + i;
   }
-  KD_TRY(kd_dist_argmin(s->in->comm, best, bi, KD_OK, &vmin, piv));
+  /* polled once per pivot, agreed in the argmin the pivot does anyway */
+  KD_TRY(kd_dist_argmin(s->in->comm, best, bi, kd_interrupt_check("rpcholesky (no checkpoint)"),
+                        &vmin, piv));
   if (*piv < 0) goto cleanup; /* the residual vanished: the kernel matrix has rank < n_out */
   const size_t len = (size_t)m + 1 + (size_t)s->d;
   memset(s->fs, 0, sizeof(double) * len);
@@ -142,6 +144,7 @@ kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_g
   KD_TRY(kd_dist_agreed(in->comm, lerr));
   KD_TRY(kd_dist_agreed(in->comm, kd_kernel_diag(in->kernel, s.X, s.nl, s.r)));
   int64_t m = 0;
+  kd_interrupt_anywhere(1); /* no safe point: a signal stops the run where it is (exit 3) */
   for (; m < m_max; m++) {
     KD_TRY(kd_rpc_pivot_(&s, m, &piv[m]));
     if (piv[m] < 0) break;
@@ -174,6 +177,7 @@ static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
   for (int64_t i = 0; i < m; i++) out->indices[i] = piv[i];
   KD_TRY(kd_stein_simplex_weights(in, p.weights == 1, out));
 cleanup:
+  kd_interrupt_anywhere(0);
   free(F);
   free(piv);
   return err;

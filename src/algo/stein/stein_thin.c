@@ -47,6 +47,7 @@ static kd_err kd_stein_thin_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_target_embed(in->target, ps, z));
   KD_TRY(kd_dist_agreed(in->comm, kd_kernel_diag(in->kernel, X, nl, dg)));
   KD_TRY(kd_result_alloc(out, p.n_out, d));
+  kd_interrupt_anywhere(1); /* no safe point: a signal stops the run where it is (exit 3) */
   for (int64_t t = 0; t < p.n_out; t++) {
     double best = INFINITY, vmin = 0.0;
     kd_gidx bi = -1, g = -1;
@@ -55,7 +56,9 @@ static kd_err kd_stein_thin_run_(const kd_algo_in *in, kd_result *out) {
       const double f = fma(-(double)(t + 1), z[i], 0.5 * dg[i] + acc[i]);
       if (f < best) best = f, bi = off + i;
     }
-    KD_TRY(kd_dist_argmin(in->comm, best, bi, KD_OK, &vmin, &g));
+    /* polled once per step, agreed in the argmin this step does anyway */
+    KD_TRY(kd_dist_argmin(in->comm, best, bi, kd_interrupt_check("stein_thin (no checkpoint)"),
+                          &vmin, &g));
     KD_CHECK(g >= 0, KD_ERR_NUMERIC, "stein_thin: no admissible row at step %lld", (long long)t);
     KD_TRY(kd_pointset_gather_rows(ps, &g, 1, row));
     lerr = kd_stein_column(in->kernel, X, nl, row, col);
@@ -69,6 +72,7 @@ static kd_err kd_stein_thin_run_(const kd_algo_in *in, kd_result *out) {
   }
   out->mmd = NAN;
 cleanup:
+  kd_interrupt_anywhere(0);
   free(z), free(dg), free(acc), free(col), free(used), free(row);
   return err;
 }
