@@ -54,7 +54,7 @@ mkckpt() { # a checkpoint of herd.yaml at ck.h5 (kept after the run)
 h5edit() { "$PY" -c "import h5py,numpy as np,sys; f=h5py.File('ck.h5','r+'); $1; f.close()"; }
 
 # sigrun CFG ALGO: run CFG, SIGTERM every rank once ALGO computes; exit 3, one "interrupted" line
-# naming no checkpoint, the run gone within 3 s of the signal (mpirun's teardown included), no output, no temporary
+# naming no checkpoint, the run gone within 5 s of the signal (mpirun's teardown and a loaded machine included), no output, no temporary
 sigrun() {
   rm -f out.h5
   "$MPIEXEC" -n "$np" --oversubscribe "$KD_BIN" run "$1" >stdout.txt 2>stderr.txt &
@@ -79,7 +79,7 @@ sigrun() {
   [ "$(grep -c '^kdistill: interrupted' all.txt)" -eq 1 ] || bad "$2: not one 'kdistill: interrupted' line"
   grep -q '^kdistill: interrupted during .*nothing was written' all.txt || bad "$2: not 'nothing was written'"
   echo "$2: stopped $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s after the signal"
-  awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 3)}' || bad "$2: took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s to stop"
+  awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 5)}' || bad "$2: took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s to stop"
   [ ! -e out.h5 ] || bad "$2: output written"
   ! compgen -G "out.h5*" >/dev/null || bad "$2: files left: $(ls out.h5*)"
   no_tmp out.h5
