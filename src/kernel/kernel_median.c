@@ -97,6 +97,22 @@ cleanup:
   return err;
 }
 
+/* dist[t], t < count: the squared distances of the pairs (i, j), (i, j+1), ..., (i, m-1),
+ * (i+1, i+2), ... of rows, accumulated like the kernels' SQDIST (explicit fma, identical bits in
+ * every clone). Squared: sqrt is monotone, so it is applied to the two statistics only. */
+KD_KCLONES static void kd_median_fill_(const double *rows, kd_lidx m, int d, kd_lidx i, kd_lidx j,
+                                       int64_t count, double *dist) {
+  for (int64_t t = 0; t < count; t++) {
+    double s2 = 0.0;
+    for (int kk = 0; kk < d; kk++) {
+      double u = rows[i * d + kk] - rows[j * d + kk];
+      s2 = fma(u, u, s2);
+    }
+    dist[t] = s2;
+    if (++j == m) j = ++i + 1;
+  }
+}
+
 /* Step 3: rank r computes the pairs [P r / p, P (r+1) / p) of the enumeration (0,1), (0,2), ...,
  * (1,2), ... of the m gathered rows: its share dist[*nd] of squared distances (allocated,
  * unsorted). Collective. */
@@ -119,32 +135,20 @@ static kd_err kd_median_distances_(MPI_Comm comm, const double *rows, kd_lidx m,
   kd_lidx i = 0;
   int64_t q = 0; /* index of pair (i, i+1) */
   while (q1 > q0 && q + (m - 1 - i) <= q0) q += m - 1 - i++;
-  kd_lidx j = i + 1 + (kd_lidx)(q0 - q);
-  for (int64_t t = 0; t < q1 - q0; t++) {
-    double s2 = 0.0;
-    for (int kk = 0; kk < d; kk++) {
-      double u = rows[i * d + kk] - rows[j * d + kk];
-      s2 = fma(u, u, s2);
-    }
-    dist[t] = s2; /* squared: sqrt is monotone, so it is applied to the two statistics */
-    if (++j == m) j = ++i + 1;
-  }
+  kd_median_fill_(rows, m, d, i, i + 1 + (kd_lidx)(q0 - q), q1 - q0, dist);
 cleanup:
   return err;
 }
 
-/* Moves the entries of dist[*a, *b) whose bit patterns lie in [lo, hi] to the front of that
- * window; the rest are dropped from it. Linear. */
+/* Keeps the entries of dist[*a, *b) whose bit patterns lie in [lo, hi], packed at the front of
+ * that window; the others are no longer needed and are overwritten. Linear, branch-free. */
 static void kd_median_narrow_(double *dist, int64_t *a, int64_t *b, uint64_t lo, uint64_t hi) {
   int64_t w = *a;
   for (int64_t t = *a; t < *b; t++) {
     uint64_t u;
     memcpy(&u, &dist[t], sizeof u);
-    if (u >= lo && u <= hi) {
-      double tmp = dist[w];
-      dist[w++] = dist[t];
-      dist[t] = tmp;
-    }
+    dist[w] = dist[t];
+    w += (u - lo) <= (hi - lo); /* lo <= u <= hi, unsigned wrap-around */
   }
   *b = w;
 }
@@ -165,11 +169,21 @@ static kd_err kd_median_digit_(MPI_Comm comm, const double *dist, int64_t wa, in
   const int64_t nb = (int64_t)1 << kd_median_width_[r];
   const uint64_t mask = (uint64_t)nb - 1;
   memset(cnt, 0, sizeof *cnt * (size_t)(2 * nb));
-  for (int64_t t = wa; t < wb; t++) {
-    uint64_t u;
-    memcpy(&u, &dist[t], sizeof u);
-    for (int c = 0; c < 2; c++)
-      if (top == 64 || (u >> top) == (pre[c] >> top)) cnt[c * nb + (int64_t)((u >> s) & mask)]++;
+  if (top == 64 || (pre[0] >> top) == (pre[1] >> top)) {
+    /* the usual case: both statistics share their known bits, so one histogram serves both */
+    for (int64_t t = wa; t < wb; t++) {
+      uint64_t u;
+      memcpy(&u, &dist[t], sizeof u);
+      if (top == 64 || (u >> top) == (pre[0] >> top)) cnt[(int64_t)((u >> s) & mask)]++;
+    }
+    memcpy(cnt + nb, cnt, sizeof *cnt * (size_t)nb);
+  } else {
+    for (int64_t t = wa; t < wb; t++) {
+      uint64_t u;
+      memcpy(&u, &dist[t], sizeof u);
+      for (int c = 0; c < 2; c++)
+        if ((u >> top) == (pre[c] >> top)) cnt[c * nb + (int64_t)((u >> s) & mask)]++;
+    }
   }
   KD_TRY(kd_dist_sum_i64(comm, cnt, (int)(2 * nb)));
   for (int c = 0; c < 2; c++) {
