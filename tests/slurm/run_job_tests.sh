@@ -190,6 +190,22 @@ requeue_job() {
   done
   wait "$waiter"
   RC=$(cat "$WORK/$name.rc" 2>/dev/null)
+  # `sbatch --wait` can return while the job is being requeued (it then reports 1 although the
+  # requeued run has not started): wait for the requeued run itself and take its exit code.
+  local info state
+  for _ in $(seq 1500); do
+    [ -n "$JOBID" ] || break
+    info=$(scontrol show job -o "$JOBID" 2>/dev/null) || break
+    state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<< "$info")
+    if [ "$state" = PENDING ] && grep -q "Reason=BeginTime" <<< "$info"; then
+      scontrol update JobId="$JOBID" StartTime=now
+    elif grep -q "Restarts=[1-9]" <<< "$info" &&
+         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; then
+      RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
+      break
+    fi
+    sleep 0.2
+  done
   echo "  job ${JOBID:-?}: final exit ${RC:-?} after $((SECONDS - t0)) s"
   grep -q "interrupted: checkpoint written (exit 3)" "$WORK/$name.err"
   check $? "$name: first run interrupted (exit 3)"
