@@ -310,7 +310,7 @@ static kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P) {
   return full + (rest + 15) / 16 * 16;
 }
 
-static void kd_kernel_pack_all_(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp) {
+void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp) {
   for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
     const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     double *pan = Bp + (size_t)d * (size_t)j0;
@@ -431,7 +431,7 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  kd_kernel_pack_all_(d, B, nb, P, Bp);
+  kd_kernel_pack_panels(d, B, nb, P, Bp);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -484,7 +484,7 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   KD_ALLOC(out, P);
   KD_ALLOC(wp, nbp);
   KD_ALLOC(lanes, KD_KB_ROWS * 8); /* one row block: memory does not grow with na */
-  kd_kernel_pack_all_(d, B, nb, P, Bp);
+  kd_kernel_pack_panels(d, B, nb, P, Bp);
   for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;

@@ -120,4 +120,8 @@ double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y);
 #include "kernel/kernel_list.h"
 #undef KD_KFAM
 
+/** Packs B (nb x d, row-major) panel by panel: panel p holds rows [p P, p P + nc) transposed,
+ *  width npad = nc rounded up to 16, zero-padded, at Bp + d p P. Local. */
+void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp);
+
 #endif

@@ -94,20 +94,6 @@ KD_KCLONES static void kd_stein_acc_(int dx, const double *restrict a, const dou
   }
 }
 
-/* B (nb x d) packed panel by panel as kernel_block.c does: panel p holds columns [p P, p P + nc)
- * transposed, width npad = nc rounded up to 16, zero-padded, at Bp + d p P. */
-static void kd_stein_pack_(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp) {
-  for (kd_lidx j0 = 0; j0 < nb; j0 += P) {
-    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
-    double *pan = Bp + (size_t)d * (size_t)j0;
-    for (int kk = 0; kk < d; kk++) {
-      double *dst = pan + (size_t)kk * (size_t)npad;
-      for (kd_lidx j = 0; j < nc; j++) dst[j] = B[(j0 + j) * d + kk];
-      for (kd_lidx j = nc; j < npad; j++) dst[j] = 0.0;
-    }
-  }
-}
-
 /* p[l] += sum over j = l mod 8 of v[j] w[j], j < n (a multiple of 8), in increasing j: the
  * lanes of kernel_block.c (lane (j0 + j) mod 8 = j mod 8 since 8 divides the panel width). */
 KD_KCLONES static void kd_stein_lanes_(kd_lidx n, const double *restrict v,
@@ -182,7 +168,7 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
   KD_ALLOC(Bp, (size_t)d * (size_t)(nbp > 0 ? nbp : 1));
   KD_ALLOC(acc, 3 * (size_t)P);
   KD_ALLOC(out, P);
-  kd_stein_pack_(d, B, nb, P, Bp);
+  kd_kernel_pack_panels(d, B, nb, P, Bp);
   if (!K) {
     KD_ALLOC(wp, nbp > 0 ? nbp : 1); /* zero beyond nb: the padded columns add exact zeros */
     for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0;
