@@ -168,7 +168,8 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   /* --verbose: compute vs communication seconds, min / mean / max over ranks */
   if (ctx->level == KD_LOG_VERBOSE)
     KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
-  if (!o->no_output) {
+  const int write = !o->no_output && !info.no_output;
+  if (write) {
     kd_output_meta meta = {job.task->name, info.algorithm, info.kernel,
                            ctx->size,      job.tctx.seed,  yaml};
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
@@ -177,7 +178,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
         (ss->last_iteration >= 0 || (ss->resume_path && !strcmp(ss->resume_path, ss->path))))
       remove(ss->path);
   }
-  if (sum) kd_job_summarize_(ctx, &job, &info, res, !o->no_output, sum);
+  if (sum) kd_job_summarize_(ctx, &job, &info, res, write, sum);
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&resume);

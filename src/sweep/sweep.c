@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "dist/dist_impl.h"
+#include "io/paths.h"
 #include "sweep/sweep_impl.h"
 #include "task/task_impl.h"
 
@@ -135,6 +136,27 @@ static void kd_sweep_point_message_(const kd_sweep_spec *sp, int p) {
 }
 
 /* ---------------------------------------------------------------- setup */
+
+/* Every file the sweep will write, checked on rank 0 before any point runs (and by validate):
+ * the summary files (unless only one point runs) and the point files that will be computed;
+ * one agreement. A missing sweep.dir is fine when its parent is writable (created by run). */
+static kd_err kd_sweep_check_paths_(const kd_task_ctx *ctx, const kd_sweep_spec *sp) {
+  kd_err err = KD_OK;
+  char path[1200];
+  if (kd_dist_rank(ctx->comm) == 0) {
+    if (sp->point < 0) {
+      snprintf(path, sizeof path, "%s/summary.csv", sp->dir);
+      err = kd_path_check_output(path, "sweep.dir", 0);
+      snprintf(path, sizeof path, "%s/summary.h5", sp->dir);
+      if (err == KD_OK) err = kd_path_check_output(path, "sweep.dir", 0);
+    }
+    for (int p = 0; p < sp->n_points && err == KD_OK && !sp->summary_only; p++)
+      if (sp->point < 0 || p == sp->point)
+        err = kd_path_check_output(kd_sweep_point_path(sp, p, path, sizeof path), "sweep.dir", 0);
+  }
+  return kd_dist_agreed(ctx->comm, err);
+}
+
 static void kd_sweep_destroy_(void **state) {
   if (!state || !*state) return;
   kd_sweep_state *st = *state;
@@ -180,8 +202,11 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     const char *root = kd_config_key_at(ctx->cfg, "", i);
     if (strcmp(root, "sweep") != 0) KD_TRY(kd_config_mark_read(ctx->cfg, root));
   }
-  /* validate every point now: its config, the base task's keys and inputs, unknown keys */
+  KD_TRY(kd_sweep_check_paths_(ctx, &st->spec));
+  /* validate every point now (array mode: its own point; summary_only: none, nothing runs): its
+   * config, the base task's keys and inputs, unknown keys */
   for (int p = 0; p < st->spec.n_points; p++) {
+    if (st->spec.summary_only || (st->spec.point >= 0 && p != st->spec.point)) continue;
     char path[1100];
     kd_task_ctx pctx = *ctx;
     kd_sweep_point_path(&st->spec, p, path, sizeof path);
@@ -407,7 +432,7 @@ static kd_err kd_sweep_point_kept_(kd_sweep_state *st, kd_sweep_run_ctx *r, int 
   kd_err err = KD_OK, perr = KD_OK;
   char path[1100];
   *done = 0;
-  if (!st->spec.resume) return KD_OK;
+  if (!st->spec.resume && !st->spec.summary_only) return KD_OK;
   kd_sweep_point_path(&st->spec, p, path, sizeof path);
   if (r->grank == 0) *done = kd_sweep_point_done(path, kd_sweep_point_hash_(st, p));
   KD_TRY(kd_dist_bcast(r->gcomm, done, sizeof *done, 0));
@@ -418,7 +443,8 @@ static kd_err kd_sweep_point_kept_(kd_sweep_state *st, kd_sweep_run_ctx *r, int 
   free(algo);
   perr = kd_dist_agreed(r->gcomm, perr);
   if (perr != KD_OK) { /* unreadable after all: compute it again */
-    kd_log_warn("sweep point %d: cannot read %s back (%s); recomputing", p, path, kd_err_message());
+    kd_log_warn("sweep point %d: cannot read %s back (%s)%s", p, path, kd_err_message(),
+                st->spec.summary_only ? "" : "; recomputing");
     kd_err_clear();
     kd_result_free(pres);
     *done = 0;
@@ -475,7 +501,9 @@ static void kd_sweep_point_record_(const kd_sweep_spec *sp, kd_sweep_run_ctx *r,
 static kd_err kd_sweep_run_points_(const kd_task_ctx *ctx, kd_sweep_state *st,
                                    kd_sweep_run_ctx *r) {
   kd_err err = KD_OK;
-  for (int p = r->g; p < r->n; p += r->G) {
+  const int first = st->spec.point >= 0 ? (int)st->spec.point : r->g;
+  const int step = st->spec.point >= 0 ? r->n : r->G; /* array mode: that point only */
+  for (int p = first; p < r->n; p += step) {
     int64_t stop = kd_interrupt_pending() ? 1 : 0, done = 0;
     KD_TRY(kd_dist_max_i64(r->gcomm, &stop, 1));
     if (stop) {
@@ -487,7 +515,16 @@ static kd_err kd_sweep_run_points_(const kd_task_ctx *ctx, kd_sweep_state *st,
     kd_task_info pinfo;
     memset(&pinfo, 0, sizeof pinfo);
     KD_TRY(kd_sweep_point_kept_(st, r, p, &pres, &pinfo, &done)); /* a failed collective */
-    kd_err perr = done ? KD_OK : kd_sweep_run_point_(ctx, st, r->gcomm, p, &pres, &pinfo);
+    kd_err perr = KD_OK;
+    if (!done && st->spec.summary_only) {
+      char path[1100];
+      perr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__,
+                        "%s is missing, unreadable or from another configuration "
+                        "(sweep.summary_only computes nothing: run the point first)",
+                        kd_sweep_point_path(&st->spec, p, path, sizeof path));
+    } else if (!done) {
+      perr = kd_sweep_run_point_(ctx, st, r->gcomm, p, &pres, &pinfo);
+    }
     if (perr == KD_ERR_MPI) {
       kd_result_free(&pres);
       KD_FAIL(perr, "%s", kd_err_message()); /* the group's communicator is unusable */
@@ -579,6 +616,59 @@ cleanup:
   return err;
 }
 
+/* The configuration recorded in the summary: the sweep's own resolved configuration without the
+ * keys that say how the points were run (sweep.groups, resume, point, summary_only: lines of the
+ * emitted block-style `sweep:` section), so the summary is the same file whether one allocation
+ * ran the sweep or an array of jobs plus a summary step. */
+static kd_err kd_sweep_summary_yaml_(const kd_config *cfg, char **yaml) {
+  kd_err err = KD_OK;
+  static const char *const modes[] = {"  groups:", "  resume:", "  point:", "  summary_only:"};
+  KD_TRY(kd_config_emit_resolved(cfg, yaml));
+  char *in = *yaml, *out = *yaml;
+  int in_sweep = 0;
+  while (*in) {
+    char *eol = strchr(in, '\n');
+    const size_t len = eol ? (size_t)(eol - in) + 1 : strlen(in);
+    int drop = 0;
+    if (in[0] != ' ' && in[0] != '\n') in_sweep = strncmp(in, "sweep:", 6) == 0;
+    for (size_t i = 0; in_sweep && i < sizeof modes / sizeof modes[0]; i++)
+      drop |= strncmp(in, modes[i], strlen(modes[i])) == 0;
+    if (!drop) memmove(out, in, len);
+    out += drop ? 0 : len;
+    in += len;
+  }
+  *out = '\0';
+cleanup:
+  return err;
+}
+
+/* Array mode (sweep.point = K): the point ran on all ranks (one group) and wrote its point file;
+ * its result becomes the task's (the job writes no output.path), or its error the task's.
+ * Collective. */
+static kd_err kd_sweep_point_only_(const kd_task_ctx *ctx, const kd_sweep_spec *sp,
+                                   kd_sweep_run_ctx *r, kd_result *res, kd_task_info *info) {
+  kd_err err = KD_OK;
+  const int p = (int)sp->point;
+  char path[1100];
+  int64_t code = r->i64[p]; /* the leader's (rank 0's) record */
+  KD_TRY(kd_dist_bcast(ctx->comm, &code, sizeof code, 0));
+  if (r->best_p != p) {
+    if (code == KD_ERR_INTERRUPTED || code == KD_OK)
+      KD_FAIL(KD_ERR_INTERRUPTED, "sweep point %d: interrupted before it ran; nothing written", p);
+    KD_FAIL((kd_err)code, "%s", r->rows[p].message);
+  }
+  *res = r->best;
+  memset(&r->best, 0, sizeof r->best);
+  *info = r->best_info;
+  info->no_output = 1;
+  kd_log_info(
+      "sweep: point %d of %d written to %s; run with sweep.summary_only=true once every "
+      "point is written",
+      p, r->n, kd_sweep_point_path(sp, p, path, sizeof path));
+cleanup:
+  return err;
+}
+
 static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                             kd_task_info *info) {
   kd_err err = KD_OK, first_fail = KD_OK;
@@ -593,7 +683,7 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   r.size = kd_dist_size(ctx->comm);
   r.rank = kd_dist_rank(ctx->comm);
   r.n = sp->n_points;
-  r.G = kd_sweep_n_groups(r.size, r.n, sp->groups);
+  r.G = sp->point >= 0 ? 1 : kd_sweep_n_groups(r.size, r.n, sp->groups);
   r.g = kd_sweep_group_of(r.rank, r.size, r.G);
   r.t0 = kd_dist_wtime();
   const int n = r.n;
@@ -603,18 +693,26 @@ static kd_err kd_sweep_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   KD_TRY(kd_sweep_make_dir_(ctx->comm, sp->dir));
   KD_TRY(kd_dist_split(ctx->comm, r.g, &r.gcomm));
   r.grank = kd_dist_rank(r.gcomm);
-  kd_log_info("sweep: %d points of task %s over %d group(s) of ranks (%d ranks)", n, sp->task, r.G,
-              r.size);
+  if (sp->point >= 0)
+    kd_log_info("sweep: point %lld of %d (task %s) on %d ranks (sweep.point)", (long long)sp->point,
+                n, sp->task, r.size);
+  else
+    kd_log_info("sweep: %d points of task %s over %d group(s) of ranks (%d ranks)%s", n, sp->task,
+                r.G, r.size, sp->summary_only ? ", reading the point files (summary_only)" : "");
   KD_ALLOC(r.rows, n);
   KD_ALLOC(r.i64, 2 * (size_t)n);
   KD_ALLOC(r.f64, 3 * (size_t)n);
   KD_ALLOC(r.u64, n);
   KD_TRY(kd_sweep_run_points_(ctx, st, &r));
+  if (sp->point >= 0) {
+    KD_TRY(kd_sweep_point_only_(ctx, sp, &r, res, info));
+    goto cleanup;
+  }
   KD_TRY(kd_sweep_gather_rows_(ctx, &r, &first_fail));
   const int bp = kd_sweep_best_point_(r.rows, n);
   if (r.rank == 0) {
-    KD_TRY(kd_config_emit_resolved(ctx->cfg, &yaml));
-    err = kd_sweep_write_summary(sp, r.rows, r.G, yaml);
+    KD_TRY(kd_sweep_summary_yaml_(ctx->cfg, &yaml));
+    err = kd_sweep_write_summary(sp, r.rows, yaml);
   }
   KD_TRY(kd_dist_agreed(ctx->comm, err));
   kd_log_info("sweep: summary in %s/summary.csv and %s/summary.h5", sp->dir, sp->dir);

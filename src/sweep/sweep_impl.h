@@ -17,6 +17,12 @@
  *     allow_failures: false      # true: a failed point is reported, the sweep still succeeds
  *     resume: false              # true: keep points already written by an earlier run (same
  *                                #   base config and overrides: /sweep_point/hash matches)
+ *     point: -1                  # K >= 0: run point K only, on all ranks, and write its point
+ *                                #   file; no summary, no output.path (one SLURM array task per
+ *                                #   point: --set sweep.point=$SLURM_ARRAY_TASK_ID)
+ *     summary_only: false        # true: compute nothing; read every point file (each must exist
+ *                                #   with the matching /sweep_point/hash) and write the summary
+ *                                #   and output.path exactly as the whole sweep does
  *   data: ... kernel: ... algorithm: ... (the base configuration, as for the base task)
  */
 #ifndef KDISTILL_SWEEP_IMPL_H
@@ -40,7 +46,9 @@ typedef struct {
   int64_t groups; /* 0: auto */
   char *dir, *prefix;
   int allow_failures;
-  int resume; /* skip points whose output exists with the same point hash */
+  int resume;       /* skip points whose output exists with the same point hash */
+  int64_t point;    /* >= 0: run this point only (array mode); -1: all */
+  int summary_only; /* read the point files, compute nothing, write the summary */
 } kd_sweep_spec;
 
 #define KD_SWEEP_MAX_POINTS 100000
@@ -89,7 +97,7 @@ int kd_sweep_point_done(const char *path, uint64_t hash);
 const char *kd_sweep_point_path(const kd_sweep_spec *sp, int p, char *buf, int len);
 /** Write <dir>/summary.csv and <dir>/summary.h5 (atomically: temporary then rename). Call on one
  *  rank only. Local. */
-kd_err kd_sweep_write_summary(const kd_sweep_spec *sp, const kd_sweep_row *rows, int n_groups,
+kd_err kd_sweep_write_summary(const kd_sweep_spec *sp, const kd_sweep_row *rows,
                               const char *config_yaml);
 
 #endif

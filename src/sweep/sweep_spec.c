@@ -319,6 +319,12 @@ kd_err kd_sweep_spec_read(kd_config *cfg, kd_sweep_spec *sp) {
   KD_CHECK(sp->prefix, KD_ERR_MEM, "out of memory");
   KD_TRY(kd_config_get_bool(cfg, "sweep.allow_failures", 0, &sp->allow_failures));
   KD_TRY(kd_config_get_bool(cfg, "sweep.resume", 0, &sp->resume));
+  KD_TRY(kd_config_get_int(cfg, "sweep.point", -1, -1, sp->n_points - 1, &sp->point));
+  KD_TRY(kd_config_get_bool(cfg, "sweep.summary_only", 0, &sp->summary_only));
+  KD_CHECK(sp->point < 0 || !sp->summary_only, KD_ERR_CONFIG,
+           "%s: sweep.point and sweep.summary_only: give at most one (run one point, or assemble "
+           "the summary of points already written)",
+           kd_config_where(cfg, "sweep.point", where, 512));
 cleanup:
   if (err) kd_sweep_spec_free(sp);
   return err;

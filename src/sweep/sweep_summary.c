@@ -5,9 +5,10 @@
  * HDF5 (<dir>/summary.h5): group /sweep with 1-D datasets point, status, mmd, n_atoms, seconds,
  * kernel_evals (uint64), file and message (variable-length UTF-8 strings), and /sweep/params/<key>
  * per swept key: float64 when every value of the key is a number, strings otherwise ("" where a
- * point leaves the key at its base value). Attributes of /sweep: task, mode, n_points, n_groups,
- * config_yaml. Root attribute kdistill_version. Both files appear atomically (io/publish.h; the
- * HDF5 one through io/'s kd_h5_file).
+ * point leaves the key at its base value). Attributes of /sweep: task, mode, n_points,
+ * config_yaml (how the points were run is left out: the same file from one allocation or from an
+ * array of jobs plus sweep.summary_only). Root attribute kdistill_version. Both files appear
+ * atomically (io/publish.h; the HDF5 one through io/'s kd_h5_file).
  */
 #include <errno.h>
 #include <math.h>
@@ -149,7 +150,7 @@ cleanup:
   return err;
 }
 
-static kd_err kd_sweep_write_h5_(const kd_sweep_spec *sp, const kd_sweep_row *rows, int n_groups,
+static kd_err kd_sweep_write_h5_(const kd_sweep_spec *sp, const kd_sweep_row *rows,
                                  const char *config_yaml) {
   kd_err err = KD_OK;
   char path[1200];
@@ -168,7 +169,6 @@ static kd_err kd_sweep_write_h5_(const kd_sweep_spec *sp, const kd_sweep_row *ro
   KD_TRY(kd_h5_file_attr_str(h, "/sweep", "task", sp->task));
   KD_TRY(kd_h5_file_attr_str(h, "/sweep", "mode", sp->mode));
   KD_TRY(kd_h5_file_attr_i64(h, "/sweep", "n_points", n));
-  KD_TRY(kd_h5_file_attr_i64(h, "/sweep", "n_groups", n_groups));
   KD_TRY(kd_h5_file_attr_str(h, "/sweep", "config_yaml", config_yaml ? config_yaml : ""));
   KD_TRY(kd_sweep_h5_columns_(h, sp, rows, i64, f64, u64));
   KD_TRY(kd_sweep_h5_texts_(h, sp, rows, f64));
@@ -181,11 +181,11 @@ cleanup:
   return err;
 }
 
-kd_err kd_sweep_write_summary(const kd_sweep_spec *sp, const kd_sweep_row *rows, int n_groups,
+kd_err kd_sweep_write_summary(const kd_sweep_spec *sp, const kd_sweep_row *rows,
                               const char *config_yaml) {
   kd_err err = KD_OK;
   KD_TRY(kd_sweep_write_csv_(sp, rows));
-  KD_TRY(kd_sweep_write_h5_(sp, rows, n_groups, config_yaml));
+  KD_TRY(kd_sweep_write_h5_(sp, rows, config_yaml));
 cleanup:
   return err;
 }

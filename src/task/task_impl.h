@@ -36,7 +36,9 @@ typedef struct {
 typedef struct {
   char algorithm[64];
   char kernel[160];
-  kd_gidx n_in; /* input points (data / candidates / pool); 0 if none. Added last: optional. */
+  kd_gidx n_in;  /* input points (data / candidates / pool); 0 if none. Added last: optional. */
+  int no_output; /* 1: the task wrote its own files and the job writes no output.path (a sweep
+                    running one point: sweep.point) */
 } kd_task_info;
 
 typedef struct {
