@@ -2,7 +2,11 @@
 """test_kdplot.py - render every kdplot picture from small output files written here with h5py in
 the documented layout (include/kdistill/kd_io.h, docs/hpc.md) and check each PNG: exists, valid
 PNG signature and IHDR, at least 8 KiB, and more than one colour with real spread. Also checks
-that bad input fails with exit status 1 and one message.
+that bad input fails with exit status 1 and one message. The figures' content is checked through
+kdplot's make_* functions (the module loaded from its file): the pair grid's axes count and
+labels, --dims, X and Y told apart on a ctt output with the statistic (not "MMD") in the title,
+the level line at alpha in CTT-study plots (table column, config_yaml, --alpha), NaN-MMD runs
+named in the trace legend and in a note; integer-typed metrics are read like float ones.
 
 usage: test_kdplot.py PATH/TO/kdplot      (exit 77 = skipped: numpy/h5py/matplotlib missing)
 """
@@ -97,6 +101,139 @@ def run(args, expect=0, what=""):
     return r, ok
 
 
+def load_kdplot():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("kdplot_mod", KDPLOT)
+    spec = importlib.util.spec_from_loader("kdplot_mod", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def legend_texts(fig):
+    out = []
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is not None:
+            out += [t.get_text() for t in leg.get_texts()]
+    for leg in fig.legends:
+        out += [t.get_text() for t in leg.get_texts()]
+    return out
+
+
+def content_tests(tmp, rng):
+    """Figure content through the make_* functions."""
+    import matplotlib.pyplot as plt
+    kd = load_kdplot()
+    p = lambda name: os.path.join(tmp, name)  # noqa: E731
+    parse = lambda argv: kd.make_parser().parse_args(argv)  # noqa: E731
+
+    # pair grid: d = 3 gives 3 x 3 axes, labelled x[0..2]; d = 6 the first 5 (25 axes)
+    pts3 = rng.normal(size=(12, 3))
+    write_output(p("c3.h5"), "kernel_herding", pts3, np.full(12, 1 / 12), None)
+    fig = kd.make_coreset(parse(["coreset", p("c3.h5")]))
+    check(len(fig.axes) == 9, "pair grid d=3: %d axes, expected 9" % len(fig.axes))
+    xl = sorted({ax.get_xlabel() for ax in fig.axes if ax.get_xlabel()})
+    check(xl == ["x[0]", "x[1]", "x[2]"], "pair grid d=3: x labels %s" % xl)
+    # the off-diagonal panel (row 1, column 0) shows x[0] against x[1] of the coreset
+    off = fig.axes[3].collections[-1].get_offsets()
+    check(np.allclose(np.asarray(off), pts3[:, [0, 1]]), "pair grid: panel (1,0) is x[0] vs x[1]")
+    plt.close(fig)
+    write_output(p("c6.h5"), "kernel_herding", rng.normal(size=(10, 6)), np.full(10, 0.1), None)
+    fig = kd.make_coreset(parse(["coreset", p("c6.h5")]))
+    check(len(fig.axes) == 25, "pair grid d=6: %d axes, expected 25 (first 5 coordinates)" %
+          len(fig.axes))
+    plt.close(fig)
+    fig = kd.make_coreset(parse(["coreset", p("c6.h5"), "--dims", "1,3,5"]))
+    xl = sorted({ax.get_xlabel() for ax in fig.axes if ax.get_xlabel()})
+    check(len(fig.axes) == 9 and xl == ["x[1]", "x[3]", "x[5]"], "--dims 1,3,5: %d axes, %s" %
+          (len(fig.axes), xl))
+    plt.close(fig)
+    fig = kd.make_coreset(parse(["coreset", p("c3.h5"), "--dims", "2,0"]))
+    ax = fig.axes[0]
+    off = np.asarray(ax.collections[-1].get_offsets())
+    check(len(fig.axes) == 1 and ax.get_xlabel() == "x[2]" and ax.get_ylabel() == "x[0]" and
+          np.allclose(off, pts3[:, [2, 0]]), "--dims 2,0: one panel of x[2] vs x[0]")
+    plt.close(fig)
+    r, _ = run(["coreset", p("c3.h5"), "--dims", "0,3", "-o", p("bad_dims.png")], 1, "--dims 0,3")
+    check("out of range" in r.stderr and not os.path.exists(p("bad_dims.png")), "--dims: message")
+
+    # ctt output: X and Y apart, the statistic (not MMD) in the title; integer-typed metrics
+    pts = rng.normal(size=(24, 2))
+    write_output(p("ctt_out.h5"), "ctt", pts, np.full(24, 1 / 24), None, mmd=0.0123)
+    with h5py.File(p("ctt_out.h5"), "a") as f:
+        f.attrs["task"] = "ctt"
+        t = f.create_group("test")
+        t["bins"] = np.array([4, 4], dtype=np.int64)
+        t["coreset_bin"] = np.repeat(np.arange(8), 3).astype(np.int64)  # rows 0..11 in X bins
+        t["statistic"] = 0.0123
+        t["p_value"] = 0.0099
+        t["reject"] = np.int64(1)
+        f["metrics"].attrs["reject"] = np.int64(1)
+        f["metrics"].attrs["kernel_evals"] = np.int64(4096)
+    fig = kd.make_coreset(parse(["coreset", p("ctt_out.h5")]))
+    labels = legend_texts(fig)
+    check("X coreset (12)" in labels and "Y coreset (12)" in labels,
+          "ctt coreset: legend %s lacks X/Y" % labels)
+    title = fig.axes[0].get_title()
+    check("statistic" in title and "p-value" in title and "MMD" not in title and "reject" in title,
+          "ctt coreset: title '%s'" % title)
+    xs = [np.asarray(c.get_offsets()) for c in fig.axes[0].collections]
+    check(len(xs) == 2 and np.allclose(xs[0], pts[:12]) and np.allclose(xs[1], pts[12:]),
+          "ctt coreset: X rows and Y rows drawn as separate groups")
+    plt.close(fig)
+    run(["coreset", p("ctt_out.h5"), "-o", p("ctt_coreset.png")], 0, "ctt coreset png")
+    png_ok(p("ctt_coreset.png"), "ctt coreset")
+
+    # CTT study: the level line at alpha (CSV column, config_yaml, --alpha)
+    def level_lines(fig):
+        return [ln for ln in fig.axes[0].get_lines()
+                if len(set(np.asarray(ln.get_ydata(), dtype=float))) == 1 and
+                ln.get_label().startswith("level alpha")]
+    fig = kd.make_ctt(parse(["ctt", p("study.csv")]))
+    ll = level_lines(fig)
+    check(len(ll) == 1 and float(ll[0].get_ydata()[0]) == 0.05 and
+          "level alpha = 0.05" in legend_texts(fig), "ctt study csv: a line at alpha 0.05")
+    plt.close(fig)
+    with h5py.File(p("study.h5"), "a") as f:
+        f.attrs["config_yaml"] = "task: ctt_study\nstudy:\n  m: 256\n  alpha: 0.01\n"
+    fig = kd.make_ctt(parse(["ctt", p("study.h5")]))
+    ll = level_lines(fig)
+    check(len(ll) == 1 and float(ll[0].get_ydata()[0]) == 0.01, "ctt study h5: line at alpha 0.01 "
+          "from config_yaml")
+    plt.close(fig)
+    fig = kd.make_ctt(parse(["ctt", p("study.h5"), "--alpha", "0.1"]))
+    ll = level_lines(fig)
+    check(len(ll) == 1 and float(ll[0].get_ydata()[0]) == 0.1, "ctt study: --alpha 0.1")
+    plt.close(fig)
+    r, _ = run(["coreset", p("study.h5"), "-o", p("bad_study.png")], 1, "coreset of a ctt_study")
+    check("kdplot ctt" in r.stderr, "coreset of a ctt_study: points to kdplot ctt")
+
+    # trace: NaN-MMD runs are named, not dropped
+    n = np.arange(1, 17)
+    write_output(p("ok.h5"), "kernel_herding", pts[:4], np.full(4, 0.25), (n, n, 1.0 / n, 0.01 * n))
+    write_output(p("allnan.h5"), "bpcg", pts[:4], np.full(4, 0.25),
+                 (n, n, np.full(16, np.nan), 0.01 * n), mmd=float("nan"))
+    half = 1.0 / n
+    half[8:] = np.nan
+    write_output(p("halfnan.h5"), "fcfw", pts[:4], np.full(4, 0.25), (n, n, half, 0.01 * n))
+    write_output(p("nantail.h5"), "uniform", pts[:4], np.full(4, 0.25), None, mmd=float("nan"))
+    fig = kd.make_trace(parse(["trace", p("ok.h5"), p("allnan.h5"), p("halfnan.h5"),
+                               p("nantail.h5")]))
+    labels = legend_texts(fig)
+    check(any(t.startswith("bpcg") and "NaN" in t for t in labels), "trace: all-NaN run in legend %s"
+          % labels)
+    check(any(t.startswith("fcfw") and "8 of 16" in t for t in labels), "trace: partly NaN run")
+    check(any(t.startswith("uniform") and "nan" in t for t in labels), "trace: NaN final MMD run")
+    notes = " ".join(t.get_text() for t in fig.texts)
+    check("bpcg" in notes and "uniform" in notes and "fcfw" in notes, "trace: note '%s'" % notes)
+    plt.close(fig)
+    r, _ = run(["trace", p("allnan.h5"), "-o", p("trace_nan.png")], 0, "trace of an all-NaN run")
+    png_ok(p("trace_nan.png"), "trace all-NaN")
+    check("note: bpcg" in r.stderr, "trace all-NaN: stderr note")
+
+
 def main():
     rng = np.random.default_rng(3)
     keep = os.environ.get("KDPLOT_TEST_KEEP")
@@ -182,6 +319,7 @@ def main():
         write_output(p("study.h5"), "ctt_study", np.zeros((0, 2)), np.zeros(0), None,
                      mmd=float("nan"))
         with h5py.File(p("study.h5"), "a") as f:
+            f.attrs["task"] = "ctt_study"
             g = f.create_group("study")
             g["g"] = np.array(gs, dtype=np.int64)
             g["rejections"] = np.array([int(100 * r_) for r_ in rate], dtype=np.int64)
@@ -191,6 +329,8 @@ def main():
             g["reject"] = np.zeros((5, 100), dtype=np.int64)  # 2-D: ignored by the table reader
         run(["ctt", p("study.h5"), "-o", p("ctt_h5.png")], 0, "ctt h5")
         png_ok(p("ctt_h5.png"), "ctt h5")
+
+        content_tests(tmp, rng)
 
         # bad input: exit 1, one clear line, no PNG
         r, _ = run(["coreset", p("missing.h5"), "-o", p("bad.png")], 1, "missing file")
