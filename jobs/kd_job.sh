@@ -17,6 +17,9 @@
 #                  KD_CHECKPOINT, or a job that resumes by itself: KD_JOB_SELF_RESUMING=1, set by
 #                  sweep.sbatch, whose requeued run keeps finished points with sweep.resume)
 #   KD_INFO        0: skip the "kdistill info" summary printed after a successful run
+#   KD_MODULES     modules to load before anything else ("gcc openmpi hdf5 openblas": `module
+#                  load $KD_MODULES`; exit 1 if there is no `module` command or the load fails)
+#   KD_NO_OUTPUT   1: pass no --output (a sweep array task: the point file is its only output)
 #
 # Exit status: kdistill's (0 ok, 1 bad input, 2 environment, 3 interrupted with a checkpoint
 # written); 1 when this script finds a problem before launching (message on stderr).
@@ -76,9 +79,31 @@ kd_job_forward() {
   return 0
 }
 
+# Environment modules / Lmod: `module` is a shell function their init script defines; batch
+# shells often inherit it, else source the usual init scripts.
+kd_job_modules() {
+  [ -n "${KD_MODULES:-}" ] || return 0
+  local f
+  if ! type module >/dev/null 2>&1; then
+    for f in /etc/profile.d/modules.sh /etc/profile.d/lmod.sh /usr/share/lmod/lmod/init/bash; do
+      # shellcheck disable=SC1090
+      if [ -r "$f" ]; then . "$f" >/dev/null 2>&1 && break; fi
+    done
+  fi
+  if ! type module >/dev/null 2>&1; then
+    kd_job_log "ERROR: KD_MODULES='$KD_MODULES' but there is no 'module' command here" \
+               "(environment modules / Lmod not set up); load the modules before sbatch or unset KD_MODULES"
+    return 1
+  fi
+  kd_job_log "module load $KD_MODULES"
+  # shellcheck disable=SC2086
+  module load $KD_MODULES || { kd_job_log "ERROR: module load $KD_MODULES failed"; return 1; }
+}
+
 kd_job_main() {
   local name=${KD_JOB_NAME:?KD_JOB_NAME not set} root bin cfg out rc launcher=() cmd=() a
   root=$(kd_job_root)
+  kd_job_modules || return 1
   bin=$(kd_job_find_bin)
   cfg=${KD_CONFIG:-$root/${KD_JOB_CONFIG:?KD_JOB_CONFIG not set}}
   out=${KD_OUTPUT:-${SLURM_SUBMIT_DIR:-$PWD}/kd-$name-${SLURM_JOB_ID:-local}.h5}
@@ -96,7 +121,8 @@ kd_job_main() {
     # Open MPI refuses root unless told (containers, CI)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  cmd=("$bin" run "$cfg" --output "$out")
+  cmd=("$bin" run "$cfg")
+  if [ "${KD_NO_OUTPUT:-0}" = 1 ]; then out=""; else cmd+=(--output "$out"); fi
   # shellcheck disable=SC2086
   for a in ${KD_SET:-}; do cmd+=(--set "$a"); done
   if [ -n "${KD_CHECKPOINT:-}" ]; then
@@ -130,8 +156,8 @@ kd_job_main() {
   trap - USR1 TERM
   case "$rc" in
     0)
-      kd_job_log "done: $out"
-      if [ "${KD_INFO:-1}" != 0 ]; then "${launcher[@]}" "$bin" info "$out" || true; fi ;;
+      kd_job_log "done: ${out:-no output file (KD_NO_OUTPUT=1)}"
+      if [ -n "$out" ] && [ "${KD_INFO:-1}" != 0 ]; then "${launcher[@]}" "$bin" info "$out" || true; fi ;;
     3)
       kd_job_log "interrupted: checkpoint written (exit 3)"
       if [ "${KD_REQUEUE:-0}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then

@@ -224,6 +224,9 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
       goto cleanup;
     }
   }
+  if (ctx->validate_only) /* jobs/sweep_array.sh reads the point count from this line */
+    kd_log_info("sweep: %d points of task %s (files in %s/)", st->spec.n_points, st->spec.task,
+                st->spec.dir);
   *state = st;
   st = NULL;
 cleanup:

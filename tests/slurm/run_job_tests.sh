@@ -6,7 +6,9 @@
 # --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep
 # that requeues itself and resumes from its finished points, a herding job interrupted mid-run
 # that checkpoints, requeues itself and resumes to the uninterrupted output, both launchers
-# (srun/pmix and mpirun) and bad input (missing binary, bad config: exit 1, no output).
+# (srun/pmix and mpirun), bad input (missing binary, bad config: exit 1, no output), and a sweep
+# run as a job array (jobs/sweep_array.sh: one task per point, then a summary job whose summary
+# is byte-identical to the single-allocation sweep's over the same point files).
 #
 # usage: tests/slurm/run_job_tests.sh --bin BUILD/kdistill [--work DIR] [--keep] [--only NAME]
 # Needs: a SLURM with >= 4 CPUs on one node (SLURM_LOCAL_CPUS=4), sbatch/scancel/squeue on PATH,
@@ -161,6 +163,58 @@ EOF
     -o "$WORK/sweep.png" > /dev/null
   check $? "sweep: kdplot sweep of the job's summary"
 fi
+if want array; then
+  echo "== sweep_array.sh: one array task per point (2 tasks each), then a summary job (afterok)"
+  out=$WORK/array_best.h5
+  pts=$WORK/array_points
+  t0=$SECONDS
+  ids=$(cd "$WORK" && KD_BIN=$BIN KD_CONFIG=$CFG/sweep.yaml KD_OUTPUT=$out KD_SET="sweep.dir=$pts" \
+        KD_SUMMARY_SBATCH="--wait -t 10 --output=$WORK/array_sum.out --error=$WORK/array_sum.err" \
+        timeout 900 bash "$REPO/jobs/sweep_array.sh" -n 2 -t 10 --output="$WORK/array_%a.out" \
+        --error="$WORK/array_%a.err" 2> "$WORK/array_submit.err")
+  rc=$?
+  echo "  jobs $ids: exit $rc after $((SECONDS - t0)) s"
+  check "$rc" "array: summary job exit $rc ($(tail -n 2 "$WORK/array_submit.err" "$WORK/array_sum.err" 2>/dev/null | tr '\n' ' '))"
+  for k in 0 1 2 3; do
+    grep -q "sweep: point $k of 4" "$WORK/array_$k.err" 2>/dev/null
+    check $? "array: task $k ran point $k alone"
+  done
+  grep -q "reading the point files (summary_only)" "$WORK/array_sum.err" 2>/dev/null
+  check $? "array: the summary job read the point files"
+  cp "$pts/summary.csv" "$WORK/array_summary.csv" 2>/dev/null
+  cp "$pts/summary.h5" "$WORK/array_summary.h5" 2>/dev/null
+  # the single-allocation sweep over the same point files writes byte-identical summaries
+  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  (cd "$WORK" && timeout 300 mpirun -np 2 --oversubscribe "$BIN" run "$CFG/sweep.yaml" -q \
+     --set "sweep.dir=$pts" --set sweep.resume=true --output "$out" 2> "$WORK/array_single.err")
+  check $? "array: single-allocation sweep over the array's points ($(tail -n 1 "$WORK/array_single.err"))"
+  cmp -s "$WORK/array_summary.csv" "$pts/summary.csv"
+  check $? "array: summary.csv differs from the single-allocation sweep's"
+  cmp -s "$WORK/array_summary.h5" "$pts/summary.h5"
+  check $? "array: summary.h5 differs from the single-allocation sweep's"
+  $PY - "$WORK/array_summary.h5" "$pts/summary.h5" "$pts" "$out" <<'EOF2'
+import glob, os, sys, h5py, numpy as np
+a, b, d, out = sys.argv[1:5]
+bad = []
+with h5py.File(a, "r") as x, h5py.File(b, "r") as y:
+    for k in x["sweep"]:
+        if isinstance(x["sweep"][k], h5py.Dataset) and not np.array_equal(x["sweep"][k][()], y["sweep"][k][()]):
+            bad.append("summary.h5 /sweep/" + k)
+    if x["sweep"].attrs["config_yaml"] == b"" : bad.append("config_yaml empty")
+    st = x["sweep/status"][()]
+    if st.shape != (4,) or st.any(): bad.append("statuses %s" % st)
+for p in sorted(glob.glob(os.path.join(d, "point_*.h5"))):
+    with h5py.File(p, "r") as f:
+        if int(f.attrs["n_ranks"]) != 2: bad.append("%s ran on %s ranks, expected 2" % (p, f.attrs["n_ranks"]))
+if len(glob.glob(os.path.join(d, "point_*.h5"))) != 4: bad.append("point files")
+with h5py.File(out, "r") as f:
+    if f["sweep/mmd"].shape != (4,): bad.append("best-point output /sweep/mmd")
+for m in bad: print("  " + m)
+sys.exit(1 if bad else 0)
+EOF2
+  check $? "array: summary.h5 datasets equal the single-allocation sweep's; points on 2 ranks; best output"
+fi
+
 # requeue_job NAME SCRIPT READY: submit SCRIPT (2 tasks, KD_REQUEUE=1, environment KD_* from the
 # caller) in the background, wait until the shell test READY succeeds (the job has started its
 # work), send USR1 to the batch shell (as SLURM's --signal=B:USR1 does before the time limit), let

@@ -91,5 +91,25 @@ bad "missing config" "config .* not found" KD_BIN="$BIN" KD_CONFIG="$WORK/nope.y
 bad "unknown launcher" "KD_LAUNCHER=bogus" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=bogus
 bad "unknown key" "lsx" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=mpirun KD_SET="kernel.lsx=1"
 
+# 4. KD_MODULES: `module load` runs before the solver (a stand-in `module` function, exported as
+# the init scripts of environment modules / Lmod do); without a `module` command: exit 1, message
+module() { echo "$*" >> "$MODULE_LOG"; }
+export -f module
+export MODULE_LOG=$WORK/module.log
+KD_MODULES="gcc openmpi hdf5" KD_LAUNCHER=none KD_BIN=$BIN KD_CONFIG=$WORK/thin.yaml KD_INFO=0 \
+  KD_OUTPUT=$WORK/mod.h5 bash "$REPO/jobs/thinning.sbatch" > /dev/null 2> "$WORK/mod.err"
+check $? "KD_MODULES: exit status ($(tail -n 1 "$WORK/mod.err"))"
+[ "$(cat "$MODULE_LOG" 2>/dev/null)" = "load gcc openmpi hdf5" ]
+check $? "KD_MODULES: module got '$(cat "$MODULE_LOG" 2>/dev/null)'"
+grep -q "module load gcc openmpi hdf5" "$WORK/mod.err"; check $? "KD_MODULES: logged"
+unset -f module
+bad "KD_MODULES without module" "no 'module' command" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" \
+  KD_MODULES=gcc
+# 5. the sweep array script outside an array job: exit 1 with the way to submit it
+env KD_BIN="$BIN" bash "$REPO/jobs/sweep_array.sbatch" > /dev/null 2> "$WORK/arr.err"
+rc=$?
+check $(( rc != 1 )) "sweep_array.sbatch outside an array: exit $rc, expected 1"
+grep -q "not an array task" "$WORK/arr.err"; check $? "sweep_array.sbatch: message"
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
