@@ -31,8 +31,8 @@ typedef struct {
 } kd_sweep_state;
 
 /* Hash identifying what point p computes: the kdistill version, the base configuration (sweep and
- * output sections blanked, so changing sweep.groups/dir/resume or output.path keeps finished points
- * valid), the base task and the point's overrides. */
+ * output sections blanked, the output line left out, so changing sweep.groups/dir/resume or
+ * output.path keeps finished points valid), the base task and the point's overrides. */
 static uint64_t kd_sweep_point_hash_(const kd_sweep_state *st, int p) {
   const kd_sweep_spec *sp = &st->spec;
   uint64_t h = kd_sweep_fnv1a(st->base_hash, "\ntask=");
@@ -56,6 +56,10 @@ static kd_err kd_sweep_base_hash_(const kd_config *base, uint64_t *h) {
   KD_TRY(kd_config_set(c, "sweep=null"));
   KD_TRY(kd_config_set(c, "output=null"));
   KD_TRY(kd_config_emit_resolved(c, &text));
+  /* drop the blanked output line: where it sits depends on whether --output was given (set before
+   * the job's defaults are read, or appended after them), which must not change the hash */
+  char *o = strstr(text, "\noutput: null\n");
+  if (o) memmove(o + 1, o + 14, strlen(o + 14) + 1);
   *h =
       kd_sweep_fnv1a(kd_sweep_fnv1a(KD_SWEEP_FNV_OFFSET, "kdistill " KD_VERSION_STRING "\n"), text);
 cleanup:

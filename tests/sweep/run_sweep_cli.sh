@@ -5,7 +5,7 @@
 # single-allocation sweep writes over the same point files, and its mmd / n_atoms / kernel_evals
 # columns equal to those of an independent single-allocation sweep from scratch; a point run
 # alone writes no output.path; summary_only with a point missing fails naming the file and
-# computes nothing. (2) issue 16: a summary path the sweep cannot write (a directory named
+# computes nothing; a point's identity does not depend on --output. (2) issue 16: a summary path the sweep cannot write (a directory named
 # summary.csv) fails `validate` and `run` with exit 1 and one line naming the path, before any
 # point is computed. (3) sweep.point out of range and point + summary_only: exit 1, one line.
 #
@@ -71,6 +71,18 @@ for m in bad: print("  " + m)
 sys.exit(1 if bad else 0)
 PY
 check $? "array summary vs an independent sweep: same points, statuses, MMDs, best coreset"
+# points run without --output, the summary with it (a config without an output section): the
+# point hash must not depend on where the output key lands in the configuration
+cat > noout.yaml <<'YAML'
+task: sweep
+sweep: {task: thin, dir: noout, zip: [{key: algorithm.n_out, values: [8, 16]}]}
+data: {type: gaussian, n: 256, d: 2, mean: [0, 0], sd: [1, 1]}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: kt_compress, g: 1}
+YAML
+run run noout.yaml -q --set sweep.point=0 && run run noout.yaml -q --set sweep.point=1 &&
+  run run noout.yaml -q --set sweep.summary_only=true --output noout_best.h5 2> noout.err
+check $? "points without --output, summary with it: $(tail -n 1 noout.err)"
 rm arr/point_0003.h5
 run run sw.yaml -q --set sweep.summary_only=true 2> miss.err
 rc=$?
