@@ -351,13 +351,25 @@ kd_err kd_h5_file_commit(kd_h5_file **h) {
   return err;
 }
 
+/* Objects of these small files carry no modification times, so the same content gives the same
+ * bytes (a sweep summary assembled later by sweep.summary_only equals the one-allocation one). */
+static kd_err kd_h5_file_untimed_(hid_t cls, hid_t *plist) {
+  kd_err err = KD_OK;
+  KD_H5C(*plist = H5Pcreate(cls), KD_ERR_H5, "H5Pcreate");
+  KD_H5C(H5Pset_obj_track_times(*plist, 0), KD_ERR_H5, "H5Pset_obj_track_times");
+cleanup:
+  return err;
+}
+
 kd_err kd_h5_file_group(kd_h5_file *h, const char *path) {
   kd_err err = KD_OK;
-  hid_t g = -1;
-  KD_H5C(g = H5Gcreate2(h->f, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+  hid_t g = -1, gcpl = -1;
+  KD_TRY(kd_h5_file_untimed_(H5P_GROUP_CREATE, &gcpl));
+  KD_H5C(g = H5Gcreate2(h->f, path, H5P_DEFAULT, gcpl, H5P_DEFAULT), KD_ERR_IO,
          "%s: cannot create group %s", h->pub.tmp, path);
 cleanup:
   if (g >= 0) H5Gclose(g);
+  if (gcpl >= 0) H5Pclose(gcpl);
   return err;
 }
 
@@ -388,16 +400,18 @@ kd_err kd_h5_file_attr_i64(kd_h5_file *h, const char *obj, const char *name, int
 static kd_err kd_h5_file_dset_(kd_h5_file *h, const char *path, hid_t ftype, hid_t mtype, int64_t n,
                                const void *data) {
   kd_err err = KD_OK;
-  hid_t s = -1, d = -1;
+  hid_t s = -1, d = -1, dcpl = -1;
   hsize_t dims[1] = {(hsize_t)n};
+  KD_TRY(kd_h5_file_untimed_(H5P_DATASET_CREATE, &dcpl));
   KD_H5C(s = H5Screate_simple(1, dims, NULL), KD_ERR_H5, "dataset %s: dataspace", path);
-  KD_H5C(d = H5Dcreate2(h->f, path, ftype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
+  KD_H5C(d = H5Dcreate2(h->f, path, ftype, s, H5P_DEFAULT, dcpl, H5P_DEFAULT), KD_ERR_IO,
          "%s: cannot create dataset %s", h->pub.tmp, path);
   KD_H5C(H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), KD_ERR_IO,
          "%s: cannot write dataset %s", h->pub.tmp, path);
 cleanup:
   if (d >= 0) H5Dclose(d);
   if (s >= 0) H5Sclose(s);
+  if (dcpl >= 0) H5Pclose(dcpl);
   return err;
 }
 

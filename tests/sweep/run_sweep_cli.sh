@@ -48,6 +48,8 @@ run run sw.yaml -q --set sweep.summary_only=true 2> sum.err
 check $? "summary_only: exit status ($(tail -n 1 sum.err))"
 cp arr/summary.csv a.csv && cp arr/summary.h5 a.h5 && cp best.h5 a_best.h5
 # the single-allocation sweep over the same point files (kept, not recomputed) writes the same
+# bytes, also a second later (no object timestamps in the summary)
+sleep 1
 run run sw.yaml -q --set sweep.resume=true 2> res.err
 check $? "resume: exit status"
 cmp -s a.csv arr/summary.csv; check $? "summary.csv of the array differs from the sweep's"
