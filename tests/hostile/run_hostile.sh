@@ -223,6 +223,27 @@ f07b_checkpoint_ranges) # values rewritten with both checksums recomputed: only 
   "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "pass" || bad "ckpt_rewrite.py failed"
   kd run herd.yaml --resume ck.h5
   expect_ok
+  # quadrature (tree weights on the simplex, finite test functions) and ctt_study (0/1 decisions,
+  # p-values in [0, 1]): the message names the checkpoint file
+  printf 'task: quad\ntarget: {type: torus, d: 2}\nkernel: {name: sobolev, order: 1}\nalgorithm: {name: nystrom_recombination, n: 24, sample_size: 4096, leaves: 16}\noutput: {path: out.h5}\nrun: {seed: 3}\n' >q.yaml
+  printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2, mean: [0.3, 0]}\nkernel: {name: gaussian, ls: 1.0}\nstudy: {m: 256, n: 256, replicates: 8, g: [0, 1], exact: false, s: 16, B: 19, alpha: 0.05}\noutput: {path: out.h5}\nrun: {seed: 1}\n' >c.yaml
+  for cfg in "q.yaml|d=f['/state/weights']; a=d[...]; a*=1.5; d[...]=a|ck.h5: checkpoint: the tree weights sum to" \
+    "q.yaml|d=f['/state/features']; a=d[...]; a[0,0]=np.inf; d[...]=a|ck.h5: checkpoint: tree point 0: test function 0 is inf" \
+    "c.yaml|d=f['/state/reject']; a=d[...]; a[0]=7; d[...]=a|ck.h5: checkpoint: replicate entry 0: reject 7" \
+    "c.yaml|d=f['/state/p_value']; a=d[...]; a[1]=1.5; d[...]=a|ck.h5: checkpoint: replicate entry 1"; do
+    y=${cfg%%|*}; rest=${cfg#*|}
+    rm -f ck.h5 out.h5
+    kd run "$y" --set run.checkpoint_every=1 --set run.checkpoint_keep=true --set run.checkpoint_path=ck.h5
+    [ "$rc" -eq 0 ] && [ -f ck.h5 ] || { bad "$y: no checkpoint (rc $rc)"; continue; }
+    rm -f out.h5
+    "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "${rest%%|*}" || bad "ckpt_rewrite.py failed"
+    cp ck.h5 bad.h5
+    kd run "$y" --resume ck.h5
+    expect_err 1 "${rest#*|}"
+    cmp -s ck.h5 bad.h5 || bad "the checkpoint changed"
+    [ ! -e out.h5 ] || bad "output written: ${rest%%|*}"
+    no_tmp out.h5
+  done
   ;;
 f08_signals)
   cat >c.yaml <<YAML
@@ -309,6 +330,12 @@ f11_late_output_failure)
   kd run c.yaml
   expect_err 2 "afile/study.csv"
   ! grep -q "replicate" all.txt || bad "replicates were computed before the failure"
+  # evaluation writes nothing: an unusable output.path (or checkpoint path) does not stop mmd
+  kd run "$KD_SRC/configs/quad_monte_carlo.yaml" --set output.path=q.h5
+  expect_ok
+  kd mmd q.h5 "$KD_SRC/configs/quad_monte_carlo.yaml" --set output.path=afile/x.h5
+  expect_ok
+  grep -q '^rel_diff: *0.000e+00' all.txt || bad "mmd did not reproduce the stored value"
   ;;
 f12_csv_bom_nul)
   "$PY" -c "
