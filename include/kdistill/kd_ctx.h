@@ -96,6 +96,14 @@ void kd_ctx_clear_interrupt(kd_ctx *ctx);
  *  see them; on = 0: ignore signals again (the handlers stay installed). The CLI listens; a
  *  library caller usually does not. Local. */
 void kd_ctx_listen_signals(kd_ctx *ctx, int on);
+/** For a process that runs one command on this context (the CLI), never for a host process such
+ *  as Python: once a signal has reached the process, if the command is still running after grace
+ *  seconds (it found no safe point to stop at), rank 0 prints one line and the process ends with
+ *  status 3 without writing anything. It never ends the process while a file is being placed, and
+ *  stands down once the run publishes a file after the signal (an output or a checkpoint: the run
+ *  is stopping by itself). grace <= 0: no guard. Starts a thread; kd_ctx_destroy stops it. Local.
+ */
+kd_err kd_ctx_stop_guard(kd_ctx *ctx, double grace);
 
 /* ---- timers ---- */
 /** Seconds since the context was created or kd_ctx_reset_clock. Local. */

@@ -183,6 +183,23 @@ static kd_err kd_cli_mmd_(kd_ctx *ctx, const kd_cli_opts *o) {
   return err;
 }
 
+/* The bound from a signal to the end of the process (kd_ctx_stop_guard): KDISTILL_SIGNAL_GRACE
+ * seconds, default 1; 0 turns it off (a run then stops only at its next safe point or poll). */
+static kd_err kd_cli_stop_guard_(kd_ctx *ctx) {
+  kd_err err = KD_OK;
+  const char *env = getenv("KDISTILL_SIGNAL_GRACE");
+  double grace = 1.0;
+  if (env && env[0]) {
+    char *end = NULL;
+    grace = strtod(env, &end);
+    KD_CHECK(end && !*end && grace >= 0.0 && grace <= 86400.0, KD_ERR_CONFIG,
+             "KDISTILL_SIGNAL_GRACE = '%s' is not a number of seconds in [0, 86400]", env);
+  }
+  KD_TRY(kd_ctx_stop_guard(ctx, grace));
+cleanup:
+  return err;
+}
+
 /* Process setup around one context on MPI_COMM_WORLD: the command's error comes back agreed from
  * the library entry point (argv errors are the same on every rank), rank 0 prints one line. */
 int main(int argc, char **argv) {
@@ -206,6 +223,7 @@ int main(int argc, char **argv) {
   kd_ctx_listen_signals(ctx, 1);
   kd_ctx *prev = kd_ctx_bind(ctx); /* parse errors are recorded on it */
   err = kd_cli_parse_(argc, argv, &o);
+  if (!err) err = kd_cli_stop_guard_(ctx);
   kd_ctx_set_log_level(ctx, err ? KD_LOG_NORMAL : o.level);
   if (!err && o.help) {
     if (rank == 0) kd_cli_usage_(stdout);

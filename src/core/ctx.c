@@ -45,6 +45,7 @@ kd_err kd_ctx_create(MPI_Comm comm, kd_ctx **out) {
 
 void kd_ctx_destroy(kd_ctx **ctx) {
   if (!ctx || !*ctx) return;
+  kd_stop_guard_end_(*ctx);
   if (kd_ctx_bound_ == *ctx) kd_ctx_bound_ = NULL;
   if ((*ctx)->comm != MPI_COMM_NULL) MPI_Comm_free(&(*ctx)->comm);
   free(*ctx);

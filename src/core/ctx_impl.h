@@ -4,6 +4,7 @@
 #ifndef KDISTILL_CTX_IMPL_H
 #define KDISTILL_CTX_IMPL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "kdistill/kd_algo.h"
@@ -43,11 +44,24 @@ struct kd_ctx {
   atomic_int interrupted;
   int listen_signals;
   int interrupt_anywhere; /* the running computation has no safe point (kd_interrupt_anywhere) */
+  /* stop guard (stop_guard.c): bounded time from a signal to the end of a CLI run */
+  pthread_t guard;
+  int guard_on;
+  double guard_grace;    /* seconds from the signal to the forced stop */
+  atomic_int guard_quit; /* set by kd_ctx_destroy */
+  atomic_int publishing; /* files being published now (io/publish.c) */
+  atomic_int published;  /* files published or begun so far (io/publish.c) */
   /* communication timer (dist/dist.c) */
   double comm_seconds;
   /* checkpoint session (io/checkpoint.c, task/) */
   kd_checkpoint_session ckpt;
 };
+
+/** Stop the guard thread of kd_ctx_stop_guard, if any (kd_ctx_destroy). Local. */
+void kd_stop_guard_end_(kd_ctx *ctx);
+/** io/publish.c brackets every file it publishes: the guard never stops a process while a file is
+ *  being placed, and a run that reached a publish after the signal is left to finish. Local. */
+void kd_ctx_publish_mark(int begin);
 
 /** Forget the checkpoint session (between jobs). Local. */
 void kd_ctx_session_reset(kd_ctx *ctx);

@@ -9,12 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/ctx_impl.h"
 #include "dist/dist_impl.h"
 #include "io/paths.h"
 
 kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub) {
   kd_err err = KD_OK;
   memset(pub, 0, sizeof *pub);
+  kd_ctx_publish_mark(1);
+  pub->marked = 1;
   pub->comm = comm;
   pub->root = kd_dist_rank(comm) == 0;
   const size_t n = strlen(path) + 32;
@@ -34,6 +37,8 @@ cleanup:
 void kd_publish_abort(kd_publish *pub) {
   if (!pub) return;
   if (pub->root && pub->tmp) remove(pub->tmp);
+  if (pub->marked) kd_ctx_publish_mark(0);
+  pub->marked = 0;
   free(pub->tmp);
   free(pub->path);
   pub->tmp = pub->path = NULL;

@@ -23,6 +23,7 @@ typedef struct {
   int root;      /* 1 on rank 0 of comm: it writes tmp and renames it */
   char *path;    /* the target (owned copy) */
   char *tmp;     /* "<path>.tmp.<pid>" in the target's directory (owned; NULL off the root) */
+  int marked;    /* 1 between begin and the end (kd_ctx_publish_mark: the stop guard waits) */
 } kd_publish;
 
 /** Start publishing `path` over comm: pub->tmp gets the temporary name next to the target (on the

@@ -48,7 +48,7 @@ cleanup:
 /* Load the config and read the job-level keys (task, run.*, output.*), then set up the task and
  * (check_unused) reject keys nobody read. Collective. */
 static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only, int check_unused,
-                           kd_job *job) {
+                           int evaluate_only, kd_job *job) {
   kd_err err = KD_OK;
   char choices[1024];
   const char *task = NULL;
@@ -79,12 +79,25 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   job->tctx.cfg = job->cfg;
   job->tctx.seed = (uint64_t)seed;
   job->tctx.validate_only = validate_only;
+  job->tctx.evaluate_only = evaluate_only;
   job->tctx.arrays = o->arrays;
   job->tctx.n_arrays = o->n_arrays;
   KD_TRY(job->task->setup(&job->tctx, &job->state));
   if (check_unused) KD_TRY(kd_config_check_unused(job->cfg));
 cleanup:
   return err;
+}
+
+/* A resumed state the task rejects ("checkpoint: ..." from its range checks) is named by file:
+ * "<file>: checkpoint: ...". Local (the message is the same on every rank). */
+static void kd_job_name_checkpoint_(kd_ctx *ctx, const char *file) {
+  char buf[2 * sizeof ctx->err_msg];
+  if (strncmp(ctx->err_msg, "checkpoint: ", 12) != 0) return;
+  snprintf(buf, sizeof buf, "%s: %s", file, ctx->err_msg);
+  size_t len = strlen(buf);
+  if (len >= sizeof ctx->err_msg) len = sizeof ctx->err_msg - 1;
+  memcpy(ctx->err_msg, buf, len);
+  ctx->err_msg[len] = '\0';
 }
 
 static void kd_job_free_(kd_ctx *ctx, kd_job *job) {
@@ -154,7 +167,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   kd_ctx_session_reset(ctx);
   kd_dist_comm_seconds_reset();
   const double t_start = kd_dist_wtime();
-  KD_TRY(kd_job_load_(ctx, o, 0, 1, &job));
+  KD_TRY(kd_job_load_(ctx, o, 0, 1, 0, &job));
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
   ss->config_yaml = yaml;
   ss->cfg = job.cfg;
@@ -164,7 +177,9 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
                                        ? kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
                                                     "interrupted before the run started")
                                        : KD_OK));
-  KD_TRY(job.task->run(&job.tctx, job.state, res, &info));
+  err = job.task->run(&job.tctx, job.state, res, &info);
+  if (err != KD_OK && o->resume) kd_job_name_checkpoint_(ctx, o->resume);
+  KD_TRY(err);
   /* --verbose: compute vs communication seconds, min / mean / max over ranks */
   if (ctx->level == KD_LOG_VERBOSE)
     KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
@@ -202,7 +217,7 @@ kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *tas
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
   if (yaml) *yaml = NULL;
-  KD_TRY(kd_job_load_(ctx, o, 1, 1, &job));
+  KD_TRY(kd_job_load_(ctx, o, 1, 1, 0, &job));
   if (yaml) KD_TRY(kd_config_emit_resolved(job.cfg, yaml));
   if (task && task_len > 0) snprintf(task, (size_t)task_len, "%s", job.task->name);
 cleanup:
@@ -236,6 +251,9 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
   char *otask = NULL;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
+  kd_job_opts eo =
+      o ? *o : (kd_job_opts){0}; /* evaluation writes nothing: output.path is not checked */
+  eo.no_output = 1;
   memset(&job, 0, sizeof job);
   job.saved_interval = ctx->log_interval;
   KD_TRY(kd_dist_agreed(ctx->comm, kd_output_read(path, &rule, NULL, &otask, NULL)));
@@ -244,7 +262,7 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
            "%s: written by task %s, which does not produce a quadrature rule (mmd evaluates the "
            "outputs of herd, thin and quad)",
            path, otask);
-  KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
+  KD_TRY(kd_job_load_(ctx, &eo, 0, 0, 1, &job));
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
            "%s: the rule has dimension %d but the config's target has %d", path, rule.d,
@@ -270,9 +288,12 @@ kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
   kd_ctx *prev = kd_job_enter_(ctx);
   memset(&job, 0, sizeof job);
   job.saved_interval = ctx->log_interval;
+  kd_job_opts eo =
+      o ? *o : (kd_job_opts){0}; /* evaluation writes nothing: output.path is not checked */
+  eo.no_output = 1;
   KD_CHECK(n >= 1 && d >= 1 && points && weights, KD_ERR_INPUT,
            "the rule is empty (%lld points of dimension %d)", (long long)n, d);
-  KD_TRY(kd_job_load_(ctx, o, 0, 0, &job));
+  KD_TRY(kd_job_load_(ctx, &eo, 0, 0, 1, &job));
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
   KD_CHECK(kd_target_dim(t) == d, KD_ERR_INPUT,
            "the rule has dimension %d but the target has dimension %d", d, kd_target_dim(t));

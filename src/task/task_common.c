@@ -555,7 +555,7 @@ kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep
     snprintf(*path, pn, "%s", cp);
   else
     snprintf(*path, pn, "%s.ckpt.h5", outp);
-  KD_TRY(kd_task_check_output(ctx, "run.checkpoint_path", *path));
+  if (!ctx->evaluate_only) KD_TRY(kd_task_check_output(ctx, "run.checkpoint_path", *path));
 cleanup:
   return err;
 }

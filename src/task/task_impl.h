@@ -28,6 +28,7 @@ typedef struct {
   kd_config *cfg;              /* borrowed */
   uint64_t seed;               /* run.seed */
   int validate_only;           /* 1: read + check every key and open inputs, compute nothing */
+  int evaluate_only;           /* 1: set up to evaluate a rule (kdistill mmd): writes nothing */
   const kd_data_array *arrays; /* in-memory inputs of {type: memory} sections (kd_data.h) */
   int n_arrays;
 } kd_task_ctx;

@@ -366,7 +366,14 @@ static kd_err kd_quad_resume_check_(const kd_ckpt *ck, const int64_t *plan, int6
   if (L < 0) {
     int64_t de[1] = {n - 1}, dU[2] = {plan[3], n - 1};
     KD_TRY(kd_ckpt_get_f64(ck, "/state/eig_values", 1, de, &tm));
+    for (int64_t i = 0; i < de[0]; i++)
+      KD_CHECK(isfinite(tm[i]) && tm[i] > 0.0, KD_ERR_INPUT,
+               "checkpoint: Nystrom eigenvalue %lld is %g (expected positive)", (long long)i,
+               tm[i]);
     KD_TRY(kd_ckpt_get_f64(ck, "/state/eig_vectors", 2, dU, &tm));
+    for (int64_t i = 0; i < dU[0] * dU[1]; i++)
+      KD_CHECK(isfinite(tm[i]), KD_ERR_INPUT, "checkpoint: Nystrom eigenvector entry %lld is %g",
+               (long long)i, tm[i]);
     goto cleanup;
   }
   int64_t dc[1] = {-1}, dg[1] = {-1}, dw[1] = {-1}, dF[2] = {-1, -1};
@@ -383,10 +390,20 @@ static kd_err kd_quad_resume_check_(const kd_ckpt *ck, const int64_t *plan, int6
   for (int64_t j = 0; j < dc[0]; j++) sum += cnt[j];
   KD_CHECK(sum == tot, KD_ERR_INPUT, "checkpoint: the tree nodes hold %lld points, not %lld",
            (long long)sum, (long long)tot);
-  for (int64_t i = 0; i < tot; i++)
+  double wsum = 0.0;
+  for (int64_t i = 0; i < tot; i++) {
     KD_CHECK(gid[i] >= 0 && gid[i] < N && isfinite(w[i]) && w[i] >= 0, KD_ERR_INPUT,
              "checkpoint: tree point %lld: sample row %lld (of N = %lld), weight %g", (long long)i,
              (long long)gid[i], (long long)N, w[i]);
+    wsum += w[i];
+    for (int64_t j = 0; j < mm; j++)
+      KD_CHECK(isfinite(F[i * mm + j]), KD_ERR_INPUT,
+               "checkpoint: tree point %lld: test function %lld is %g", (long long)i, (long long)j,
+               F[i * mm + j]);
+  }
+  /* recombination keeps the total mass of the sample (1): the weights are a probability vector */
+  KD_CHECK(fabs(wsum - 1.0) <= 1e-9, KD_ERR_INPUT,
+           "checkpoint: the tree weights sum to %.17g, not 1 (the state was altered)", wsum);
   *m = (int)mm;
 cleanup:
   return err;

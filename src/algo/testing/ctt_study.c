@@ -99,6 +99,13 @@ static kd_err kd_study_restore_(const kd_ckpt *ck, kd_ctt_study_out *o, int64_t 
   KD_TRY(kd_ckpt_get_f64(ck, "/state/statistic", 1, dims, &sta));
   KD_TRY(kd_ckpt_get_f64(ck, "/state/seconds", 1, dims, &sec));
   const int64_t n = dims[0];
+  for (int64_t i = 0; i < n; i++)
+    KD_CHECK((rj[i] == 0 || rj[i] == 1) && isfinite(pv[i]) && pv[i] >= 0.0 && pv[i] <= 1.0 &&
+                 isfinite(sta[i]) && isfinite(sec[i]) && sec[i] >= 0.0,
+             KD_ERR_FILE,
+             "checkpoint: replicate entry %lld: reject %lld, p-value %g, statistic %g, seconds %g "
+             "(expected 0/1, a p-value in [0, 1], finite values)",
+             (long long)i, (long long)rj[i], pv[i], sta[i], sec[i]);
   memcpy(o->reject, rj, (size_t)n * sizeof *o->reject);
   memcpy(o->p_value, pv, (size_t)n * sizeof *o->p_value);
   memcpy(o->statistic, sta, (size_t)n * sizeof *o->statistic);
