@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* "12", "512M", "2G", "max" -> bytes; 0 for unset, unknown or "max". */
 static uint64_t kd_mem_parse_(const char *s) {
@@ -59,17 +61,34 @@ static uint64_t kd_mem_meminfo_(void) {
   return v;
 }
 
+/* What an address-space limit (ulimit -v, RLIMIT_AS) leaves: the limit minus the process's
+ * current virtual size (MPI and the libraries already map a lot); 0 when unlimited. */
+static uint64_t kd_mem_rlimit_(void) {
+  struct rlimit rl;
+  unsigned long long pages = 0;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+    fclose(f);
+  }
+  const long ps = sysconf(_SC_PAGESIZE);
+  const uint64_t used = (uint64_t)pages * (uint64_t)(ps > 0 ? ps : 4096);
+  return (uint64_t)rl.rlim_cur > used ? (uint64_t)rl.rlim_cur - used : 1;
+}
+
 uint64_t kd_mem_available(const char **what) {
   struct {
     uint64_t v;
     const char *name;
-  } src[4] = {{kd_mem_parse_(getenv("KD_MEMORY_LIMIT")), "KD_MEMORY_LIMIT"},
+  } src[5] = {{kd_mem_parse_(getenv("KD_MEMORY_LIMIT")), "KD_MEMORY_LIMIT"},
               {kd_mem_file_("/sys/fs/cgroup/memory.max"), "the cgroup limit"},
               {kd_mem_file_("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "the cgroup limit"},
+              {kd_mem_rlimit_(), "the address-space limit, ulimit -v"},
               {kd_mem_meminfo_(), "MemAvailable"}};
   uint64_t best = 0;
   const char *name = "no limit";
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (src[i].v && (!best || src[i].v < best)) best = src[i].v, name = src[i].name;
   if (what) *what = name;
   return best;

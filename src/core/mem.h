@@ -7,7 +7,8 @@
 #include "kdistill/kd_err.h"
 
 /** Bytes this process may use: the smallest of $KD_MEMORY_LIMIT (a number with an optional
- *  K/M/G/T suffix), the cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) and MemAvailable
+ *  K/M/G/T suffix), the cgroup limit (v2 memory.max, v1 memory.limit_in_bytes), what an
+ *  address-space limit (ulimit -v) leaves and MemAvailable
  *  from /proc/meminfo. *what names the source. 0 when none is known (no limit). Local. */
 uint64_t kd_mem_available(const char **what);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "algo/testing/ctt_impl.h"
+#include "core/mem.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/publish.h"
@@ -229,6 +230,24 @@ cleanup:
   return err;
 }
 
+/* Up-front memory estimate of a ctt_study rank (docs/reliability.md): every replicate runs on one
+ * rank, which holds both samples (m + n rows of d, with their bin and permutation bookkeeping,
+ * about d + 8 values per row), one permutation statistic per B per bin pair, and the results of
+ * every replicate of every configuration. Agreed. Collective. */
+static kd_err kd_study_mem_check_(const kd_task_ctx *ctx, const kd_ctt_study_spec *sp, int d,
+                                  int n_conf) {
+  const double rows = (double)sp->m + (double)sp->n;
+  const double doubles =
+      rows * (d + 8) + (double)sp->B * ((double)sp->s + 1) * 2 + 4.0 * (double)sp->T * n_conf;
+  const double bytes = 8.0 * doubles;
+  char what[128];
+  snprintf(what, sizeof what, "ctt_study replicates of m = %lld, n = %lld rows", (long long)sp->m,
+           (long long)sp->n);
+  const kd_err local = kd_mem_require(bytes < 1.8e19 ? (uint64_t)bytes : UINT64_MAX, what,
+                                      "study.m or study.n (a replicate runs on one rank)");
+  return kd_dist_agreed(ctx->comm, local);
+}
+
 static void kd_study_destroy_(void **state) {
   kd_study_state *s = state ? *state : NULL;
   if (!s) return;
@@ -292,6 +311,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            "4 points (Alg. 3 needs s m/(m+n) and s n/(m+n) integer bins of (m+n)/s points)",
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
+  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact));
   if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;

@@ -394,6 +394,26 @@ YAML
   expect_ok
   kd mmd ct.h5 c.yaml
   expect_err 1 "ct.h5"
+  # quadrature (n = 12000: N = 1.44e8 sample rows, a 120000^2 Nystrom matrix) and ctt_study are
+  # refused before any work, by validate too; a small quad fits
+  printf 'task: quad\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: nystrom_recombination, n: 12000}\noutput: {path: q.h5}\n' >q.yaml
+  for cmd in validate run; do
+    KD_MEMORY_LIMIT=2G kd $cmd q.yaml
+    expect_err 2 "quad with n = 12000 nodes"
+  done
+  [ ! -e q.h5 ] || bad "quad output written"
+  sed 's/n: 12000/n: 24/' q.yaml >q24.yaml
+  KD_MEMORY_LIMIT=2G kd run q24.yaml
+  expect_ok
+  printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nstudy: {m: 200000000, n: 200000000, replicates: 2, g: [0], exact: false, s: 16, B: 19}\noutput: {path: s.h5}\n' >s.yaml
+  KD_MEMORY_LIMIT=2G kd validate s.yaml
+  expect_err 2 "ctt_study replicates of m = 200000000"
+  # an address-space limit (ulimit -v) is a limit too (not under ASan, which maps terabytes)
+  if ! ldd "$KD_BIN" | grep -q libasan; then
+    (ulimit -v 3000000 && kd validate q.yaml && echo "$rc" >rc.txt)
+    rc=$(cat rc.txt)
+    expect_err 2 "ulimit -v"
+  fi
   ;;
 *)
   echo "unknown case $case"
