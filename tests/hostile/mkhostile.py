@@ -22,5 +22,36 @@ with h5py.File(path, "w") as f:
             g.attrs[k] = 0.0
         g.attrs["kernel_evals"] = np.uint64(0)
         f.attrs["task"] = "herd"
+    # wrong types and links (inputs read as dataset X, outputs as /coreset/points)
+    elif kind == "str_points":
+        f.create_dataset("X", data=np.array([[b"1.0", b"2.0"]] * 64))
+    elif kind == "compound_points":
+        f.create_dataset("X", data=np.zeros((64, 2), dtype=[("a", "f8"), ("b", "i4")]))
+    elif kind == "vlen_points":
+        f.create_dataset("X", shape=(64, 2), dtype=h5py.vlen_dtype(np.float64))
+    elif kind == "int_points":  # a legitimate integer input: read as float64
+        f.create_dataset("X", data=np.arange(128, dtype="u2").reshape(64, 2))
+    elif kind == "loop_link":
+        f["X"] = h5py.SoftLink("/Y")
+        f["Y"] = h5py.SoftLink("/X")
+    elif kind == "dangling_link":
+        f["X"] = h5py.SoftLink("/nothing/here")
+    elif kind == "external_link":  # to a file that does not exist
+        f["X"] = h5py.ExternalLink("missing_elsewhere.h5", "/X")
+    elif kind == "group_points":  # X is a group, not a dataset
+        f.create_group("X")
+    elif kind == "str_output" or kind == "link_output":
+        if kind == "str_output":
+            f.create_dataset("/coreset/points", data=np.array([[b"x", b"y"]]))
+        else:
+            f.create_group("coreset")
+            f["/coreset/points"] = h5py.SoftLink("/coreset/points")
+        f.create_dataset("/coreset/weights", data=np.ones(1))
+        f.create_dataset("/coreset/indices", data=np.zeros(1, dtype="i8"))
+        g = f.create_group("metrics")
+        for k in ("mmd", "seconds"):
+            g.attrs[k] = 0.0
+        g.attrs["kernel_evals"] = np.uint64(0)
+        f.attrs["task"] = "herd"
     else:
         sys.exit("unknown kind " + kind)

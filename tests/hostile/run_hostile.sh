@@ -112,6 +112,44 @@ f01_huge_h5_input) # n*d of a crafted chunked dataset wraps
   [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ] || bad "big input: exit $rc"
   [ "$(grep -c '^kdistill: error:' all.txt)" -eq 1 ] || bad "big input: not one error line"
   ;;
+f01b_h5_types_links) # wrong element types and links in inputs, outputs and checkpoints
+  herd_cfg c.yaml
+  sed -i 's|^candidates:.*|candidates: {type: hdf5, path: in.h5, dataset: X}|' c.yaml
+  for kind in str_points compound_points vlen_points loop_link dangling_link external_link \
+    group_points; do
+    rm -f in.h5 out.h5
+    "$PY" "$KD_MKH5" $kind in.h5 || { bad "mkhostile $kind"; continue; }
+    kd run c.yaml
+    echo "$kind: $(grep '^kdistill: error:' all.txt)"
+    expect_err 1 "in.h5"
+    [ ! -e out.h5 ] || bad "$kind: output written"
+    no_tmp out.h5
+  done
+  "$PY" "$KD_MKH5" int_points in.h5
+  kd run c.yaml
+  expect_ok
+  for kind in str_output link_output; do
+    "$PY" "$KD_MKH5" $kind o.h5
+    kd info o.h5
+    expect_err 1 "o.h5"
+    kd mmd o.h5 c.yaml
+    expect_err 1 "o.h5"
+  done
+  mkckpt
+  cp ck.h5 good.h5
+  for edit in "del f['/state/weights']; f['/state/weights']=np.array([b'a', b'b'])" \
+    "del f['/state/weights']; f['/state/weights']=h5py.SoftLink('/state/weights')" \
+    "del f['/state/atoms']; f['/state/atoms']=np.zeros(3, dtype=[('a','f8'),('b','i4')])"; do
+    cp good.h5 ck.h5
+    h5edit "$edit" || { bad "h5edit: $edit"; continue; }
+    cp ck.h5 bad.h5
+    kd run herd.yaml --resume ck.h5
+    expect_err 1 "ck.h5"
+    cmp -s ck.h5 bad.h5 || bad "the checkpoint changed"
+    [ ! -e out.h5 ] || bad "output written: $edit"
+    no_tmp out.h5
+  done
+  ;;
 f02_info_wide_output)
   "$PY" "$KD_MKH5" wide_output o.h5
   kd info o.h5
