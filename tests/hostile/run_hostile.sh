@@ -72,7 +72,8 @@ sigrun() {
   t0=$(date +%s.%N)
   # every rank gets the signal, as from SLURM or a job-wide kill (our own mpirun's children only)
   for k in $ranks; do kill -TERM "$k"; done
-  # the bound is on the ranks: mpirun's own teardown afterwards takes about a second more
+  # the bound is on the ranks (typically 0.1-1.3 s; 3 s allowed: under the full suite at -j2 a
+  # run once took 2.05 s to leave): mpirun's own teardown afterwards takes about a second more
   # (a rank that has exited stays a zombie until mpirun reaps it: that counts as gone)
   while ps -o stat= -p "$(echo $ranks | tr ' ' ',')" 2>/dev/null | grep -qv '^Z'; do sleep 0.05; done
   t1=$(date +%s.%N)
@@ -93,7 +94,7 @@ sigrun() {
   dr=$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')
   dm=$(awk -v a="$t0" -v b="$t2" 'BEGIN{print b-a}')
   echo "$2: ranks gone $dr s after the signal (mpirun $dm s)"
-  awk -v d="$dr" -v l="${KD_SIG_LIMIT:-2}" 'BEGIN{exit !(d <= l)}' || bad "$2: ranks took $dr s to stop"
+  awk -v d="$dr" -v l="${KD_SIG_LIMIT:-3}" 'BEGIN{exit !(d <= l)}' || bad "$2: ranks took $dr s to stop"
   awk -v d="$dm" 'BEGIN{exit !(d < 6)}' || bad "$2: mpirun took $dm s to return"
   [ ! -e out.h5 ] || bad "$2: output written"
   no_tmp out.h5

@@ -254,7 +254,7 @@ static kd_err kd_features_(const kd_qfeat_ *q, int64_t lo, int64_t hi, kd_recomb
       }
       for (int64_t i = 0; i < cn; i++) {
         ls->gid[c0 - a + i] = c0 + i;
-        ls->w[c0 - a + i] = wall[c0 + i];
+        ls->w[c0 - a + i] = wall[c0 - row0 + i];
       }
     }
   }
@@ -429,8 +429,8 @@ typedef struct {
   int64_t *lstart; /* leaf placement [size + 1] */
   int lapack_path, overlap, ck;
   uint64_t seedY, seedZ;
-  double *Y, *Yall, *wall, *Z; /* my sample rows, all rows (empirical), weights, Nystrom points */
-  int64_t *sel, *zsel;         /* target rows of the sample / of the Nystrom points (empirical) */
+  double *Y, *wall, *Z; /* my sample rows, their weights, the Nystrom points */
+  int64_t *sel, *zsel;  /* target rows of the sample / of the Nystrom points (empirical) */
   double *lambda, *U, *Kpre, *dpre;
   int *midx;
   kd_recomb_set *leaves, rule;
@@ -471,7 +471,6 @@ static void kd_quad_drv_free_(kd_quad_drv_ *D) {
   free(D->leaves);
   kd_recomb_set_free(&D->rule);
   free(D->Z);
-  free(D->Yall);
   free(D->wall);
   free(D->Y);
   free(D->lambda);
@@ -628,27 +627,49 @@ cleanup:
   return err;
 }
 
-/* Sample rows of a pool: N of its rows chosen by key (all if N is its size), gathered on every
- * rank with their normalised weights; this rank keeps its rows [row0, row0 + nmine). Collective. */
+/* Sample rows of a pool: N of its rows chosen by key (all if N is its size; the N row ids are
+ * kept on every rank), this rank's rows [row0, row0 + nmine) fetched rank by rank (one rank's rows
+ * in transit at a time) and their weights normalised by the total over all N rows, summed in row
+ * order over chunks (the same sum whatever the rank count). Collective. */
 static kd_err kd_quad_pool_rows_(kd_quad_drv_ *D) {
   kd_err err = KD_OK;
-  const int64_t N = D->N, M = kd_pointset_n_global(D->emp);
+  const int64_t N = D->N, M = kd_pointset_n_global(D->emp), n_leaves = D->n_leaves;
+  const int64_t row0 = D->row0, nmine = D->nmine;
   const int d = D->d;
+  const int64_t C = (int64_t)1 << 20;
+  double *buf = NULL, *chunk = NULL;
   KD_ALLOC(D->sel, N);
   if (N < M) {
     KD_TRY(kd_choose_rows_(D->emp, D->in->seed, KD_QSTREAM_KEYS, N, D->sel));
   } else {
     for (int64_t i = 0; i < N; i++) D->sel[i] = i;
   }
-  KD_ALLOC(D->Yall, (size_t)N * d);
-  KD_TRY(kd_pointset_gather_rows(D->emp, D->sel, N, D->Yall));
-  KD_TRY(kd_gather_weights_(D->comm, D->emp, D->sel, N, D->wall));
+  int64_t most = 0;
+  for (int r = 0; r < D->size; r++) {
+    const int64_t a = N * D->lstart[r] / n_leaves, b = N * D->lstart[r + 1] / n_leaves;
+    if (b - a > most) most = b - a;
+  }
+  KD_ALLOC(buf, (size_t)(most > 0 ? most : 1) * d);
+  for (int r = 0; r < D->size; r++) {
+    const int64_t a = N * D->lstart[r] / n_leaves, b = N * D->lstart[r + 1] / n_leaves;
+    if (b <= a) continue;
+    KD_TRY(
+        kd_pointset_gather_rows(D->emp, D->sel + a, (kd_lidx)(b - a), r == D->rank ? D->Y : buf));
+  }
+  KD_ALLOC(chunk, C < N ? C : N);
   double tot = 0;
-  for (int64_t i = 0; i < N; i++) tot += D->wall[i];
+  for (int64_t c0 = 0; c0 < N; c0 += C) {
+    const int64_t k = N - c0 < C ? N - c0 : C;
+    KD_TRY(kd_gather_weights_(D->comm, D->emp, D->sel + c0, k, chunk));
+    for (int64_t i = 0; i < k; i++) tot += chunk[i];
+    for (int64_t i = c0 > row0 ? c0 : row0; i < c0 + k && i < row0 + nmine; i++)
+      D->wall[i - row0] = chunk[i - c0];
+  }
   KD_CHECK(tot > 0, KD_ERR_INPUT, "quadrature: the sampled target rows have zero total weight");
-  for (int64_t i = 0; i < N; i++) D->wall[i] /= tot;
-  memcpy(D->Y, D->Yall + (size_t)D->row0 * d, sizeof(double) * (size_t)D->nmine * d);
+  for (int64_t i = 0; i < nmine; i++) D->wall[i] /= tot;
 cleanup:
+  free(buf);
+  free(chunk);
   return err;
 }
 
@@ -661,10 +682,10 @@ static kd_err kd_quad_sample_(kd_quad_drv_ *D) {
   D->seedY = kd_rng_u64(D->in->seed, KD_QSTREAM_SAMPLE, 0);
   D->seedZ = kd_rng_u64(D->in->seed, KD_QSTREAM_NYS, 0);
   KD_ALLOC(D->Y, (size_t)(nmine > 0 ? nmine : 1) * d);
-  KD_ALLOC(D->wall, N);
+  KD_ALLOC(D->wall, nmine > 0 ? nmine : 1); /* the weights of my rows */
   if (!D->emp) {
     lerr = kd_measure_sample(D->meas, D->seedY, row0, nmine, D->Y);
-    for (int64_t i = 0; i < N; i++) D->wall[i] = 1.0 / (double)N;
+    for (int64_t i = 0; i < nmine; i++) D->wall[i] = 1.0 / (double)N;
   } else {
     KD_TRY(kd_quad_pool_rows_(D));
   }
@@ -926,15 +947,13 @@ static kd_err kd_quad_rule_(kd_quad_drv_ *D, kd_result *out) {
   double wsum = 0;
   for (int64_t i = 0; i < nq; i++) wsum += rule->w[i];
   for (int64_t i = 0; i < nq; i++) {
-    out->indices[i] = rule->gid[i];
+    out->indices[i] = D->emp ? D->sel[rule->gid[i]] : rule->gid[i];
     out->weights[i] = rule->w[i] / wsum;
     if (!D->emp)
       KD_TRY(kd_measure_sample(D->meas, D->seedY, rule->gid[i], 1, out->points + (size_t)i * d));
-    else
-      memcpy(out->points + (size_t)i * d, D->Yall + (size_t)rule->gid[i] * d, sizeof(double) * d);
   }
-  if (D->emp)
-    for (int64_t i = 0; i < nq; i++) out->indices[i] = D->sel[rule->gid[i]];
+  /* the pool rows of the nodes (the rule is the same on every rank) */
+  if (D->emp) KD_TRY(kd_pointset_gather_rows(D->emp, out->indices, (kd_lidx)nq, out->points));
   double mmd_rec = NAN, mmd2_rec = NAN;
   KD_TRY(kd_mmd(D->tg, out->points, out->weights, nq, &mmd_rec, &mmd2_rec));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination", mmd_rec));
