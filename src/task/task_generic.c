@@ -65,11 +65,13 @@ static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, co
 
 /* Up-front memory estimate of a quad run per rank (docs/reliability.md), from the algorithm's
  * sizes: n nodes, a sample of N rows (n^2 by default, at most the empirical rows), l Nystrom
- * points. A rank holds its share of the sample rows, two N-length vectors (weights, sample row
- * ids), the l x (n - 1) eigenvectors, and the l x l Nystrom matrix with its eigenvectors (rank 0
- * alone on the LAPACK path, 1/p each with ScaLAPACK); the test-function values are made leaf by
- * leaf. Measured peak RSS at p = 1 (gaussian target, d = 2): n = 200: 98 MB (estimate 69 MB + ~30
- * MB of MPI and libraries), n = 400: 325 MB (estimate 277 MB). Agreed. Collective. */
+ * points. Counted: the rank's share of the sample rows with their weights, the N sampled row ids
+ * of an empirical target, the l x (n - 1) eigenvectors, and the l x l Nystrom matrix with its
+ * eigenvectors (rank 0 alone on the LAPACK path, 1/p each with ScaLAPACK). Not counted: the
+ * test-function values of the rank's leaves, up to N/p x n but far fewer when small Nystrom
+ * eigenvalues are dropped (eig_rtol), so the estimate is a floor that refuses only runs that
+ * cannot fit. Measured peak RSS at p = 1 (gaussian target, d = 2): n = 200: 98 MB (estimate 69 MB
+ * + ~30 MB of MPI and libraries), n = 400: 325 MB (estimate 277 MB). Agreed. Collective. */
 static kd_err kd_quad_mem_check_(const kd_task_ctx *ctx, const kd_generic_state *s, int d,
                                  kd_gidx n_emp) {
   const int nys = !strcmp(s->desc->name, "nystrom_recombination");
@@ -81,7 +83,7 @@ static kd_err kd_quad_mem_check_(const kd_task_ctx *ctx, const kd_generic_state 
   if (n_emp > 0 && N > (double)n_emp) N = (double)n_emp;
   if (nys && l == 0) l = 10 * n;
   const int lapack = nys && l < (double)kd_params_int(&s->params, "eig_parallel_min");
-  const double doubles = (N / p + 1) * (d + 2) + 2 * N + l * (n - 1) +
+  const double doubles = (N / p + 1) * (d + 2) + (n_emp > 0 ? N : 0.0) + l * (n - 1) +
                          (nys ? (lapack ? 2 * l * l : 2 * l * l / p) : 0.0);
   const double bytes = 8.0 * doubles;
   char what[128];
