@@ -332,6 +332,14 @@ YAML
   printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 2000000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: bpcg, max_iter: 100000}\noutput: {path: out.h5}\n' >h.yaml
   sigrun h.yaml bpcg "iter 0" ckpt
   [ -f out.h5.ckpt.h5 ] || bad "bpcg: no checkpoint file"
+  # a sweep point without a safe point; a CTT study (checkpoints after each round of replicates)
+  printf 'task: sweep\nsweep:\n  task: thin\n  dir: sw_out\n  product:\n    - {key: run.seed, values: [1, 2]}\ndata: {type: gaussian, d: 2, n: 4194304}\nkernel: {name: gaussian, ls: 1.0}\ntarget: {type: data, self: false}\nalgorithm: {name: kt_compress, n_out: 2048, g: 4}\noutput: {path: out.h5}\n' >sw.yaml
+  rm -f out.h5.ckpt.h5
+  sigrun sw.yaml "sweep point" "running kt_compress"
+  ! compgen -G "sw_out/*.tmp.*" >/dev/null || bad "sweep: temporary left"
+  printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2, mean: [0.14, 0]}\nkernel: {name: gaussian, ls: 1.0}\nstudy: {m: 2048, n: 2048, replicates: 5000, g: [0, 1], exact: true, s: 16, B: 100}\noutput: {path: out.h5}\n' >st.yaml
+  rm -f out.h5.ckpt.h5
+  sigrun st.yaml ctt_study "ctt_study:" ckpt
   # the guard can be turned off, and a bad value is a one-line error
   KDISTILL_SIGNAL_GRACE=soon kd validate h.yaml
   expect_err 1 "KDISTILL_SIGNAL_GRACE"
