@@ -29,6 +29,10 @@ kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err err, double *
 
 /** In-place element-wise sums / maxima / minima over ranks. */
 kd_err kd_dist_sum(MPI_Comm comm, double *buf, int n);
+/** The sum over all ranks of this rank's x[0..n) (non-negative, finite), the same double whatever
+ *  the rank count and order: the values are added exactly in fixed point (exact_sum.c) and the
+ *  exact total is rounded by one fixed procedure (to within 2^-42 relative). Collective. */
+kd_err kd_dist_sum_exact(MPI_Comm comm, const double *x, int64_t n, double *out);
 kd_err kd_dist_sum_i64(MPI_Comm comm, int64_t *buf, int n);
 kd_err kd_dist_sum_u64(MPI_Comm comm, uint64_t *buf, int n);
 kd_err kd_dist_max(MPI_Comm comm, double *buf, int n);

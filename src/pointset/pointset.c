@@ -126,10 +126,10 @@ kd_err kd_pointset_set_weights(kd_pointset *ps, const double *w_local) {
       break;
     }
     w[i] = w_local[i];
-    s += w_local[i];
   }
   KD_TRY(kd_dist_agreed(ps->comm, lerr));
-  KD_TRY(kd_dist_sum(ps->comm, &s, 1));
+  /* the normalising total must not depend on the rank count (it scales every weight) */
+  KD_TRY(kd_dist_sum_exact(ps->comm, w, ps->n_local, &s));
   KD_CHECK(s > 0.0, KD_ERR_INPUT, "weights sum to %g; they must have a positive sum", s);
   for (kd_lidx i = 0; i < ps->n_local; i++) w[i] /= s;
   free(ps->w);
