@@ -144,6 +144,29 @@ cleanup:
   return err ? -1 : 0;
 }
 
+/* A Stein-kernel output's /coreset/scores (n x d, the score at every point) as the result's
+ * dataset of that name, so that `kdistill mmd` can evaluate the KSD. Local. */
+static kd_err kd_output_read_scores_(hid_t f, const char *path, const hsize_t *dims,
+                                     kd_result *res) {
+  kd_err err = KD_OK;
+  hsize_t sd[2];
+  int sr = 0;
+  double *s = NULL;
+  htri_t has = H5Lexists(f, "/coreset/scores", H5P_DEFAULT);
+  KD_H5C(has, KD_ERR_INPUT, "%s: H5Lexists(/coreset/scores)", path);
+  if (!has) goto cleanup;
+  KD_TRY(kd_h5_dims_(f, "/coreset/scores", path, &sr, sd));
+  KD_CHECK(sr == 2 && sd[0] == dims[0] && sd[1] == dims[1], KD_ERR_INPUT,
+           "%s: /coreset/scores must have the shape of /coreset/points", path);
+  KD_ALLOC(s, (size_t)(dims[0] * dims[1] > 0 ? dims[0] * dims[1] : 1));
+  KD_TRY(kd_h5_read_all_(f, "/coreset/scores", path, H5T_NATIVE_DOUBLE, dims[0] * dims[1], s));
+  const int64_t d2[2] = {(int64_t)dims[0], (int64_t)dims[1]};
+  KD_TRY(kd_result_add_f64(res, "/coreset/scores", 2, d2, s));
+cleanup:
+  free(s);
+  return err;
+}
+
 kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
                       char **algorithm) {
   kd_err err = KD_OK;
@@ -169,6 +192,7 @@ kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char
                          res->points));
   KD_TRY(kd_h5_read_all_(f, "/coreset/weights", path, H5T_NATIVE_DOUBLE, dims[0], res->weights));
   KD_TRY(kd_h5_read_all_(f, "/coreset/indices", path, H5T_NATIVE_INT64, dims[0], res->indices));
+  KD_TRY(kd_output_read_scores_(f, path, dims, res));
   KD_H5C(m = H5Gopen2(f, "/metrics", H5P_DEFAULT), KD_ERR_INPUT, "%s: group /metrics is missing",
          path);
   KD_TRY(kd_h5_read_attr_num_(m, "mmd", path, H5T_NATIVE_DOUBLE, &res->mmd));

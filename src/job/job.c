@@ -241,6 +241,32 @@ kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out) {
   return kd_job_leave_(ctx, prev, err);
 }
 
+/* A Stein target works on rows (x, s(x)) of width 2d: the output's points and its
+ * /coreset/scores are joined back into those rows. Local. */
+static kd_err kd_job_join_scores_(const char *path, int tdim, kd_result *rule) {
+  kd_err err = KD_OK;
+  const kd_result_dataset *sc = kd_result_find(rule, "/coreset/scores");
+  double *rows = NULL;
+  if (tdim != 2 * rule->d) return KD_OK;
+  KD_CHECK(sc && sc->f64, KD_ERR_INPUT,
+           "%s: the config's target works on points with their scores (dimension %d) but the "
+           "output has no /coreset/scores",
+           path, tdim);
+  const int d = rule->d;
+  KD_ALLOC(rows, (size_t)rule->n * 2 * d);
+  for (int64_t i = 0; i < rule->n; i++) {
+    memcpy(rows + i * 2 * d, rule->points + i * d, sizeof(double) * (size_t)d);
+    memcpy(rows + i * 2 * d + d, sc->f64 + i * d, sizeof(double) * (size_t)d);
+  }
+  free(rule->points);
+  rule->points = rows;
+  rows = NULL;
+  rule->d = 2 * d;
+cleanup:
+  free(rows);
+  return err;
+}
+
 kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
                   double *stored) {
   kd_err err = KD_OK;
@@ -264,6 +290,7 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
            path, otask);
   KD_TRY(kd_job_load_(ctx, &eo, 0, 0, 1, &job));
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
+  KD_TRY(kd_job_join_scores_(path, kd_target_dim(t), &rule));
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
            "%s: the rule has dimension %d but the config's target has %d", path, rule.d,
            kd_target_dim(t));
