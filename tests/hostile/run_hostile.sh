@@ -55,6 +55,8 @@ h5edit() { "$PY" -c "import h5py,numpy as np,sys; f=h5py.File('ck.h5','r+'); $1;
 
 # sigrun CFG ALGO: run CFG, SIGTERM every rank once ALGO computes; exit 3, one "interrupted" line
 # naming no checkpoint, the run gone within 5 s of the signal (mpirun's teardown and a loaded machine included), no output, no temporary
+sig_seed=${KD_SIG_SEED:-$(( $(date +%s) % 32768 ))}
+RANDOM=$sig_seed
 sigrun() {
   rm -f out.h5
   "$MPIEXEC" -n "$np" --oversubscribe "$KD_BIN" run "$1" >stdout.txt 2>stderr.txt &
@@ -66,7 +68,10 @@ sigrun() {
     grep -q "${3:-running $2}" stderr.txt 2>/dev/null && break
     sleep 0.1
   done
-  sleep 1
+  # at a random moment 0.3-1.5 s into the computation (KD_SIG_SEED replays a run's moments)
+  local delay
+  delay=$(awk -v r=$RANDOM 'BEGIN{printf "%.2f", 0.3 + 1.2 * r / 32767}')
+  sleep "$delay"
   local ranks
   ranks=$(pgrep -P $pid)
   t0=$(date +%s.%N)
@@ -93,7 +98,7 @@ sigrun() {
   local dr dm
   dr=$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')
   dm=$(awk -v a="$t0" -v b="$t2" 'BEGIN{print b-a}')
-  echo "$2: ranks gone $dr s after the signal (mpirun $dm s)"
+  echo "$2: signalled ${delay} s in (KD_SIG_SEED=$sig_seed), ranks gone $dr s after the signal (mpirun $dm s)"
   awk -v d="$dr" -v l="${KD_SIG_LIMIT:-3}" 'BEGIN{exit !(d <= l)}' || bad "$2: ranks took $dr s to stop"
   awk -v d="$dm" 'BEGIN{exit !(d < 6)}' || bad "$2: mpirun took $dm s to return"
   [ ! -e out.h5 ] || bad "$2: output written"
