@@ -59,7 +59,7 @@ kd_job_launcher() {
       printf '%s\n' srun "--mpi=${KD_SRUN_MPI:-pmix}" ;;
     mpirun)
       command -v mpirun >/dev/null 2>&1 || { kd_job_log "ERROR: KD_LAUNCHER=mpirun but no mpirun"; return 1; }
-      printf '%s\n' mpirun -np "$np"
+      printf '%s\n' mpirun -np "$np" -x KDISTILL_SIGNAL_GRACE
       # shellcheck disable=SC2086
       [ -n "${KD_MPIRUN_ARGS:-}" ] && printf '%s\n' ${KD_MPIRUN_ARGS} ;;
     none) ;;
@@ -70,6 +70,10 @@ kd_job_launcher() {
 # Signals: SLURM sends USR1 to this shell (--signal=B:USR1@120) before the time limit, and TERM
 # at the limit or on scancel. Forward both to the launcher, which passes them to every rank;
 # kdistill then checkpoints at its next safe point and exits with status 3.
+# A rank that has no safe point within KDISTILL_SIGNAL_GRACE seconds of the signal is stopped
+# without a checkpoint (docs/reliability.md). The warning comes 120 s before the limit and SLURM's
+# KillWait between TERM and KILL is 30 s by default, so 20 s lets a long step finish and checkpoint.
+export KDISTILL_SIGNAL_GRACE="${KDISTILL_SIGNAL_GRACE:-20}"
 KD_CHILD=""
 KD_TRAPPED=0
 kd_job_forward() {

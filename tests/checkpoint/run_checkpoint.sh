@@ -10,6 +10,9 @@
 #      uninterrupted run; the checkpoint is removed after the final output;
 #  (b) --resume with --set kernel.ls=2: exit 1 naming kernel.ls, no output;
 #  (c) a truncated checkpoint: exit 1 naming the file, no output.
+# These runs must reach their safe point and checkpoint however loaded the machine is: the
+# signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
+export KDISTILL_SIGNAL_GRACE=600
 KD_E2E_NAME=ckpt
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"

@@ -13,6 +13,9 @@
 #  (d) a sweep of herd points with periodic checkpoints: each point's checkpoint
 #      (<run.checkpoint_path>.NNNN) is removed once its output is written, kept with
 #      run.checkpoint_keep.
+# These runs must reach their safe point and checkpoint however loaded the machine is: the
+# signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
+export KDISTILL_SIGNAL_GRACE=600
 KD_E2E_NAME=ckpt_ctt
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"

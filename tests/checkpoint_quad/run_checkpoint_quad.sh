@@ -16,6 +16,9 @@
 #      4 attempts;
 #  (c) --resume with a changed configuration on the command line (algorithm.n): exit 1 naming the
 #      key, no output.
+# These runs must reach their safe point and checkpoint however loaded the machine is: the
+# signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
+export KDISTILL_SIGNAL_GRACE=600
 KD_E2E_NAME=ckpt_quad
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
