@@ -58,6 +58,21 @@ typedef struct {
 kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d);
 /** Append one trace row. Local. */
 kd_err kd_result_trace_push(kd_result *r, int64_t iter, int64_t atoms, double mmd, double seconds);
+/** Why an iterative algorithm stopped: /metrics stop_reason holds the code. */
+typedef enum {
+  KD_STOP_NONE = 0,      /* not recorded (algorithms that produce their size by construction) */
+  KD_STOP_MAX_ITER = 1,  /* the iteration limit (max_iter) */
+  KD_STOP_MAX_ATOMS = 2, /* the rule has max_atoms atoms */
+  KD_STOP_TOL_MMD = 3,   /* MMD <= tol_mmd (also an MMD of 0) */
+  KD_STOP_TOL_GAP = 4,   /* Frank-Wolfe gap <= tol_gap: optimal on the candidate set */
+  KD_STOP_NO_DESCENT = 5 /* no ascent direction left (accelerated herding) */
+} kd_stop_reason;
+/** The name of a kd_stop_reason ("max_iter", ...; "none" for unknown codes). */
+const char *kd_stop_reason_name(int reason);
+
+/** Remove the points of weight exactly 0 (and their rows of /coreset/ datasets of n rows);
+ *  *dropped = how many. Keeps everything when all weights are 0. Local. */
+kd_err kd_result_drop_zero_weights(kd_result *r, kd_gidx *dropped);
 /** Set (or overwrite) a /metrics attribute. Local. */
 kd_err kd_result_set_metric(kd_result *r, const char *name, double value);
 /** Look up a metric; returns 1 and sets *value if present. */

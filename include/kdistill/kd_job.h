@@ -42,8 +42,13 @@ typedef struct {
   int d;
   int n_ranks;
   double mmd;
-  double seconds;
+  double seconds; /* the algorithm */
   uint64_t kernel_evals;
+  double mmd_se;  /* standard error of mmd (0 exact, NaN skipped; kd_mmd_info) */
+  int mmd_method; /* kd_mmd_method: 0 exact, 1 estimate, 2 skipped */
+  double seconds_load, seconds_evaluation, seconds_write, seconds_total; /* max over ranks */
+  int stop_reason;    /* kd_stop_reason (kd_algo.h); 0 when the algorithm does not record one */
+  int64_t iterations; /* iterative algorithms: iterations run (else 0) */
 } kd_job_summary;
 
 /** Load, validate and run the job; write its output atomically (unless o->no_output). With

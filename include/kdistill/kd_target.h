@@ -46,12 +46,49 @@ int kd_target_dim(const kd_target *t);
 kd_err kd_target_embed(kd_target *t, const kd_pointset *X, double *z_local);
 /** z at n rows X[n*d] that every rank holds identically; z[n] returned on every rank. */
 kd_err kd_target_embed_rows(kd_target *t, const double *X, kd_lidx n, double *z);
-/** zz = int int k dmu dmu (cached after the first call). *available = 0 when skipped. */
+/** zz = int int k dmu dmu, exact (cached after the first call). *available = 0 when the mode is
+ *  skip or estimate (algorithms that need zz itself, e.g. herding, then refuse). */
 kd_err kd_target_self(kd_target *t, double *zz, int *available);
 
-/** Exact MMD of the rule (X[n*d], w[n]), replicated on every rank, against the target.
- *  Returns sqrt(max(MMD^2, 0)) in *mmd; *mmd2 (optional) gets the raw MMD^2. If zz is unavailable,
- *  *mmd is NaN and *mmd2 holds MMD^2 - zz. Collective. */
+/** How an empirical target's double sum zz = sum_ij v_i v_j k(y_i, y_j) enters the MMD
+ *  (config `target.self`). Closed-form and Stein targets are always exact. */
+typedef enum {
+  KD_SELF_AUTO = 0, /* exact when N <= KD_SELF_EXACT_MAX or zz is already known, else estimate */
+  KD_SELF_EXACT,    /* the exact double sum (N^2 / 2 kernel evaluations) */
+  KD_SELF_ESTIMATE, /* an unbiased estimate from sampled target rows, with its standard error */
+  KD_SELF_SKIP      /* not computed: the MMD is NaN, MMD^2 - zz is reported */
+} kd_self_mode;
+
+/** Largest empirical target whose double sum `auto` computes exactly (2^16 rows: ~2^31 pairs). */
+#define KD_SELF_EXACT_MAX 65536
+
+/** How an MMD value was obtained. */
+typedef enum { KD_MMD_EXACT = 0, KD_MMD_ESTIMATE = 1, KD_MMD_SKIPPED = 2 } kd_mmd_method;
+
+/** An MMD with its provenance (kd_mmd_eval). With KD_MMD_ESTIMATE, mmd2 is unbiased for MMD^2
+ *  and mmd2_se its standard error; mmd_se = sqrt(max(mmd2, 0) + mmd2_se) - mmd, which is the
+ *  delta-method error mmd2_se / (2 mmd) when mmd2 >> mmd2_se and sqrt(mmd2_se) near 0. Exact:
+ *  both errors 0. Skipped: mmd, mmd2, errors NaN. mmd2_minus_self = w^T K w - 2 w^T z, always
+ *  exact. rows: target rows sampled (estimate), else 0. */
+typedef struct {
+  double mmd, mmd2, mmd_se, mmd2_se, mmd2_minus_self;
+  kd_mmd_method method;
+  int64_t rows;
+} kd_mmd_info;
+
+/** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: a
+ *  budget of ~2^31 kernel evaluations, at least 256 rows) and the seed of the row sample. Closed
+ *  and Stein targets ignore it. Local (call it identically on every rank). */
+kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed);
+/** The method kd_mmd_eval would use now (depends on the mode, N and whether zz is known). Local. */
+kd_mmd_method kd_target_mmd_method(const kd_target *t);
+
+/** MMD of the rule (X[n*d], w[n]), replicated on every rank, against the target, exact or
+ *  estimated as kd_target_mmd_method says; identical bits on every rank. Collective. */
+kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd_mmd_info *info);
+
+/** kd_mmd_eval returning sqrt(max(MMD^2, 0)) in *mmd and the raw MMD^2 in *mmd2 (optional); when
+ *  zz is skipped, *mmd is NaN and *mmd2 holds MMD^2 - zz. Collective. */
 kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd, double *mmd2);
 
 #ifdef __cplusplus

@@ -82,6 +82,11 @@ void kd_log_warn(const char *fmt, ...)
  *  without a known MMD, e.g. tree levels or replicates), rate-limited to the context's interval
  *  (kd_log_set_interval, seconds; 0 = every call). force=1 prints regardless. Local. */
 void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms, int force);
+/** A progress line for a long phase that is not an iteration (e.g. a target's double sum):
+ *  "[phase] 37.5% of <total> <unit>, elapsed 12.0 s, eta 20.0 s", on rank 0 at most once per
+ *  progress interval; *last (caller's, start at 0) keeps the time of the last line. Local. */
+void kd_log_fraction(const char *phase, double done, double total, const char *unit, double t0,
+                     double *last);
 /** Set the bound context's progress interval (kd_ctx_set_log_interval). Local. */
 void kd_log_set_interval(double seconds);
 /** Announce the iteration budget of the current phase (0 = unknown): progress lines then carry

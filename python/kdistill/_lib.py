@@ -40,7 +40,11 @@ class JobSummary(ctypes.Structure):
                 ("kernel", ctypes.c_char * 160), ("output", ctypes.c_char * 4096),
                 ("n_in", ctypes.c_int64), ("n", ctypes.c_int64), ("d", ctypes.c_int),
                 ("n_ranks", ctypes.c_int), ("mmd", ctypes.c_double), ("seconds", ctypes.c_double),
-                ("kernel_evals", ctypes.c_uint64)]
+                ("kernel_evals", ctypes.c_uint64), ("mmd_se", ctypes.c_double),
+                ("mmd_method", ctypes.c_int), ("seconds_load", ctypes.c_double),
+                ("seconds_evaluation", ctypes.c_double), ("seconds_write", ctypes.c_double),
+                ("seconds_total", ctypes.c_double), ("stop_reason", ctypes.c_int),
+                ("iterations", ctypes.c_int64)]
 
 
 class _Metric(ctypes.Structure):

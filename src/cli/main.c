@@ -142,9 +142,24 @@ static kd_err kd_cli_run_(kd_ctx *ctx, const kd_cli_opts *o) {
     printf("algorithm:  %s\n", s.algorithm);
     printf("kernel:     %s\n", s.kernel);
     printf("points:     %s -> %lld (d = %d)\n", nin, (long long)s.n, s.d);
-    printf("mmd:        %.6e\n", s.mmd);
+    if (s.mmd_method == 1)
+      printf(
+          "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
+          "for the exact value)\n",
+          s.mmd, s.mmd_se);
+    else if (s.mmd_method == 2)
+      printf("mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");
+    else
+      printf("mmd:        %.6e\n", s.mmd);
     printf("seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s.seconds,
            (unsigned long long)s.kernel_evals, s.n_ranks, s.n_ranks == 1 ? "" : "s");
+    if (s.stop_reason > 0)
+      printf("stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s.stop_reason),
+             (long long)s.iterations);
+    printf(
+        "time:       load %.3f s, algorithm %.3f s, evaluation %.3f s, write %.3f s; total "
+        "%.3f s\n",
+        s.seconds_load, s.seconds, s.seconds_evaluation, s.seconds_write, s.seconds_total);
     printf("output:     %s\n", s.output);
     fflush(stdout);
   }

@@ -109,3 +109,18 @@ void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms,
            (long long)iter, m, (long long)atoms, now, eta);
   kd_log_emit_(c, KD_LOG_NORMAL, line);
 }
+
+void kd_log_fraction(const char *phase, double done, double total, const char *unit, double t0,
+                     double *last) {
+  kd_ctx *c = kd_log_ctx_(KD_LOG_NORMAL);
+  if (!c || total <= 0) return;
+  const double now = kd_ctx_elapsed(c);
+  if (now - *last < (c->log_interval > 0 ? c->log_interval : 1.0)) return;
+  *last = now;
+  char line[512], eta[48] = "";
+  if (done > 0 && done < total)
+    snprintf(eta, sizeof eta, ", eta %.1f s", (now - t0) * (total - done) / done);
+  snprintf(line, sizeof line, "kdistill: [%s] %.1f%% of %.3g %s, elapsed %.2f s%s", phase,
+           100.0 * done / total, total, unit, now, eta);
+  kd_log_emit_(c, KD_LOG_NORMAL, line);
+}

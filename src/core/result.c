@@ -150,3 +150,45 @@ void kd_result_free(kd_result *r) {
   free(r->datasets);
   memset(r, 0, sizeof *r);
 }
+
+const char *kd_stop_reason_name(int reason) {
+  static const char *const names[] = {"none",    "max_iter", "max_atoms",
+                                      "tol_mmd", "tol_gap",  "no_descent"};
+  return reason >= 0 && reason < (int)(sizeof names / sizeof names[0]) ? names[reason] : "none";
+}
+
+kd_err kd_result_drop_zero_weights(kd_result *r, kd_gidx *dropped) {
+  kd_err err = KD_OK;
+  const kd_gidx n = r->n;
+  const int d = r->d;
+  kd_gidx m = 0;
+  *dropped = 0;
+  for (kd_gidx i = 0; i < n; i++) m += r->weights[i] != 0.0;
+  if (m == n || m == 0) return KD_OK; /* nothing to drop, or nothing would be left */
+  /* per-point datasets under /coreset/ move with their points */
+  for (int q = 0; q < r->n_datasets; q++) {
+    kd_result_dataset *x = &r->datasets[q];
+    if (strncmp(x->path, "/coreset/", 9) || x->rank < 1 || x->dims[0] != n) continue;
+    const int64_t w = x->rank == 2 ? x->dims[1] : 1;
+    for (kd_gidx i = 0, j = 0; i < n; i++) {
+      if (r->weights[i] == 0.0) continue;
+      if (x->is_int)
+        memmove(x->i64 + j * w, x->i64 + i * w, sizeof(int64_t) * (size_t)w);
+      else
+        memmove(x->f64 + j * w, x->f64 + i * w, sizeof(double) * (size_t)w);
+      j++;
+    }
+    x->dims[0] = m;
+  }
+  kd_gidx j = 0;
+  for (kd_gidx i = 0; i < n; i++) {
+    if (r->weights[i] == 0.0) continue;
+    memmove(r->points + j * d, r->points + i * d, sizeof(double) * (size_t)d);
+    r->indices[j] = r->indices[i];
+    r->weights[j] = r->weights[i];
+    j++;
+  }
+  r->n = m;
+  *dropped = n - m;
+  return err;
+}

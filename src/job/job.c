@@ -153,6 +153,29 @@ static void kd_job_summarize_(const kd_ctx *ctx, const kd_job *job, const kd_tas
   sum->mmd = res->mmd;
   sum->seconds = res->seconds;
   sum->kernel_evals = res->kernel_evals;
+  double v = 0.0;
+  sum->mmd_method = kd_result_get_metric(res, "mmd_method", &v) ? (int)v : 0;
+  sum->mmd_se = 0.0;
+  kd_result_get_metric(res, "mmd_se", &sum->mmd_se);
+  if (sum->mmd_method == KD_MMD_SKIPPED) sum->mmd_se = NAN;
+  kd_result_get_metric(res, "seconds_load", &sum->seconds_load);
+  if (kd_result_get_metric(res, "stop_reason", &v)) sum->stop_reason = (int)v;
+  if (kd_result_get_metric(res, "iterations", &v)) sum->iterations = (int64_t)v;
+  kd_result_get_metric(res, "seconds_evaluation", &sum->seconds_evaluation);
+}
+
+/* /metrics seconds_load: everything before the output is written that is neither the algorithm
+ * (seconds) nor the evaluation of its MMD (seconds_evaluation): config, reading the data, the
+ * median length scale, the target. Collective. */
+static kd_err kd_job_seconds_load_(const kd_ctx *ctx, double t_start, kd_result *res) {
+  kd_err err = KD_OK;
+  double ev = 0.0, t = kd_dist_wtime() - t_start;
+  KD_TRY(kd_dist_max(ctx->comm, &t, 1));
+  kd_result_get_metric(res, "seconds_evaluation", &ev);
+  t -= res->seconds + ev;
+  KD_TRY(kd_result_set_metric(res, "seconds_load", t > 0.0 ? t : 0.0));
+cleanup:
+  return err;
 }
 
 /* The body of kd_job_run on the bound context. Collective. */
@@ -167,6 +190,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   kd_ctx_session_reset(ctx);
   kd_dist_comm_seconds_reset();
   const double t_start = kd_dist_wtime();
+  double t_write = 0.0;
   KD_TRY(kd_job_load_(ctx, o, 0, 1, 0, &job));
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
   ss->config_yaml = yaml;
@@ -180,6 +204,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   err = job.task->run(&job.tctx, job.state, res, &info);
   if (err != KD_OK && o->resume) kd_job_name_checkpoint_(ctx, o->resume);
   KD_TRY(err);
+  KD_TRY(kd_job_seconds_load_(ctx, t_start, res));
   /* --verbose: compute vs communication seconds, min / mean / max over ranks */
   if (ctx->level == KD_LOG_VERBOSE)
     KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
@@ -187,13 +212,21 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   if (write) {
     kd_output_meta meta = {job.task->name, info.algorithm, info.kernel,
                            ctx->size,      job.tctx.seed,  yaml};
+    t_write = kd_dist_wtime();
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
+    t_write = kd_dist_wtime() - t_write;
+    KD_TRY(kd_dist_max(ctx->comm, &t_write, 1));
     /* the output is in place: the checkpoint of this run is no longer needed */
     if (ctx->rank == 0 && ss->path[0] &&
         (ss->last_iteration >= 0 || (ss->resume_path && !strcmp(ss->resume_path, ss->path))))
       remove(ss->path);
   }
-  if (sum) kd_job_summarize_(ctx, &job, &info, res, write, sum);
+  if (sum) {
+    kd_job_summarize_(ctx, &job, &info, res, write, sum);
+    sum->seconds_write = t_write;
+    sum->seconds_total = kd_dist_wtime() - t_start;
+    KD_TRY(kd_dist_max(ctx->comm, &sum->seconds_total, 1));
+  }
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&resume);

@@ -26,6 +26,29 @@ static void kd_neu_add_(double *s, double *c, double v) {
   *s = t;
 }
 
+/* Progress of a long pass on this rank: kernel evaluations done of about `total`; rank 0 prints
+ * (kd_log_fraction) the share of the global work `shown` of the phase. */
+typedef struct {
+  const char *phase;
+  double done, total, shown, t0, last;
+} kd_emp_prog_;
+
+static void kd_emp_prog_init_(kd_emp_prog_ *g, const char *phase, double total, double shown) {
+  g->phase = phase;
+  g->done = 0.0;
+  g->total = total > 1.0 ? total : 1.0;
+  g->shown = shown;
+  g->t0 = kd_log_elapsed();
+  g->last = g->t0;
+}
+
+static void kd_emp_tick_(kd_emp_prog_ *g, double evals) {
+  if (!g) return;
+  g->done += evals;
+  const double f = g->done < g->total ? g->done / g->total : 0.999;
+  kd_log_fraction(g->phase, f * g->shown, g->shown, "kernel evaluations", g->t0, &g->last);
+}
+
 /* ---- chunk-aligned sets: bitwise rank-count independence of z ----
  * z(x) is the sum over fixed global chunks c = [cC, (c+1)C) of the target of the partials
  * P_c(x) = sum_{j in c} v_j k(x, y_j). Each P_c comes from one kernel mat-vec over exactly that
@@ -59,7 +82,7 @@ static void kd_emp_pack_(int d, const double *P, kd_lidx np, const double *L, co
 }
 
 /* Build t->own (collective, once): this rank's chunk-aligned rows and weights. */
-static kd_err kd_emp_own_(kd_target *t) {
+kd_err kd_target_emp_own_(kd_target *t) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = t->comm;
   const kd_pointset *pts = t->pts;
@@ -123,13 +146,14 @@ cleanup:
 /* Add the partials of the chunks of the set B (nb rows, chunk-aligned, weights after the rows) at
  * the rows A[na] into (z, comp); y is scratch of na doubles. */
 static kd_err kd_emp_chunks_(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                             int d, double *y, double *z, double *comp) {
+                             int d, double *y, double *z, double *comp, kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   if (na <= 0) return KD_OK;
   for (kd_lidx j0 = 0; j0 < nb; j0 += KD_EMP_CHUNK) {
     const kd_lidx nc = nb - j0 < KD_EMP_CHUNK ? nb - j0 : KD_EMP_CHUNK;
     KD_TRY(kd_kernel_matvec(k, A, na, B + j0 * d, nc, B + nb * d + j0, 0.0, y));
     for (kd_lidx i = 0; i < na; i++) kd_neu_add_(&z[i], &comp[i], y[i]);
+    kd_emp_tick_(pg, (double)na * (double)nc);
   }
 cleanup:
   return err;
@@ -141,7 +165,7 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
   const int p = kd_dist_size(comm), d = kd_pointset_dim(t->pts);
   double *cur = NULL, *nxt = NULL, *tmp = NULL, *comp = NULL;
   int64_t cap = 0, ncur = 0, nr = 0;
-  KD_TRY(kd_emp_own_(t));
+  KD_TRY(kd_target_emp_own_(t));
   for (int q = 0; q < p; q++) {
     kd_gidx S, E;
     kd_emp_range_(t->pts, q, p, &S, &E);
@@ -157,8 +181,12 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
   ncur = (int64_t)t->own_n * (d + 1);
   memcpy(cur, t->own, (size_t)ncur * sizeof(double));
   for (kd_lidx i = 0; i < nl; i++) z[i] = 0.0;
+  const double Nt = (double)kd_pointset_n_global(t->pts);
+  kd_emp_prog_ pg;
+  kd_emp_prog_init_(&pg, "target embedding", (double)nl * Nt, (double)nl * p * Nt);
   for (int s = 0; s < p; s++) {
-    if (!lerr) lerr = kd_emp_chunks_(t->k, Xl, nl, cur, (kd_lidx)(ncur / (d + 1)), d, tmp, z, comp);
+    if (!lerr)
+      lerr = kd_emp_chunks_(t->k, Xl, nl, cur, (kd_lidx)(ncur / (d + 1)), d, tmp, z, comp, &pg);
     if (s + 1 < p) {
       KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
       double *sw = cur;
@@ -186,7 +214,7 @@ kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, doubl
   kd_lidx nbt = (kd_lidx)(((int64_t)1 << 21) / p);
   if (nbt < 1) nbt = 1;
   if (nbt > n) nbt = n;
-  KD_TRY(kd_emp_own_(t));
+  KD_TRY(kd_target_emp_own_(t));
   s = calloc((size_t)n + 1, sizeof(double));
   c = calloc((size_t)n + 1, sizeof(double));
   y = calloc((size_t)(n > 2 * nbt ? n : 2 * nbt) + 1, sizeof(double));
@@ -194,7 +222,7 @@ kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, doubl
   if (!s || !c || !y || !G)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld rows",
                       (long long)n);
-  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, t->own, t->own_n, d, y, s, c);
+  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, t->own, t->own_n, d, y, s, c, NULL);
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* combine the (sum, compensation) pairs of all ranks in rank order, compensated again */
   for (kd_lidx b0 = 0; b0 < n; b0 += nbt) {
@@ -225,7 +253,7 @@ cleanup:
  * whenever it is computed. */
 static kd_err kd_emp_pair_(kd_kernel *k, int d, const double *A, kd_lidx na, kd_lidx a,
                            const double *B, kd_lidx nb, kd_lidx b, double c, double *y, double *acc,
-                           double *comp) {
+                           double *comp, kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   const kd_lidx ma = na - a < KD_EMP_CHUNK ? na - a : KD_EMP_CHUNK;
   const kd_lidx mb = nb - b < KD_EMP_CHUNK ? nb - b : KD_EMP_CHUNK;
@@ -234,6 +262,7 @@ static kd_err kd_emp_pair_(kd_kernel *k, int d, const double *A, kd_lidx na, kd_
   double s = 0.0;
   for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
   kd_neu_add_(acc, comp, c * s);
+  kd_emp_tick_(pg, (double)ma * (double)mb);
 cleanup:
   return err;
 }
@@ -243,16 +272,17 @@ cleanup:
  * lower global chunk as A. */
 static kd_err kd_emp_cross_(kd_kernel *k, int d, const double *L, kd_lidx nl, kd_lidx l0,
                             kd_lidx l1, const double *R, kd_lidx nr, kd_lidx r0, kd_lidx r1,
-                            int remote_lower, double *y, double *acc, double *comp) {
+                            int remote_lower, double *y, double *acc, double *comp,
+                            kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   for (kd_lidx i = l0; i < l1; i++)
     for (kd_lidx j = r0; j < r1; j++) {
       if (remote_lower)
         KD_TRY(kd_emp_pair_(k, d, R, nr, j * KD_EMP_CHUNK, L, nl, i * KD_EMP_CHUNK, 2.0, y, acc,
-                            comp));
+                            comp, pg));
       else
         KD_TRY(kd_emp_pair_(k, d, L, nl, i * KD_EMP_CHUNK, R, nr, j * KD_EMP_CHUNK, 2.0, y, acc,
-                            comp));
+                            comp, pg));
     }
 cleanup:
   return err;
@@ -267,7 +297,7 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   double *cur = NULL, *nxt = NULL, *y = NULL, *G = NULL;
   int64_t cap = 0, ncur = 0, nr = 0;
   double acc = 0.0, comp = 0.0;
-  KD_TRY(kd_emp_own_(t));
+  KD_TRY(kd_target_emp_own_(t));
   for (int q = 0; q < p; q++) {
     kd_gidx S, E;
     kd_emp_range_(t->pts, q, p, &S, &E);
@@ -282,13 +312,16 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   KD_TRY(kd_dist_agreed(comm, lerr));
   const double *L = t->own;
   const kd_lidx nl = t->own_n, ncl = kd_emp_nchunks_(nl);
+  const double Nt = (double)kd_pointset_n_global(t->pts);
+  kd_emp_prog_ pg;
+  kd_emp_prog_init_(&pg, "target double sum", 0.5 * Nt * Nt / p, 0.5 * Nt * Nt);
   ncur = (int64_t)nl * (d + 1);
   memcpy(cur, L, (size_t)ncur * sizeof(double));
   /* step 0: chunk pairs c <= c' of the own set */
   for (kd_lidx i = 0; i < ncl && !lerr; i++)
     for (kd_lidx j = i; j < ncl && !lerr; j++)
       lerr = kd_emp_pair_(t->k, d, L, nl, i * KD_EMP_CHUNK, L, nl, j * KD_EMP_CHUNK,
-                          i == j ? 1.0 : 2.0, y, &acc, &comp);
+                          i == j ? 1.0 : 2.0, y, &acc, &comp, &pg);
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* steps 1 .. p/2: the set of rank q = (rank - s) mod p */
   for (int s = 1; 2 * s <= p; s++) {
@@ -301,11 +334,12 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
     const int q = (rank - s + p) % p, remote_lower = q < rank;
     if (lerr) continue;
     if (2 * s < p) /* the pair (rank, q) */
-      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, 0, ncb, remote_lower, y, &acc, &comp);
+      lerr =
+          kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, 0, ncb, remote_lower, y, &acc, &comp, &pg);
     else if (rank < p / 2) /* pair (rank, rank + p/2): the first half of my chunks */
-      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl / 2, cur, nb, 0, ncb, 0, y, &acc, &comp);
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl / 2, cur, nb, 0, ncb, 0, y, &acc, &comp, &pg);
     else /* pair (rank - p/2, rank): the second half of the partner's chunks */
-      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, ncb / 2, ncb, 1, y, &acc, &comp);
+      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, ncb / 2, ncb, 1, y, &acc, &comp, &pg);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* the (sum, compensation) pairs of all ranks, added in rank order, compensated again */

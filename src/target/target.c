@@ -47,7 +47,7 @@ kd_err kd_target_create_empirical(kd_kernel *k, const kd_pointset *pts, int skip
   t->comm = kd_pointset_comm(pts);
   t->k = k;
   t->pts = pts;
-  t->skip_self = skip_self != 0;
+  t->self_mode = skip_self ? KD_SELF_SKIP : KD_SELF_AUTO;
   *out = t;
   t = NULL;
 cleanup:
@@ -101,16 +101,50 @@ cleanup:
   return err;
 }
 
+kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed) {
+  kd_err err = KD_OK;
+  KD_CHECK(t, KD_ERR_ARG, "target: NULL argument");
+  KD_CHECK(mode >= KD_SELF_AUTO && mode <= KD_SELF_SKIP && rows >= 0, KD_ERR_ARG,
+           "target: self mode %d with %lld rows", (int)mode, (long long)rows);
+  t->self_mode = mode;
+  t->self_rows = rows;
+  t->self_seed = seed;
+cleanup:
+  return err;
+}
+
+/* 1 when zz is cached for the kernel's current length scale. */
+static int kd_target_zz_known_(const kd_target *t) {
+  return t->zz_done && t->zz_ls == kd_kernel_get_params(t->k)->ls;
+}
+
+kd_mmd_method kd_target_mmd_method(const kd_target *t) {
+  if (t->closed || t->stein) return KD_MMD_EXACT;
+  switch (t->self_mode) {
+    case KD_SELF_EXACT:
+      return KD_MMD_EXACT;
+    case KD_SELF_ESTIMATE:
+      return KD_MMD_ESTIMATE;
+    case KD_SELF_SKIP:
+      return KD_MMD_SKIPPED;
+    default:
+      return kd_pointset_n_global(t->pts) <= KD_SELF_EXACT_MAX || kd_target_zz_known_(t)
+                 ? KD_MMD_EXACT
+                 : KD_MMD_ESTIMATE;
+  }
+}
+
 kd_err kd_target_self(kd_target *t, double *zz, int *available) {
   kd_err err = KD_OK;
   KD_CHECK(t && zz && available, KD_ERR_ARG, "target: NULL argument");
-  if (!t->closed && t->skip_self) {
+  if (!t->closed && !t->stein &&
+      (t->self_mode == KD_SELF_SKIP || t->self_mode == KD_SELF_ESTIMATE)) {
     *zz = NAN;
     *available = 0;
     return KD_OK;
   }
   const double ls = kd_kernel_get_params(t->k)->ls;
-  if (!t->zz_done || t->zz_ls != ls) {
+  if (!kd_target_zz_known_(t)) {
     double v = 0.0;
     if (t->stein)
       v = 0.0;
@@ -128,15 +162,16 @@ cleanup:
   return err;
 }
 
-kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd,
-              double *mmd2) {
+kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd_mmd_info *info) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *z = NULL, *y = NULL, *yall = NULL;
-  KD_CHECK(t && X && w && mmd && n >= 1, KD_ERR_ARG, "mmd: need a rule with n >= 1 points");
+  KD_CHECK(t && X && w && info && n >= 1, KD_ERR_ARG, "mmd: need a rule with n >= 1 points");
   MPI_Comm comm = t->comm;
   const int p = kd_dist_size(comm), rank = kd_dist_rank(comm);
   double zz = 0.0;
   int avail = 0;
+  const kd_mmd_method method = kd_target_mmd_method(t);
+  memset(info, 0, sizeof *info);
   /* w^T K(X,X) w: rank r does rows [n r/p, n (r+1)/p) against all of X; the row values are
    * gathered and summed in row order on every rank, so the sum does not depend on p. */
   const kd_lidx r0 = (kd_lidx)((int64_t)n * rank / p), r1 = (kd_lidx)((int64_t)n * (rank + 1) / p);
@@ -149,7 +184,7 @@ kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double 
                       (long long)n);
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_target_embed_rows(t, X, n, z));
-  KD_TRY(kd_target_self(t, &zz, &avail));
+  if (method == KD_MMD_EXACT) KD_TRY(kd_target_self(t, &zz, &avail));
   if (r1 > r0) lerr = kd_kernel_matvec(t->k, X + (size_t)r0 * d, r1 - r0, X, n, w, 0.0, y);
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_allgatherv(comm, y, r1 - r0, yall));
@@ -165,20 +200,39 @@ kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double 
   }
   wz += cz;
   wkw += ck;
-  double res[2];
-  if (avail) {
-    res[1] = (zz + wkw) - 2.0 * wz;
-    res[0] = sqrt(res[1] > 0.0 ? res[1] : 0.0);
+  if (method == KD_MMD_ESTIMATE) {
+    KD_TRY(kd_target_emp_estimate_(t, X, w, n, wz, wkw, info));
   } else {
-    res[1] = wkw - 2.0 * wz;
-    res[0] = NAN;
+    double res[2];
+    if (avail) {
+      res[1] = (zz + wkw) - 2.0 * wz;
+      res[0] = sqrt(res[1] > 0.0 ? res[1] : 0.0);
+    } else {
+      res[1] = NAN;
+      res[0] = NAN;
+    }
+    KD_TRY(kd_dist_bcast(comm, res, (int64_t)sizeof res, 0)); /* identical bits on every rank */
+    info->mmd = res[0];
+    info->mmd2 = res[1];
+    info->method = avail ? KD_MMD_EXACT : KD_MMD_SKIPPED;
+    info->mmd_se = info->mmd2_se = avail ? 0.0 : NAN;
   }
-  KD_TRY(kd_dist_bcast(comm, res, (int64_t)sizeof res, 0)); /* identical bits on every rank */
-  *mmd = res[0];
-  if (mmd2) *mmd2 = res[1];
+  info->mmd2_minus_self = wkw - 2.0 * wz;
 cleanup:
   free(z);
   free(y);
   free(yall);
+  return err;
+}
+
+kd_err kd_mmd(kd_target *t, const double *X, const double *w, kd_lidx n, double *mmd,
+              double *mmd2) {
+  kd_err err = KD_OK;
+  kd_mmd_info info;
+  KD_CHECK(mmd, KD_ERR_ARG, "mmd: NULL argument");
+  KD_TRY(kd_mmd_eval(t, X, w, n, &info));
+  *mmd = info.mmd;
+  if (mmd2) *mmd2 = info.method == KD_MMD_SKIPPED ? info.mmd2_minus_self : info.mmd2;
+cleanup:
   return err;
 }

@@ -1,7 +1,7 @@
 /* target_impl.h - the target struct and the helpers shared by the files of src/target/ only.
  *   closed.c     closed-form kernel mean embeddings z(x) and double integrals zz
  *   empirical.c  weighted point sets distributed over ranks (ring passes of target blocks)
- *   target.c     creation, accessors and the exact MMD
+ *   target.c     creation, accessors and the MMD (exact, or estimated: self_estimate.c)
  *     MMD^2(w, X) = zz - 2 w^T z(X) + w^T K(X,X) w. */
 #ifndef KDISTILL_TARGET_IMPL_H
 #define KDISTILL_TARGET_IMPL_H
@@ -14,7 +14,9 @@ struct kd_target {
   kd_kernel *k;           /* borrowed */
   kd_measure m;           /* owned copy (closed form) */
   const kd_pointset *pts; /* borrowed (empirical) */
-  int skip_self;          /* empirical: zz not computed */
+  kd_self_mode self_mode; /* empirical: how zz enters the MMD (kd_target_set_self) */
+  int64_t self_rows;      /* ... rows sampled for the estimate (0: budget) */
+  uint64_t self_seed;     /* ... seed of the row sample */
   int zz_done;            /* zz cached ... */
   double zz, zz_ls;       /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
   double *own;            /* empirical: this rank's chunk-aligned target rows and weights,
@@ -30,12 +32,19 @@ kd_err kd_target_closed_embed_(const kd_target *t, const double *X, kd_lidx n, d
 /** Closed-form zz. Local. */
 kd_err kd_target_closed_self_(const kd_target *t, double *zz);
 
+/** Build t->own, this rank's chunk-aligned target rows and weights (once). Collective. */
+kd_err kd_target_emp_own_(kd_target *t);
 /** Empirical z at the local rows of a distributed X (ring). Collective. */
 kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *z);
 /** Empirical z at replicated rows (local block contribution + sum). Collective. */
 kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, double *z);
 /** Empirical zz = w^T K w over the distributed set (ring over half the block pairs). Collective. */
 kd_err kd_target_emp_self_(kd_target *t, double *zz);
+
+/** The estimate of MMD^2 of the rule (X[n*d], w[n]) from sampled target rows (self_estimate.c),
+ *  given its exact parts wz = w^T z(X) and wkw = w^T K w; fills info. Collective. */
+kd_err kd_target_emp_estimate_(kd_target *t, const double *X, const double *w, kd_lidx n, double wz,
+                               double wkw, kd_mmd_info *info);
 
 /** n Gauss-Legendre nodes x[n] and weights w[n] on [-1, 1] (Newton on P_n). Local. */
 void kd_target_gauss_legendre_(int n, double *x, double *w);

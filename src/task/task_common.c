@@ -419,6 +419,26 @@ cleanup:
 }
 
 /* --------------------------------------------------------------- target */
+/* SECTION.self: auto | exact | estimate | skip (true / false: exact / skip, as before);
+ * SECTION.self_rows: target rows sampled by the estimate (0: automatic). */
+static kd_err kd_task_read_self_(const kd_task_ctx *ctx, const char *section, int *mode,
+                                 int64_t *rows) {
+  kd_err err = KD_OK;
+  char key[256];
+  const char *v = NULL;
+  static const char *const names[] = {"auto", "exact", "estimate", "skip", "true", "false"};
+  static const int modes[] = {KD_SELF_AUTO, KD_SELF_EXACT, KD_SELF_ESTIMATE,
+                              KD_SELF_SKIP, KD_SELF_EXACT, KD_SELF_SKIP};
+  kd_key_(key, sizeof key, section, "self");
+  KD_TRY(kd_config_get_str(ctx->cfg, key, "auto", "auto|exact|estimate|skip|true|false", 0, &v));
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(v, names[i])) *mode = modes[i];
+  kd_key_(key, sizeof key, section, "self_rows");
+  KD_TRY(kd_config_get_int(ctx->cfg, key, 0, 0, (int64_t)1 << 24, rows));
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
                            kd_pointset *data, int has_data, kd_target **out,
                            kd_pointset **owned_points) {
@@ -427,7 +447,8 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   char key[256], where[512];
   const char *type = NULL;
   kd_measure m;
-  int self = 1, d = 0;
+  int self = KD_SELF_AUTO, d = 0;
+  int64_t self_rows = 0;
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
@@ -444,15 +465,15 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
       if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
       pts = *owned_points;
     }
-    kd_key_(key, sizeof key, section, "self");
-    KD_TRY(kd_config_get_bool(cfg, key, 1, &self));
+    KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows));
     if (pts && k) {
       kd_key_(key, sizeof key, section, "type");
       KD_CHECK(kd_pointset_dim(pts) == kd_kernel_dim(k), KD_ERR_INPUT,
                "%s: %s: the target points have dimension %d but the kernel's points have %d",
                kd_config_where(cfg, key, where, sizeof where), section, kd_pointset_dim(pts),
                kd_kernel_dim(k));
-      KD_TRY(kd_target_create_empirical(k, pts, !self, out));
+      KD_TRY(kd_target_create_empirical(k, pts, 0, out));
+      KD_TRY(kd_target_set_self(*out, (kd_self_mode)self, self_rows, ctx->seed));
     }
   } else {
     KD_TRY(kd_task_read_measure(ctx, section, &m));
@@ -486,12 +507,52 @@ static void kd_task_locate_message_(const kd_config *cfg) {
   kd_err_set_message(msg);
 }
 
+/* The MMD of the algorithm's rule against the target, unless the algorithm reported an exact
+ * one: exact, estimated (target.self: auto above KD_SELF_EXACT_MAX rows, or estimate) or skipped;
+ * /metrics gets mmd_method (0 exact, 1 estimate, 2 skipped), the errors and seconds_evaluation.
+ * Collective. */
+static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, kd_result *res) {
+  kd_err err = KD_OK;
+  kd_mmd_info info;
+  const double tm = kd_dist_wtime();
+  double te = 0.0;
+  const char *what = kd_kernel_get_params(k)->type == KD_KERNEL_STEIN ? "KSD" : "MMD";
+  kd_mmd_method method = target ? kd_target_mmd_method(target) : KD_MMD_EXACT;
+  if (target && (isnan(res->mmd) || method != KD_MMD_EXACT)) {
+    KD_TRY(kd_mmd_eval(target, res->points, res->weights, (kd_lidx)res->n, &info));
+    res->mmd = info.mmd;
+    method = info.method;
+    if (method == KD_MMD_EXACT)
+      kd_log_info("exact %s of the %lld-point rule against the target: %.6e (%.3f s)", what,
+                  (long long)res->n, info.mmd, kd_dist_wtime() - tm);
+    if (method == KD_MMD_ESTIMATE) {
+      KD_TRY(kd_result_set_metric(res, "mmd_se", info.mmd_se));
+      KD_TRY(kd_result_set_metric(res, "mmd2", info.mmd2));
+      KD_TRY(kd_result_set_metric(res, "mmd2_se", info.mmd2_se));
+      KD_TRY(kd_result_set_metric(res, "self_rows", (double)info.rows));
+    }
+    if (method == KD_MMD_SKIPPED) {
+      KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));
+      kd_log_warn(
+          "the target's double integral was skipped (target.self: skip): mmd is NaN; "
+          "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g",
+          info.mmd2_minus_self);
+    }
+  }
+  te = kd_dist_wtime() - tm;
+  KD_TRY(kd_dist_max(comm, &te, 1));
+  KD_TRY(kd_result_set_metric(res, "mmd_method", (double)method));
+  KD_TRY(kd_result_set_metric(res, "seconds_evaluation", te));
+cleanup:
+  return err;
+}
+
 kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *params,
                         kd_kernel *k, kd_pointset *points, kd_target *target, const void *task_in,
                         kd_ckpt *ck, kd_result *res) {
   kd_err err = KD_OK;
   kd_algo_in in;
-  double t = 0, mmd = NAN, mmd2 = NAN;
+  double t = 0;
   uint64_t evals = 0;
   memset(&in, 0, sizeof in);
   in.comm = ctx->comm;
@@ -520,21 +581,7 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
            "algorithm %s returned no points", desc->name);
   kd_log_info("%s finished in %.3f s (%llu kernel evaluations)", desc->name, t,
               (unsigned long long)evals);
-  if (isnan(res->mmd)) {
-    double tm = kd_dist_wtime();
-    KD_TRY(kd_mmd(target, res->points, res->weights, (kd_lidx)res->n, &mmd, &mmd2));
-    res->mmd = mmd;
-    kd_log_info("exact %s of the %lld-point rule against the target: %.6e (%.3f s)",
-                kd_kernel_get_params(k)->type == KD_KERNEL_STEIN ? "KSD" : "MMD", (long long)res->n,
-                mmd, kd_dist_wtime() - tm);
-    if (isnan(mmd)) {
-      KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", mmd2));
-      kd_log_warn(
-          "the target's double integral was skipped (target.self: false): mmd is NaN; "
-          "/metrics mmd2_minus_self = MMD^2 - int int k = %.10g",
-          mmd2);
-    }
-  }
+  KD_TRY(kd_task_evaluate_(ctx->comm, target, k, res));
   KD_TRY(kd_task_split_scores(k, res));
   kd_kernel_reset_evals(k);
 cleanup:

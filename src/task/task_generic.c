@@ -244,6 +244,21 @@ cleanup:
   return err;
 }
 
+/* Herding and quadrature rules carry no node of weight 0 (recombination and the convex QP can
+ * leave some): they are removed and counted in /metrics zero_weight_nodes_dropped. Local. */
+static kd_err kd_generic_drop_zeros_(const kd_generic_state *s, kd_result *res) {
+  kd_err err = KD_OK;
+  kd_gidx dropped = 0;
+  if (strcmp(s->task, "herd") && strcmp(s->task, "quad")) return KD_OK;
+  KD_TRY(kd_result_drop_zero_weights(res, &dropped));
+  KD_TRY(kd_result_set_metric(res, "zero_weight_nodes_dropped", (double)dropped));
+  if (dropped)
+    kd_log_info("%lld nodes of weight 0 left out of the output (%lld remain)", (long long)dropped,
+                (long long)res->n);
+cleanup:
+  return err;
+}
+
 static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                               kd_task_info *info) {
   kd_err err = KD_OK;
@@ -258,6 +273,7 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   } else {
     KD_TRY(kd_generic_run_ckpt_(ctx, s, res));
   }
+  KD_TRY(kd_generic_drop_zeros_(s, res));
 cleanup:
   return err;
 }

@@ -85,6 +85,44 @@ mpi info nope.h5 >ni.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c '^kdistill: error: nope.h5: cannot open file' ni.txt)" = 1 ] &&
   ok "info on a missing file" || bad "info missing: $(cat ni.txt)"
 
+# evaluation: an empirical target above KD_SELF_EXACT_MAX (2^16) rows gets an estimated MMD with
+# its standard error (target.self: auto); the exact value lies within 4 standard errors of it
+# (on MMD^2); the time line splits load / algorithm / evaluation / write
+printf 'task: thin\ndata: {type: gaussian, d: 2, n: 70000}\nkernel: {name: gaussian, ls: 1.0}\ntarget: {type: data, self_rows: 4096}\nalgorithm: {name: kt_compress, n_out: 256, g: 2}\n' >est.yaml
+mpi run est.yaml -o res/est.h5 >est.txt 2>&1 || bad "estimate run: $(cat est.txt)"
+grep -q "^mmd: .* +- .* (estimated from sampled target rows" est.txt && ok "auto above 2^16 rows: estimate" ||
+  bad "estimate summary: $(cat est.txt)"
+grep -q "^time:       load [0-9.]* s, algorithm [0-9.]* s, evaluation [0-9.]* s, write [0-9.]* s; total" est.txt &&
+  ok "time line" || bad "time line: $(cat est.txt)"
+mpi run est.yaml --set target.self=exact -o res/exact.h5 -q >ex.txt 2>&1 || bad "exact run: $(cat ex.txt)"
+/usr/bin/python3 - res/est.h5 res/exact.h5 <<'PY' >cmp.txt 2>&1 && ok "estimate vs exact: $(cat cmp.txt)" || bad "estimate vs exact: $(cat cmp.txt)"
+import sys, h5py
+a = h5py.File(sys.argv[1])["metrics"].attrs
+b = h5py.File(sys.argv[2])["metrics"].attrs
+z = (a["mmd2"] - b["mmd"] ** 2) / a["mmd2_se"]
+print("mmd2 %.4g +- %.2g, exact %.4g, z %.2f, methods %d %d, rows %d" % (a["mmd2"], a["mmd2_se"], b["mmd"] ** 2, z, a["mmd_method"], b["mmd_method"], a["self_rows"]))
+sys.exit(not (abs(z) <= 4 and a["mmd_method"] == 1 and b["mmd_method"] == 0 and a["self_rows"] == 4096
+              and a["mmd_se"] > 0 and a["seconds_evaluation"] >= 0 and "seconds_load" in a))
+PY
+mpi run est.yaml --set target.self=skip -o res/skip.h5 >sk.txt 2>&1 &&
+  grep -q "^mmd:        nan (target.self: skip" sk.txt && ok "target.self: skip" || bad "skip: $(cat sk.txt)"
+mpi run "$KD_ROOT/configs/herd_matern32_box.yaml" --set target.self=estimate --set candidates.grid_n=20 -o res/h.h5 >he.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c 'herding needs the target.s exact double integral' he.txt)" = 1 ] &&
+  ok "herding refuses target.self: estimate" || bad "herding + estimate: $(cat he.txt)"
+
+# herding stops: max_atoms alone runs to m atoms; why a run stopped is recorded and printed
+printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 2000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: fw_eq, max_atoms: 256}\n' >herd.yaml
+mpi run herd.yaml -o res/herd.h5 >hd.txt 2>&1 && grep -q "^points:     2000 -> 256 (d = 2)" hd.txt &&
+  grep -q "^stopped:    max_atoms (after [0-9]* iterations)" hd.txt &&
+  "$KD_OUTCHECK" valid res/herd.h5 256 2 && ok "max_atoms: 256 alone gives 256 atoms" || bad "max_atoms: $(cat hd.txt)"
+mpi run herd.yaml --set algorithm.name=bpcg -o res/herd2.h5 >hb.txt 2>&1 &&
+  [ "$(grep -c 'warning: herd: stopped after 25600 iterations with [0-9]* of the 256 atoms asked for .*the iteration limit came first' hb.txt)" = 1 ] &&
+  grep -q "^stopped:    max_iter (after 25600 iterations)" hb.txt && ok "bpcg short of max_atoms says why" ||
+  bad "bpcg max_atoms: $(cat hb.txt)"
+mpi run herd.yaml --set algorithm.max_atoms=2001 -o res/herd3.h5 >hx.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c 'error: .*algorithm.max_atoms = 2001: more than the 2000 candidates' hx.txt)" = 1 ] &&
+  [ ! -e res/herd3.h5 ] && ok "max_atoms above the candidates: exit 1, one line" || bad "max_atoms 2001: $(cat hx.txt)"
+
 # every shipped config without external input files validates
 for cfg in "$KD_ROOT"/configs/*.yaml; do
   grep -qE 'type: *(hdf5|csv)' "$cfg" && continue

@@ -25,56 +25,56 @@
 
 /** The common stopping / tracing keys every herding algorithm declares first (in this order);
  *  kd_herd_params_read stores them in kd_herd_params.stop. */
-#define KD_HERD_COMMON_PARAMS                                              \
-  {"max_iter",                                                             \
-   KD_PARAM_INT,                                                           \
-   1000,                                                                   \
-   NULL,                                                                   \
-   1,                                                                      \
-   1e9,                                                                    \
-   NULL,                                                                   \
-   "maximum number of iterations",                                         \
-   KD_PARAM_AT(kd_herd_params, stop.max_iter)},                            \
-      {"max_atoms",                                                        \
-       KD_PARAM_INT,                                                       \
-       0,                                                                  \
-       NULL,                                                               \
-       0,                                                                  \
-       1e9,                                                                \
-       NULL,                                                               \
-       "stop once the active set has this many atoms (0: no limit)",       \
-       KD_PARAM_AT(kd_herd_params, stop.max_atoms)},                       \
-      {"tol_mmd",                                                          \
-       KD_PARAM_F64,                                                       \
-       0,                                                                  \
-       NULL,                                                               \
-       0,                                                                  \
-       1e300,                                                              \
-       NULL,                                                               \
-       "stop once the MMD is <= tol_mmd",                                  \
-       KD_PARAM_AT(kd_herd_params, stop.tol_mmd)},                         \
-      {"tol_gap",                                                          \
-       KD_PARAM_F64,                                                       \
-       0,                                                                  \
-       NULL,                                                               \
-       0,                                                                  \
-       1e300,                                                              \
-       NULL,                                                               \
-       "stop once the Frank-Wolfe gap is <= tol_gap",                      \
-       KD_PARAM_AT(kd_herd_params, stop.tol_gap)},                         \
-      {"trace_every",                                                      \
-       KD_PARAM_INT,                                                       \
-       1,                                                                  \
-       NULL,                                                               \
-       1,                                                                  \
-       1e9,                                                                \
-       NULL,                                                               \
-       "record a trace row every this many iterations (and at the end)",   \
-       KD_PARAM_AT(kd_herd_params, stop.trace_every)},                     \
-  {                                                                        \
-    "cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                     \
-        "per-rank memory for cached kernel columns of active atoms (MiB)", \
-        KD_PARAM_AT(kd_herd_params, stop.cache_mb)                         \
+#define KD_HERD_COMMON_PARAMS                                                 \
+  {"max_iter",                                                                \
+   KD_PARAM_INT,                                                              \
+   0,                                                                         \
+   NULL,                                                                      \
+   0,                                                                         \
+   1e9,                                                                       \
+   NULL,                                                                      \
+   "maximum number of iterations (0: 1000; with max_atoms, 100 x max_atoms)", \
+   KD_PARAM_AT(kd_herd_params, stop.max_iter)},                               \
+      {"max_atoms",                                                           \
+       KD_PARAM_INT,                                                          \
+       0,                                                                     \
+       NULL,                                                                  \
+       0,                                                                     \
+       1e9,                                                                   \
+       NULL,                                                                  \
+       "stop once the active set has this many atoms (0: no limit)",          \
+       KD_PARAM_AT(kd_herd_params, stop.max_atoms)},                          \
+      {"tol_mmd",                                                             \
+       KD_PARAM_F64,                                                          \
+       0,                                                                     \
+       NULL,                                                                  \
+       0,                                                                     \
+       1e300,                                                                 \
+       NULL,                                                                  \
+       "stop once the MMD is <= tol_mmd",                                     \
+       KD_PARAM_AT(kd_herd_params, stop.tol_mmd)},                            \
+      {"tol_gap",                                                             \
+       KD_PARAM_F64,                                                          \
+       0,                                                                     \
+       NULL,                                                                  \
+       0,                                                                     \
+       1e300,                                                                 \
+       NULL,                                                                  \
+       "stop once the Frank-Wolfe gap is <= tol_gap",                         \
+       KD_PARAM_AT(kd_herd_params, stop.tol_gap)},                            \
+      {"trace_every",                                                         \
+       KD_PARAM_INT,                                                          \
+       1,                                                                     \
+       NULL,                                                                  \
+       1,                                                                     \
+       1e9,                                                                   \
+       NULL,                                                                  \
+       "record a trace row every this many iterations (and at the end)",      \
+       KD_PARAM_AT(kd_herd_params, stop.trace_every)},                        \
+  {                                                                           \
+    "cache_mb", KD_PARAM_F64, 256, NULL, 0, 1e9, NULL,                        \
+        "per-rank memory for cached kernel columns of active atoms (MiB)",    \
+        KD_PARAM_AT(kd_herd_params, stop.cache_mb)                            \
   }
 #define KD_HERD_N_COMMON 6
 
@@ -129,6 +129,7 @@ typedef struct {
   /* 1 once a signal (kd_interrupt_pending) was agreed over the ranks in an LMO reduction while
    * checkpointing is on: the driver checkpoints at the end of this iteration and stops */
   int interrupted;
+  int stop_reason; /* kd_stop_reason, set when the driver stops */
 } kd_herd;
 
 /** Common stopping keys, read from params. */
@@ -136,6 +137,9 @@ typedef struct {
   int64_t max_iter, max_atoms, trace_every;
   double tol_mmd, tol_gap, cache_mb;
 } kd_herd_stop;
+
+/** Why a herding run stopped (/metrics stop_reason; kd_stop_reason_name). */
+int kd_herd_stop_reason(const kd_herd *h, const kd_herd_stop *st, int64_t it, double gap);
 
 /** The typed parameters of the herding family: the common keys, then those of the algorithms that
  *  declare them (members of undeclared keys stay 0). */

@@ -15,8 +15,22 @@ static void kd_herd_defer_(kd_herd *h, kd_err e) {
 }
 
 kd_err kd_herd_params_read(const kd_params *p, kd_herd_params *hp) {
+  kd_err err = KD_OK;
   memset(hp, 0, sizeof *hp);
-  return kd_params_fill(p, hp);
+  KD_TRY(kd_params_fill(p, hp));
+  kd_herd_stop *st = &hp->stop;
+  if (st->max_iter == 0) /* automatic: enough iterations for max_atoms atoms */
+    st->max_iter = st->max_atoms > 0 && 100 * st->max_atoms > 1000 ? 100 * st->max_atoms : 1000;
+cleanup:
+  return err;
+}
+
+int kd_herd_stop_reason(const kd_herd *h, const kd_herd_stop *st, int64_t it, double gap) {
+  if (st->max_atoms > 0 && h->n >= st->max_atoms) return KD_STOP_MAX_ATOMS;
+  if (h->mmd <= st->tol_mmd) return KD_STOP_TOL_MMD;
+  if (!isnan(gap) && gap <= st->tol_gap) return KD_STOP_TOL_GAP;
+  if (it >= st->max_iter) return KD_STOP_MAX_ITER;
+  return h->done ? KD_STOP_NO_DESCENT : KD_STOP_NONE;
 }
 
 /* Second phase of kd_herd_init: the target embedding at the candidates and zz. Collective. */
@@ -27,8 +41,9 @@ static kd_err kd_herd_init_target_(kd_herd *h) {
   for (kd_lidx c = 0; c < h->nl; c++) h->g[c] = -h->z[c]; /* nu = 0 */
   KD_TRY(kd_target_self(h->target, &h->zz, &avail));
   KD_CHECK(avail, KD_ERR_UNSUPPORTED,
-           "herd: the target's double integral (zz) is unavailable; herding needs it for the "
-           "exact MMD");
+           "herd: herding needs the target's exact double integral for its MMD trace; set "
+           "target.self to auto or exact (it costs about half the target embedding herding "
+           "computes anyway)");
 cleanup:
   return err;
 }
@@ -510,6 +525,7 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
   KD_TRY(kd_result_set_metric(out, "pairwise_steps", (double)h->n_pair_steps));
   KD_TRY(kd_result_set_metric(out, "away_steps", (double)h->n_away_steps));
   KD_TRY(kd_result_set_metric(out, "drop_steps", (double)h->n_drop_steps));
+  KD_TRY(kd_result_set_metric(out, "stop_reason", (double)h->stop_reason));
 cleanup:
   return err;
 }
@@ -665,6 +681,33 @@ cleanup:
   return err;
 }
 
+/* One line when the rule has fewer atoms than max_atoms asked for, saying why. Local. */
+static void kd_herd_explain_stop_(const kd_herd *h, const kd_herd_stop *st, int64_t it,
+                                  double gap) {
+  if (st->max_atoms <= 0 || h->n >= st->max_atoms) return;
+  const char *why = "";
+  switch (h->stop_reason) {
+    case KD_STOP_MAX_ITER:
+      why = "the iteration limit came first; raise algorithm.max_iter";
+      break;
+    case KD_STOP_TOL_MMD:
+      why = "the MMD reached algorithm.tol_mmd";
+      break;
+    case KD_STOP_TOL_GAP:
+      why =
+          "the rule is optimal on this candidate set (Frank-Wolfe gap <= tol_gap): more atoms "
+          "would not lower the MMD";
+      break;
+    default:
+      why = "no ascent direction is left on this candidate set";
+      break;
+  }
+  kd_log_warn(
+      "herd: stopped after %lld iterations with %d of the %lld atoms asked for (max_atoms; "
+      "Frank-Wolfe gap %.3g, mmd %.6e): %s",
+      (long long)it, h->n, (long long)st->max_atoms, gap, h->mmd, why);
+}
+
 kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, void *ctx,
                      const kd_herd_ctx_io *io) {
   kd_err err = KD_OK;
@@ -678,6 +721,10 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
   const kd_herd_stop st = hp.stop;
   if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
+  KD_CHECK(st.max_atoms <= kd_pointset_n_global(in->points), KD_ERR_CONFIG,
+           "algorithm.max_atoms = %lld: more than the %lld candidates (a rule has at most one atom "
+           "per candidate)",
+           (long long)st.max_atoms, (long long)kd_pointset_n_global(in->points));
   h.tol_gap = st.tol_gap;
   if (kd_ckpt_resume(in->ckpt)) {
     KD_TRY(kd_herd_restore_(&h, in->ckpt, st.max_iter, &it, &last_gap, out));
@@ -703,6 +750,8 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
       KD_CHECK(!h.interrupted, KD_ERR_INTERRUPTED, "interrupted at iteration %lld", (long long)it);
     }
   }
+  h.stop_reason = kd_herd_stop_reason(&h, &st, it, gap);
+  kd_herd_explain_stop_(&h, &st, it, last_gap);
   KD_TRY(kd_herd_output(&h, it, last_gap, out));
 cleanup:
   kd_log_set_total(0);

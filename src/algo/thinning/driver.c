@@ -747,12 +747,10 @@ static kd_err kd_thin_reweight_(kd_thin_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
   double *Q = NULL, *zs = NULL, *wq = NULL;
   const kd_lidx m = D->m;
-  double mmd = NAN, mmd2 = NAN, zz = NAN;
-  int avail = 0;
-  KD_TRY(kd_mmd(D->in->target, out->points, out->weights, m, &mmd, &mmd2));
-  KD_TRY(kd_target_self(D->in->target, &zz, &avail));
-  KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
-  KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", avail ? mmd2 - zz : mmd2));
+  kd_mmd_info info;
+  KD_TRY(kd_mmd_eval(D->in->target, out->points, out->weights, m, &info));
+  KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", info.mmd));
+  KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", info.mmd2_minus_self));
   KD_ALLOC(Q, m * m);
   KD_ALLOC(zs, m);
   KD_ALLOC(wq, m);
@@ -764,10 +762,9 @@ static kd_err kd_thin_reweight_(kd_thin_drv_ *D, kd_result *out) {
   for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
   KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
   for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
-  KD_TRY(kd_mmd(D->in->target, out->points, out->weights, m, &mmd, &mmd2));
-  KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", mmd));
-  out->mmd = mmd;
-  if (!avail) KD_TRY(kd_result_set_metric(out, "mmd2_minus_self", mmd2));
+  KD_TRY(kd_mmd_eval(D->in->target, out->points, out->weights, m, &info));
+  KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", info.mmd));
+  out->mmd = info.mmd;
 cleanup:
   free(Q);
   free(zs);

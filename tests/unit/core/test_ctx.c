@@ -160,7 +160,7 @@ static void check_runs(kd_ctx *w, kd_ctx *s, capture *cw, capture *cs) {
 
 /* An error on one context leaves the other's message empty. */
 static void check_errors(kd_ctx *w, kd_ctx *s) {
-  const char *bad[] = {"algorithm.max_iter=0"};
+  const char *bad[] = {"algorithm.max_iter=-1"};
   kd_job_opts os = herd_opts("self.yaml", bad, 1), ow = herd_opts("world.yaml", NULL, 0);
   kd_err e = kd_job_run(s, &os, NULL, NULL);
   KD_TEST(e == KD_ERR_CONFIG && strstr(kd_ctx_message(s), "max_iter"), "self error: %d '%s'",
