@@ -64,6 +64,13 @@ int kd_kernel_dim(const kd_kernel *k);
 /** Human-readable description, e.g. "gaussian(ls=1)" (owned by the kernel). */
 const char *kd_kernel_describe(const kd_kernel *k);
 
+/** Precondition a stein kernel (kernel.precondition): its base kernel sees the Mahalanobis
+ *  distance of the SPD matrix M[d_x*d_x] (row-major, d_x = dim/2, replicated on every rank):
+ *  k(x, y) = phi(|x - y|^2_{M^-1}). Call before kd_kernel_set_median_ls (which then takes the
+ *  median of those distances). KD_ERR_INPUT if M is not positive definite. Local. */
+kd_err kd_kernel_set_stein_precond(kd_kernel *k, const double *M);
+/** 1 if kd_kernel_set_stein_precond was applied. */
+int kd_kernel_stein_preconditioned(const kd_kernel *k);
 /** Set ls by the median heuristic: median of pairwise distances over a seeded subsample of at most
  *  `max_sample` rows of ps (rows chosen by (seed, global index), the same for any rank count).
  *  Collective over ps's communicator. */

@@ -224,9 +224,15 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       break;
     case KD_KERNEL_STEIN:
       if (p->base == KD_KERNEL_IMQ)
-        snprintf(k->desc, sizeof k->desc, "%s(base=imq,ls=%s,beta=%.17g)", nm, ls, p->beta);
+        snprintf(k->desc, sizeof k->desc, "%s(base=imq,ls=%s,beta=%.17g%s)", nm, ls, p->beta,
+                 !k->pre       ? ""
+                 : k->pre_diag ? ",precondition=diag"
+                               : ",precondition=matrix");
       else
-        snprintf(k->desc, sizeof k->desc, "%s(base=%s,ls=%s)", nm, kd_kernel_name(p->base), ls);
+        snprintf(k->desc, sizeof k->desc, "%s(base=%s,ls=%s%s)", nm, kd_kernel_name(p->base), ls,
+                 !k->pre       ? ""
+                 : k->pre_diag ? ",precondition=diag"
+                               : ",precondition=matrix");
       break;
     default:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%s)", nm, ls);
@@ -235,6 +241,7 @@ void kd_kernel_update_desc_(kd_kernel *k) {
 
 void kd_kernel_destroy(kd_kernel **k) {
   if (!k || !*k) return;
+  free((*k)->pre);
   free(*k);
   *k = NULL;
 }

@@ -50,6 +50,9 @@ struct kd_kernel {
   int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
   uint64_t evals;
   char desc[160];
+  double *pre;   /* stein preconditioner (stein_precond.c): [L^-1 | M^-1], dx x dx each, or NULL */
+  double pre_tr; /* tr(M^-1) */
+  int pre_diag;  /* 1: M is diagonal */
 };
 
 /** k(x, y) by the fast path for one pair (no counting); bitwise equal to the block routines. */
@@ -114,6 +117,17 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
                        double *K, kd_lidx ldk, const double *w, double beta, double *y);
 /** Textbook reference value (libm, plain loops) for the tests. */
 double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y);
+/** out[j] = k_p from the accumulators r2 (phi's argument), w2 (|M^-1 u|^2; = r2 unpreconditioned),
+ *  t, q and T = tr(M^-1) (= d_x unpreconditioned), j < n. */
+void kd_stein_finish4_(const kd_kernel *k, kd_lidx n, const double *r2, const double *w2,
+                       const double *t, const double *q, double T, double *out);
+/* the preconditioned Stein kernel (stein_precond.c): same contracts as the two above */
+double kd_stein_pre_pair_(const kd_kernel *k, const double *x, const double *y);
+kd_err kd_stein_pre_block_(const kd_kernel *k, const double *A, kd_lidx na, const double *B,
+                           kd_lidx nb, double *K, kd_lidx ldk, const double *w, double beta,
+                           double *y);
+/** o[d_x] = L^-1 x of the x part of a row (the median heuristic's distances). */
+void kd_stein_pre_map_x_(const kd_kernel *k, const double *x, double *o);
 
 /* The families (one file each), listed in kernel_list.h. */
 #define KD_KFAM(sym) extern const kd_kernel_family sym;

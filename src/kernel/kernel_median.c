@@ -259,6 +259,14 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   const int dd = k->p.type == KD_KERNEL_STEIN ? d / 2 : d; /* stein: distances of x, not scores */
   for (kd_lidx i = 0; dd < d && i < m; i++)
     memmove(rows + i * dd, rows + i * d, sizeof(double) * dd);
+  if (k->pre) /* preconditioned stein: the Mahalanobis distances |L^-1 (x - y)| */
+    for (kd_lidx i = 0; i < m; i++) {
+      double o[64], *h = dd > 64 ? malloc(sizeof(double) * (size_t)dd) : o;
+      if (!h) KD_FAIL(KD_ERR_MEM, "kernel.ls: out of memory");
+      kd_stein_pre_map_x_(k, rows + i * dd, h);
+      memcpy(rows + i * dd, h, sizeof(double) * (size_t)dd);
+      if (h != o) free(h);
+    }
   KD_TRY(kd_median_distances_(comm, rows, m, dd, &dist, &nd));
   KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, &med));
   KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,

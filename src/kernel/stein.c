@@ -4,6 +4,7 @@
  * u = x - y, r2 = |u|^2, t = u . (s(y) - s(x)), q = s(x) . s(y) and phi', phi'' the derivatives of
  * phi in r2 (grad_x k = 2 phi' u = -grad_y k, div_x div_y k = -2 d_x phi' - 4 phi'' r2):
  *   k_p = -2 d_x phi' - 4 phi'' r2 + 2 phi' t + phi q                               (docs/stein.md)
+ * (precondition: diag|matrix in stein_precond.c, through the same finish with w2 and tr(M^-1)).
  *   gaussian  phi = exp(-r2 / (2 ls^2))
  *   imq       phi = (1 + r2 / ls^2)^(-beta)
  *   matern52  phi = (1 + a + a^2/3) exp(-a), a = sqrt(5 r2) / ls.
@@ -25,17 +26,18 @@ KD_KCLONES static void kd_stein_unused_finish_(const kd_kernel *k, kd_lidx n, co
   for (kd_lidx j = 0; j < n; j++) out[j] = NAN;
 }
 
-/* out[j] = k_p from the accumulators (r2, t, q)[j], j < n. Constants from the parameters. */
-KD_KCLONES static void kd_stein_finish_(const kd_kernel *k, kd_lidx n, const double *restrict r2,
-                                        const double *restrict t, const double *restrict q,
-                                        double *restrict out) {
-  const double ls = k->p.ls, beta = k->p.beta, dx = (double)(k->d / 2);
+/* out[j] = k_p from the accumulators (r2, w2, t, q)[j], j < n, and T (kernel_impl.h).
+ * Constants from the parameters. */
+KD_KCLONES void kd_stein_finish4_(const kd_kernel *k, kd_lidx n, const double *restrict r2,
+                                  const double *w2, const double *restrict t,
+                                  const double *restrict q, double T, double *restrict out) {
+  const double ls = k->p.ls, beta = k->p.beta, dx = T;
   switch (k->p.base) {
     case KD_KERNEL_GAUSSIAN: { /* phi (q + 2 g t - 4 g^2 r2 - 2 d g), g = -1/(2 ls^2) */
       const double g = -0.5 / (ls * ls), g2 = 2.0 * g, g4 = -4.0 * g * g, c0 = -2.0 * dx * g;
       for (kd_lidx j = 0; j < n; j++) {
         double v = fma(g2, t[j], q[j]);
-        v = fma(g4, r2[j], v) + c0;
+        v = fma(g4, w2[j], v) + c0;
         out[j] = kd_kexp_neg_(g * r2[j]) * v;
       }
       break;
@@ -44,7 +46,7 @@ KD_KCLONES static void kd_stein_finish_(const kd_kernel *k, kd_lidx n, const dou
       const double c = sqrt(5.0) / ls, c23 = c * c / 3.0, c43 = -c23 * c * c, third = 1.0 / 3.0;
       for (kd_lidx j = 0; j < n; j++) {
         const double a = sqrt(r2[j]) * c, e = kd_kexp_neg_(-a);
-        double v = fma(c23 * (1.0 + a), dx - t[j], c43 * r2[j]);
+        double v = fma(c23 * (1.0 + a), dx - t[j], c43 * w2[j]);
         v = fma((1.0 + a) + (a * a) * third, q[j], v);
         out[j] = e * v;
       }
@@ -57,13 +59,20 @@ KD_KCLONES static void kd_stein_finish_(const kd_kernel *k, kd_lidx n, const dou
       for (kd_lidx j = 0; j < n; j++) {
         const double u = fma(r2[j], il, 1.0);
         const double phi = half ? 1.0 / sqrt(u) : pow(u, -beta), psi = phi / u, chi = psi / u;
-        out[j] = fma(phi, q[j], fma(psi, fma(a2, t[j], a1), chi * (a3 * r2[j])));
+        out[j] = fma(phi, q[j], fma(psi, fma(a2, t[j], a1), chi * (a3 * w2[j])));
       }
     }
   }
 }
 
+/* the unpreconditioned finish: w2 = r2, T = d_x */
+static void kd_stein_finish_(const kd_kernel *k, kd_lidx n, const double *r2, const double *t,
+                             const double *q, double *out) {
+  kd_stein_finish4_(k, n, r2, r2, t, q, (double)(k->d / 2), out);
+}
+
 double kd_stein_pair_(const kd_kernel *k, const double *x, const double *y) {
+  if (k->pre) return kd_stein_pre_pair_(k, x, y);
   const int dx = k->d / 2;
   double r2 = 0.0, t = 0.0, q = 0.0, out = 0.0;
   for (int kk = 0; kk < dx; kk++) {
@@ -163,6 +172,7 @@ kd_err kd_stein_block_(const kd_kernel *k, const double *A, kd_lidx na, const do
   kd_lidx P = (kd_lidx)KD_KERNEL_PANEL * 128 / (d > 128 ? d : 128) / 16 * 16;
   double *Bp = NULL, *acc = NULL, *out = NULL, *wp = NULL, lanes[KD_STEIN_ROWS * 8];
   P = P < 16 ? 16 : P;
+  if (k->pre) return kd_stein_pre_block_(k, A, na, B, nb, K, ldk, w, beta, y);
   if (nb < 4) return kd_stein_few_(k, A, na, B, nb, K, ldk, w, beta, y);
   const kd_lidx nbp = nb / P * P + (nb % P + 15) / 16 * 16;
   KD_ALLOC(Bp, (size_t)d * (size_t)(nbp > 0 ? nbp : 1));
@@ -206,11 +216,22 @@ cleanup:
 double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y) {
   const int dx = k->d / 2;
   const double l = k->p.ls, b = k->p.beta;
-  double r2 = 0.0, t = 0.0, q = 0.0, phi, d1, d2;
+  double r2 = 0.0, w2 = 0.0, t = 0.0, q = 0.0, T = dx, phi, d1, d2;
+  const double *Mi = k->pre ? k->pre + (size_t)dx * dx : NULL;
   for (int j = 0; j < dx; j++) {
-    r2 += (x[j] - y[j]) * (x[j] - y[j]);
-    t += (x[j] - y[j]) * (y[dx + j] - x[dx + j]);
+    double mu = x[j] - y[j]; /* (M^-1 u)_j */
+    if (Mi) {
+      mu = 0.0;
+      for (int c = 0; c < dx; c++) mu += Mi[j * dx + c] * (x[c] - y[c]);
+    }
+    r2 += (x[j] - y[j]) * mu;
+    w2 += mu * mu;
+    t += mu * (y[dx + j] - x[dx + j]);
     q += x[dx + j] * y[dx + j];
+  }
+  if (Mi) {
+    T = 0.0;
+    for (int j = 0; j < dx; j++) T += Mi[j * dx + j];
   }
   if (k->p.base == KD_KERNEL_GAUSSIAN) {
     phi = exp(-r2 / (2 * l * l));
@@ -227,7 +248,7 @@ double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y) {
     d1 = -b / (l * l) * pow(u, -b - 1);
     d2 = b * (b + 1) / (l * l * l * l) * pow(u, -b - 2);
   }
-  return -2 * dx * d1 - 4 * d2 * r2 + 2 * d1 * t + phi * q;
+  return -2 * T * d1 - 4 * d2 * w2 + 2 * d1 * t + phi * q;
 }
 
 const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN, KD_KACC_SQDIST, kd_stein_setup_,

@@ -111,6 +111,7 @@ cleanup:
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps) {
   kd_err err = KD_OK;
   int64_t ns = 1000;
+  KD_TRY(kd_task_stein_precond(ctx, k, ps));
   if (!k || !kd_kernel_get_params(k)->ls_median) return KD_OK;
   KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ns));
   KD_CHECK(ps != NULL, KD_ERR_CONFIG,

@@ -68,6 +68,9 @@ void kd_task_resumable_names(char *buf, int len);
 /* ---- helpers shared by tasks (task/task_common.c) ---- */
 /** Read a kernel section ("kernel") for dimension d. Collective (no traffic). */
 kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out);
+/** kernel.precondition diag|matrix of a stein kernel: the sample covariance of the x coordinates
+ *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond). Collective. */
+kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
 /** The Stein kernel's keys (base, beta, precondition) into p, and the check that the points carry
  *  scores (task/task_stein.c). Local. */
 kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, int d,

@@ -1,5 +1,5 @@
 /* task_stein.c - scores as data for the Stein kernel (docs/stein.md):
- *   kernel: {name: stein, base: imq|gaussian|matern52, ls, beta, precondition: none}
+ *   kernel: {name: stein, base: imq|gaussian|matern52, ls, beta, precondition: none|diag|matrix}
  *   data (or candidates): {..., score: {type: hdf5|csv, path, dataset}}   scores from a file, n x d
  *                         {..., score: {type: gaussian|gaussian_mixture|trunc_gaussian, <keys>}}
  *                         the analytic score grad log p of that measure at every row
@@ -26,7 +26,7 @@ kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, in
   snprintf(key, sizeof key, "%s.beta", section);
   KD_TRY(kd_config_get_f64(ctx->cfg, key, 0.5, 1e-12, 1e6, &p->beta));
   snprintf(key, sizeof key, "%s.precondition", section);
-  KD_TRY(kd_config_get_str(ctx->cfg, key, "none", "none", 0, &pre));
+  KD_TRY(kd_config_get_str(ctx->cfg, key, "none", "none|diag|matrix", 0, &pre));
   snprintf(key, sizeof key, "%s.name", section);
   KD_CHECK(d % 2 == 0 && (kd_config_has(ctx->cfg, "data.score") ||
                           kd_config_has(ctx->cfg, "candidates.score")),
@@ -209,5 +209,54 @@ kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res) {
 cleanup:
   free(x);
   free(s);
+  return err;
+}
+
+/* kernel.precondition: diag | matrix: M = the sample covariance of the x coordinates (or its
+ * diagonal) over at most KD_PRE_SAMPLE rows taken at a fixed stride (rows i n / m), gathered on
+ * every rank, so M does not depend on the rank count. Collective. */
+enum { KD_PRE_SAMPLE = 20000 };
+
+kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps) {
+  kd_err err = KD_OK;
+  const char *pre = NULL;
+  kd_gidx *idx = NULL;
+  double *rows = NULL, *M = NULL, *mu = NULL;
+  if (!k || kd_kernel_get_params(k)->type != KD_KERNEL_STEIN) return KD_OK;
+  KD_TRY(kd_config_get_str(ctx->cfg, "kernel.precondition", "none", "none|diag|matrix", 0, &pre));
+  if (!strcmp(pre, "none")) return KD_OK;
+  KD_CHECK(ps != NULL, KD_ERR_CONFIG,
+           "kernel.precondition: %s needs the data to estimate the covariance from", pre);
+  const kd_gidx n = kd_pointset_n_global(ps);
+  const int d = kd_pointset_dim(ps), dx = d / 2;
+  KD_CHECK(n >= 2, KD_ERR_INPUT, "kernel.precondition: needs at least 2 points (got %lld)",
+           (long long)n);
+  const kd_lidx m = n < KD_PRE_SAMPLE ? (kd_lidx)n : KD_PRE_SAMPLE;
+  KD_ALLOC(idx, m);
+  KD_ALLOC(rows, (size_t)m * d);
+  KD_ALLOC(M, (size_t)dx * dx);
+  KD_ALLOC(mu, dx);
+  for (kd_lidx i = 0; i < m; i++) idx[i] = (kd_gidx)((double)i * (double)n / (double)m);
+  KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
+  for (kd_lidx i = 0; i < m; i++)
+    for (int j = 0; j < dx; j++) mu[j] += rows[i * d + j];
+  for (int j = 0; j < dx; j++) mu[j] /= (double)m;
+  for (kd_lidx i = 0; i < m; i++)
+    for (int a = 0; a < dx; a++)
+      for (int b = 0; b <= a; b++)
+        M[a * dx + b] += (rows[i * d + a] - mu[a]) * (rows[i * d + b] - mu[b]);
+  for (int a = 0; a < dx; a++)
+    for (int b = 0; b <= a; b++) {
+      const double v = !strcmp(pre, "diag") && a != b ? 0.0 : M[a * dx + b] / (double)(m - 1);
+      M[a * dx + b] = M[b * dx + a] = v;
+    }
+  KD_TRY(kd_kernel_set_stein_precond(k, M));
+  kd_log_info("kernel: preconditioned by the %s of the sample covariance of %lld rows",
+              strcmp(pre, "diag") ? "whole matrix" : "diagonal", (long long)m);
+cleanup:
+  free(idx);
+  free(rows);
+  free(M);
+  free(mu);
   return err;
 }

@@ -60,4 +60,24 @@ for c in "$KD_ROOT"/configs/stein_*.yaml; do
     [ -n "$(attr "$name.h5" /metrics/mmd)" ] && ok "$name runs (KSD $(attr "$name.h5" /metrics/mmd))" ||
     bad "$name: $(cat "$name.txt")"
 done
+# precondition: diag | matrix (the sample covariance of the x coordinates): the same coreset and
+# KSD at 1, 2 and 4 ranks, kdistill mmd reproduces it, the kernel description says so
+for pc in diag matrix; do
+  for np in 1 2 4; do
+    (cd "$KD_ROOT" && mpi $np run configs/stein_chain_kt.yaml --output "$OLDPWD/pc_${pc}_$np.h5" \
+      --set kernel.precondition=$pc --set algorithm.n_out=16) >"pc_$pc.txt" 2>&1 ||
+      bad "precondition $pc np $np: $(cat "pc_$pc.txt")"
+  done
+  same=$(/usr/bin/python3 -c 'import sys, h5py, numpy as np
+a = [h5py.File(f)["coreset/points"][...] for f in sys.argv[1:]]
+print(int(all(np.array_equal(a[0], b) for b in a)))' "pc_${pc}_1.h5" "pc_${pc}_2.h5" "pc_${pc}_4.h5")
+  [ "$same" = 1 ] && [ "$(attr "pc_${pc}_1.h5" /metrics/mmd)" = "$(attr "pc_${pc}_4.h5" /metrics/mmd)" ] &&
+    ok "precondition $pc: same coreset and KSD at 1/2/4 ranks" || bad "precondition $pc: rank-dependent"
+  grep -q "kernel stein(base=imq,ls=1,beta=0.5,precondition=$pc)" "pc_$pc.txt" &&
+    ok "precondition $pc: described" || bad "precondition $pc description: $(cat "pc_$pc.txt")"
+  (cd "$KD_ROOT" && mpi 2 mmd "$OLDPWD/pc_${pc}_2.h5" configs/stein_chain_kt.yaml --set kernel.precondition=$pc) >pm.txt 2>&1
+  grep -q '^rel_diff: *0.000e+00' pm.txt && ok "precondition $pc: mmd reproduces the KSD" || bad "precondition $pc mmd: $(cat pm.txt)"
+done
+[ "$(attr pc_diag_1.h5 /metrics/mmd)" != "$(attr pc_matrix_1.h5 /metrics/mmd)" ] &&
+  ok "diag and matrix are different kernels" || bad "diag and matrix gave the same KSD"
 [ $fails = 0 ]
