@@ -106,9 +106,28 @@ kd_err kd_pointset_allgather(const kd_pointset *ps, double *out);
 /** Read dataset `dset` (2-D, any float or integer type) of HDF5 file `path` with a parallel
  *  hyperslab read; 1-D datasets are read as d = 1. Errors name the file and dataset. Collective. */
 kd_err kd_pointset_read_h5(MPI_Comm comm, const char *path, const char *dset, kd_pointset **out);
+/** Read a NumPy array: a .npy file (npz = 0) or the array `name` of an .npz archive written by
+ *  np.savez (npz = 1; name NULL or "": the only array); float64/float32/int64/int32, C or Fortran
+ *  order, 1-D (d = 1) or 2-D. Each rank reads only its own rows. Errors name the file (and list
+ *  the archive's arrays). Collective. */
+kd_err kd_pointset_read_npy(MPI_Comm comm, const char *path, int npz, const char *name,
+                            kd_pointset **out);
 /** Read a CSV file (rank 0 parses, rows scattered); header line detected or forced with
  *  header = 1 / 0 / -1 (auto). Errors name file and line. Collective. */
 kd_err kd_pointset_read_csv(MPI_Comm comm, const char *path, int header, kd_pointset **out);
+/** How to read a CSV file (zero-initialise, then header = -1 for the automatic header). */
+typedef struct {
+  int header;                   /* 1 / 0 / -1 (auto: a first line that is not all numbers) */
+  char delim;                   /* ',', ';', '\t', ' ' (runs of blanks), or 0: from line 1 */
+  int ncols;                    /* columns kept, in this order (0: all; see below) */
+  const int *cols;              /* ncols 0-based indices, or ... */
+  const char *const *col_names; /* ... ncols header names (an entry NULL: use cols[i]) */
+} kd_csv_opts;
+/** kd_pointset_read_csv with a separator and a column selection. Without a selection, a header
+ *  whose first name is empty (pandas' index column) drops that column (logged). Errors name the
+ *  file, line and column. Collective. */
+kd_err kd_pointset_read_csv_opts(MPI_Comm comm, const char *path, const kd_csv_opts *o,
+                                 kd_pointset **out);
 
 #ifdef __cplusplus
 }

@@ -106,3 +106,20 @@ cleanup:
   free(dir);
   return err;
 }
+
+int kd_path_resolve_input(const char *path, const char *cfg_file, char *out, size_t len) {
+  struct stat st;
+  snprintf(out, len, "%s", path);
+  if (!path[0] || path[0] == '/' || stat(path, &st) == 0 || !cfg_file) return 0;
+  const char *slash = strrchr(cfg_file, '/');
+  if (!slash) return 0; /* the config is in the working directory: nothing else to try */
+  const int dl = (int)(slash - cfg_file);
+  if ((size_t)dl + 1 + strlen(path) + 1 > len) return 0;
+  char *alt = malloc((size_t)dl + strlen(path) + 2);
+  if (!alt) return 0;
+  snprintf(alt, (size_t)dl + strlen(path) + 2, "%.*s/%s", dl, cfg_file, path);
+  const int found = stat(alt, &st) == 0;
+  if (found) snprintf(out, len, "%s", alt);
+  free(alt);
+  return found;
+}

@@ -5,6 +5,8 @@
 #ifndef KDISTILL_IO_PATHS_H
 #define KDISTILL_IO_PATHS_H
 
+#include <stddef.h>
+
 #include "kdistill/kd_err.h"
 
 /** `path` is an existing regular file (symlinks to one are followed) that can be opened for
@@ -18,5 +20,12 @@ kd_err kd_path_check_input(const char *path, const char *role);
  *  for a path that is not a regular file, KD_ERR_IO (exit 2) for a directory that is not one,
  *  cannot be created or cannot be written. */
 kd_err kd_path_check_output(const char *path, const char *role, int make_dirs);
+
+/** Where a relative input path of a configuration is looked for: `path` itself (relative to the
+ *  working directory) if it exists, else the same relative path next to the configuration file
+ *  `cfg_file` (so a config and its data can be moved together and run from anywhere). Absolute
+ *  paths, and paths found nowhere, are returned unchanged (the reader's error names them).
+ *  out[len]. Returns 1 if the config's directory was used. Local. */
+int kd_path_resolve_input(const char *path, const char *cfg_file, char *out, size_t len);
 
 #endif

@@ -1,7 +1,11 @@
 /* io_csv.c - point sets from CSV files. Rank 0 parses the file twice: a first pass checks every
  * line and counts rows and columns (errors name file and line), a second pass sends each rank its
- * contiguous block, so no rank holds more than one block. Comma-separated numbers; blank lines and
- * lines starting with '#' are skipped; a first line that is not all numbers is a header (auto). */
+ * contiguous block, so no rank holds more than one block. Numbers separated by commas,
+ * semicolons, tabs or whitespace runs (kd_csv_opts.delim; auto: from the first content line);
+ * blank lines and lines starting with '#' are skipped; a first line none of whose fields starts
+ * like a number is a header (auto), so a line of numbers with another separator is an error, not
+ * a header. A column selection (indices or header names) keeps some columns; a header whose
+ * first name is empty (a pandas index column) drops that column unless columns are chosen. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -15,19 +19,28 @@
 
 #define KD_CSV_TAG 7301
 
+enum { KD_CSV_MAX_COLS = 1000000 };
+
 typedef struct {
   FILE *f;
   char *line;
   size_t cap;
   long lineno;
   const char *path;
-  int header; /* 1 / 0 / -1 auto */
+  kd_csv_opts o;
   int first;  /* no content line seen yet */
+  char delim; /* resolved: ',', ';', '\t' or ' ' (runs of blanks) */
+  int nf_all; /* fields per line (from the first content line) */
+  int *sel;   /* the columns kept (nsel), NULL: all */
+  int nsel;
+  double *tmp; /* one parsed line when columns are selected */
+  int quiet;   /* 1: the pass that does not log */
+  int data_seen;
 } kd_csv_;
 
-/* Parse the fields of line s into vals (up to cap, NULL = count only). *nf = number of fields.
- * Returns 0 on success, otherwise 1-based column of the first bad field. */
-static int kd_csv_fields_(char *s, double *vals, int cap, int *nf) {
+/* Parse the fields of line s (separator delim) into vals (up to cap, NULL = count only). *nf =
+ * number of fields. Returns 0 on success, otherwise the 1-based column of the first bad field. */
+static int kd_csv_fields_(char *s, char delim, double *vals, int cap, int *nf) {
   int k = 0;
   char *p = s;
   for (;;) {
@@ -36,8 +49,16 @@ static int kd_csv_fields_(char *s, double *vals, int cap, int *nf) {
     errno = 0;
     double v = strtod(p, &end);
     if (end == p) return k + 1;
-    while (*end == ' ' || *end == '\t') end++;
-    if (*end != ',' && *end != '\0') return k + 1;
+    while (*end == ' ' || (*end == '\t' && delim != '\t')) end++;
+    if (delim == ' ') {
+      if (vals && k < cap) vals[k] = v;
+      k++;
+      if (*end == '\0') break;
+      if (end == p || !(end[-1] == ' ' || end[-1] == '\t')) return k + 1;
+      p = end;
+      continue;
+    }
+    if (*end != delim && *end != '\0') return k + 1;
     if (vals && k < cap) vals[k] = v;
     k++;
     if (*end == '\0') break;
@@ -45,6 +66,95 @@ static int kd_csv_fields_(char *s, double *vals, int cap, int *nf) {
   }
   *nf = k;
   return 0;
+}
+
+/* The separator of a first content line: comma, else semicolon, else tab, else blanks. */
+static char kd_csv_guess_delim_(const char *s) {
+  if (strchr(s, ',')) return ',';
+  if (strchr(s, ';')) return ';';
+  if (strchr(s, '\t')) return '\t';
+  return ' ';
+}
+
+/* The i-th header name (trimmed) into buf; returns the number of names. */
+static int kd_csv_name_(const char *s, char delim, int i, char *buf, size_t len) {
+  int k = 0;
+  const char *p = s;
+  buf[0] = '\0';
+  for (;;) {
+    while (*p == ' ' || (*p == '\t' && delim != '\t')) p++;
+    const char *e = p;
+    if (delim == ' ')
+      while (*e && *e != ' ' && *e != '\t') e++;
+    else
+      while (*e && *e != delim) e++;
+    const char *t = e;
+    while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
+    if (k == i) {
+      size_t n = (size_t)(t - p) < len - 1 ? (size_t)(t - p) : len - 1;
+      memcpy(buf, p, n);
+      buf[n] = '\0';
+      if (n >= 2 && (buf[0] == '"' || buf[0] == '\'') && buf[n - 1] == buf[0]) {
+        memmove(buf, buf + 1, n - 2);
+        buf[n - 2] = '\0';
+      }
+    }
+    k++;
+    if (!*e) break;
+    p = e + 1;
+    if (delim == ' ') {
+      while (*p == ' ' || *p == '\t') p++;
+      if (!*p) break;
+    }
+  }
+  return k;
+}
+
+/* The kept columns from the options, given the first line (header or not). */
+static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
+  kd_err err = KD_OK;
+  char name[256];
+  const kd_csv_opts *o = &c->o;
+  if (o->ncols > 0) {
+    KD_ALLOC(c->sel, o->ncols);
+    for (int i = 0; i < o->ncols; i++) {
+      int col = -1;
+      if (o->col_names && o->col_names[i]) {
+        KD_CHECK(hdr, KD_ERR_CONFIG,
+                 "%s: data.columns names a column ('%s') but the file has no header line", c->path,
+                 o->col_names[i]);
+        for (int j = 0; j < c->nf_all && col < 0; j++) {
+          kd_csv_name_(hdr, c->delim, j, name, sizeof name);
+          if (!strcmp(name, o->col_names[i])) col = j;
+        }
+        KD_CHECK(col >= 0, KD_ERR_CONFIG, "%s: data.columns: no column named '%s' in the header",
+                 c->path, o->col_names[i]);
+      } else {
+        col = o->cols[i];
+        KD_CHECK(col >= 0 && col < c->nf_all, KD_ERR_CONFIG,
+                 "%s: data.columns: column %d does not exist (the file has %d columns, counted "
+                 "from 0)",
+                 c->path, col, c->nf_all);
+      }
+      c->sel[i] = col;
+    }
+    c->nsel = o->ncols;
+  } else if (hdr && c->nf_all > 1) { /* pandas' unnamed index column */
+    kd_csv_name_(hdr, c->delim, 0, name, sizeof name);
+    if (name[0] == '\0') {
+      KD_ALLOC(c->sel, c->nf_all - 1);
+      for (int j = 1; j < c->nf_all; j++) c->sel[j - 1] = j;
+      c->nsel = c->nf_all - 1;
+      if (!c->quiet)
+        kd_log_info(
+            "%s: the first column has no name in the header (a pandas index): left out "
+            "(set data.columns to keep it)",
+            c->path);
+    }
+  }
+  if (c->sel) KD_ALLOC(c->tmp, c->nf_all);
+cleanup:
+  return err;
 }
 
 /* Next content line (trimmed), or NULL at EOF. Sets *err on read errors. */
@@ -75,69 +185,105 @@ static char *kd_csv_next_(kd_csv_ *c, kd_err *err) {
   }
 }
 
-/* Next data row: skips the header if any. On a content line returns it with *nf fields parsed
- * into vals (NULL to count only). */
+/* The first content line s: resolve the separator, the field count, the header and the column
+ * selection. Returns 1 if s is a header (skip it). */
+static int kd_csv_first_(kd_csv_ *c, char *s, kd_err *err) {
+  int nf = 0, is_header = c->o.header == 1;
+  c->delim = c->o.delim ? c->o.delim : kd_csv_guess_delim_(s);
+  char name[64];
+  c->nf_all = kd_csv_name_(s, c->delim, 0, name, sizeof name);
+  if (c->o.header == -1) { /* a header if no field starts like a number */
+    is_header = 1;
+    for (int i = 0; i < c->nf_all && is_header; i++) {
+      char *end = NULL;
+      kd_csv_name_(s, c->delim, i, name, sizeof name);
+      (void)strtod(name, &end);
+      if (end != name) is_header = 0;
+    }
+  }
+  (void)nf;
+  if (c->nf_all > KD_CSV_MAX_COLS) {
+    *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "%s:%ld: %d columns, more than %d", c->path,
+                      c->lineno, c->nf_all, KD_CSV_MAX_COLS);
+    return 0;
+  }
+  if (!c->sel) *err = kd_csv_select_(c, is_header ? s : NULL);
+  return is_header;
+}
+
+/* Next data row: skips the header if any. On a content line returns it with *nf values (the kept
+ * columns) parsed into vals (NULL to count only). */
 static char *kd_csv_row_(kd_csv_ *c, double *vals, int cap, int *nf, kd_err *err) {
   for (;;) {
     char *s = kd_csv_next_(c, err);
     if (!s) return NULL;
-    char *copy = NULL;
     if (c->first) {
       c->first = 0;
-      if (c->header == 1) continue;
-      if (c->header == -1) {
-        /* header if any field is not a number */
-        size_t n = strlen(s) + 1;
-        copy = malloc(n);
-        if (!copy) {
-          *err = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "out of memory");
-          return NULL;
-        }
-        memcpy(copy, s, n);
-        int dummy = 0, bad = kd_csv_fields_(copy, NULL, 0, &dummy);
-        free(copy);
-        if (bad) continue;
-      }
+      const int skip = kd_csv_first_(c, s, err);
+      if (*err) return NULL;
+      if (skip) continue;
     }
-    int bad = kd_csv_fields_(s, vals, cap, nf);
+    int all = 0,
+        bad = kd_csv_fields_(s, c->delim, c->sel ? c->tmp : vals, c->sel ? c->nf_all : cap, &all);
     if (bad) {
-      *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "%s:%ld: column %d is not a number",
-                        c->path, c->lineno, bad);
+      *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "%s:%ld: column %d is not a number (separator '%s'; set data.delimiter "
+                        "if the file uses another)",
+                        c->path, c->lineno, bad,
+                        c->delim == ' '    ? "blanks"
+                        : c->delim == '\t' ? "tab"
+                        : c->delim == ';'  ? ";"
+                                           : ",");
       return NULL;
     }
+    if (!c->data_seen++ && !c->sel) c->nf_all = all; /* without a selection: the first row's */
+    *nf = all;                                       /* the caller checks all == nf_all */
+    for (int k = 0; c->sel && all == c->nf_all && k < c->nsel; k++)
+      if (vals && k < cap) vals[k] = c->tmp[c->sel[k]];
     return s;
   }
 }
 
+static void kd_csv_close_(kd_csv_ *c) {
+  if (c->f) fclose(c->f);
+  free(c->line);
+  free(c->sel);
+  free(c->tmp);
+}
+
 /* Pass 1 on rank 0: shape of the file. */
-static kd_err kd_csv_scan_(const char *path, int header, int64_t *n, int *d) {
+static kd_err kd_csv_scan_(const char *path, const kd_csv_opts *o, int64_t *n, int *d) {
   kd_err err = KD_OK;
-  kd_csv_ c = {NULL, NULL, 0, 0, path, header, 1};
+  kd_csv_ c;
   int nf = 0;
+  memset(&c, 0, sizeof c);
+  c.path = path;
+  c.o = *o;
+  c.first = 1;
   *n = 0;
   *d = 0;
   KD_TRY(kd_path_check_input(path, "CSV")); /* a FIFO or directory is refused, not read */
   c.f = fopen(path, "r");
   KD_CHECK(c.f, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   while (kd_csv_row_(&c, NULL, 0, &nf, &err)) {
-    if (*n == 0) *d = nf;
-    KD_CHECK(nf == *d, KD_ERR_INPUT, "%s:%ld: expected %d values (as on the first row), got %d",
-             path, c.lineno, *d, nf);
+    KD_CHECK(nf == c.nf_all, KD_ERR_INPUT,
+             "%s:%ld: expected %d values (as on the first row), got %d", path, c.lineno, c.nf_all,
+             nf);
+    *d = c.sel ? c.nsel : c.nf_all;
     (*n)++;
   }
   KD_TRY(err);
 cleanup:
-  if (c.f) fclose(c.f);
-  free(c.line);
+  kd_csv_close_(&c);
   return err;
 }
 
-kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d) {
+kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   int64_t shape[2] = {0, 0};
   if (kd_dist_rank(comm) == 0) {
     int dd = 0;
-    lerr = kd_csv_scan_(path, header, &shape[0], &dd);
+    lerr = kd_csv_scan_(path, o, &shape[0], &dd);
     shape[1] = dd;
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
@@ -149,14 +295,27 @@ cleanup:
 }
 
 kd_err kd_pointset_read_csv(MPI_Comm comm, const char *path, int header, kd_pointset **out) {
+  kd_csv_opts o;
+  memset(&o, 0, sizeof o);
+  o.header = header;
+  return kd_pointset_read_csv_opts(comm, path, &o, out);
+}
+
+kd_err kd_pointset_read_csv_opts(MPI_Comm comm, const char *path, const kd_csv_opts *o,
+                                 kd_pointset **out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_pointset *ps = NULL;
   double *blk = NULL;
-  kd_csv_ c = {NULL, NULL, 0, 0, path, header, 1};
+  kd_csv_ c;
   int64_t n = 0;
   int d = 0;
+  memset(&c, 0, sizeof c);
+  c.path = path;
+  c.o = *o;
+  c.first = 1;
+  c.quiet = 1;
   *out = NULL;
-  KD_TRY(kd_csv_check(comm, path, header, &n, &d));
+  KD_TRY(kd_csv_check(comm, path, o, &n, &d));
   KD_CHECK(d >= 1 || n == 0, KD_ERR_INPUT, "%s: no columns", path);
   KD_TRY(kd_pointset_create(comm, n, d > 0 ? d : 1, &ps));
   const int rank = ps->rank, size = ps->size;
@@ -178,7 +337,7 @@ kd_err kd_pointset_read_csv(MPI_Comm comm, const char *path, int header, kd_poin
       double *dst = r == 0 ? ps->rows : blk;
       for (int64_t i = 0; i < nr && !lerr && dst; i++) {
         int nf = 0;
-        if (!kd_csv_row_(&c, dst + i * d, d, &nf, &lerr) || nf != d) {
+        if (!kd_csv_row_(&c, dst + i * d, d, &nf, &lerr) || nf != c.nf_all) {
           if (!lerr)
             lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__,
                               "%s:%ld: the file changed while it was being read", path, c.lineno);
@@ -198,8 +357,7 @@ kd_err kd_pointset_read_csv(MPI_Comm comm, const char *path, int header, kd_poin
   *out = ps;
   ps = NULL;
 cleanup:
-  if (c.f) fclose(c.f);
-  free(c.line);
+  kd_csv_close_(&c);
   free(blk);
   kd_pointset_destroy(&ps);
   return err;

@@ -15,6 +15,47 @@
 /* Rows per H5Dread call are limited so that one call moves at most this many doubles. */
 #define KD_H5_CHUNK_DOUBLES ((int64_t)1 << 26)
 
+/* The datasets of an open file, "/a (100 x 3), /b (7)", at most 10 (H5Ovisit). */
+typedef struct {
+  char *buf;
+  size_t len;
+  int count;
+} kd_h5_list_;
+
+static herr_t kd_h5_list_cb_(hid_t obj, const char *name, const H5O_info_t *info, void *op) {
+  kd_h5_list_ *l = op;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  if (++l->count > 10) return 0;
+  char shape[64] = "";
+  hid_t ds = H5Dopen2(obj, name, H5P_DEFAULT), sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  hsize_t dims[8] = {0};
+  int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  if (r >= 0 && r <= 8 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0) {
+    size_t o = 0;
+    for (int i = 0; i < r && o < sizeof shape; i++)
+      o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%llu", i ? " x " : "",
+                            (unsigned long long)dims[i]);
+    if (r == 0) snprintf(shape, sizeof shape, "scalar");
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  size_t o = strlen(l->buf);
+  snprintf(l->buf + o, l->len - o, "%s/%s (%s)", o ? ", " : "", name, shape);
+  return 0;
+}
+
+/* "; it has: /X (1000 x 5), /y (1000)" or "; it has no datasets" into buf. */
+static void kd_h5_datasets_(hid_t f, char *buf, size_t len) {
+  char names[1024] = "";
+  kd_h5_list_ l = {names, sizeof names, 0};
+  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, kd_h5_list_cb_, &l, H5O_INFO_BASIC) < 0)
+    H5Eclear2(H5E_DEFAULT);
+  if (l.count == 0)
+    snprintf(buf, len, "; it has no datasets");
+  else
+    snprintf(buf, len, "; it has: %s%s (set data.dataset)", names, l.count > 10 ? ", ..." : "");
+}
+
 static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *d) {
   kd_err err = KD_OK;
   hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
@@ -26,8 +67,12 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   KD_CHECK(is_h5 > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
   htri_t ex = H5Lexists(f, dset, H5P_DEFAULT);
-  if (ex <= 0) H5Eclear2(H5E_DEFAULT);
-  KD_CHECK(ex > 0, KD_ERR_FILE, "%s: dataset '%s' not found", path, dset);
+  if (ex <= 0) {
+    char have[1200];
+    H5Eclear2(H5E_DEFAULT);
+    kd_h5_datasets_(f, have, sizeof have);
+    KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
+  }
   KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
   KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
   H5T_class_t cls = H5Tget_class(ty);

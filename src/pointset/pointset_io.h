@@ -11,6 +11,11 @@
 kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, int64_t *n, int *d);
 /** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
-kd_err kd_csv_check(MPI_Comm comm, const char *path, int header, int64_t *n, int *d);
+kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d);
+
+/** Check a .npy file (npz = 0) or the array `name` of an .npz archive (npz = 1; name NULL or "":
+ *  the only array); *n, *d get its shape (optional). Rank 0 checks, the result is agreed and
+ *  broadcast. Collective. */
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, int64_t *n, int *d);
 
 #endif

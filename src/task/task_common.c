@@ -312,11 +312,85 @@ cleanup:
   return err;
 }
 
+/* SECTION.{header, delimiter, columns} of a CSV input; reads it (or only checks it). */
+static kd_err kd_task_read_csv_(const kd_task_ctx *ctx, const char *section, const char *path,
+                                int check_only, kd_pointset **ps, int64_t *n, int *d) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], sub[300], where[512];
+  const char *h = NULL, *dl = NULL;
+  kd_csv_opts o;
+  int *cols = NULL;
+  const char **names = NULL;
+  memset(&o, 0, sizeof o);
+  kd_key_(key, sizeof key, section, "header");
+  KD_TRY(kd_config_get_str(cfg, key, "auto", "auto|true|false", 0, &h));
+  o.header = !strcmp(h, "auto") ? -1 : !strcmp(h, "true");
+  kd_key_(key, sizeof key, section, "delimiter");
+  KD_TRY(kd_config_get_str(cfg, key, "auto", "auto|comma|semicolon|tab|whitespace", 0, &dl));
+  o.delim = !strcmp(dl, "comma")        ? ','
+            : !strcmp(dl, "semicolon")  ? ';'
+            : !strcmp(dl, "tab")        ? '\t'
+            : !strcmp(dl, "whitespace") ? ' '
+                                        : 0;
+  kd_key_(key, sizeof key, section, "columns");
+  if (kd_config_has(cfg, key)) {
+    const int nc = kd_config_count(cfg, key) > 0 ? kd_config_count(cfg, key) : 1;
+    KD_ALLOC(cols, nc);
+    KD_ALLOC(names, nc);
+    for (int i = 0; i < nc; i++) {
+      const char *v = NULL;
+      char *end = NULL;
+      if (kd_config_count(cfg, key) > 0)
+        snprintf(sub, sizeof sub, "%s.%d", key, i);
+      else
+        snprintf(sub, sizeof sub, "%s", key);
+      KD_TRY(kd_config_get_str(cfg, sub, NULL, NULL, 1, &v));
+      long c = strtol(v, &end, 10);
+      if (end != v && *end == '\0') {
+        KD_CHECK(c >= 0 && c < 1000000, KD_ERR_CONFIG,
+                 "%s: %s: column %ld: expected a 0-based index or a header name",
+                 kd_config_where(cfg, sub, where, sizeof where), sub, c);
+        cols[i] = (int)c;
+      } else {
+        names[i] = v;
+      }
+    }
+    o.ncols = nc;
+    o.cols = cols;
+    o.col_names = names;
+  }
+  if (check_only)
+    KD_TRY(kd_csv_check(ctx->comm, path, &o, n, d));
+  else
+    KD_TRY(kd_pointset_read_csv_opts(ctx->comm, path, &o, ps));
+cleanup:
+  free(cols);
+  free(names);
+  return err;
+}
+
+/* A relative input path not found in the working directory is looked for next to the config
+ * file (kd_path_resolve_input); rank 0 decides for every rank. Collective. */
+static kd_err kd_task_resolve_path_(const kd_task_ctx *ctx, const char *key, const char *path,
+                                    char *out, int len) {
+  kd_err err = KD_OK;
+  int moved = 0;
+  if (kd_dist_rank(ctx->comm) == 0)
+    moved = kd_path_resolve_input(path, kd_config_name(ctx->cfg), out, (size_t)len);
+  KD_TRY(kd_dist_bcast(ctx->comm, out, len, 0));
+  if (moved)
+    kd_log_info("%s: '%s' is not in the working directory; using %s (next to the config)", key,
+                path, out);
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
-  char key[256], what[1200], where[512];
+  char key[256], what[5200], where[512], rpath[4096];
   const char *type = NULL, *path = NULL;
   kd_measure m;
   kd_pointset *ps = NULL;
@@ -326,12 +400,31 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
-  KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES "|hdf5|csv|memory", 1, &type));
+  KD_TRY(
+      kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES "|hdf5|csv|npy|npz|memory", 1, &type));
   if (!strcmp(type, "memory")) {
     KD_TRY(kd_task_read_memory_(ctx, section, what, sizeof what, &ps, &n, &d));
+  } else if (!strcmp(type, "npy") || !strcmp(type, "npz")) {
+    const char *arr = NULL;
+    const int npz = !strcmp(type, "npz");
+    kd_key_(key, sizeof key, section, "path");
+    KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
+    KD_TRY(kd_task_resolve_path_(ctx, key, path, rpath, sizeof rpath));
+    path = rpath;
+    snprintf(what, sizeof what, "%s (%s)", section, path);
+    if (npz) {
+      kd_key_(key, sizeof key, section, "dataset");
+      KD_TRY(kd_config_get_str(cfg, key, "", NULL, 0, &arr));
+    }
+    if (ctx->validate_only)
+      KD_TRY(kd_npy_check(ctx->comm, path, npz, arr, &n, &d));
+    else
+      KD_TRY(kd_pointset_read_npy(ctx->comm, path, npz, arr, &ps));
   } else if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     kd_key_(key, sizeof key, section, "path");
     KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
+    KD_TRY(kd_task_resolve_path_(ctx, key, path, rpath, sizeof rpath));
+    path = rpath;
     snprintf(what, sizeof what, "%s (%s)", section, path);
     if (!strcmp(type, "hdf5")) {
       const char *dset = NULL;
@@ -342,14 +435,7 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
       else
         KD_TRY(kd_pointset_read_h5(ctx->comm, path, dset, &ps));
     } else {
-      const char *h = NULL;
-      kd_key_(key, sizeof key, section, "header");
-      KD_TRY(kd_config_get_str(cfg, key, "auto", "auto|true|false", 0, &h));
-      int header = !strcmp(h, "auto") ? -1 : !strcmp(h, "true");
-      if (ctx->validate_only)
-        KD_TRY(kd_csv_check(ctx->comm, path, header, &n, &d));
-      else
-        KD_TRY(kd_pointset_read_csv(ctx->comm, path, header, &ps));
+      KD_TRY(kd_task_read_csv_(ctx, section, path, ctx->validate_only, &ps, &n, &d));
     }
     KD_CHECK(ps || ctx->validate_only, KD_ERR_INTERNAL, "no point set");
   } else {
@@ -419,6 +505,11 @@ cleanup:
   return err;
 }
 
+int kd_task_is_file_type(const char *type) {
+  return !strcmp(type, "hdf5") || !strcmp(type, "csv") || !strcmp(type, "npy") ||
+         !strcmp(type, "npz");
+}
+
 /* --------------------------------------------------------------- target */
 /* SECTION.self: auto | exact | estimate | skip (true / false: exact / skip, as before);
  * SECTION.self_rows: target rows sampled by the estimate (0: automatic). */
@@ -454,13 +545,12 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
   KD_TRY(kd_config_get_str(cfg, key, has_data ? "data" : NULL,
-                           has_data ? "data|hdf5|csv|memory|stein|" KD_MEASURE_CHOICES
-                                    : "hdf5|csv|memory|stein|" KD_MEASURE_CHOICES,
+                           has_data ? "data|hdf5|csv|npy|npz|memory|stein|" KD_MEASURE_CHOICES
+                                    : "hdf5|csv|npy|npz|memory|stein|" KD_MEASURE_CHOICES,
                            !has_data, &type));
   if (!strcmp(type, "stein")) {
     if (k) KD_TRY(kd_target_create_stein(ctx->comm, k, out));
-  } else if (!strcmp(type, "data") || !strcmp(type, "hdf5") || !strcmp(type, "csv") ||
-             !strcmp(type, "memory")) {
+  } else if (!strcmp(type, "data") || kd_task_is_file_type(type) || !strcmp(type, "memory")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
       if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));

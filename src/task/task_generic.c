@@ -111,10 +111,11 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   if (!strcmp(task, "herd")) {
     /* herding needs an explicit target (type: data = the candidates' empirical measure) */
     const char *t = NULL;
-    KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
-                             "data|hdf5|csv|memory|stein|uniform_box|gaussian|gaussian_mixture|"
-                             "sphere|torus|grid|trunc_gaussian",
-                             1, &t));
+    KD_TRY(kd_config_get_str(
+        ctx->cfg, "target.type", NULL,
+        "data|hdf5|csv|npy|npz|memory|stein|uniform_box|gaussian|gaussian_mixture|"
+        "sphere|torus|grid|trunc_gaussian",
+        1, &t));
   }
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
@@ -150,10 +151,10 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   KD_ALLOC(s, 1);
   s->task = "quad";
   KD_TRY(kd_config_get_str(ctx->cfg, "target.type", NULL,
-                           "hdf5|csv|memory|uniform_box|gaussian|gaussian_mixture|sphere|torus|"
-                           "grid|trunc_gaussian",
+                           "hdf5|csv|npy|npz|memory|uniform_box|gaussian|gaussian_mixture|sphere|"
+                           "torus|grid|trunc_gaussian",
                            1, &type));
-  if (!strcmp(type, "hdf5") || !strcmp(type, "csv") || !strcmp(type, "memory")) {
+  if (kd_task_is_file_type(type) || !strcmp(type, "memory")) {
     KD_TRY(kd_task_read_pointset(ctx, "target", &s->tpts, &n_emp, &d));
   } else {
     KD_TRY(kd_task_read_measure(ctx, "target", &m));

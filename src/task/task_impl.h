@@ -68,6 +68,8 @@ void kd_task_resumable_names(char *buf, int len);
 /* ---- helpers shared by tasks (task/task_common.c) ---- */
 /** Read a kernel section ("kernel") for dimension d. Collective (no traffic). */
 kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out);
+/** 1 for the point-set types read from files: hdf5, csv, npy, npz. */
+int kd_task_is_file_type(const char *type);
 /** kernel.precondition diag|matrix of a stein kernel: the sample covariance of the x coordinates
  *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond). Collective. */
 kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);

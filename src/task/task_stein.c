@@ -1,6 +1,7 @@
 /* task_stein.c - scores as data for the Stein kernel (docs/stein.md):
  *   kernel: {name: stein, base: imq|gaussian|matern52, ls, beta, precondition: none|diag|matrix}
- *   data (or candidates): {..., score: {type: hdf5|csv, path, dataset}}   scores from a file, n x d
+ *   data (or candidates): {..., score: {type: hdf5|csv|npy|npz, path, dataset}} scores from a file,
+ * n x d
  *                         {..., score: {type: gaussian|gaussian_mixture|trunc_gaussian, <keys>}}
  *                         the analytic score grad log p of that measure at every row
  *                         {..., score: {type: generator}} the score of the data's own generator
@@ -114,7 +115,7 @@ static kd_err kd_score_measure_(const kd_task_ctx *ctx, const char *section, con
     char dkey[300];
     snprintf(dkey, sizeof dkey, "%s.type", section);
     KD_TRY(kd_config_get_str(ctx->cfg, dkey, NULL, NULL, 1, &dt));
-    KD_CHECK(strcmp(dt, "hdf5") && strcmp(dt, "csv"), KD_ERR_CONFIG,
+    KD_CHECK(!kd_task_is_file_type(dt), KD_ERR_CONFIG,
              "%s: %s: generator needs a generated point set (%s is a %s file)",
              kd_config_where(ctx->cfg, key, where, sizeof where), key, section, dt);
     KD_TRY(kd_task_read_measure(ctx, section, m));
@@ -125,7 +126,7 @@ static kd_err kd_score_measure_(const kd_task_ctx *ctx, const char *section, con
                m->type == KD_MEASURE_TRUNC_GAUSSIAN,
            KD_ERR_CONFIG,
            "%s: %s: measure %s has no usable score (grad log p is 0 or undefined); use gaussian, "
-           "gaussian_mixture, trunc_gaussian or a score file (type: hdf5|csv)",
+           "gaussian_mixture, trunc_gaussian or a score file (type: hdf5|csv|npy|npz)",
            kd_config_where(ctx->cfg, key, where, sizeof where), key, kd_measure_name(m->type));
 cleanup:
   return err;
@@ -153,7 +154,7 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
   snprintf(key, sizeof key, "%s.type", sec);
   KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, NULL, 1, &type));
   snprintf(what, sizeof what, "%s (%s)", sec, type);
-  if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
+  if (kd_task_is_file_type(type)) {
     KD_TRY(kd_task_read_pointset(ctx, sec, &sps, &sn, &sd));
     KD_CHECK(sn == n && sd == *d, KD_ERR_INPUT,
              "%s: %s: the scores are %lld x %d but the points are %lld x %d",

@@ -1,0 +1,322 @@
+/* io_npy.c - point sets from NumPy .npy files and from arrays inside .npz archives (the stored,
+ * uncompressed entries np.savez writes). Rank 0 parses the header (for .npz after finding the
+ * entry through the zip central directory, zip64 included), checks it against the file size and
+ * broadcasts the layout; every rank then reads only its own contiguous block of rows with pread
+ * (a Fortran-order array: one strided read per column), converting float32/int32/int64 to double.
+ * Every size is checked before it is used, so a crafted header cannot make a rank allocate or read
+ * out of bounds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dist/dist_impl.h"
+#include "io/paths.h"
+#include "pointset/pointset_impl.h"
+#include "pointset/pointset_io.h"
+
+/* the layout rank 0 finds: rows, columns, element type, order, offset of element 0 */
+typedef struct {
+  int64_t n, d, offset;
+  int64_t type; /* 0 f8, 1 f4, 2 i8, 3 i4 */
+  int64_t fortran;
+} kd_npy_layout_;
+
+static const int kd_npy_size_[4] = {8, 4, 8, 4};
+
+static uint64_t kd_le_(const unsigned char *p, int nb) {
+  uint64_t v = 0;
+  for (int i = nb - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static kd_err kd_pread_all_(int fd, void *buf, size_t len, int64_t off, const char *path) {
+  kd_err err = KD_OK;
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + (int64_t)got));
+    if (r < 0 && errno == EINTR) continue;
+    KD_CHECK(r > 0, KD_ERR_FILE, "%s: %s at byte %lld", path,
+             r == 0 ? "file ends early (truncated?)" : strerror(errno), (long long)(off + got));
+    got += (size_t)r;
+  }
+cleanup:
+  return err;
+}
+
+/* The value text of 'key' in the header dict h, or NULL. */
+static const char *kd_npy_key_(const char *h, const char *key) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "'%s'", key);
+  const char *p = strstr(h, pat);
+  if (!p) return NULL;
+  p += strlen(pat);
+  while (*p == ' ') p++;
+  if (*p != ':') return NULL;
+  p++;
+  while (*p == ' ') p++;
+  return p;
+}
+
+/* Parse the .npy header at byte `at` of the open file (size fsize) into L. */
+static kd_err kd_npy_header_(int fd, const char *path, int64_t at, int64_t fsize,
+                             kd_npy_layout_ *L) {
+  kd_err err = KD_OK;
+  unsigned char pre[12];
+  char *h = NULL;
+  KD_CHECK(fsize - at >= 10, KD_ERR_INPUT, "%s: too short for a .npy array", path);
+  KD_TRY(kd_pread_all_(fd, pre, 10, at, path));
+  KD_CHECK(!memcmp(pre, "\x93NUMPY", 6), KD_ERR_INPUT, "%s: not a .npy array (bad magic)", path);
+  const int major = pre[6];
+  KD_CHECK(major >= 1 && major <= 3, KD_ERR_INPUT, "%s: .npy format version %d is not supported",
+           path, major);
+  int64_t hl = 0, hstart = 0;
+  if (major == 1) {
+    hl = (int64_t)kd_le_(pre + 8, 2);
+    hstart = at + 10;
+  } else {
+    KD_CHECK(fsize - at >= 12, KD_ERR_INPUT, "%s: truncated .npy header", path);
+    KD_TRY(kd_pread_all_(fd, pre, 12, at, path));
+    hl = (int64_t)kd_le_(pre + 8, 4);
+    hstart = at + 12;
+  }
+  KD_CHECK(hl > 0 && hl <= (1 << 20) && hstart + hl <= fsize, KD_ERR_INPUT,
+           "%s: .npy header length %lld is impossible", path, (long long)hl);
+  KD_ALLOC(h, hl + 1);
+  KD_TRY(kd_pread_all_(fd, h, (size_t)hl, hstart, path));
+  h[hl] = '\0';
+  const char *descr = kd_npy_key_(h, "descr"), *fo = kd_npy_key_(h, "fortran_order"),
+             *shape = kd_npy_key_(h, "shape");
+  KD_CHECK(descr && fo && shape, KD_ERR_INPUT, "%s: .npy header without descr/fortran_order/shape",
+           path);
+  static const char *const types[4] = {"f8'", "f4'", "i8'", "i4'"};
+  L->type = -1;
+  if (descr[0] == '\'' && (descr[1] == '<' || descr[1] == '=' || descr[1] == '|'))
+    for (int t = 0; t < 4; t++)
+      if (!strncmp(descr + 2, types[t], 3)) L->type = t;
+  KD_CHECK(L->type >= 0, KD_ERR_INPUT,
+           "%s: element type %.8s is not supported (little-endian float64, float32, int64 or "
+           "int32)",
+           path, descr);
+  L->fortran = !strncmp(fo, "True", 4);
+  KD_CHECK(L->fortran || !strncmp(fo, "False", 5), KD_ERR_INPUT, "%s: bad fortran_order", path);
+  KD_CHECK(shape[0] == '(', KD_ERR_INPUT, "%s: bad shape in the .npy header", path);
+  long long dims[3] = {0, 0, 0};
+  int r = 0;
+  const char *p = shape + 1;
+  while (r < 3) {
+    while (*p == ' ') p++;
+    if (*p == ')') break;
+    char *end = NULL;
+    errno = 0;
+    dims[r] = strtoll(p, &end, 10);
+    KD_CHECK(end != p && errno == 0 && dims[r] >= 0, KD_ERR_INPUT, "%s: bad shape in the header",
+             path);
+    r++;
+    p = end;
+    while (*p == ' ') p++;
+    if (*p == ',') p++;
+  }
+  KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
+           "%s: the array has %d dimensions; expected n x d (2-D) or n (1-D)", path, r);
+  L->n = dims[0];
+  L->d = r == 2 ? dims[1] : 1;
+  L->offset = hstart + hl;
+  KD_CHECK(L->d >= 1 && L->d <= 1000000, KD_ERR_INPUT, "%s: %lld columns", path, (long long)L->d);
+  KD_CHECK(kd_size_ok(L->n, (int)L->d, (size_t)kd_npy_size_[L->type], NULL) &&
+               L->offset + L->n * L->d * kd_npy_size_[L->type] <= fsize,
+           KD_ERR_INPUT, "%s: the header declares %lld x %lld values, more than the file holds",
+           path, (long long)L->n, (long long)L->d);
+cleanup:
+  free(h);
+  return err;
+}
+
+/* Find the stored entry `name`.npy (name NULL or "": the only entry) of a zip archive; *at = the
+ * offset of its data. */
+static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name, int64_t *at) {
+  kd_err err = KD_OK;
+  unsigned char *tail = NULL, *cd = NULL, b[64];
+  char names[1024] = "", want[512];
+  KD_CHECK(fsize >= 22, KD_ERR_INPUT, "%s: not an .npz (zip) archive", path);
+  const int64_t tl = fsize < 65557 ? fsize : 65557;
+  KD_ALLOC(tail, tl);
+  KD_TRY(kd_pread_all_(fd, tail, (size_t)tl, fsize - tl, path));
+  int64_t e = -1;
+  for (int64_t i = tl - 22; i >= 0 && e < 0; i--)
+    if (kd_le_(tail + i, 4) == 0x06054b50u) e = i;
+  KD_CHECK(e >= 0, KD_ERR_INPUT, "%s: not an .npz (zip) archive (no end of central directory)",
+           path);
+  uint64_t count = kd_le_(tail + e + 10, 2), cds = kd_le_(tail + e + 12, 4),
+           cdo = kd_le_(tail + e + 16, 4);
+  if ((count == 0xffff || cds == 0xffffffffu || cdo == 0xffffffffu) && e >= 20 &&
+      kd_le_(tail + e - 20, 4) == 0x07064b50u) { /* zip64 */
+    const int64_t z = (int64_t)kd_le_(tail + e - 20 + 8, 8);
+    KD_CHECK(z >= 0 && z + 56 <= fsize, KD_ERR_INPUT, "%s: bad zip64 directory", path);
+    KD_TRY(kd_pread_all_(fd, b, 56, z, path));
+    KD_CHECK(kd_le_(b, 4) == 0x06064b50u, KD_ERR_INPUT, "%s: bad zip64 directory", path);
+    count = kd_le_(b + 32, 8), cds = kd_le_(b + 40, 8), cdo = kd_le_(b + 48, 8);
+  }
+  KD_CHECK(cds <= (uint64_t)fsize && cdo <= (uint64_t)fsize - cds && cds <= (1u << 26) &&
+               count <= cds / 46,
+           KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  KD_ALLOC(cd, cds + 1);
+  KD_TRY(kd_pread_all_(fd, cd, (size_t)cds, (int64_t)cdo, path));
+  snprintf(want, sizeof want, "%s.npy", name ? name : "");
+  int64_t found = -1, only = -1;
+  uint64_t pos = 0;
+  for (uint64_t k = 0; k < count; k++) {
+    KD_CHECK(pos + 46 <= cds && kd_le_(cd + pos, 4) == 0x02014b50u, KD_ERR_INPUT,
+             "%s: the zip directory is damaged", path);
+    const unsigned char *r = cd + pos;
+    const uint64_t method = kd_le_(r + 10, 2), nl = kd_le_(r + 28, 2), xl = kd_le_(r + 30, 2),
+                   cl = kd_le_(r + 32, 2);
+    uint64_t lho = kd_le_(r + 42, 4);
+    KD_CHECK(pos + 46 + nl + xl + cl <= cds, KD_ERR_INPUT, "%s: the zip directory is damaged",
+             path);
+    char ename[256];
+    const size_t ncopy = nl < sizeof ename - 1 ? nl : sizeof ename - 1;
+    memcpy(ename, r + 46, ncopy);
+    ename[ncopy] = '\0';
+    if (lho == 0xffffffffu) /* zip64 extra field: the local header offset is its last value */
+      for (uint64_t x = 0; x + 4 <= xl;) {
+        const unsigned char *xf = r + 46 + nl + x;
+        const uint64_t id = kd_le_(xf, 2), sz = kd_le_(xf + 2, 2);
+        if (id == 1 && sz >= 8) lho = kd_le_(xf + 4 + sz - 8, 8);
+        x += 4 + sz;
+      }
+    size_t o = strlen(names);
+    if (o + ncopy + 3 < sizeof names)
+      snprintf(names + o, sizeof names - o, "%s%.*s", o ? ", " : "",
+               (int)(ncopy > 4 ? ncopy - 4 : ncopy), ename);
+    const int match = name && name[0] ? !strcmp(ename, want) : 1;
+    if (match) {
+      KD_CHECK(method == 0, KD_ERR_INPUT,
+               "%s: array '%s' is compressed (np.savez_compressed), which is not supported: save "
+               "it with np.savez or np.save",
+               path, ename);
+      if (name && name[0])
+        found = (int64_t)lho;
+      else
+        only = only == -1 ? (int64_t)lho : -2;
+    }
+    pos += 46 + nl + xl + cl;
+  }
+  if (!(name && name[0])) {
+    KD_CHECK(only >= 0, KD_ERR_CONFIG, "%s: the archive holds %s; set data.dataset to one of: %s",
+             path, only == -1 ? "no arrays" : "several arrays", names);
+    found = only;
+  }
+  KD_CHECK(found >= 0, KD_ERR_FILE, "%s: no array '%s' in the archive; it has: %s", path, name,
+           names);
+  KD_CHECK(found + 30 <= fsize, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  KD_TRY(kd_pread_all_(fd, b, 30, found, path));
+  KD_CHECK(kd_le_(b, 4) == 0x04034b50u, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  *at = found + 30 + (int64_t)kd_le_(b + 26, 2) + (int64_t)kd_le_(b + 28, 2);
+cleanup:
+  free(tail);
+  free(cd);
+  return err;
+}
+
+/* Rank 0: the layout of the array (npz: entry `name`). */
+static kd_err kd_npy_probe_(const char *path, int npz, const char *name, kd_npy_layout_ *L) {
+  kd_err err = KD_OK;
+  int fd = -1;
+  struct stat st;
+  int64_t at = 0;
+  KD_TRY(kd_path_check_input(path, npz ? "npz" : "npy"));
+  fd = open(path, O_RDONLY);
+  KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
+  KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
+  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, &at));
+  KD_TRY(kd_npy_header_(fd, path, at, (int64_t)st.st_size, L));
+cleanup:
+  if (fd >= 0) close(fd);
+  return err;
+}
+
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, int64_t *n,
+                    int *d) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_npy_layout_ L;
+  memset(&L, 0, sizeof L);
+  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, &L);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
+  if (n) *n = L.n;
+  if (d) *d = (int)L.d;
+cleanup:
+  return err;
+}
+
+/* Rows [o, o + nl) of the array into rows[nl * d] (doubles). */
+static kd_err kd_npy_read_block_(const char *path, const kd_npy_layout_ *L, int64_t o, int64_t nl,
+                                 double *rows) {
+  kd_err err = KD_OK;
+  int fd = -1;
+  unsigned char *raw = NULL;
+  const int es = kd_npy_size_[L->type];
+  const int64_t d = L->d, B = 1 << 16; /* rows (or column elements) per read */
+  if (nl <= 0) return KD_OK;
+  fd = open(path, O_RDONLY);
+  KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
+  KD_ALLOC(raw, (size_t)B * (size_t)(L->fortran ? 1 : d) * (size_t)es);
+  for (int64_t c = 0; c < (L->fortran ? d : 1); c++)
+    for (int64_t i0 = 0; i0 < nl; i0 += B) {
+      const int64_t m = nl - i0 < B ? nl - i0 : B, w = L->fortran ? 1 : d;
+      const int64_t first = L->fortran ? c * L->n + o + i0 : (o + i0) * d;
+      KD_TRY(kd_pread_all_(fd, raw, (size_t)(m * w * es), L->offset + first * es, path));
+      for (int64_t k = 0; k < m * w; k++) {
+        const unsigned char *q = raw + k * es;
+        double v = 0.0;
+        if (L->type == 0) {
+          memcpy(&v, q, 8);
+        } else if (L->type == 1) {
+          float f;
+          memcpy(&f, q, 4);
+          v = f;
+        } else if (L->type == 2) {
+          int64_t x;
+          memcpy(&x, q, 8);
+          v = (double)x;
+        } else {
+          int32_t x;
+          memcpy(&x, q, 4);
+          v = x;
+        }
+        if (L->fortran)
+          rows[(i0 + k) * d + c] = v;
+        else
+          rows[(i0 + k / d) * d + k % d] = v;
+      }
+    }
+cleanup:
+  if (fd >= 0) close(fd);
+  free(raw);
+  return err;
+}
+
+kd_err kd_pointset_read_npy(MPI_Comm comm, const char *path, int npz, const char *name,
+                            kd_pointset **out) {
+  kd_err err = KD_OK;
+  kd_pointset *ps = NULL;
+  kd_npy_layout_ L;
+  memset(&L, 0, sizeof L);
+  *out = NULL;
+  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, &L);
+  KD_TRY(kd_dist_agreed(comm, err));
+  KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
+  KD_TRY(kd_pointset_create(comm, L.n, (int)L.d, &ps));
+  KD_TRY(kd_dist_agreed(comm, kd_npy_read_block_(path, &L, kd_pointset_offset(ps),
+                                                 kd_pointset_n_local(ps), ps->rows)));
+  *out = ps;
+  ps = NULL;
+cleanup:
+  kd_pointset_destroy(&ps);
+  return err;
+}

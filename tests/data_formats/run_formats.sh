@@ -1,0 +1,90 @@
+#!/bin/bash
+# run_formats.sh - a user's own data in every format the readers take (README.md, "data"):
+#  - .npy (C and Fortran order, float64, float32, int64) and .npz (np.savez, named and single
+#    arrays) give bitwise the coreset of the same data read from HDF5, at 1, 2 and 4 ranks;
+#  - CSV: np.savetxt's default (blanks, no header), tab with a header, semicolons, a pandas file
+#    with its unnamed index column (left out, logged), columns chosen by name and index, all equal
+#    to the HDF5 run;
+#  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
+#    absent array, np.savez_compressed, 3-D, a truncated file, not an .npy, a missing HDF5
+#    dataset (the message lists the datasets the file has), a separator that does not match, an
+#    absent column name, a column index out of range.
+KD_E2E_NAME=formats
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+PY=/usr/bin/python3
+$PY - <<'PY' || { echo "FAIL: cannot write the inputs"; exit 1; }
+import numpy as np, h5py
+x = np.random.default_rng(3).normal(size=(3000, 3))
+xi = np.rint(x * 100).astype(np.int64)
+h5py.File("x.h5", "w")["data"] = x
+h5py.File("x32.h5", "w")["data"] = x.astype(np.float32)
+h5py.File("xi.h5", "w")["data"] = xi
+f = h5py.File("other.h5", "w"); f["X"] = x; f["grp/y"] = x[:, 0]; f.close()
+np.save("c.npy", x); np.save("f.npy", np.asfortranarray(x)); np.save("x32.npy", x.astype(np.float32))
+np.save("xi.npy", xi)
+np.savez("named.npz", X=x, y=x[:, 0]); np.savez("single.npz", x); np.savez_compressed("zip.npz", X=x)
+np.save("cube.npy", np.zeros((2, 2, 2)))
+open("trunc.npy", "wb").write(open("c.npy", "rb").read()[:1000])
+np.savetxt("blank.txt", x)
+np.savetxt("tab.tsv", x, delimiter="\t", header="a\tb\tc", comments="")
+np.savetxt("semi.csv", x, delimiter=";")
+with open("pandas.csv", "w") as f:
+    f.write(",a,b,c\n")
+    for i, r in enumerate(x):
+        f.write("%d,%r,%r,%r\n" % (i, *r))
+PY
+cfg() { printf 'task: thin\ndata: {type: %s}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: kt_compress, n_out: 64}\noutput: {path: bad.h5}\n' "$1" >"$2"; }
+hash() { $PY -c 'import sys, h5py, hashlib; print(hashlib.sha256(h5py.File(sys.argv[1])["coreset/points"][...].tobytes()).hexdigest()[:16])' "$1"; }
+# reference runs on HDF5
+for r in x x32 xi; do
+  cfg "hdf5, path: $r.h5" ref_$r.yaml
+  mpi 2 run ref_$r.yaml -q --output ref_$r.h5 || bad "reference $r"
+done
+same_as() { # NAME SPEC REF: the run on SPEC at 1, 2, 4 ranks equals the reference coreset
+  local name=$1 spec=$2 ref=$3 n want got
+  want=$(hash ref_$ref.h5)
+  cfg "$spec" "$name.yaml"
+  for n in 1 2 4; do
+    mpi $n run "$name.yaml" -q --output "$name.$n.h5" >"$name.txt" 2>&1 || { bad "$name at $n ranks: $(cat "$name.txt")"; return; }
+    got=$(hash "$name.$n.h5")
+    [ "$got" = "$want" ] || { bad "$name at $n ranks: coreset $got, HDF5 gives $want"; return; }
+  done
+  ok "$name: bitwise the HDF5 coreset at 1, 2 and 4 ranks"
+}
+same_as npy_c "npy, path: c.npy" x
+same_as npy_fortran "npy, path: f.npy" x
+same_as npy_float32 "npy, path: x32.npy" x32
+same_as npy_int64 "npy, path: xi.npy" xi
+same_as npz_named "npz, path: named.npz, dataset: X" x
+same_as npz_single "npz, path: single.npz" x
+same_as csv_blanks "csv, path: blank.txt" x
+same_as csv_tab_header "csv, path: tab.tsv" x
+same_as csv_semicolon "csv, path: semi.csv" x
+same_as csv_pandas "csv, path: pandas.csv" x
+same_as csv_columns_names "csv, path: pandas.csv, columns: [a, b, c]" x
+same_as csv_columns_index "csv, path: pandas.csv, columns: [1, 2, 3]" x
+grep -q "pandas.csv: the first column has no name in the header (a pandas index): left out" csv_pandas.txt 2>/dev/null ||
+  mpi 2 run csv_pandas.yaml --output p.h5 2>&1 | grep -q "a pandas index): left out" && ok "pandas index column logged" ||
+  bad "pandas index column not logged"
+cfg "csv, path: pandas.csv, columns: [c, 1]" two.yaml
+mpi 2 run two.yaml -q --output two.h5 && $PY -c 'import sys, h5py, numpy as np
+x = np.random.default_rng(3).normal(size=(3000, 3))
+p = h5py.File("two.h5")["coreset/points"][...]; i = h5py.File("two.h5")["coreset/indices"][...]
+sys.exit(not (p.shape == (64, 2) and np.array_equal(p, x[i][:, [2, 0]])))' &&
+  ok "columns [c, 1]: the chosen columns in that order" || bad "columns [c, 1]"
+# errors
+err() { cfg "$2" e.yaml; refused "$1" "$3" run e.yaml; }
+err "npz with several arrays" "npz, path: named.npz" "named.npz: the archive holds several arrays; set data.dataset to one of: X, y"
+err "npz absent array" "npz, path: named.npz, dataset: Z" "named.npz: no array 'Z' in the archive; it has: X, y"
+err "npz compressed" "npz, path: zip.npz, dataset: X" "zip.npz: array 'X.npy' is compressed (np.savez_compressed)"
+err "npy 3-D" "npy, path: cube.npy" "cube.npy: the array has 3 dimensions"
+err "npy truncated" "npy, path: trunc.npy" "trunc.npy: the header declares 3000 x 3 values, more than the file holds"
+err "npy that is HDF5" "npy, path: x.h5" "x.h5: not a .npy array"
+err "npy missing" "npy, path: none.npy" "none.npy: cannot open file"
+err "HDF5 dataset missing" "hdf5, path: other.h5" "other.h5: dataset 'data' not found; it has: /X (3000 x 3), /grp/y (3000) (set data.dataset)"
+err "separator mismatch" "csv, path: blank.txt, delimiter: comma" "blank.txt:1: column 1 is not a number (separator ','"
+err "absent column name" "csv, path: pandas.csv, columns: [a, zz]" "pandas.csv: data.columns: no column named 'zz'"
+err "column index out of range" "csv, path: blank.txt, columns: [0, 3]" "blank.txt: data.columns: column 3 does not exist (the file has 3 columns"
+err "column names without a header" "csv, path: blank.txt, columns: [a]" "blank.txt: data.columns names a column ('a') but the file has no header line"
+[ $fails = 0 ]
