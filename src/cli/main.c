@@ -15,24 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "job/job_registry.h"
 #include "kdistill/kdistill.h"
 #include "la/la_impl.h"
-
-#define KD_MAX_SETS 256
-
-typedef struct {
-  const char *cmd;
-  const char *config;
-  const char *file;
-  const char *output;
-  const char *resume;
-  const char *sets[KD_MAX_SETS];
-  int n_sets;
-  int print_defaults;
-  kd_log_level level;
-  int help, version;
-} kd_cli_opts;
 
 static void kd_cli_usage_(FILE *out) {
   char tasks[1024];
@@ -46,6 +32,9 @@ static void kd_cli_usage_(FILE *out) {
           "  kdistill validate CONFIG [--set key.path=value]... [--print-defaults]\n"
           "  kdistill info FILE.h5\n"
           "  kdistill mmd FILE.h5 CONFIG [--set key.path=value]...\n"
+          "  kdistill thin DATA [--n-out N] [--dataset NAME] [-o OUT.h5] [--set ...]\n"
+          "  kdistill ctt X Y [--dataset NAME] [-o OUT.h5] [--set ...]\n"
+          "  kdistill algorithms [TASK]    what each algorithm is for (docs/guide.md)\n"
           "  kdistill --help | --version\n"
           "\n"
           "tasks: %s\nalgorithms:\n",
@@ -85,6 +74,16 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
       const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       KD_CHECK(v && v[0], KD_ERR_ARG, "--output needs a file name");
       o->output = v;
+    } else if (!strcmp(a, "--n-out") || !strncmp(a, "--n-out=", 8)) {
+      const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+      char *end = NULL;
+      o->n_out = v ? strtoll(v, &end, 10) : 0;
+      KD_CHECK(v && end && !*end && o->n_out >= 1, KD_ERR_ARG,
+               "--n-out needs a positive number of points");
+    } else if (!strcmp(a, "--dataset") || !strncmp(a, "--dataset=", 10)) {
+      const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+      KD_CHECK(v && v[0], KD_ERR_ARG, "--dataset needs a dataset (HDF5) or array (npz) name");
+      o->dataset = v;
     } else if (!strcmp(a, "--resume") || !strncmp(a, "--resume=", 9)) {
       const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       KD_CHECK(v && v[0], KD_ERR_ARG, "--resume needs a checkpoint file");
@@ -97,9 +96,20 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
     }
   }
   if (o->help || o->version) goto cleanup;
-  KD_CHECK(npos >= 1, KD_ERR_ARG, "no command given (run, validate, info, mmd; see --help)");
+  KD_CHECK(npos >= 1, KD_ERR_ARG,
+           "no command given (run, validate, info, mmd, thin, ctt, algorithms; see --help)");
   o->cmd = pos[0];
-  if (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "validate")) {
+  if (!strcmp(o->cmd, "algorithms")) {
+    KD_CHECK(npos <= 2, KD_ERR_ARG, "usage: kdistill algorithms [TASK]");
+    o->task = pos[1];
+  } else if (!strcmp(o->cmd, "thin")) {
+    KD_CHECK(npos == 2, KD_ERR_ARG, "usage: kdistill thin DATA [--n-out N] [-o OUT.h5]");
+    o->file = pos[1];
+  } else if (!strcmp(o->cmd, "ctt")) {
+    KD_CHECK(npos == 3, KD_ERR_ARG, "usage: kdistill ctt X Y [-o OUT.h5]");
+    o->file = pos[1];
+    o->file2 = pos[2];
+  } else if (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "validate")) {
     KD_CHECK(npos == 2, KD_ERR_ARG, "usage: kdistill %s CONFIG", o->cmd);
     o->config = pos[1];
   } else if (!strcmp(o->cmd, "info")) {
@@ -110,13 +120,19 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
     o->file = pos[1];
     o->config = pos[2];
   } else {
-    KD_FAIL(KD_ERR_ARG, "unknown command '%s' (run, validate, info, mmd; see --help)", o->cmd);
+    KD_FAIL(KD_ERR_ARG,
+            "unknown command '%s' (run, validate, info, mmd, thin, ctt, algorithms; see --help)",
+            o->cmd);
   }
-  KD_CHECK(!o->output || !strcmp(o->cmd, "run"), KD_ERR_ARG, "--output applies to 'run' only");
+  const int quick = !strcmp(o->cmd, "thin") || !strcmp(o->cmd, "ctt");
+  KD_CHECK(!o->output || !strcmp(o->cmd, "run") || quick, KD_ERR_ARG,
+           "--output applies to run, thin and ctt only");
+  KD_CHECK(!o->n_out || !strcmp(o->cmd, "thin"), KD_ERR_ARG, "--n-out applies to 'thin' only");
+  KD_CHECK(!o->dataset || quick, KD_ERR_ARG, "--dataset applies to thin and ctt only");
   KD_CHECK(!o->resume || !strcmp(o->cmd, "run"), KD_ERR_ARG, "--resume applies to 'run' only");
   KD_CHECK(!o->print_defaults || !strcmp(o->cmd, "validate"), KD_ERR_ARG,
            "--print-defaults applies to 'validate' only");
-  KD_CHECK(!o->n_sets || o->config, KD_ERR_ARG, "--set needs a command with a CONFIG");
+  KD_CHECK(!o->n_sets || o->config || quick, KD_ERR_ARG, "--set needs a command with a CONFIG");
 cleanup:
   return err;
 }
@@ -133,36 +149,22 @@ static void kd_cli_job_opts_(const kd_cli_opts *o, kd_job_opts *jo) {
 static kd_err kd_cli_run_(kd_ctx *ctx, const kd_cli_opts *o) {
   kd_job_opts jo;
   kd_job_summary s;
+  kd_result res = KD_RESULT_INIT;
+  char *yaml = NULL;
   kd_cli_job_opts_(o, &jo);
-  kd_err err = kd_job_run(ctx, &jo, &s, NULL);
-  if (err == KD_OK && kd_ctx_rank(ctx) == 0 && o->level != KD_LOG_QUIET) {
-    char nin[32] = "-";
-    if (s.n_in > 0) snprintf(nin, sizeof nin, "%lld", (long long)s.n_in);
-    printf("task:       %s\n", s.task);
-    printf("algorithm:  %s\n", s.algorithm);
-    printf("kernel:     %s\n", s.kernel);
-    printf("points:     %s -> %lld (d = %d)\n", nin, (long long)s.n, s.d);
-    if (s.mmd_method == 1)
-      printf(
-          "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
-          "for the exact value)\n",
-          s.mmd, s.mmd_se);
-    else if (s.mmd_method == 2)
-      printf("mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");
-    else
-      printf("mmd:        %.6e\n", s.mmd);
-    printf("seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s.seconds,
-           (unsigned long long)s.kernel_evals, s.n_ranks, s.n_ranks == 1 ? "" : "s");
-    if (s.stop_reason > 0)
-      printf("stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s.stop_reason),
-             (long long)s.iterations);
-    printf(
-        "time:       load %.3f s, algorithm %.3f s, evaluation %.3f s, write %.3f s; total "
-        "%.3f s\n",
-        s.seconds_load, s.seconds, s.seconds_evaluation, s.seconds_write, s.seconds_total);
-    printf("output:     %s\n", s.output);
-    fflush(stdout);
+  kd_err err = KD_OK;
+  if (!o->config) { /* a one-line command: the config it stands for */
+    err = kd_cli_quick_config(o, &yaml);
+    jo.config = "command line";
+    jo.config_text = yaml;
+    if (!err && o->level == KD_LOG_VERBOSE && kd_ctx_rank(ctx) == 0)
+      fprintf(stderr, "kdistill: the config of this command:\n%s", yaml);
   }
+  if (!err) err = kd_job_run(ctx, &jo, &s, &res);
+  if (err == KD_OK && kd_ctx_rank(ctx) == 0 && o->level != KD_LOG_QUIET)
+    kd_cli_print_summary(&s, &res, stdout);
+  kd_result_free(&res);
+  free(yaml);
   return err;
 }
 
@@ -244,8 +246,11 @@ int main(int argc, char **argv) {
     if (rank == 0) kd_cli_usage_(stdout);
   } else if (!err && o.version) {
     if (rank == 0) printf("kdistill %s\n", KD_VERSION_STRING);
-  } else if (!err && !strcmp(o.cmd, "run")) {
+  } else if (!err && (!strcmp(o.cmd, "run") || !strcmp(o.cmd, "thin") || !strcmp(o.cmd, "ctt"))) {
     err = kd_cli_run_(ctx, &o);
+  } else if (!err && !strcmp(o.cmd, "algorithms")) {
+    int e = rank == 0 ? (int)kd_cli_algorithms(o.task, stdout) : 0;
+    err = MPI_Bcast(&e, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? (kd_err)e : KD_ERR_MPI;
   } else if (!err && !strcmp(o.cmd, "validate")) {
     err = kd_cli_validate_(ctx, &o);
   } else if (!err && !strcmp(o.cmd, "info")) {

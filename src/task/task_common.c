@@ -487,6 +487,15 @@ void kd_task_algo_choices(const char *task, char *buf, int len) {
   }
 }
 
+/* The algorithm a task runs when algorithm.name is not given (docs/guide.md says why these). */
+static const char *kd_task_default_algo_(const char *task) {
+  static const char *const defs[][2] = {
+      {"thin", "kt_compress"}, {"herd", "bpcg"}, {"quad", "nystrom_recombination"}, {"ctt", "ctt"}};
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+    if (!strcmp(task, defs[i][0])) return defs[i][1];
+  return NULL;
+}
+
 kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
                          const kd_algo_desc **desc, kd_params *params) {
   kd_err err = KD_OK;
@@ -497,7 +506,8 @@ kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char
   kd_key_(key, sizeof key, section, "name");
   KD_CHECK(choices[0], KD_ERR_UNSUPPORTED, "%s: task %s has no registered algorithm",
            kd_config_where(ctx->cfg, key, where, sizeof where), task);
-  KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, choices, 1, &name));
+  KD_TRY(kd_config_get_str(ctx->cfg, key, kd_task_default_algo_(task), choices,
+                           kd_task_default_algo_(task) == NULL, &name));
   *desc = kd_algo_find(task, name);
   KD_CHECK(*desc, KD_ERR_INTERNAL, "algorithm %s vanished from the registry", name);
   KD_TRY(kd_config_get_params(ctx->cfg, section, (*desc)->params, (*desc)->n_params, params));

@@ -95,6 +95,24 @@ static kd_err kd_quad_mem_check_(const kd_task_ctx *ctx, const kd_generic_state 
 
 /* run.checkpoint_* (docs/checkpoint.md): the herd, thin and quad tasks checkpoint - periodic with
  * checkpoint_every > 0, else on a signal; algorithms without a safe point simply run to the end. */
+/* thin: an n_out above the input rows is refused before anything is computed, by validate too
+ * (stein_thin may repeat rows, so it may ask for more). */
+static kd_err kd_generic_check_n_out_(const kd_task_ctx *ctx, const kd_generic_state *s,
+                                      kd_gidx n) {
+  kd_err err = KD_OK;
+  char where[512];
+  if (!strcmp(s->desc->name, "stein_thin")) return KD_OK;
+  for (int i = 0; i < s->params.n; i++) {
+    if (strcmp(s->params.spec[i].key, "n_out") || s->params.spec[i].type != KD_PARAM_INT) continue;
+    const int64_t m = s->params.v[i].i;
+    KD_CHECK(m <= n, KD_ERR_CONFIG, "%s: algorithm.n_out = %lld exceeds the %lld input points",
+             kd_config_where(ctx->cfg, "algorithm.n_out", where, sizeof where), (long long)m,
+             (long long)n);
+  }
+cleanup:
+  return err;
+}
+
 /* herd and thin: a point set section, then kernel, median, target, algorithm. */
 static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
                                        const char *section, void **state) {
@@ -119,6 +137,7 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   }
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
+  if (!strcmp(task, "thin") && !ctx->evaluate_only) KD_TRY(kd_generic_check_n_out_(ctx, s, n));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld points (%s) in %d dimension%s, kernel %s", task, (long long)n,

@@ -123,6 +123,35 @@ mpi run herd.yaml --set algorithm.max_atoms=2001 -o res/herd3.h5 >hx.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c 'error: .*algorithm.max_atoms = 2001: more than the 2000 candidates' hx.txt)" = 1 ] &&
   [ ! -e res/herd3.h5 ] && ok "max_atoms above the candidates: exit 1, one line" || bad "max_atoms 2001: $(cat hx.txt)"
 
+# one-line commands, default algorithms, validate's size rules, kdistill algorithms
+/usr/bin/python3 -c 'import numpy as np
+r = np.random.default_rng(5)
+np.save("ox.npy", r.normal(size=(2000, 2))); np.save("oy.npy", r.normal(size=(2000, 2)) + [0.5, 0])
+np.savetxt("small.txt", r.normal(size=(300, 3)))' || bad "one-liner inputs"
+mpi thin small.txt --n-out 32 -o res/one.h5 >one.txt 2>&1 && grep -q "^points:     300 -> 32 (d = 3)" one.txt &&
+  grep -q "algorithm.g: 3 for n_in = 300" one.txt && grep -q "^algorithm:  kt_compress" one.txt &&
+  ok "kdistill thin DATA --n-out 32: kt_compress by default, g lowered for 300 rows" || bad "thin one-liner: $(cat one.txt)"
+h5dump -a /config_yaml res/one.h5 2>/dev/null | grep -q "type: csv" && ok "one-liner config stored in config_yaml" ||
+  bad "one-liner config_yaml"
+mpi ctt ox.npy oy.npy -o res/t.h5 >ct.txt 2>&1 && grep -q "^p_value:    " ct.txt &&
+  grep -q "^decision:   reject: the samples differ" ct.txt && grep -q "^statistic:  " ct.txt &&
+  ! grep -q "^mmd:" ct.txt && ok "kdistill ctt X Y: statistic, p-value, decision" || bad "ctt one-liner: $(cat ct.txt)"
+mpi ctt ox.npy ox.npy -o res/t0.h5 >c0.txt 2>&1 && grep -q "^decision:   no rejection" c0.txt &&
+  ok "kdistill ctt X X: no rejection" || bad "ctt X X: $(cat c0.txt)"
+mpi thin data.bin >ob.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c 'error: data.bin: cannot tell the format from the file name' ob.txt)" = 1 ] &&
+  ok "one-liner with an unknown extension: one line" || bad "unknown extension: $(cat ob.txt)"
+mpi algorithms thin >al.txt 2>&1 && grep -q "^  kt_compress .*(default)" al.txt && ! grep -q "^herd" al.txt &&
+  ok "kdistill algorithms thin" || bad "algorithms: $(cat al.txt)"
+mpi algorithms >al2.txt 2>&1 && [ "$(grep -c '^[a-z]*:$' al2.txt)" = 4 ] && ok "kdistill algorithms: four tasks" ||
+  bad "algorithms (all): $(cat al2.txt)"
+mpi algorithms nope >al3.txt 2>&1
+[ $? = 1 ] && grep -q "unknown task 'nope'" al3.txt && ok "algorithms of an unknown task refused" || bad "$(cat al3.txt)"
+printf 'task: thin\ndata: {type: gaussian, d: 2, n: 100}\nalgorithm: {n_out: 500}\n' >big_out.yaml
+mpi validate big_out.yaml >vb.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c 'error: big_out.yaml:3: algorithm.n_out = 500 exceeds the 100 input points' vb.txt)" = 1 ] &&
+  ok "validate checks n_out against the input rows" || bad "validate n_out: $(cat vb.txt)"
+
 # every shipped config without external input files validates
 for cfg in "$KD_ROOT"/configs/*.yaml; do
   grep -qE 'type: *(hdf5|csv)' "$cfg" && continue

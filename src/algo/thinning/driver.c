@@ -254,6 +254,14 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
            KD_ERR_CONFIG, "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
   KD_CHECK(kd_kernel_dim(D->k) == D->d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
            kd_kernel_dim(D->k), D->d);
+  if (pl->compress && pl->g < 0) { /* automatic: 4, or the largest g with 4^(g+1) <= n_in */
+    int K0 = 0;
+    while (((kd_gidx)1 << (2 * (K0 + 1))) <= n) K0++;
+    pl->g = K0 - 1 < 4 ? (K0 > 0 ? K0 - 1 : 0) : 4;
+    if (pl->g < 4)
+      kd_log_info("algorithm.g: %d for n_in = %lld (4 needs 4^5 = 1024 input rows)", pl->g,
+                  (long long)n);
+  }
   kd_thin_tree_init(&D->tr, n, D->d, pl);
   const int K = D->tr.K;
   const kd_gidx F = D->tr.F;

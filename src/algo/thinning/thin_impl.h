@@ -118,10 +118,11 @@ typedef struct {
         KD_PARAM_AT(kd_thin_params, delta)                              \
   }
 #define KD_THIN_PARAM_G_ROW(def, doc) \
-  { "g", KD_PARAM_INT, def, NULL, 0, 30, NULL, doc, KD_PARAM_AT(kd_thin_params, g) }
-#define KD_THIN_PARAM_G \
-  KD_THIN_PARAM_G_ROW(  \
-      4, "Compress oversampling: bins output 2^g sqrt(size) points; needs 4^(g+1) <= n_in")
+  { "g", KD_PARAM_INT, def, NULL, -1, 30, NULL, doc, KD_PARAM_AT(kd_thin_params, g) }
+#define KD_THIN_PARAM_G                                                                  \
+  KD_THIN_PARAM_G_ROW(-1,                                                                \
+                      "Compress oversampling: bins output 2^g sqrt(size) points; needs " \
+                      "4^(g+1) <= n_in; -1: 4, lowered to fit an input of fewer than 4^5 rows")
 #define KD_THIN_PARAM_REFINE                                                 \
   {                                                                          \
     "refine", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,                            \

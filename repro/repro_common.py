@@ -1,0 +1,65 @@
+"""repro_common.py - shared helpers of the reproduction scripts (docs/reproduction.md): run the
+kdistill binary on a shipped config with overrides, read an output's trace and metrics, fit
+log-log slopes, write CSV tables. Standard library, numpy and h5py only."""
+import csv
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def binary():
+    """The kdistill binary: $KD_BIN, else build/kdistill under the repository."""
+    b = os.environ.get("KD_BIN") or os.path.join(ROOT, "build", "kdistill")
+    if not os.path.exists(b):
+        sys.exit("repro: no kdistill binary at %s (build first, or set KD_BIN)" % b)
+    return b
+
+
+def run(config, out, sets=(), ranks=2):
+    """Run CONFIG (absolute, or relative to the repository) with --set overrides into OUT."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", binary(), "run",
+           os.path.join(ROOT, config), "-q", "--output", out]
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("repro: %s failed (%d): %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
+
+
+def trace(path):
+    """(iteration, atoms, mmd, seconds) arrays of an output's /metrics/trace."""
+    with h5py.File(path, "r") as f:
+        t = f["metrics/trace"]
+        return (t["iteration"][...], t["n_atoms"][...], t["mmd"][...], t["seconds"][...])
+
+
+def metric(path, name):
+    with h5py.File(path, "r") as f:
+        return float(f["metrics"].attrs[name])
+
+
+def slope(x, y):
+    """Least-squares slope of log y against log x."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = (x > 0) & (y > 0)
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def write_csv(path, header, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def at_atoms(atoms, mmd, n):
+    """The MMD of the first trace row with at least n atoms (nan if never reached)."""
+    i = np.nonzero(np.asarray(atoms) >= n)[0]
+    return float(mmd[i[0]]) if len(i) else float("nan")

@@ -1,0 +1,59 @@
+/* summary.c - the summary `kdistill run` prints when a run ends (stdout, rank 0; README.md). */
+#include <math.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static double kd_cli_metric_(const kd_result *res, const char *name) {
+  double v = NAN;
+  if (res) kd_result_get_metric(res, name, &v);
+  return v;
+}
+
+/* The MMD line of a rule: exact, estimated with its error, or skipped. */
+static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
+  if (s->mmd_method == 1)
+    fprintf(out,
+            "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
+            "for the exact value)\n",
+            s->mmd, s->mmd_se);
+  else if (s->mmd_method == 2)
+    fprintf(out, "mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");
+  else if (!isnan(s->mmd))
+    fprintf(out, "mmd:        %.6e\n", s->mmd);
+}
+
+void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *out) {
+  const int ctt = !strcmp(s->task, "ctt");
+  fprintf(out, "task:       %s\n", s->task);
+  fprintf(out, "algorithm:  %s\n", s->algorithm);
+  fprintf(out, "kernel:     %s\n", s->kernel);
+  if (ctt) {
+    const double p = kd_cli_metric_(res, "p_value"), rej = kd_cli_metric_(res, "reject");
+    fprintf(out, "statistic:  %.6e (MMD^2 between the two samples' coresets)\n",
+            kd_cli_metric_(res, "statistic"));
+    fprintf(out, "p_value:    %.6g\n", p);
+    fprintf(out, "decision:   %s\n",
+            rej == 1.0 ? "reject: the samples differ (p <= alpha)"
+                       : "no rejection: no evidence that the samples differ (p > alpha)");
+  } else if (s->n > 0) {
+    char nin[32] = "-";
+    const double dropped = kd_cli_metric_(res, "zero_weight_nodes_dropped");
+    if (s->n_in > 0) snprintf(nin, sizeof nin, "%lld", (long long)s->n_in);
+    fprintf(out, "points:     %s -> %lld (d = %d)", nin, (long long)s->n, s->d);
+    if (dropped > 0) fprintf(out, "; %.0f nodes of weight 0 left out", dropped);
+    fprintf(out, "\n");
+    kd_cli_mmd_line_(s, out);
+  }
+  fprintf(out, "seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s->seconds,
+          (unsigned long long)s->kernel_evals, s->n_ranks, s->n_ranks == 1 ? "" : "s");
+  if (s->stop_reason > 0)
+    fprintf(out, "stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s->stop_reason),
+            (long long)s->iterations);
+  fprintf(out,
+          "time:       load %.3f s, algorithm %.3f s, evaluation %.3f s, write %.3f s; total "
+          "%.3f s\n",
+          s->seconds_load, s->seconds, s->seconds_evaluation, s->seconds_write, s->seconds_total);
+  fprintf(out, "output:     %s\n", s->output);
+  fflush(out);
+}
