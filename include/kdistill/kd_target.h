@@ -77,7 +77,7 @@ typedef struct {
 } kd_mmd_info;
 
 /** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: a
- *  budget of ~2^31 kernel evaluations, at least 256 rows) and the seed of the row sample. Closed
+ *  budget of ~2^29 kernel evaluations, at least 256 rows) and the seed of the row sample. Closed
  *  and Stein targets ignore it. Local (call it identically on every rank). */
 kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed);
 /** The method kd_mmd_eval would use now (depends on the mode, N and whether zz is known). Local. */
