@@ -62,6 +62,8 @@ for c in "$KD_ROOT"/configs/stein_*.yaml; do
 done
 # precondition: diag | matrix (the sample covariance of the x coordinates): the same coreset and
 # KSD at 1, 2 and 4 ranks, kdistill mmd reproduces it, the kernel description says so
+(cd "$KD_ROOT" && mpi 2 run configs/stein_chain_kt.yaml --output "$OLDPWD/pc_none.h5" --set algorithm.n_out=16) \
+  >pc_none.txt 2>&1 || bad "chain without preconditioning: $(cat pc_none.txt)"
 for pc in diag matrix; do
   for np in 1 2 4; do
     (cd "$KD_ROOT" && mpi $np run configs/stein_chain_kt.yaml --output "$OLDPWD/pc_${pc}_$np.h5" \
@@ -78,6 +80,15 @@ print(int(all(np.array_equal(a[0], b) for b in a)))' "pc_${pc}_1.h5" "pc_${pc}_2
   (cd "$KD_ROOT" && mpi 2 mmd "$OLDPWD/pc_${pc}_2.h5" configs/stein_chain_kt.yaml --set kernel.precondition=$pc) >pm.txt 2>&1
   grep -q '^rel_diff: *0.000e+00' pm.txt && ok "precondition $pc: mmd reproduces the KSD" || bad "precondition $pc mmd: $(cat pm.txt)"
 done
+# scores from .npy files: the chain of configs/stein_chain_kt.yaml as x.npy + score.npy gives the
+# HDF5 run's KSD exactly
+/usr/bin/python3 -c 'import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1]); np.save("cx.npy", f["x"][...]); np.save("cs.npy", f["score"][...])' \
+  "$KD_ROOT/configs/data/stein_chain.h5" || bad "writing the npy chain"
+printf 'task: thin\ndata:\n  type: npy\n  path: cx.npy\n  score: {type: npy, path: cs.npy}\nkernel: {name: stein, base: imq, ls: 1.0}\ntarget: {type: stein}\nalgorithm: {name: skt, n_out: 16, g: 4, reweight_iter: 2000}\nrun: {seed: 3}\n' >npy.yaml
+mpi 2 run npy.yaml --output npy.h5 -q >n.txt 2>&1 || bad "npy scores: $(cat n.txt)"
+[ -n "$(attr npy.h5 /metrics/mmd)" ] && [ "$(attr npy.h5 /metrics/mmd)" = "$(attr pc_none.h5 /metrics/mmd)" ] &&
+  ok "scores from .npy: the HDF5 run's KSD" || bad "npy scores: KSD $(attr npy.h5 /metrics/mmd) vs $(attr pc_none.h5 /metrics/mmd)"
 [ "$(attr pc_diag_1.h5 /metrics/mmd)" != "$(attr pc_matrix_1.h5 /metrics/mmd)" ] &&
   ok "diag and matrix are different kernels" || bad "diag and matrix gave the same KSD"
 [ $fails = 0 ]
