@@ -2,6 +2,7 @@
 #include "kd_test.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 
 #include "la/la_impl.h"
 
@@ -50,4 +51,41 @@ int kd_test_finish(void) {
   kd_ctx_destroy(&kd_test_ctx_);
   MPI_Finalize();
   return c[1] == 0 && c[0] > 0 ? 0 : 1;
+}
+
+kd_pointset *kd_test_mixture_target(MPI_Comm c, kd_gidx N, int d, uint64_t seed, int wmod,
+                                    double *Y, double *v) {
+  static const double m1[3] = {1.5, -1.0, 0.5}, s1[3] = {0.4, 0.8, 0.5};
+  double *means = calloc((size_t)2 * d, sizeof(double)),
+         *sds = calloc((size_t)2 * d, sizeof(double));
+  double mw[2] = {0.6, 0.4};
+  for (int j = 0; j < d; j++) {
+    sds[j] = 0.6;
+    means[d + j] = m1[j % 3];
+    sds[d + j] = s1[j % 3];
+  }
+  kd_measure mu = {0};
+  mu.type = KD_MEASURE_GAUSSIAN_MIXTURE;
+  mu.d = d;
+  mu.n_comp = 2;
+  mu.means = means;
+  mu.sds = sds;
+  mu.mix_w = mw;
+  kd_pointset *ps = NULL;
+  KD_TEST_OK(kd_pointset_generate(c, &mu, N, seed, &ps));
+  KD_TEST_OK(kd_measure_sample(&mu, seed, 0, N, Y));
+  double s = 0;
+  for (kd_gidx g = 0; g < N; g++) s += (v[g] = wmod > 0 ? 1.0 + (double)(g % wmod) : 1.0);
+  for (kd_gidx g = 0; g < N; g++) v[g] /= s;
+  if (wmod > 0) {
+    kd_lidx nl = kd_pointset_n_local(ps);
+    kd_gidx off = kd_pointset_offset(ps);
+    double *wl = malloc(sizeof(double) * (nl + 1));
+    for (kd_lidx i = 0; i < nl; i++) wl[i] = 1.0 + (double)((off + i) % wmod);
+    KD_TEST_OK(kd_pointset_set_weights(ps, wl));
+    free(wl);
+  }
+  free(means);
+  free(sds);
+  return ps;
 }

@@ -22,6 +22,13 @@ int kd_test_check_(int cond, const char *expr, const char *file, int line, const
 int kd_test_rank(void);
 int kd_test_size(void);
 
+/** A distributed 2-component Gaussian mixture of N rows in d dimensions (component 0 at 0 with
+ *  sd 0.6, component 1 at (1.5, -1, 0.5, ...) with sds (0.4, 0.8, 0.5, ...), weights 0.6 / 0.4;
+ *  seed), with weights 1 + (g mod wmod) when wmod > 0 (else uniform). Fills the replicated rows
+ *  Y[N*d] and normalised weights v[N] for brute-force references. Collective. */
+kd_pointset *kd_test_mixture_target(MPI_Comm c, kd_gidx N, int d, uint64_t seed, int wmod,
+                                    double *Y, double *v);
+
 #define KD_TEST(cond, ...) kd_test_check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__, __VA_ARGS__)
 /** |a - b| <= tol (absolute). */
 #define KD_TEST_NEAR(a, b, tol, what)                                                       \

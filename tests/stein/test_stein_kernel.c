@@ -11,38 +11,6 @@
 
 #include "kd_test.h"
 
-/* the FD value of k_p at (x, s(x)), (y, s(y)) from the base kernel kb (dimension dx) */
-static double stein_fd(kd_kernel *kb, int dx, const double *x, const double *sx, const double *y,
-                       const double *sy) {
-  const double h = 1e-4, h2 = 1e-3;
-  double xp[16], yp[16], v = kd_kernel_eval(kb, x, y);
-  double out = 0.0;
-  for (int j = 0; j < dx; j++) out += v * sx[j] * sy[j];
-  for (int i = 0; i < dx; i++) {
-    memcpy(xp, x, sizeof(double) * dx);
-    memcpy(yp, y, sizeof(double) * dx);
-    xp[i] = x[i] + h;
-    double a = kd_kernel_eval(kb, xp, y);
-    xp[i] = x[i] - h;
-    double b = kd_kernel_eval(kb, xp, y);
-    out += (a - b) / (2 * h) * sy[i]; /* d/dx_i k . s(y)_i */
-    xp[i] = x[i];
-    yp[i] = y[i] + h;
-    a = kd_kernel_eval(kb, x, yp);
-    yp[i] = y[i] - h;
-    b = kd_kernel_eval(kb, x, yp);
-    out += (a - b) / (2 * h) * sx[i]; /* d/dy_i k . s(x)_i */
-    double m[4];
-    for (int c = 0; c < 4; c++) { /* d^2 k / dx_i dy_i by the mixed central difference */
-      xp[i] = x[i] + (c & 1 ? -h2 : h2);
-      yp[i] = y[i] + (c & 2 ? -h2 : h2);
-      m[c] = kd_kernel_eval(kb, xp, yp);
-    }
-    out += (m[0] - m[1] - m[2] + m[3]) / (4 * h2 * h2);
-  }
-  return out;
-}
-
 /* L^-1 of M = L L^T (test's own Cholesky and substitution), dx <= 4 */
 static void chol_inv(int dx, const double *M, double *Li) {
   double L[16] = {0};
@@ -64,9 +32,10 @@ static void chol_inv(int dx, const double *M, double *Li) {
     }
 }
 
-/* The base kernel on the Mahalanobis distance: kb at (L^-1 x, L^-1 y); FD Stein operator of it */
+/* The base kernel kb, on the Mahalanobis distance when Li is given: kb at (L^-1 x, L^-1 y) */
 static double base_pre(kd_kernel *kb, int dx, const double *Li, const double *x, const double *y) {
-  double a[4], b[4];
+  double a[16], b[16];
+  if (!Li) return kd_kernel_eval(kb, x, y);
   for (int i = 0; i < dx; i++) {
     a[i] = b[i] = 0.0;
     for (int j = 0; j < dx; j++) a[i] += Li[i * dx + j] * x[j], b[i] += Li[i * dx + j] * y[j];
@@ -74,10 +43,12 @@ static double base_pre(kd_kernel *kb, int dx, const double *Li, const double *x,
   return kd_kernel_eval(kb, a, b);
 }
 
-static double stein_fd_pre(kd_kernel *kb, int dx, const double *Li, const double *x,
-                           const double *sx, const double *y, const double *sy) {
-  const double h = 1e-4, h2 = 3e-4; /* M^-1 up to ~3.3: smaller steps than stein_fd */
-  double xp[4], yp[4], out = 0.0;
+/* The FD value of k_p at (x, s(x)), (y, s(y)) from the base kernel kb (dimension dx <= 16; on
+ * the Mahalanobis distance when Li is given); h2 the step of the mixed second difference. */
+static double stein_fd(kd_kernel *kb, int dx, const double *Li, const double *x, const double *sx,
+                       const double *y, const double *sy, double h2) {
+  const double h = 1e-4;
+  double xp[16], yp[16], out = 0.0;
   const double v = base_pre(kb, dx, Li, x, y);
   for (int j = 0; j < dx; j++) out += v * sx[j] * sy[j];
   for (int i = 0; i < dx; i++) {
@@ -150,7 +121,7 @@ static void check_preconditioned(const kd_kernel_type *bases, const double *beta
           ident &= memcmp(&w0, &wi, sizeof v) == 0;
           if (j > i + 4 || j == i) continue; /* FD on pairs of nearby, distinct rows */
           const double *x = P + 6 * i, *y = P + 6 * j;
-          const double fd = stein_fd_pre(kb, dx, Li, x, x + dx, y, y + dx);
+          const double fd = stein_fd(kb, dx, Li, x, x + dx, y, y + dx, 3e-4); /* M^-1 up to ~3.3 */
           double scale = 0.0;
           for (int c = 0; c < dx; c++) scale += fabs(x[dx + c] * y[dx + c]) + fabs(x[dx + c]) + 1;
           const double rel = fabs(v - fd) / scale;
@@ -214,7 +185,7 @@ int main(int argc, char **argv) {
                  (j < dx ? X[j] : 0.0); /* y near x: the derivatives matter */
         }
         const double v = kd_kernel_eval(kp, X, Y), vt = kd_kernel_eval(kp, Y, X);
-        const double fd = stein_fd(kb, dx, X, X + dx, Y, Y + dx);
+        const double fd = stein_fd(kb, dx, NULL, X, X + dx, Y, Y + dx, 1e-3);
         KD_TEST(memcmp(&v, &vt, sizeof v) == 0, "base %s dx=%d: k_p(x,y) == k_p(y,x) bitwise",
                 kd_kernel_name(bases[b]), dx);
         double scale = 0.0; /* the size of the terms that are summed */

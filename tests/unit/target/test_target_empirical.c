@@ -15,33 +15,9 @@ static kd_kernel *mk_kernel(kd_kernel_type ty, double ls, int d) {
   return k;
 }
 
-/* Target of N rows of a mixture, with weights 1 + (g mod 7) (or uniform). Returns the set and fills
- * the replicated rows Y[N*d] and normalised weights v[N] for the brute force. */
+/* Target of N rows of a mixture, with weights 1 + (g mod 7) (or uniform) (kd_test.c). */
 static kd_pointset *mk_target(MPI_Comm c, kd_gidx N, int d, int weighted, double *Y, double *v) {
-  double means[6] = {0, 0, 0, 1.5, -1, 0.5}, sds[6] = {0.6, 0.6, 0.6, 0.4, 0.8, 0.5},
-         mw[2] = {0.6, 0.4};
-  kd_measure mu = {0};
-  mu.type = KD_MEASURE_GAUSSIAN_MIXTURE;
-  mu.d = d;
-  mu.n_comp = 2;
-  mu.means = means;
-  mu.sds = sds;
-  mu.mix_w = mw;
-  kd_pointset *ps = NULL;
-  KD_TEST_OK(kd_pointset_generate(c, &mu, N, 21, &ps));
-  KD_TEST_OK(kd_measure_sample(&mu, 21, 0, N, Y));
-  double s = 0;
-  for (kd_gidx g = 0; g < N; g++) s += (v[g] = weighted ? 1.0 + (double)(g % 7) : 1.0);
-  for (kd_gidx g = 0; g < N; g++) v[g] /= s;
-  if (weighted) {
-    kd_lidx nl = kd_pointset_n_local(ps);
-    kd_gidx off = kd_pointset_offset(ps);
-    double *wl = malloc(sizeof(double) * (nl + 1));
-    for (kd_lidx i = 0; i < nl; i++) wl[i] = 1.0 + (double)((off + i) % 7);
-    KD_TEST_OK(kd_pointset_set_weights(ps, wl));
-    free(wl);
-  }
-  return ps;
+  return kd_test_mixture_target(c, N, d, 21, weighted ? 7 : 0, Y, v);
 }
 
 static double brute_z(kd_kernel *k, const double *x, const double *Y, const double *v, kd_gidx N,

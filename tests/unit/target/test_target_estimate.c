@@ -17,29 +17,7 @@
 enum { N = 5000, D = 2, M = 40, ROWS = 200, SEEDS = 200 };
 
 static kd_pointset *mk_target(MPI_Comm c, int weighted, double *Y, double *v) {
-  double means[4] = {0, 0, 1.5, -1}, sds[4] = {0.6, 0.6, 0.4, 0.8}, mw[2] = {0.6, 0.4};
-  kd_measure mu = {0};
-  mu.type = KD_MEASURE_GAUSSIAN_MIXTURE;
-  mu.d = D;
-  mu.n_comp = 2;
-  mu.means = means;
-  mu.sds = sds;
-  mu.mix_w = mw;
-  kd_pointset *ps = NULL;
-  KD_TEST_OK(kd_pointset_generate(c, &mu, N, 5, &ps));
-  KD_TEST_OK(kd_measure_sample(&mu, 5, 0, N, Y));
-  double s = 0;
-  for (int g = 0; g < N; g++) s += (v[g] = weighted ? 1.0 + (double)(g % 5) : 1.0);
-  for (int g = 0; g < N; g++) v[g] /= s;
-  if (weighted) {
-    kd_lidx nl = kd_pointset_n_local(ps);
-    kd_gidx off = kd_pointset_offset(ps);
-    double *wl = malloc(sizeof(double) * (nl + 1));
-    for (kd_lidx i = 0; i < nl; i++) wl[i] = 1.0 + (double)((off + i) % 5);
-    KD_TEST_OK(kd_pointset_set_weights(ps, wl));
-    free(wl);
-  }
-  return ps;
+  return kd_test_mixture_target(c, N, D, 5, weighted ? 5 : 0, Y, v);
 }
 
 /* The serial transcription: draw ROWS rows by weight (inverse CDF over 2048-row chunk sums, as
