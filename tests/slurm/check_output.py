@@ -49,8 +49,14 @@ def main():
             w = f["coreset/weights"][()]
             idx = f["coreset/indices"][()]
             check(pts.ndim == 2 and pts.shape[0] >= 1, "points shape %s" % (pts.shape,))
+            # herd / quad leave nodes of weight 0 out and count them (README.md, quadrature.md)
+            dropped = int(f["metrics"].attrs.get("zero_weight_nodes_dropped", 0)) \
+                if "metrics" in f else 0
             if n_out is not None:
-                check(pts.shape[0] == n_out, "%d points, expected %d" % (pts.shape[0], n_out))
+                check(pts.shape[0] + dropped == n_out, "%d points (+ %d of weight 0 left out), "
+                      "expected %d" % (pts.shape[0], dropped, n_out))
+            if task in ("herd", "quad"):
+                check(np.all(w > 0), "a node of weight 0 in a %s output" % task)
             if d is not None:
                 check(pts.shape[1] == d, "dimension %d, expected %d" % (pts.shape[1], d))
             check(np.all(np.isfinite(pts)), "non-finite points")
