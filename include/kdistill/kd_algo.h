@@ -27,6 +27,7 @@ typedef struct {
 typedef struct {
   char *name;
   double value;
+  int is_count; /* 1: an integer count or code, written as a 64-bit integer attribute */
 } kd_result_metric;
 
 /** What an algorithm returns. Every field is replicated (identical) on all ranks; arrays are owned.
@@ -75,6 +76,9 @@ const char *kd_stop_reason_name(int reason);
 kd_err kd_result_drop_zero_weights(kd_result *r, kd_gidx *dropped);
 /** Set (or overwrite) a /metrics attribute. Local. */
 kd_err kd_result_set_metric(kd_result *r, const char *name, double value);
+/** Set a count (iterations, rows, a code): kept as value = (double)v with is_count = 1, written as
+ *  an int64 attribute. Local. */
+kd_err kd_result_set_count(kd_result *r, const char *name, int64_t v);
 /** Look up a metric; returns 1 and sets *value if present. */
 int kd_result_get_metric(const kd_result *r, const char *name, double *value);
 /** Add an extra dataset (data copied). rank 0..2, dims[rank]. Local. */

@@ -72,6 +72,9 @@ kd_err kd_config_check_unused(const kd_config *cfg);
 /** The resolved configuration (every key read, with defaults filled in) as YAML text; caller
  *  frees *yaml. Local. */
 kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml);
+/** One section of the configuration, e.g. "kernel", as the YAML text of {key: value} (the key
+ *  as given, dots and all). KD_ERR_CONFIG if absent. Caller frees *yaml. Local. */
+kd_err kd_config_emit_section(const kd_config *cfg, const char *key, char **yaml);
 
 /* ---------------- HDF5 output (the contract users read from Python/Julia/C) ---------------- */
 typedef struct {

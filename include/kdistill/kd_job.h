@@ -78,6 +78,14 @@ kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out);
 kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
                   double *stored);
 
+/** MMD of the rule stored in the output file `path` against the empirical measure of a data file,
+ *  with the kernel the run used (its config's kernel section, the length scale as resolved by
+ *  the median heuristic). data_yaml is a point-set section as YAML, e.g.
+ *  "{type: npy, path: 'x.npy'}". Collective. Outputs as kd_job_mmd. Errors: as kd_job_mmd;
+ *  KD_ERR_UNSUPPORTED for a Stein kernel (its target is a score, not data). */
+kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
+                       double *mmd2, double *stored);
+
 /** MMD of the rule (points[n*d], weights[n]; the same on every rank, borrowed) against the target
  *  of the job's config (herd, thin and quad tasks), with the config's kernel (ls: median resolved
  *  as a run would). Collective. @param[out] mmd, mmd2 as kd_job_mmd (may be NULL).

@@ -63,6 +63,9 @@ const kd_kernel_params *kd_kernel_get_params(const kd_kernel *k);
 int kd_kernel_dim(const kd_kernel *k);
 /** Human-readable description, e.g. "gaussian(ls=1)" (owned by the kernel). */
 const char *kd_kernel_describe(const kd_kernel *k);
+/** The length scale in use (after the median heuristic, when it was asked for), or 0 for a family
+ *  without one (linear, sobolev, energy). Local. */
+double kd_kernel_length_scale(const kd_kernel *k);
 
 /** Precondition a stein kernel (kernel.precondition): its base kernel sees the Mahalanobis
  *  distance of the SPD matrix M[d_x*d_x] (row-major, d_x = dim/2, replicated on every rank):

@@ -48,7 +48,7 @@ class JobSummary(ctypes.Structure):
 
 
 class _Metric(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double)]
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double), ("is_count", ctypes.c_int)]
 
 
 class _Dataset(ctypes.Structure):
@@ -339,7 +339,8 @@ def result_dict(r):
         "weights": _copy(r.weights, n, np.float64),
         "indices": _copy(r.indices, n, np.int64),
         "mmd": float(r.mmd), "seconds": float(r.seconds), "kernel_evals": int(r.kernel_evals),
-        "metrics": {r.metrics[i].name.decode(): float(r.metrics[i].value)
+        "metrics": {r.metrics[i].name.decode(): (int(r.metrics[i].value) if r.metrics[i].is_count
+                                                  else float(r.metrics[i].value))
                     for i in range(r.n_metrics)},
         "trace": None, "extras": {},
     }

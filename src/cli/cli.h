@@ -33,6 +33,13 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
  *  what it is for. KD_ERR_ARG for an unknown task. Local. */
 kd_err kd_cli_algorithms(const char *task, FILE *out);
 
+/** 1 if path names a data file (by extension: .csv .txt .tsv .dat .npy .npz .h5 .hdf5 .hdf). */
+int kd_cli_is_data_file(const char *path);
+
+/** The point-set section "{type: T, path: 'P'[, dataset: 'D']}" of a data file; KD_ERR_ARG when
+ *  the format cannot be told from the name. */
+kd_err kd_cli_data_section(const char *path, const char *dataset, char *buf, size_t len);
+
 /** The config text a one-line command (thin DATA, ctt X Y) stands for; *yaml malloc'ed. */
 kd_err kd_cli_quick_config(const kd_cli_opts *o, char **yaml);
 

@@ -2,8 +2,10 @@
  * argv and chooses the exit status (0 ok, 1 bad input or config, 2 environment, 3 interrupted).
  *
  *   kdistill run CONFIG [--set key.path=value]... [--output FILE] [--resume CKPT]
- * [--quiet|--verbose] kdistill validate CONFIG [--set ...]... [--print-defaults] kdistill info
- * FILE.h5 kdistill mmd FILE.h5 CONFIG [--set ...]... kdistill --help | --version
+ *   kdistill validate CONFIG [--set ...]... [--print-defaults]
+ *   kdistill info FILE.h5
+ *   kdistill mmd FILE.h5 CONFIG [--set ...]...  |  kdistill mmd FILE.h5 DATA [--dataset NAME]
+ *   kdistill thin DATA ... | ctt X Y ... | algorithms [TASK] | --help | --version
  *
  * Each command is one library entry point (kd_job.h) on the context main creates over
  * MPI_COMM_WORLD. Errors: every rank unwinds to here with the agreed error, rank 0 prints exactly
@@ -32,6 +34,8 @@ static void kd_cli_usage_(FILE *out) {
           "  kdistill validate CONFIG [--set key.path=value]... [--print-defaults]\n"
           "  kdistill info FILE.h5\n"
           "  kdistill mmd FILE.h5 CONFIG [--set key.path=value]...\n"
+          "  kdistill mmd FILE.h5 DATA [--dataset NAME]   the rule against a data file, with the\n"
+          "               kernel the run used\n"
           "  kdistill thin DATA [--n-out N] [--dataset NAME] [-o OUT.h5] [--set ...]\n"
           "  kdistill ctt X Y [--dataset NAME] [-o OUT.h5] [--set ...]\n"
           "  kdistill algorithms [TASK]    what each algorithm is for (docs/guide.md)\n"
@@ -116,7 +120,7 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
     KD_CHECK(npos == 2, KD_ERR_ARG, "usage: kdistill info FILE.h5");
     o->file = pos[1];
   } else if (!strcmp(o->cmd, "mmd")) {
-    KD_CHECK(npos == 3, KD_ERR_ARG, "usage: kdistill mmd FILE.h5 CONFIG");
+    KD_CHECK(npos == 3, KD_ERR_ARG, "usage: kdistill mmd FILE.h5 CONFIG|DATA");
     o->file = pos[1];
     o->config = pos[2];
   } else {
@@ -128,7 +132,11 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
   KD_CHECK(!o->output || !strcmp(o->cmd, "run") || quick, KD_ERR_ARG,
            "--output applies to run, thin and ctt only");
   KD_CHECK(!o->n_out || !strcmp(o->cmd, "thin"), KD_ERR_ARG, "--n-out applies to 'thin' only");
-  KD_CHECK(!o->dataset || quick, KD_ERR_ARG, "--dataset applies to thin and ctt only");
+  const int mmd_data = !strcmp(o->cmd, "mmd") && kd_cli_is_data_file(o->config);
+  KD_CHECK(!o->dataset || quick || mmd_data, KD_ERR_ARG,
+           "--dataset applies to thin, ctt and mmd with a data file only");
+  KD_CHECK(!o->n_sets || !mmd_data, KD_ERR_ARG,
+           "--set needs a CONFIG (mmd with a data file uses the output's own kernel)");
   KD_CHECK(!o->resume || !strcmp(o->cmd, "run"), KD_ERR_ARG, "--resume applies to 'run' only");
   KD_CHECK(!o->print_defaults || !strcmp(o->cmd, "validate"), KD_ERR_ARG,
            "--print-defaults applies to 'validate' only");
@@ -188,7 +196,14 @@ static kd_err kd_cli_mmd_(kd_ctx *ctx, const kd_cli_opts *o) {
   kd_job_opts jo;
   double mmd = NAN, mmd2 = NAN, stored = NAN;
   kd_cli_job_opts_(o, &jo);
-  kd_err err = kd_job_mmd(ctx, o->file, &jo, &mmd, &mmd2, &stored);
+  kd_err err = KD_OK;
+  if (kd_cli_is_data_file(o->config)) { /* against a data file, with the output's own kernel */
+    char sec[5000];
+    err = kd_cli_data_section(o->config, o->dataset, sec, sizeof sec);
+    if (!err) err = kd_job_mmd_data(ctx, o->file, sec, &mmd, &mmd2, &stored);
+  } else {
+    err = kd_job_mmd(ctx, o->file, &jo, &mmd, &mmd2, &stored);
+  }
   if (err == KD_OK && kd_ctx_rank(ctx) == 0) {
     printf("mmd:        %.17g\n", mmd);
     printf("mmd2:       %.17g\n", mmd2);

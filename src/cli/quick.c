@@ -69,16 +69,23 @@ cleanup:
   return err;
 }
 
-/* The point-set type of a data file from its extension (csv, txt, tsv, npy, npz, h5, hdf5). */
-static kd_err kd_cli_file_type_(const char *path, const char **type) {
-  kd_err err = KD_OK;
+/* The point-set type of a data file from its extension, or NULL. */
+static const char *kd_cli_type_of_(const char *path) {
   static const char *const map[][2] = {{".csv", "csv"}, {".txt", "csv"},   {".tsv", "csv"},
                                        {".dat", "csv"}, {".npy", "npy"},   {".npz", "npz"},
                                        {".h5", "hdf5"}, {".hdf5", "hdf5"}, {".hdf", "hdf5"}};
   const char *dot = strrchr(path, '.');
-  *type = NULL;
   for (size_t i = 0; dot && i < sizeof map / sizeof map[0]; i++)
-    if (!strcmp(dot, map[i][0])) *type = map[i][1];
+    if (!strcmp(dot, map[i][0])) return map[i][1];
+  return NULL;
+}
+
+int kd_cli_is_data_file(const char *path) { return kd_cli_type_of_(path) != NULL; }
+
+/* The point-set type of a data file from its extension (csv, txt, tsv, npy, npz, h5, hdf5). */
+static kd_err kd_cli_file_type_(const char *path, const char **type) {
+  kd_err err = KD_OK;
+  *type = kd_cli_type_of_(path);
   KD_CHECK(*type, KD_ERR_ARG,
            "%s: cannot tell the format from the file name (.csv, .txt, .tsv, .npy, .npz, .h5); "
            "write a config with data.type instead",
@@ -88,7 +95,7 @@ cleanup:
 }
 
 /* "{type: T, path: 'P'[, dataset: 'D']}" for a data file (single quotes doubled for YAML). */
-static kd_err kd_cli_section_(const char *path, const char *dataset, char *buf, size_t len) {
+kd_err kd_cli_data_section(const char *path, const char *dataset, char *buf, size_t len) {
   kd_err err = KD_OK;
   const char *type = NULL;
   char q[4096], dq[600] = "";
@@ -116,14 +123,14 @@ kd_err kd_cli_quick_config(const kd_cli_opts *o, char **yaml) {
   KD_ALLOC(*yaml, len);
   if (o->output) snprintf(outp, sizeof outp, "output: {path: '%s'}\n", o->output);
   if (!strcmp(o->cmd, "thin")) {
-    KD_TRY(kd_cli_section_(o->file, o->dataset, a, sizeof a));
+    KD_TRY(kd_cli_data_section(o->file, o->dataset, a, sizeof a));
     char nout[64] = "";
     if (o->n_out > 0)
       snprintf(nout, sizeof nout, "algorithm: {n_out: %lld}\n", (long long)o->n_out);
     snprintf(*yaml, len, "task: thin\ndata: %s\n%s%s", a, nout, outp);
   } else {
-    KD_TRY(kd_cli_section_(o->file, o->dataset, a, sizeof a));
-    KD_TRY(kd_cli_section_(o->file2, o->dataset, b, sizeof b));
+    KD_TRY(kd_cli_data_section(o->file, o->dataset, a, sizeof a));
+    KD_TRY(kd_cli_data_section(o->file2, o->dataset, b, sizeof b));
     snprintf(*yaml, len, "task: ctt\nx: %s\ny: %s\n%s", a, b, outp);
   }
 cleanup:

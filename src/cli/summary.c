@@ -23,6 +23,26 @@ static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
     fprintf(out, "mmd:        %.6e\n", s->mmd);
 }
 
+/* ctt_study: one row per configuration (g, or the exact test) of /study. */
+static void kd_cli_study_table_(const kd_result *res, FILE *out) {
+  const kd_result_dataset *g = kd_result_find(res, "/study/g"),
+                          *r = kd_result_find(res, "/study/rejection_rate"),
+                          *se = kd_result_find(res, "/study/se"),
+                          *t = kd_result_find(res, "/study/mean_seconds"),
+                          *rep = kd_result_find(res, "/study/reject");
+  if (!g || !r || !se || !t || !g->i64 || !r->f64 || !se->f64 || !t->f64) return;
+  const double alpha = kd_cli_metric_(res, "alpha");
+  fprintf(out, "replicates: %lld", rep && rep->rank == 2 ? (long long)rep->dims[0] : -1LL);
+  if (!isnan(alpha)) fprintf(out, " (level alpha = %g)", alpha);
+  fprintf(out, "\n  test      g   rejection rate      s per test\n");
+  for (int64_t c = 0; c < g->dims[0]; c++) {
+    char gs[24] = "-";
+    if (g->i64[c] >= 0) snprintf(gs, sizeof gs, "%lld", (long long)g->i64[c]);
+    fprintf(out, "  %-5s %4s   %.4f +- %.4f   %.5f\n", g->i64[c] < 0 ? "exact" : "ctt", gs,
+            r->f64[c], se->f64[c], t->f64[c]);
+  }
+}
+
 void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *out) {
   const int ctt = !strcmp(s->task, "ctt");
   fprintf(out, "task:       %s\n", s->task);
@@ -44,9 +64,15 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
     if (dropped > 0) fprintf(out, "; %.0f nodes of weight 0 left out", dropped);
     fprintf(out, "\n");
     kd_cli_mmd_line_(s, out);
+  } else if (!strcmp(s->task, "ctt_study")) {
+    kd_cli_study_table_(res, out);
   }
-  fprintf(out, "seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s->seconds,
-          (unsigned long long)s->kernel_evals, s->n_ranks, s->n_ranks == 1 ? "" : "s");
+  if (s->kernel_evals > 0)
+    fprintf(out, "seconds:    %.3f (%llu kernel evaluations, %d rank%s)\n", s->seconds,
+            (unsigned long long)s->kernel_evals, s->n_ranks, s->n_ranks == 1 ? "" : "s");
+  else /* e.g. ctt_study, which does not count them */
+    fprintf(out, "seconds:    %.3f (%d rank%s)\n", s->seconds, s->n_ranks,
+            s->n_ranks == 1 ? "" : "s");
   if (s->stop_reason > 0)
     fprintf(out, "stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s->stop_reason),
             (long long)s->iterations);

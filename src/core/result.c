@@ -51,11 +51,12 @@ cleanup:
   return err;
 }
 
-kd_err kd_result_set_metric(kd_result *r, const char *name, double value) {
+static kd_err kd_result_put_metric_(kd_result *r, const char *name, double value, int is_count) {
   kd_err err = KD_OK;
   for (int i = 0; i < r->n_metrics; i++)
     if (strcmp(r->metrics[i].name, name) == 0) {
       r->metrics[i].value = value;
+      r->metrics[i].is_count = is_count;
       return KD_OK;
     }
   kd_result_metric *m = realloc(r->metrics, (size_t)(r->n_metrics + 1) * sizeof *m);
@@ -67,9 +68,18 @@ kd_err kd_result_set_metric(kd_result *r, const char *name, double value) {
   memcpy(copy, name, len);
   m[r->n_metrics].name = copy;
   m[r->n_metrics].value = value;
+  m[r->n_metrics].is_count = is_count;
   r->n_metrics++;
 cleanup:
   return err;
+}
+
+kd_err kd_result_set_metric(kd_result *r, const char *name, double value) {
+  return kd_result_put_metric_(r, name, value, 0);
+}
+
+kd_err kd_result_set_count(kd_result *r, const char *name, int64_t v) {
+  return kd_result_put_metric_(r, name, (double)v, 1);
 }
 
 int kd_result_get_metric(const kd_result *r, const char *name, double *value) {

@@ -18,6 +18,21 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *err);
 /** Convenience: agree on err and return the agreed code (KD_ERR_MPI if agreement failed). */
 kd_err kd_dist_agreed(MPI_Comm comm, kd_err err);
 
+/** KD_ALLOC followed by an agreement over comm: when any rank cannot allocate, every rank goes to
+ *  cleanup with that rank's message (ptr is set or NULL per rank; cleanup frees it). Collective:
+ *  use it before a collective where a lone failure would leave the other ranks waiting. */
+#define KD_ALLOC_AGREED(comm, ptr, n)                                                          \
+  do {                                                                                         \
+    kd_err kd_aa_e_ = KD_OK;                                                                   \
+    size_t kd_aa_n_ = (size_t)(n);                                                             \
+    (ptr) = calloc(kd_aa_n_ ? kd_aa_n_ : 1, sizeof(*(ptr)));                                   \
+    if (!(ptr))                                                                                \
+      kd_aa_e_ =                                                                               \
+          kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "cannot allocate %zu x %zu bytes for %s", \
+                     kd_aa_n_, sizeof(*(ptr)), #ptr);                                          \
+    KD_TRY(kd_dist_agreed((comm), kd_aa_e_));                                                  \
+  } while (0)
+
 /** A (value, global index) pair reduced with ties to the smallest index. A rank with no candidate
  *  passes idx = -1 (and any value). A rank with a local error passes err != KD_OK: the error is
  *  folded into the same reduction and returned on every rank (message of the lowest failing rank).

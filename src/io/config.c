@@ -1081,7 +1081,8 @@ static int kd_cfg_emit_node_(yaml_emitter_t *em, const kd_cnode *n) {
   return yaml_emitter_emit(em, &ev);
 }
 
-kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml) {
+/* One YAML document of the node n (or, with key, of the mapping {key: n}) into *yaml. */
+static kd_err kd_config_emit_(const kd_cnode *n, const char *key, char **yaml) {
   kd_err err = KD_OK;
   yaml_emitter_t em;
   yaml_event_t ev;
@@ -1093,13 +1094,17 @@ kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml) {
   yaml_emitter_set_output(&em, kd_cfg_write_, &o);
   yaml_emitter_set_width(&em, 100);
   yaml_emitter_set_unicode(&em, 1);
-  int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
-           yaml_emitter_emit(&em, &ev) &&
-           yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
-           yaml_emitter_emit(&em, &ev) && kd_cfg_emit_node_(&em, cfg->root) &&
-           yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
-           yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) &&
-           yaml_emitter_flush(&em);
+  int ok =
+      yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&em, &ev) &&
+      yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&em, &ev);
+  if (ok && key)
+    ok = yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) &&
+         yaml_emitter_emit(&em, &ev) && kd_cfg_emit_scalar_(&em, key, 0);
+  ok = ok && kd_cfg_emit_node_(&em, n);
+  if (ok && key) ok = yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev);
+  ok = ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
+       yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) &&
+       yaml_emitter_flush(&em);
   KD_CHECK(!o.oom, KD_ERR_MEM, "out of memory while writing the resolved configuration");
   KD_CHECK(ok, KD_ERR_INTERNAL, "YAML emitter failed: %s",
            em.problem ? em.problem : "unknown problem");
@@ -1108,5 +1113,20 @@ kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml) {
 cleanup:
   if (have_em) yaml_emitter_delete(&em);
   free(o.buf);
+  return err;
+}
+
+kd_err kd_config_emit_resolved(const kd_config *cfg, char **yaml) {
+  return kd_config_emit_(cfg->root, NULL, yaml);
+}
+
+kd_err kd_config_emit_section(const kd_config *cfg, const char *key, char **yaml) {
+  kd_err err = KD_OK;
+  kd_cnode *n = NULL;
+  *yaml = NULL;
+  KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, NULL));
+  KD_CHECK(n != NULL, KD_ERR_CONFIG, "%s: the configuration has no key '%s'", cfg->name, key);
+  KD_TRY(kd_config_emit_(n, key, yaml));
+cleanup:
   return err;
 }

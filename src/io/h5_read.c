@@ -137,9 +137,22 @@ static herr_t kd_metrics_cb_(hid_t loc, const char *name, const H5A_info_t *info
   (void)info;
   if (!strcmp(name, "mmd") || !strcmp(name, "seconds") || !strcmp(name, "kernel_evals")) return 0;
   double v = NAN;
-  KD_TRY(kd_h5_read_attr_num_(loc, name, it->path, H5T_NATIVE_DOUBLE, &v));
-  KD_TRY(kd_result_set_metric(it->res, name, v));
+  int64_t c = 0;
+  hid_t a = -1, ty = -1;
+  KD_H5C(a = H5Aopen(loc, name, H5P_DEFAULT), KD_ERR_INPUT, "%s: attribute '%s' is missing",
+         it->path, name);
+  KD_H5C(ty = H5Aget_type(a), KD_ERR_INPUT, "%s: attribute '%s': H5Aget_type", it->path, name);
+  const H5T_class_t cl = H5Tget_class(ty);
+  if (cl == H5T_INTEGER) { /* a count (kd_result_set_count) */
+    KD_TRY(kd_h5_read_attr_num_(loc, name, it->path, H5T_NATIVE_INT64, &c));
+    KD_TRY(kd_result_set_count(it->res, name, c));
+  } else {
+    KD_TRY(kd_h5_read_attr_num_(loc, name, it->path, H5T_NATIVE_DOUBLE, &v));
+    KD_TRY(kd_result_set_metric(it->res, name, v));
+  }
 cleanup:
+  if (ty >= 0) H5Tclose(ty);
+  if (a >= 0) H5Aclose(a);
   it->err = err;
   return err ? -1 : 0;
 }
@@ -291,7 +304,11 @@ kd_err kd_output_info(const char *path, FILE *out) {
   fprintf(out, "seconds:      %.6g\n", res.seconds);
   fprintf(out, "kernel_evals: %llu\n", (unsigned long long)res.kernel_evals);
   for (int i = 0; i < res.n_metrics; i++)
-    fprintf(out, "metric:       %s = %.10g\n", res.metrics[i].name, res.metrics[i].value);
+    if (res.metrics[i].is_count)
+      fprintf(out, "metric:       %s = %lld\n", res.metrics[i].name,
+              (long long)res.metrics[i].value);
+    else
+      fprintf(out, "metric:       %s = %.10g\n", res.metrics[i].name, res.metrics[i].value);
   if (res.n_trace > 0)
     fprintf(out, "trace:        %lld rows, final mmd %.10g at %lld atoms\n", (long long)res.n_trace,
             res.trace_mmd[res.n_trace - 1], (long long)res.trace_atoms[res.n_trace - 1]);

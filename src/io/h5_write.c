@@ -247,7 +247,12 @@ static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
     const char *name = res->metrics[i].name;
     KD_CHECK(strcmp(name, "mmd") && strcmp(name, "seconds") && strcmp(name, "kernel_evals"),
              KD_ERR_INTERNAL, "metric name '%s' is reserved", name);
-    KD_TRY(kd_h5_attr_num(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->metrics[i].value));
+    if (res->metrics[i].is_count) {
+      const int64_t c = (int64_t)res->metrics[i].value;
+      KD_TRY(kd_h5_attr_num(m, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &c));
+    } else {
+      KD_TRY(kd_h5_attr_num(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &res->metrics[i].value));
+    }
   }
   if (res->n_trace > 0) {
     int64_t nt = res->n_trace;

@@ -34,6 +34,48 @@ cleanup:
   return err;
 }
 
+/* The strings parts[0..n) joined by sep into out[len] (cut at len - 1). */
+static void kd_path_join_(char *out, size_t len, const char *sep, const char *const *parts, int n) {
+  size_t o = 0;
+  for (int i = 0; i < n; i++) {
+    for (const char *c = i ? sep : ""; *c && o + 1 < len; c++) out[o++] = *c;
+    for (const char *c = parts[i]; *c && o + 1 < len; c++) out[o++] = *c;
+  }
+  out[o] = '\0';
+}
+
+/* dir + "/" + path made absolute against the working directory into out[len] (best effort). */
+static void kd_path_abs_(const char *dir, const char *path, char *out, size_t len) {
+  char cwd[4096] = ".";
+  if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
+  const char *parts[3] = {cwd, dir ? dir : path, path};
+  if (path[0] == '/')
+    kd_path_join_(out, len, "/", parts + 2, 1);
+  else if (!dir)
+    kd_path_join_(out, len, "/", parts, 2);
+  else if (dir[0] == '/')
+    kd_path_join_(out, len, "/", parts + 1, 2);
+  else
+    kd_path_join_(out, len, "/", parts, 3);
+}
+
+int kd_path_input_missing(const char *path, const char *cfg_file, char *out, size_t len) {
+  struct stat st;
+  char a[4096], b[4096], dir[4096];
+  if (!path[0] || stat(path, &st) == 0 || errno != ENOENT) return 0;
+  kd_path_abs_(NULL, path, a, sizeof a);
+  const char *slash = cfg_file ? strrchr(cfg_file, '/') : NULL;
+  if (path[0] == '/' || !slash) {
+    snprintf(out, len, "%s", a);
+    return 1;
+  }
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - cfg_file), cfg_file);
+  kd_path_abs_(dir, path, b, sizeof b);
+  const char *ab[2] = {a, b};
+  kd_path_join_(out, len, " and ", ab, 2);
+  return 1;
+}
+
 /* The directory part of path ("." when there is none) into a malloc'ed string. */
 static kd_err kd_path_dir_(const char *path, char **out) {
   kd_err err = KD_OK;

@@ -27,5 +27,8 @@ kd_err kd_path_check_output(const char *path, const char *role, int make_dirs);
  *  paths, and paths found nowhere, are returned unchanged (the reader's error names them).
  *  out[len]. Returns 1 if the config's directory was used. Local. */
 int kd_path_resolve_input(const char *path, const char *cfg_file, char *out, size_t len);
+/** When the input `path` (after kd_path_resolve_input) does not exist, the absolute paths that were
+ *  looked at ("/wd/x.csv" or "/wd/x.csv and /cfgdir/x.csv") into out[len] and 1; else 0. Local. */
+int kd_path_input_missing(const char *path, const char *cfg_file, char *out, size_t len);
 
 #endif

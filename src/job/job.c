@@ -364,3 +364,65 @@ cleanup:
   kd_job_free_(ctx, &job);
   return kd_job_leave_(ctx, prev, err);
 }
+
+/* The config that scores the rule of output `path` against a data file: task thin (its target is
+ * the data's empirical measure), data: data_yaml, and the output's own kernel section with the
+ * length scale it used. Every rank reads the (small) output; errors agreed. */
+static kd_err kd_job_mmd_data_config_(kd_ctx *ctx, const char *path, const char *data_yaml,
+                                      char **text) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_result rule = KD_RESULT_INIT;
+  kd_config *cfg = NULL;
+  char *yaml = NULL, *ky = NULL, set[96];
+  const char *kname = NULL;
+  double ls = NAN;
+  *text = NULL;
+  lerr = kd_output_read(path, &rule, &yaml, NULL, NULL);
+  if (lerr == KD_OK) lerr = kd_config_load_string(yaml, path, &cfg);
+  if (lerr == KD_OK) lerr = kd_config_get_str(cfg, "kernel.name", "gaussian", NULL, 0, &kname);
+  if (lerr == KD_OK && !strcmp(kname, "stein"))
+    lerr = kd_err_set(KD_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                      "%s: a Stein kernel's target is its score, not a data file; evaluate with "
+                      "kdistill mmd %s CONFIG",
+                      path, path);
+  if (lerr == KD_OK && kd_result_get_metric(&rule, "kernel_ls", &ls) && ls > 0) {
+    snprintf(set, sizeof set, "kernel.ls=%.17g", ls); /* the value the run used (median) */
+    lerr = kd_config_set(cfg, set);
+  }
+  if (lerr == KD_OK) lerr = kd_config_emit_section(cfg, "kernel", &ky);
+  if (lerr == KD_OK) {
+    const size_t len = strlen(data_yaml) + strlen(ky) + 64;
+    *text = malloc(len);
+    if (*text)
+      snprintf(*text, len, "task: thin\ndata: %s\n%s", data_yaml, ky);
+    else
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "out of memory");
+  }
+  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
+cleanup:
+  if (err) {
+    free(*text);
+    *text = NULL;
+  }
+  kd_config_destroy(&cfg);
+  kd_result_free(&rule);
+  free(yaml);
+  free(ky);
+  return err;
+}
+
+kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
+                       double *mmd2, double *stored) {
+  kd_err err = KD_OK;
+  char *text = NULL;
+  if (!ctx || !path || !data_yaml) return KD_ERR_ARG;
+  kd_job_opts o;
+  memset(&o, 0, sizeof o);
+  KD_TRY(kd_job_mmd_data_config_(ctx, path, data_yaml, &text));
+  o.config = "kdistill mmd";
+  o.config_text = text;
+  KD_TRY(kd_job_mmd(ctx, path, &o, mmd, mmd2, stored));
+cleanup:
+  free(text);
+  return err;
+}

@@ -121,6 +121,10 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
   }
 }
 
+static int kd_kernel_has_ls_(kd_kernel_type t) {
+  return t != KD_KERNEL_LINEAR && t != KD_KERNEL_SOBOLEV && t != KD_KERNEL_ENERGY;
+}
+
 static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   kd_err err = KD_OK;
   KD_CHECK(p->type >= 0 && p->type < KD_KERNEL_COUNT_, KD_ERR_CONFIG,
@@ -173,8 +177,7 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   KD_ALLOC(k, 1);
   k->p = *p;
   k->d = d;
-  k->ls_pending = p->ls_median && p->type != KD_KERNEL_LINEAR && p->type != KD_KERNEL_SOBOLEV &&
-                  p->type != KD_KERNEL_ENERGY;
+  k->ls_pending = p->ls_median && kd_kernel_has_ls_(p->type);
   k->isa = kd_kernel_isa_();
   k->fam = kd_kernel_family_(p->type);
   KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
@@ -249,5 +252,8 @@ void kd_kernel_destroy(kd_kernel **k) {
 const kd_kernel_params *kd_kernel_get_params(const kd_kernel *k) { return &k->p; }
 int kd_kernel_dim(const kd_kernel *k) { return k->d; }
 const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
+double kd_kernel_length_scale(const kd_kernel *k) {
+  return k && kd_kernel_has_ls_(k->p.type) && !k->ls_pending ? k->p.ls : 0.0;
+}
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }

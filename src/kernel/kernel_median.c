@@ -71,13 +71,13 @@ static kd_err kd_median_pick_(MPI_Comm comm, const int64_t *prop, kd_lidx np, kd
   int64_t *all = NULL;
   int64_t tot = 2 * np;
   KD_TRY(kd_dist_sum_i64(comm, &tot, 1));
-  KD_ALLOC(all, tot);
+  KD_ALLOC_AGREED(comm, all, tot);
   KD_TRY(kd_dist_allgatherv_i64(comm, prop, 2 * np, all));
   const kd_lidx nall = tot / 2;
   if (nall > nl) { /* reuse the local keys when large enough */
     free(*keys);
     *keys = NULL;
-    KD_ALLOC(*keys, nall);
+    KD_ALLOC_AGREED(comm, *keys, nall);
   }
   kd_median_key *mk = *keys;
   for (kd_lidx i = 0; i < nall; i++) {
@@ -89,7 +89,7 @@ static kd_err kd_median_pick_(MPI_Comm comm, const int64_t *prop, kd_lidx np, kd
   qsort(mk, (size_t)nall, sizeof *mk, kd_median_key_cmp_);
   KD_CHECK(nall >= m, KD_ERR_INTERNAL, "kernel.ls: median subsample short (%lld < %lld)",
            (long long)nall, (long long)m);
-  KD_ALLOC(*idx, m);
+  KD_ALLOC_AGREED(comm, *idx, m);
   for (kd_lidx i = 0; i < m; i++) (*idx)[i] = mk[i].g;
   qsort(*idx, (size_t)m, sizeof **idx, kd_gidx_cmp_);
 cleanup:
@@ -234,7 +234,7 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   kd_median_key *keys = NULL;
   int64_t *prop = NULL;
   kd_gidx *idx = NULL;
-  double *rows = NULL, *dist = NULL;
+  double *rows = NULL, *dist = NULL, *h = NULL;
   MPI_Comm comm = kd_pointset_comm(ps);
   const kd_gidx n = kd_pointset_n_global(ps);
   const int d = kd_pointset_dim(ps);
@@ -254,19 +254,18 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
   double med = 0.0;
   KD_TRY(kd_median_propose_(comm, ps, seed, m, &keys, &prop, &np));
   KD_TRY(kd_median_pick_(comm, prop, np, kd_pointset_n_local(ps), m, &keys, &idx));
-  KD_ALLOC(rows, (size_t)m * d);
+  KD_ALLOC_AGREED(comm, rows, (size_t)m * d);
   KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
   const int dd = k->p.type == KD_KERNEL_STEIN ? d / 2 : d; /* stein: distances of x, not scores */
   for (kd_lidx i = 0; dd < d && i < m; i++)
     memmove(rows + i * dd, rows + i * d, sizeof(double) * dd);
-  if (k->pre) /* preconditioned stein: the Mahalanobis distances |L^-1 (x - y)| */
+  if (k->pre) { /* preconditioned stein: the Mahalanobis distances |L^-1 (x - y)| */
+    KD_ALLOC_AGREED(comm, h, dd);
     for (kd_lidx i = 0; i < m; i++) {
-      double o[64], *h = dd > 64 ? malloc(sizeof(double) * (size_t)dd) : o;
-      if (!h) KD_FAIL(KD_ERR_MEM, "kernel.ls: out of memory");
       kd_stein_pre_map_x_(k, rows + i * dd, h);
       memcpy(rows + i * dd, h, sizeof(double) * (size_t)dd);
-      if (h != o) free(h);
     }
+  }
   KD_TRY(kd_median_distances_(comm, rows, m, dd, &dist, &nd));
   KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, &med));
   KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
@@ -283,5 +282,6 @@ cleanup:
   free(idx);
   free(rows);
   free(dist);
+  free(h);
   return err;
 }

@@ -202,6 +202,17 @@ static int kd_csv_first_(kd_csv_ *c, char *s, kd_err *err) {
     }
   }
   (void)nf;
+  if (c->o.header == -1 && !c->quiet) {
+    const char *sep = c->delim == ','    ? "comma"
+                      : c->delim == ';'  ? "semicolon"
+                      : c->delim == '\t' ? "tab"
+                                         : "whitespace";
+    kd_log_info(
+        "%s: %d %s-separated columns; line %ld is %s (data.header: auto; set true or "
+        "false to decide)",
+        c->path, c->nf_all, sep, c->lineno,
+        is_header ? "a header (no field starts like a number)" : "data, not a header");
+  }
   if (c->nf_all > KD_CSV_MAX_COLS) {
     *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "%s:%ld: %d columns, more than %d", c->path,
                       c->lineno, c->nf_all, KD_CSV_MAX_COLS);

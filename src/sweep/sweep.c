@@ -326,6 +326,7 @@ static kd_err kd_sweep_bcast_result_(MPI_Comm comm, int root, kd_result *r, kd_t
   struct {
     char name[120];
     double value;
+    int64_t is_count;
   } met;
   for (int i = 0; i < r->n_datasets; i++) {
     free(r->datasets[i].path);
@@ -361,9 +362,11 @@ static kd_err kd_sweep_bcast_result_(MPI_Comm comm, int root, kd_result *r, kd_t
     if (me) {
       snprintf(met.name, sizeof met.name, "%s", r->metrics[i].name);
       met.value = r->metrics[i].value;
+      met.is_count = r->metrics[i].is_count;
     }
     KD_TRY(kd_dist_bcast(comm, &met, sizeof met, root));
-    if (!me) KD_TRY(kd_result_set_metric(r, met.name, met.value));
+    if (!me && met.is_count) KD_TRY(kd_result_set_count(r, met.name, (int64_t)met.value));
+    if (!me && !met.is_count) KD_TRY(kd_result_set_metric(r, met.name, met.value));
   }
 cleanup:
   return err;
@@ -602,7 +605,7 @@ static kd_err kd_sweep_result_(const kd_task_ctx *ctx, const kd_sweep_spec *sp, 
     KD_TRY(kd_sweep_bcast_result_(ctx->comm, root, &r->best, info));
     *res = r->best;
     memset(&r->best, 0, sizeof r->best);
-    KD_TRY(kd_result_set_metric(res, "sweep_best_point", bp));
+    KD_TRY(kd_result_set_count(res, "sweep_best_point", bp));
   } else {
     KD_TRY(kd_result_alloc(res, 0, 1));
     res->mmd = NAN;
@@ -614,9 +617,9 @@ static kd_err kd_sweep_result_(const kd_task_ctx *ctx, const kd_sweep_spec *sp, 
     nfail += r->rows[p].status != KD_OK;
     evals += r->rows[p].kernel_evals;
   }
-  KD_TRY(kd_result_set_metric(res, "sweep_points", n));
-  KD_TRY(kd_result_set_metric(res, "sweep_failed", (double)nfail));
-  KD_TRY(kd_result_set_metric(res, "sweep_groups", r->G));
+  KD_TRY(kd_result_set_count(res, "sweep_points", n));
+  KD_TRY(kd_result_set_count(res, "sweep_failed", (int64_t)nfail));
+  KD_TRY(kd_result_set_count(res, "sweep_groups", r->G));
   res->kernel_evals = evals;
   KD_TRY(kd_sweep_add_extras_(sp, r->rows, res));
 cleanup:

@@ -47,8 +47,8 @@ static kd_err kd_est_draw_(kd_target *t, int64_t R, int64_t *idx) {
   const int64_t C = 2048, nc = (N + C - 1) / C;
   const kd_lidx own_n = t->own_n, own_c = (kd_lidx)((own_n + C - 1) / C);
   const double *wown = t->own + (size_t)own_n * d;
-  KD_ALLOC(cs, own_c + 1);
-  KD_ALLOC(pre, nc + 1);
+  KD_ALLOC_AGREED(comm, cs, own_c + 1);
+  KD_ALLOC_AGREED(comm, pre, nc + 1);
   for (kd_lidx c = 0; c < own_c; c++) {
     double a = 0.0;
     for (kd_lidx j = c * C; j < own_n && j < (c + 1) * C; j++) a += wown[j];

@@ -120,13 +120,13 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
   in.seed = ctx->seed;
   in.task_in = &ti;
   snprintf(info->algorithm, sizeof info->algorithm, "%s", s->desc->name);
-  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
   kd_log_info("running %s on m = %lld, n = %lld points", s->desc->name,
               (long long)kd_pointset_n_global(s->x), (long long)kd_pointset_n_global(s->y));
   kd_interrupt_anywhere(1); /* no checkpoint: a signal stops the test where it is (exit 3) */
   err = s->desc->run(&in, res);
   kd_interrupt_anywhere(0);
   KD_TRY(kd_dist_agreed(ctx->comm, err));
+  KD_TRY(kd_task_record_kernel(s->k, info, res));
   {
     double st = NAN, pv = NAN, rj = NAN;
     kd_result_get_metric(res, "statistic", &st);
@@ -401,7 +401,6 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   s->kp.ls_median = 0;
   s->sp.kp = &s->kp;
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
-  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->k));
   kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,
               (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
               s->sp.exact ? " and the exact test" : "");
@@ -428,6 +427,8 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   KD_TRY(kd_dist_max(ctx->comm, &res->seconds, 1));
   if (resume) res->seconds += resume->seconds; /* cumulative over the interrupted runs */
   res->mmd = NAN;
+  KD_TRY(kd_task_record_kernel(s->k, info, res));
+  KD_TRY(kd_result_set_metric(res, "alpha", s->sp.alpha));
   for (int c = 0; c < st.n_conf; c++)
     kd_log_info("%-5s g=%-3lld rejection rate %.4f +- %.4f, %.5f s per test",
                 st.g[c] < 0 ? "exact" : "ctt", (long long)st.g[c], st.rate[c], st.se[c],

@@ -104,8 +104,8 @@ static kd_err kd_recombine_run_(const kd_task_ctx *ctx, void *state, kd_result *
     worst = fmax(worst, fabs(rsum[q] - sums[q]) / fmax(fabs(sums[q]), 1e-300));
   res->mmd = NAN;
   KD_TRY(kd_result_set_metric(res, "max_mean_error", worst));
-  KD_TRY(kd_result_set_metric(res, "test_functions", (double)m));
-  KD_TRY(kd_result_set_metric(res, "leaves", (double)T));
+  KD_TRY(kd_result_set_count(res, "test_functions", (int64_t)m));
+  KD_TRY(kd_result_set_count(res, "leaves", (int64_t)T));
 cleanup:
   kd_recomb_set_free(&rule);
   free(sums);

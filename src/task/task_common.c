@@ -122,6 +122,12 @@ cleanup:
   return err;
 }
 
+kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *res) {
+  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(k));
+  const double ls = kd_kernel_length_scale(k);
+  return ls > 0 ? kd_result_set_metric(res, "kernel_ls", ls) : KD_OK;
+}
+
 /* ----------------------------------------------------------- measure */
 /* A per-coordinate vector key: absent -> default broadcast (inserted as a list of length d);
  * a single number or a list of length 1 broadcasts; otherwise the length must be d. */
@@ -374,10 +380,16 @@ cleanup:
  * file (kd_path_resolve_input); rank 0 decides for every rank. Collective. */
 static kd_err kd_task_resolve_path_(const kd_task_ctx *ctx, const char *key, const char *path,
                                     char *out, int len) {
-  kd_err err = KD_OK;
+  kd_err err = KD_OK, lerr = KD_OK;
   int moved = 0;
-  if (kd_dist_rank(ctx->comm) == 0)
+  char tried[8300];
+  if (kd_dist_rank(ctx->comm) == 0) {
     moved = kd_path_resolve_input(path, kd_config_name(ctx->cfg), out, (size_t)len);
+    if (kd_path_input_missing(out, kd_config_name(ctx->cfg), tried, sizeof tried))
+      lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__,
+                        "%s: %s: cannot open file: no such file (looked for %s)", key, path, tried);
+  }
+  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
   KD_TRY(kd_dist_bcast(ctx->comm, out, len, 0));
   if (moved)
     kd_log_info("%s: '%s' is not in the working directory; using %s (next to the config)", key,
@@ -630,7 +642,7 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
       KD_TRY(kd_result_set_metric(res, "mmd_se", info.mmd_se));
       KD_TRY(kd_result_set_metric(res, "mmd2", info.mmd2));
       KD_TRY(kd_result_set_metric(res, "mmd2_se", info.mmd2_se));
-      KD_TRY(kd_result_set_metric(res, "self_rows", (double)info.rows));
+      KD_TRY(kd_result_set_count(res, "self_rows", (int64_t)info.rows));
     }
     if (method == KD_MMD_SKIPPED) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));
@@ -642,7 +654,7 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
   }
   te = kd_dist_wtime() - tm;
   KD_TRY(kd_dist_max(comm, &te, 1));
-  KD_TRY(kd_result_set_metric(res, "mmd_method", (double)method));
+  KD_TRY(kd_result_set_count(res, "mmd_method", (int64_t)method));
   KD_TRY(kd_result_set_metric(res, "seconds_evaluation", te));
 cleanup:
   return err;

@@ -271,7 +271,7 @@ static kd_err kd_generic_drop_zeros_(const kd_generic_state *s, kd_result *res) 
   kd_gidx dropped = 0;
   if (strcmp(s->task, "herd") && strcmp(s->task, "quad")) return KD_OK;
   KD_TRY(kd_result_drop_zero_weights(res, &dropped));
-  KD_TRY(kd_result_set_metric(res, "zero_weight_nodes_dropped", (double)dropped));
+  KD_TRY(kd_result_set_count(res, "zero_weight_nodes_dropped", (int64_t)dropped));
   if (dropped)
     kd_log_info("%lld nodes of weight 0 left out of the output (%lld remain)", (long long)dropped,
                 (long long)res->n);
@@ -285,7 +285,6 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   kd_generic_state *s = state;
   KD_CHECK(s && s->target, KD_ERR_INTERNAL, "task run without setup");
   snprintf(info->algorithm, sizeof info->algorithm, "%s", s->desc->name);
-  snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(s->kernel));
   info->n_in = s->points ? kd_pointset_n_global(s->points) : 0;
   if (!s->ckpt_path) {
     KD_TRY(kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, NULL,
@@ -294,6 +293,7 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
     KD_TRY(kd_generic_run_ckpt_(ctx, s, res));
   }
   KD_TRY(kd_generic_drop_zeros_(s, res));
+  KD_TRY(kd_task_record_kernel(s->kernel, info, res));
 cleanup:
   return err;
 }

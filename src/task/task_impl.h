@@ -87,6 +87,9 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
 kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res);
 /** If the kernel asked for ls: median, compute it on ps. Collective. */
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
+/** The kernel's description into info->kernel and its length scale in use (the median heuristic's
+ *  value when it was asked for) into res's metric kernel_ls, for families that have one. Local. */
+kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *res);
 /** Read a generator measure section (type + parameters). Local (every rank parses the same). */
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *out);
 /** Read a point-set section and load it (generator, HDF5 or CSV) and validate it (NaN rows etc.).

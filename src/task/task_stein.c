@@ -233,10 +233,11 @@ kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
   KD_CHECK(n >= 2, KD_ERR_INPUT, "kernel.precondition: needs at least 2 points (got %lld)",
            (long long)n);
   const kd_lidx m = n < KD_PRE_SAMPLE ? (kd_lidx)n : KD_PRE_SAMPLE;
-  KD_ALLOC(idx, m);
-  KD_ALLOC(rows, (size_t)m * d);
-  KD_ALLOC(M, (size_t)dx * dx);
-  KD_ALLOC(mu, dx);
+  const MPI_Comm comm = kd_pointset_comm(ps);
+  KD_ALLOC_AGREED(comm, idx, m);
+  KD_ALLOC_AGREED(comm, rows, (size_t)m * d);
+  KD_ALLOC_AGREED(comm, M, (size_t)dx * dx);
+  KD_ALLOC_AGREED(comm, mu, dx);
   for (kd_lidx i = 0; i < m; i++) idx[i] = (kd_gidx)((double)i * (double)n / (double)m);
   KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
   for (kd_lidx i = 0; i < m; i++)

@@ -127,12 +127,41 @@ mpi run herd.yaml --set algorithm.max_atoms=2001 -o res/herd3.h5 >hx.txt 2>&1
 /usr/bin/python3 -c 'import numpy as np
 r = np.random.default_rng(5)
 np.save("ox.npy", r.normal(size=(2000, 2))); np.save("oy.npy", r.normal(size=(2000, 2)) + [0.5, 0])
-np.savetxt("small.txt", r.normal(size=(300, 3)))' || bad "one-liner inputs"
+np.savetxt("small.txt", r.normal(size=(300, 3)))
+np.savetxt("small2.txt", r.normal(size=(300, 3)) + 1.0)' || bad "one-liner inputs"
 mpi thin small.txt --n-out 32 -o res/one.h5 >one.txt 2>&1 && grep -q "^points:     300 -> 32 (d = 3)" one.txt &&
   grep -q "algorithm.g: 3 for n_in = 300" one.txt && grep -q "^algorithm:  kt_compress" one.txt &&
   ok "kdistill thin DATA --n-out 32: kt_compress by default, g lowered for 300 rows" || bad "thin one-liner: $(cat one.txt)"
 h5dump -a /config_yaml res/one.h5 2>/dev/null | grep -q "type: csv" && ok "one-liner config stored in config_yaml" ||
   bad "one-liner config_yaml"
+grep -q "small.txt: 3 whitespace-separated columns; line 1 is data, not a header (data.header: auto" one.txt &&
+  ok "the header decision is logged" || bad "header log line: $(cat one.txt)"
+/usr/bin/python3 -c 'import h5py, re, sys
+m = h5py.File("res/one.h5", "r")["metrics"].attrs
+k = h5py.File("res/one.h5", "r").attrs["kernel"]
+k = k.decode() if isinstance(k, bytes) else k
+ls = float(re.search(r"ls=([0-9.e+-]+)", k).group(1))
+ok = (m["n_in"].dtype.kind == "i" and m["n_in"] == 300 and m["mmd_method"].dtype.kind == "i" and
+      m["refine_swaps"].dtype.kind == "i" and m["mmd"].dtype.kind == "f" and
+      m["kernel_ls"].dtype.kind == "f" and m["kernel_ls"] == ls and ls > 0)
+sys.exit(0 if ok else 1)' && ok "counts are int64 attributes; kernel_ls is the resolved median length scale" ||
+  bad "integer metrics / kernel_ls"
+mpi mmd res/one.h5 small.txt >md.txt 2>&1 && grep -q "^rel_diff:   0.000e+00" md.txt &&
+  ok "kdistill mmd OUT DATA: the input file gives the stored MMD exactly" || bad "mmd OUT DATA: $(cat md.txt)"
+mpi mmd res/one.h5 small2.txt >md2.txt 2>&1 &&
+  awk '/^mmd:/ {m = $2} /^stored:/ {s = $2} END {exit !(m > 5 * s)}' md2.txt &&
+  ok "kdistill mmd OUT DATA: a shifted file gives a larger MMD" || bad "mmd shifted: $(cat md2.txt)"
+mpi mmd res/one.h5 ox.npy >md3.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c 'error: .*dimension' md3.txt)" = 1 ] &&
+  ok "kdistill mmd OUT DATA of another dimension: one line" || bad "mmd dims: $(cat md3.txt)"
+mpi thin nope.npy >nf.txt 2>&1
+[ $? = 1 ] && [ "$(grep -c "error: data.path: nope.npy: cannot open file: no such file (looked for $PWD/nope.npy)" nf.txt)" = 1 ] &&
+  ok "a missing file names the absolute path looked for" || bad "missing file: $(cat nf.txt)"
+printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2, mean: [0.5, 0]}\nstudy: {m: 128, n: 128, replicates: 4, g: [0, 1], exact: true, s: 8, B: 20}\noutput: {path: res/study.h5}\n' >study.yaml
+mpi run study.yaml >st.txt 2>&1 && grep -q "^replicates: 4 (level alpha = 0.05)" st.txt &&
+  grep -qE "^  ctt +0 +[01]\.[0-9]{4} \+- " st.txt && grep -qE "^  exact +- +[01]\.[0-9]{4} " st.txt &&
+  ! grep -q "^mmd:" st.txt && ! grep -q "0 kernel evaluations" st.txt &&
+  ok "ctt_study summary: its table" || bad "ctt_study summary: $(cat st.txt)"
 mpi ctt ox.npy oy.npy -o res/t.h5 >ct.txt 2>&1 && grep -q "^p_value:    " ct.txt &&
   grep -q "^decision:   reject: the samples differ" ct.txt && grep -q "^statistic:  " ct.txt &&
   ! grep -q "^mmd:" ct.txt && ok "kdistill ctt X Y: statistic, p-value, decision" || bad "ctt one-liner: $(cat ct.txt)"

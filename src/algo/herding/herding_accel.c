@@ -409,7 +409,7 @@ cleanup:
     int64_t dims[2] = {x.n_cos, 3};
     err = kd_result_add_f64(out, "/herding/cos_theta", 2, dims, x.cos_rows);
   }
-  if (err == KD_OK) err = kd_result_set_metric(out, "direction_rounds", (double)x.rounds);
+  if (err == KD_OK) err = kd_result_set_count(out, "direction_rounds", (int64_t)x.rounds);
   free(x.pos);
   free(x.c);
   free(x.cn);

@@ -517,15 +517,15 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
   out->mmd = h->mmd;
   out->kernel_evals = ev;
   out->seconds = kd_dist_wtime() - h->t0;
-  KD_TRY(kd_result_set_metric(out, "lmo_calls", (double)h->lmo_calls));
-  KD_TRY(kd_result_set_metric(out, "iterations", (double)iterations));
+  KD_TRY(kd_result_set_count(out, "lmo_calls", (int64_t)h->lmo_calls));
+  KD_TRY(kd_result_set_count(out, "iterations", (int64_t)iterations));
   KD_TRY(kd_result_set_metric(out, "fw_gap", gap));
   KD_TRY(kd_result_set_metric(out, "min_weight_seen", h->wmin_seen));
-  KD_TRY(kd_result_set_metric(out, "fw_steps", (double)h->n_fw_steps));
-  KD_TRY(kd_result_set_metric(out, "pairwise_steps", (double)h->n_pair_steps));
-  KD_TRY(kd_result_set_metric(out, "away_steps", (double)h->n_away_steps));
-  KD_TRY(kd_result_set_metric(out, "drop_steps", (double)h->n_drop_steps));
-  KD_TRY(kd_result_set_metric(out, "stop_reason", (double)h->stop_reason));
+  KD_TRY(kd_result_set_count(out, "fw_steps", (int64_t)h->n_fw_steps));
+  KD_TRY(kd_result_set_count(out, "pairwise_steps", (int64_t)h->n_pair_steps));
+  KD_TRY(kd_result_set_count(out, "away_steps", (int64_t)h->n_away_steps));
+  KD_TRY(kd_result_set_count(out, "drop_steps", (int64_t)h->n_drop_steps));
+  KD_TRY(kd_result_set_count(out, "stop_reason", (int64_t)h->stop_reason));
 cleanup:
   return err;
 }

@@ -1006,13 +1006,13 @@ static kd_err kd_quad_metrics_(kd_quad_drv_ *D, kd_result *out) {
   KD_TRY(kd_dist_max(D->comm, tv, 6));
   for (int i = 0; i < 6; i++) tv[i] += D->q.times[i]; /* the stages of the interrupted runs */
   for (int i = 0; i < 6; i++) KD_TRY(kd_result_set_metric(out, tnames[i], tv[i]));
-  KD_TRY(kd_result_set_metric(out, "sample_size", (double)D->N));
-  KD_TRY(kd_result_set_metric(out, "test_functions", (double)D->s));
-  KD_TRY(kd_result_set_metric(out, "leaves", (double)D->n_leaves));
-  KD_TRY(kd_result_set_metric(out, "leaves_rank0", (double)(D->lstart[1] - D->lstart[0])));
+  KD_TRY(kd_result_set_count(out, "sample_size", (int64_t)D->N));
+  KD_TRY(kd_result_set_count(out, "test_functions", (int64_t)D->s));
+  KD_TRY(kd_result_set_count(out, "leaves", (int64_t)D->n_leaves));
+  KD_TRY(kd_result_set_count(out, "leaves_rank0", (int64_t)(D->lstart[1] - D->lstart[0])));
   if (D->kind == KD_QUAD_NYSTROM) {
-    KD_TRY(kd_result_set_metric(out, "nystrom_points", (double)D->ell));
-    KD_TRY(kd_result_set_metric(out, "eig_scalapack", (double)D->q.plan[KD_QPLAN_N - 1]));
+    KD_TRY(kd_result_set_count(out, "nystrom_points", (int64_t)D->ell));
+    KD_TRY(kd_result_set_count(out, "eig_scalapack", (int64_t)D->q.plan[KD_QPLAN_N - 1]));
   }
 cleanup:
   return err;

@@ -79,7 +79,7 @@ static kd_err kd_skt_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_algo_kt_compress.run(&in2, out));
   for (kd_gidx i = 0; i < out->n; i++)
     out->indices[i] = out->indices[i] >= 0 ? map[out->indices[i]] : -1;
-  KD_TRY(kd_result_set_metric(out, "reweight_steps", (double)steps));
+  KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
 cleanup:
   kd_params_free(&kp);
   kd_pointset_destroy(&rs);

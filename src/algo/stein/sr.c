@@ -95,7 +95,7 @@ static kd_err kd_sr_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_mmd(in->target, out->points, out->weights, (kd_lidx)rule.n, &mmd, NULL));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination_weights", mmd));
   KD_TRY(kd_stein_simplex_weights(in, 0, out));
-  KD_TRY(kd_result_set_metric(out, "reweight_steps", (double)steps));
+  KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
 cleanup:
   kd_recomb_set_free(&rule);
   kd_pointset_destroy(&data);

@@ -317,8 +317,8 @@ static kd_err kd_ctt_metrics_(kd_ctt_drv_ *D, kd_result *out) {
   KD_TRY(kd_result_set_metric(out, "seconds_distribute", tt[0]));
   KD_TRY(kd_result_set_metric(out, "seconds_compress", tt[1]));
   KD_TRY(kd_result_set_metric(out, "seconds_coreset_kernel", tt[2]));
-  KD_TRY(kd_result_set_metric(out, "n_in", (double)D->n_in));
-  KD_TRY(kd_result_set_metric(out, "compressed", (double)D->compress));
+  KD_TRY(kd_result_set_count(out, "n_in", (int64_t)D->n_in));
+  KD_TRY(kd_result_set_count(out, "compressed", (int64_t)D->compress));
   out->seconds = tt[3];
   out->kernel_evals = D->evals;
   out->mmd = sqrt(fmax(D->stat2[D->cfg.B], 0.0));

@@ -105,7 +105,7 @@ kd_err kd_ctt_add_outputs(kd_result *out, const double *stat2, int64_t B,
   KD_TRY(kd_result_add_f64(out, "/test/permutation_statistics", 1, dims, perm));
   KD_TRY(kd_result_set_metric(out, "statistic", stat));
   KD_TRY(kd_result_set_metric(out, "p_value", dec->p_value));
-  KD_TRY(kd_result_set_metric(out, "reject", (double)dec->reject));
+  KD_TRY(kd_result_set_count(out, "reject", (int64_t)dec->reject));
 cleanup:
   free(perm);
   return err;

@@ -696,12 +696,12 @@ static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, 
   for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b->br[(size_t)best * D->nc + i];
   KD_TRY(kd_thin_refine(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes, &swaps));
   KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after));
-  KD_TRY(kd_result_set_metric(out, "refine_branches", (double)b->nbch));
-  KD_TRY(kd_result_set_metric(out, "refine_swaps", (double)swaps));
+  KD_TRY(kd_result_set_count(out, "refine_branches", (int64_t)b->nbch));
+  KD_TRY(kd_result_set_count(out, "refine_swaps", (int64_t)swaps));
   KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
   KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
   /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
-  KD_TRY(kd_result_set_metric(out, "refine_target_compress", (double)D->pl.refine_target));
+  KD_TRY(kd_result_set_count(out, "refine_target_compress", (int64_t)D->pl.refine_target));
 cleanup:
   return err;
 }
@@ -817,8 +817,8 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
   KD_TRY(kd_thin_last_steps_(&D, out));
   KD_TRY(kd_thin_result_(&D, out));
   if (D.pl.reweight) KD_TRY(kd_thin_reweight_(&D, out));
-  KD_TRY(kd_result_set_metric(out, "n_in", (double)D.n));
-  KD_TRY(kd_result_set_metric(out, "compress_output", (double)D.nc));
+  KD_TRY(kd_result_set_count(out, "n_in", (int64_t)D.n));
+  KD_TRY(kd_result_set_count(out, "compress_output", (int64_t)D.nc));
 cleanup:
   if (D.pl.progress) kd_log_set_total(0);
   kd_thin_drv_free_(&D);
