@@ -130,6 +130,9 @@ typedef struct {
    * checkpointing is on: the driver checkpoints at the end of this iteration and stops */
   int interrupted;
   int stop_reason; /* kd_stop_reason, set when the driver stops */
+  /* the Frank-Wolfe gap of every trace row (NaN where the algorithm has none): /herding/fw_gap */
+  double *gap_trace;
+  int64_t n_gap, cap_gap;
 } kd_herd;
 
 /** Common stopping keys, read from params. */

@@ -109,6 +109,7 @@ void kd_herd_free(kd_herd *h) {
   free(h->K);
   free(h->cache);
   free(h->slot_used);
+  free(h->gap_trace);
   memset(h, 0, sizeof *h);
 }
 
@@ -481,6 +482,22 @@ cleanup:
   return err;
 }
 
+/* One row of the gap trace (beside a trace row). Local; a failure is deferred. */
+static void kd_herd_gap_push_(kd_herd *h, double gap) {
+  if (h->n_gap == h->cap_gap) {
+    const int64_t cap = h->cap_gap ? 2 * h->cap_gap : 64;
+    double *g = realloc(h->gap_trace, sizeof(double) * (size_t)cap);
+    if (!g) {
+      kd_herd_defer_(h,
+                     kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot grow the gap trace"));
+      return;
+    }
+    h->gap_trace = g;
+    h->cap_gap = cap;
+  }
+  h->gap_trace[h->n_gap++] = gap;
+}
+
 kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap, int force,
                       kd_result *out, int *stop) {
   int s = 0;
@@ -492,8 +509,10 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
   if (!isnan(gap) && gap <= st->tol_gap) s = 1;
   if (force || s || it % st->trace_every == 0) {
     int64_t last = out->n_trace > 0 ? out->trace_iter[out->n_trace - 1] : -1;
-    if (last != it)
+    if (last != it) {
       kd_herd_defer_(h, kd_result_trace_push(out, it, h->n, h->mmd, kd_dist_wtime() - h->t0));
+      kd_herd_gap_push_(h, gap);
+    }
   }
   kd_log_progress("herd", it, h->mmd, h->n, s);
   *stop = s;
@@ -526,6 +545,10 @@ kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out
   KD_TRY(kd_result_set_count(out, "away_steps", (int64_t)h->n_away_steps));
   KD_TRY(kd_result_set_count(out, "drop_steps", (int64_t)h->n_drop_steps));
   KD_TRY(kd_result_set_count(out, "stop_reason", (int64_t)h->stop_reason));
+  if (h->n_gap > 0 && h->n_gap == out->n_trace) {
+    const int64_t dg[1] = {h->n_gap};
+    KD_TRY(kd_result_add_f64(out, "/herding/fw_gap", 1, dg, h->gap_trace));
+  }
 cleanup:
   return err;
 }
@@ -553,9 +576,9 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
   {
     /* local from here on: kd_ckpt_commit agrees the puts */
     lerr = kd_ckpt_put_trace(ck, out);
-    int64_t dn[2] = {n, d}, dg[1] = {root ? h->m : 0}, dk[2] = {n, n}, dc[1] = {6}, ds[1] = {2};
-    int64_t counters[6] = {h->lmo_calls,    h->n_fw_steps,   h->n_pair_steps,
-                           h->n_away_steps, h->n_drop_steps, h->qp_warned};
+    int64_t dn[2] = {n, d}, dg[1] = {root ? h->m : 0}, dk[2] = {n, n}, dc[1] = {7}, ds[1] = {2};
+    int64_t counters[7] = {h->lmo_calls,    h->n_fw_steps, h->n_pair_steps, h->n_away_steps,
+                           h->n_drop_steps, h->qp_warned,  h->n_gap};
     double scalars[2] = {h->wmin_seen, last_gap};
     int64_t *atoms = malloc(sizeof(int64_t) * (size_t)(n + 1));
     tmp = malloc(sizeof(double) * ((size_t)n * n + 1));
@@ -574,7 +597,11 @@ static kd_err kd_herd_checkpoint_(kd_herd *h, int64_t it, double last_gap, const
       kd_ckpt_put_f64(ck, "/state/gram", 2, dk, tmp);
       kd_ckpt_put_f64(ck, "/state/grad", 1, dg, grad);
       kd_ckpt_put_i64(ck, "/state/counters", 1, dc, counters);
-      lerr = kd_ckpt_put_f64(ck, "/state/scalars", 1, ds, scalars);
+      kd_ckpt_put_f64(ck, "/state/scalars", 1, ds, scalars);
+      const int64_t dgt[1] = {h->n_gap};
+      const double none = NAN;
+      lerr =
+          kd_ckpt_put_f64(ck, "/state/fw_gap_trace", 1, dgt, h->gap_trace ? h->gap_trace : &none);
     }
     if (lerr == KD_OK && io && io->save) lerr = io->save(ctx, ck);
     free(atoms);
@@ -617,9 +644,9 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, 
   kd_err err = KD_OK;
   const kd_result *rs = kd_ckpt_resume(ck);
   const int64_t *iter, *atoms, *counters;
-  const double *w, *x, *zs, *gram, *grad, *scalars;
+  const double *w, *x, *zs, *gram, *grad, *scalars, *gt;
   int64_t dn[1] = {-1}, dx[2] = {-1, h->d}, dk[2] = {-1, -1}, dg[1] = {-1}, dc[1] = {-1},
-          ds[1] = {-1};
+          ds[1] = {-1}, dgt[1] = {-1};
   KD_TRY(kd_ckpt_get_i64(ck, "/state/iteration", 0, NULL, &iter));
   KD_TRY(kd_ckpt_get_i64(ck, "/state/atoms", 1, dn, &atoms));
   const int64_t n = dn[0];
@@ -633,10 +660,14 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, 
   KD_TRY(kd_ckpt_get_f64(ck, "/state/grad", 1, dg, &grad));
   KD_TRY(kd_ckpt_get_i64(ck, "/state/counters", 1, dc, &counters));
   KD_TRY(kd_ckpt_get_f64(ck, "/state/scalars", 1, ds, &scalars));
+  KD_TRY(kd_ckpt_get_f64(ck, "/state/fw_gap_trace", 1, dgt, &gt));
   KD_TRY(kd_herd_check_ranges_(iter[0], max_iter, w, n));
-  KD_CHECK(dc[0] >= 6 && ds[0] >= 2, KD_ERR_FILE,
-           "checkpoint: /state/counters [%lld] or /state/scalars [%lld] too short (6 and 2)",
+  KD_CHECK(dc[0] >= 7 && ds[0] >= 2, KD_ERR_FILE,
+           "checkpoint: /state/counters [%lld] or /state/scalars [%lld] too short (7 and 2)",
            (long long)dc[0], (long long)ds[0]);
+  KD_CHECK(dgt[0] == counters[6], KD_ERR_FILE,
+           "checkpoint: /state/fw_gap_trace has %lld rows, /state/counters says %lld",
+           (long long)dgt[0], (long long)counters[6]);
   KD_CHECK(dg[0] == h->m, KD_ERR_INPUT,
            "checkpoint: written for %lld candidates, the configuration gives %lld",
            (long long)dg[0], (long long)h->m);
@@ -673,9 +704,13 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, 
   h->lmin_valid = 0;
   kd_herd_refresh(h);
   h->t0 = kd_dist_wtime() - rs->seconds;
-  for (int64_t r = 0; r < rs->n_trace; r++)
+  for (int64_t r = 0; r < rs->n_trace; r++) {
     KD_TRY(kd_result_trace_push(out, rs->trace_iter[r], rs->trace_atoms[r], rs->trace_mmd[r],
                                 rs->trace_seconds[r]));
+    /* informational rows: a trace longer than the gap rows gets NaN (a failure to grow stays
+     * pending: the next LMO reduction agrees it) */
+    kd_herd_gap_push_(h, r < dgt[0] ? gt[r] : NAN);
+  }
   *it = iter[0];
 cleanup:
   return err;
