@@ -60,7 +60,11 @@ def main():
         for a in ALGOS:
             out = os.path.join(OUT, "002_%s_%s.h5" % (fig, a))
             cfg = os.path.join(OUT, "002_%s_%s.yaml" % (fig, a))
-            iters = min(ITERS, 400) if a == "fcfw" else ITERS
+            # BPCG adds a vertex only when the FW gap beats the local pairwise gap, so its rules
+            # grow slowly (~45 atoms in 1500 iterations): 8x the iterations to reach ~100 atoms;
+            # fcfw's weights are re-optimised every step, so fewer iterations suffice
+            iters = {"fcfw": min(ITERS, 400), "bpcg": 8 * ITERS, "bpcg_lazy": 8 * ITERS}.get(
+                a, ITERS)
             with open(cfg, "w") as f:
                 f.write(base + "run: {seed: 1}\nalgorithm: {name: %s, max_iter: %d%s}\n" %
                         (a, iters, ", J: 1" if a == "bpcg_lazy" else ""))
@@ -135,7 +139,7 @@ def plot(fig, curves):
     f, ax = plt.subplots(1, 4, figsize=(13, 3.1))
     for a, (it, atoms, mmd, sec, gap) in curves.items():
         ax[0].loglog(np.maximum(it, 1), mmd, label=a)
-        ax[1].loglog(np.maximum(sec, 1e-4), mmd, label=a)
+        ax[1].loglog(np.maximum(sec - sec[0], 1e-3), mmd, label=a)  # from the first iterate
         ax[2].loglog(atoms, mmd, label=a)
         ax[3].loglog(np.maximum(it, 1), np.maximum(gap, 1e-16), label=a)
     x = np.array([10.0, 300.0])
@@ -146,7 +150,7 @@ def plot(fig, curves):
         ax[2].semilogy(x, ref * np.exp(-(np.sqrt(x) - np.sqrt(x[-1]))), "k:",
                        label="exp(-n^1/2)")
     ax[0].set_xlabel("iterations")
-    ax[1].set_xlabel("seconds (2 ranks)")
+    ax[1].set_xlabel("seconds after the first iterate (2 ranks)")
     ax[2].set_xlabel("nodes")
     ax[3].set_xlabel("iterations")
     ax[0].set_ylabel("MMD")

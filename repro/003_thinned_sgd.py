@@ -140,8 +140,9 @@ def main():
     ratio = float(np.exp(np.mean(np.log(gm["RR"][late] / gm["LKH-SGD"][late]))))
     print("RR / LKH-SGD suboptimality over epochs %d-%d: %.1fx" % (EPOCHS // 2 + 1, EPOCHS,
                                                                   ratio))
-    if not ratio > 2.0:
-        failures.append("LKH-SGD not 2x below RR over the later epochs (%.2fx)" % ratio)
+    need = 1.2 if SMOKE else 2.0  # 6 epochs of 1024 rows show less of the effect than 20 of 4096
+    if not ratio > need:
+        failures.append("LKH-SGD not %.1fx below RR over the later epochs (%.2fx)" % (need, ratio))
     if not SMOKE:
         plot(res)
     if failures:
