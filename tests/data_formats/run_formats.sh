@@ -3,8 +3,9 @@
 #  - .npy (C and Fortran order, float64, float32, int64) and .npz (np.savez, named and single
 #    arrays) give bitwise the coreset of the same data read from HDF5, at 1, 2 and 4 ranks;
 #  - CSV: np.savetxt's default (blanks, no header), tab with a header, semicolons, a pandas file
-#    with its unnamed index column (left out, logged), columns chosen by name and index, all equal
-#    to the HDF5 run;
+#    with its unnamed index column (left out, logged), columns chosen by name and index, 20 000
+#    CRLF rows with comments and blank lines (each rank seeks to its own block), all equal to the
+#    HDF5 run;
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
 #    absent array, np.savez_compressed, 3-D, a truncated file, not an .npy, a missing HDF5
 #    dataset (the message lists the datasets the file has), a separator that does not match, an
@@ -32,12 +33,21 @@ np.savetxt("semi.csv", x, delimiter=";")
 with open("pandas.csv", "w") as f:
     f.write(",a,b,c\n")
     for i, r in enumerate(x):
-        f.write("%d,%r,%r,%r\n" % (i, *r))
+        f.write("%d,%r,%r,%r\n" % (i, *r))# 20 000 rows: each rank's block starts past one or more 4096-row marks of the parallel reader;
+# a header, comment and blank lines between rows, CRLF line ends
+xb = np.random.default_rng(4).normal(size=(20000, 3))
+h5py.File("xb.h5", "w")["data"] = xb
+with open("big.csv", "w", newline="") as f:
+    f.write("a,b,c\r\n")
+    for i, r in enumerate(xb):
+        if i % 997 == 5:
+            f.write("# a comment\r\n\r\n")
+        f.write("%r,%r,%r\r\n" % tuple(r))
 PY
 cfg() { printf 'task: thin\ndata: {type: %s}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: kt_compress, n_out: 64}\noutput: {path: bad.h5}\n' "$1" >"$2"; }
 hash() { $PY -c 'import sys, h5py, hashlib; print(hashlib.sha256(h5py.File(sys.argv[1])["coreset/points"][...].tobytes()).hexdigest()[:16])' "$1"; }
 # reference runs on HDF5
-for r in x x32 xi; do
+for r in x x32 xi xb; do
   cfg "hdf5, path: $r.h5" ref_$r.yaml
   mpi 2 run ref_$r.yaml -q --output ref_$r.h5 || bad "reference $r"
 done
@@ -59,6 +69,7 @@ same_as npy_int64 "npy, path: xi.npy" xi
 same_as npz_named "npz, path: named.npz, dataset: X" x
 same_as npz_single "npz, path: single.npz" x
 same_as csv_blanks "csv, path: blank.txt" x
+same_as csv_big_marks "csv, path: big.csv" xb
 same_as csv_tab_header "csv, path: tab.tsv" x
 same_as csv_semicolon "csv, path: semi.csv" x
 same_as csv_pandas "csv, path: pandas.csv" x
