@@ -184,7 +184,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   kd_job job;
   kd_result resume = KD_RESULT_INIT;
   kd_task_info info;
-  char *yaml = NULL;
+  char *yaml = NULL, *oyaml = NULL;
   kd_checkpoint_session *ss = &ctx->ckpt;
   memset(&info, 0, sizeof info);
   kd_ctx_session_reset(ctx);
@@ -210,8 +210,9 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
     KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
   const int write = !o->no_output && !info.no_output;
   if (write) {
+    KD_TRY(kd_dist_agreed(ctx->comm, kd_task_output_yaml(job.cfg, res, &oyaml)));
     kd_output_meta meta = {job.task->name, info.algorithm, info.kernel,
-                           ctx->size,      job.tctx.seed,  yaml};
+                           ctx->size,      job.tctx.seed,  oyaml ? oyaml : yaml};
     t_write = kd_dist_wtime();
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
     t_write = kd_dist_wtime() - t_write;
@@ -232,6 +233,7 @@ cleanup:
   kd_result_free(&resume);
   kd_ctx_session_reset(ctx);
   free(yaml);
+  free(oyaml);
   return err;
 }
 

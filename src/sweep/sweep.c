@@ -288,7 +288,8 @@ static kd_err kd_sweep_run_point_(const kd_task_ctx *ctx, kd_sweep_state *st, MP
   double t0 = kd_dist_wtime();
   KD_TRY(st->base->run(&pctx, pstate, res, info));
   if (!(res->seconds > 0)) res->seconds = kd_dist_wtime() - t0;
-  KD_TRY(kd_config_emit_resolved(pcfg, &yaml));
+  KD_TRY(kd_dist_agreed(gcomm, kd_task_output_yaml(pcfg, res, &yaml)));
+  if (!yaml) KD_TRY(kd_config_emit_resolved(pcfg, &yaml));
   {
     int64_t ph = (int64_t)kd_sweep_point_hash_(st, p), pi = p;
     KD_TRY(kd_result_add_i64(res, "/sweep_point/hash", 0, NULL, &ph));

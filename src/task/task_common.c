@@ -128,6 +128,27 @@ kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *
   return ls > 0 ? kd_result_set_metric(res, "kernel_ls", ls) : KD_OK;
 }
 
+kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **yaml) {
+  kd_err err = KD_OK;
+  kd_config *c = NULL;
+  const char *ls = NULL;
+  double v = NAN;
+  char set[96];
+  *yaml = NULL;
+  if (!kd_result_get_metric(res, "kernel_ls", &v) || !(v > 0) || !kd_config_has(cfg, "kernel.ls"))
+    return KD_OK;
+  KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
+  KD_TRY(kd_config_get_str(c, "kernel.ls", NULL, NULL, 0, &ls));
+  if (ls && !strcmp(ls, "median")) {
+    snprintf(set, sizeof set, "kernel.ls=%.17g", v);
+    KD_TRY(kd_config_set(c, set));
+    KD_TRY(kd_config_emit_resolved(c, yaml));
+  }
+cleanup:
+  kd_config_destroy(&c);
+  return err;
+}
+
 /* ----------------------------------------------------------- measure */
 /* A per-coordinate vector key: absent -> default broadcast (inserted as a list of length d);
  * a single number or a list of length 1 broadcasts; otherwise the length must be d. */

@@ -90,6 +90,11 @@ kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
 /** The kernel's description into info->kernel and its length scale in use (the median heuristic's
  *  value when it was asked for) into res's metric kernel_ls, for families that have one. Local. */
 kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *res);
+/** The resolved configuration an output stores: cfg with `kernel.ls: median` replaced by the value
+ *  the run used (res's metric kernel_ls), so that the output's config_yaml reruns with that length
+ *  scale; *yaml = NULL when nothing is replaced (store the run's own resolved text). Caller frees.
+ *  Local. */
+kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **yaml);
 /** Read a generator measure section (type + parameters). Local (every rank parses the same). */
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *out);
 /** Read a point-set section and load it (generator, HDF5 or CSV) and validate it (NaN rows etc.).

@@ -144,7 +144,10 @@ ls = float(re.search(r"ls=([0-9.e+-]+)", k).group(1))
 ok = (m["n_in"].dtype.kind == "i" and m["n_in"] == 300 and m["mmd_method"].dtype.kind == "i" and
       m["refine_swaps"].dtype.kind == "i" and m["mmd"].dtype.kind == "f" and
       m["kernel_ls"].dtype.kind == "f" and m["kernel_ls"] == ls and ls > 0)
-sys.exit(0 if ok else 1)' && ok "counts are int64 attributes; kernel_ls is the resolved median length scale" ||
+y = h5py.File("res/one.h5", "r").attrs["config_yaml"]
+y = y.decode() if isinstance(y, bytes) else y
+ok = ok and float(re.search(r"\n +ls: ([0-9.e+-]+)", y).group(1)) == ls
+sys.exit(0 if ok else 1)' && ok "counts are int64 attributes; kernel_ls and config_yaml hold the resolved median length scale" ||
   bad "integer metrics / kernel_ls"
 mpi mmd res/one.h5 small.txt >md.txt 2>&1 && grep -q "^rel_diff:   0.000e+00" md.txt &&
   ok "kdistill mmd OUT DATA: the input file gives the stored MMD exactly" || bad "mmd OUT DATA: $(cat md.txt)"
