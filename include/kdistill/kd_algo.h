@@ -61,12 +61,14 @@ kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d);
 kd_err kd_result_trace_push(kd_result *r, int64_t iter, int64_t atoms, double mmd, double seconds);
 /** Why an iterative algorithm stopped: /metrics stop_reason holds the code. */
 typedef enum {
-  KD_STOP_NONE = 0,      /* not recorded (algorithms that produce their size by construction) */
-  KD_STOP_MAX_ITER = 1,  /* the iteration limit (max_iter) */
-  KD_STOP_MAX_ATOMS = 2, /* the rule has max_atoms atoms */
-  KD_STOP_TOL_MMD = 3,   /* MMD <= tol_mmd (also an MMD of 0) */
-  KD_STOP_TOL_GAP = 4,   /* Frank-Wolfe gap <= tol_gap: optimal on the candidate set */
-  KD_STOP_NO_DESCENT = 5 /* no ascent direction left (accelerated herding) */
+  KD_STOP_NONE = 0,       /* not recorded */
+  KD_STOP_MAX_ITER = 1,   /* the iteration limit (max_iter) */
+  KD_STOP_MAX_ATOMS = 2,  /* the rule has max_atoms atoms */
+  KD_STOP_TOL_MMD = 3,    /* MMD <= tol_mmd (also an MMD of 0) */
+  KD_STOP_TOL_GAP = 4,    /* Frank-Wolfe gap <= tol_gap: optimal on the candidate set */
+  KD_STOP_NO_DESCENT = 5, /* no ascent direction left (accelerated herding) */
+  KD_STOP_COMPLETE = 6    /* ran to completion: the output size is fixed by construction (thin,
+                             quad, ctt; every algorithm that is not iterative until a rule) */
 } kd_stop_reason;
 /** The name of a kd_stop_reason ("max_iter", ...; "none" for unknown codes). */
 const char *kd_stop_reason_name(int reason);

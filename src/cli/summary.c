@@ -73,7 +73,9 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
   else /* e.g. ctt_study, which does not count them */
     fprintf(out, "seconds:    %.3f (%d rank%s)\n", s->seconds, s->n_ranks,
             s->n_ranks == 1 ? "" : "s");
-  if (s->stop_reason > 0)
+  if (s->stop_reason == KD_STOP_COMPLETE)
+    fprintf(out, "stopped:    complete (the output size is fixed by the algorithm)\n");
+  else if (s->stop_reason > 0)
     fprintf(out, "stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s->stop_reason),
             (long long)s->iterations);
   fprintf(out,

@@ -110,6 +110,7 @@ void kd_ctx_reset_clock(kd_ctx *ctx) {
   ctx->t0 = MPI_Wtime();
   ctx->log_last = -1e300;
   ctx->comm_seconds = 0.0;
+  ctx->comm_bytes = ctx->comm_ops = 0;
 }
 
 double kd_ctx_comm_seconds(const kd_ctx *ctx) { return ctx ? ctx->comm_seconds : 0.0; }

@@ -51,8 +51,10 @@ struct kd_ctx {
   atomic_int guard_quit; /* set by kd_ctx_destroy */
   atomic_int publishing; /* files being published now (io/publish.c) */
   atomic_int published;  /* files published or begun so far (io/publish.c) */
-  /* communication timer (dist/dist.c) */
+  /* communication timer and volume (dist/dist.c): seconds in the helpers, payload bytes sent plus
+   * received by this rank, point-to-point and collective operations */
   double comm_seconds;
+  int64_t comm_bytes, comm_ops;
   /* checkpoint session (io/checkpoint.c, task/) */
   kd_checkpoint_session ckpt;
 };

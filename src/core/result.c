@@ -162,8 +162,8 @@ void kd_result_free(kd_result *r) {
 }
 
 const char *kd_stop_reason_name(int reason) {
-  static const char *const names[] = {"none",    "max_iter", "max_atoms",
-                                      "tol_mmd", "tol_gap",  "no_descent"};
+  static const char *const names[] = {"none",    "max_iter",   "max_atoms", "tol_mmd",
+                                      "tol_gap", "no_descent", "complete"};
   return reason >= 0 && reason < (int)(sizeof names / sizeof names[0]) ? names[reason] : "none";
 }
 

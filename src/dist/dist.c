@@ -17,7 +17,28 @@ double kd_dist_comm_seconds(void) { return kd_ctx_comm_seconds(kd_ctx_current())
 
 void kd_dist_comm_seconds_reset(void) {
   kd_ctx *c = kd_ctx_current();
-  if (c) c->comm_seconds = 0.0;
+  if (c) {
+    c->comm_seconds = 0.0;
+    c->comm_bytes = c->comm_ops = 0;
+  }
+}
+
+int64_t kd_dist_comm_bytes(void) {
+  const kd_ctx *c = kd_ctx_current();
+  return c ? c->comm_bytes : 0;
+}
+
+int64_t kd_dist_comm_ops(void) {
+  const kd_ctx *c = kd_ctx_current();
+  return c ? c->comm_ops : 0;
+}
+
+void kd_dist_comm_count(MPI_Comm comm, int64_t bytes) {
+  kd_ctx *c = kd_ctx_current();
+  if (c && kd_dist_size(comm) > 1) { /* on one rank nothing moves */
+    c->comm_bytes += bytes;
+    c->comm_ops++;
+  }
 }
 
 int kd_dist_rank(MPI_Comm comm) {
@@ -41,6 +62,7 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
   int size = kd_dist_size(comm), rank = kd_dist_rank(comm);
   int mine = (*e != KD_OK) ? rank : size, root = size;
   KD_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
+  kd_dist_comm_count(comm, 2 * (int64_t)sizeof mine);
   if (root == size) goto cleanup;
   struct {
     int code;
@@ -52,6 +74,7 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
     strncpy(pkt.msg, kd_err_message(), sizeof pkt.msg - 1);
   }
   KD_MPI(MPI_Bcast(&pkt, (int)sizeof pkt, MPI_BYTE, root, comm));
+  kd_dist_comm_count(comm, (int64_t)sizeof pkt);
   *e = (kd_err)pkt.code;
   kd_err_set_message(pkt.msg);
 cleanup:
@@ -118,6 +141,7 @@ static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, doubl
   KD_MPI(MPI_Type_commit(&dt));
   KD_MPI(MPI_Op_create(want_max ? kd_argmax_op_ : kd_argmin_op_, 1, &op));
   KD_MPI(MPI_Allreduce(&in, &out, 1, dt, op, comm));
+  kd_dist_comm_count(comm, 2 * (int64_t)sizeof in);
   if (out.err_rank != INT64_MAX) {
     /* fetch the message of the failing rank so rank 0 can print it */
     kd_err agreed = (kd_err)out.code;
@@ -147,6 +171,8 @@ static kd_err kd_dist_reduce_(MPI_Comm comm, void *buf, int n, MPI_Datatype t, M
   kd_err err = KD_OK;
   const double kd_t0_ = MPI_Wtime();
   if (n > 0) KD_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, comm));
+  if (n > 0)
+    kd_dist_comm_count(comm, 2 * 8 * (int64_t)n); /* 8-byte types only: sent and received */
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
@@ -181,6 +207,7 @@ kd_err kd_dist_bcast(MPI_Comm comm, void *buf, int64_t nbytes, int root) {
     int64_t len = nbytes - off < KD_CHUNK_ ? nbytes - off : KD_CHUNK_;
     KD_MPI(MPI_Bcast(p + off, (int)len, MPI_BYTE, root, comm));
   }
+  kd_dist_comm_count(comm, nbytes);
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
@@ -200,10 +227,18 @@ kd_err kd_dist_ring_shift(MPI_Comm comm, const double *send, int64_t ns, double 
            (long long)cap);
   KD_MPI(MPI_Sendrecv(send, (int)ns, MPI_DOUBLE, right, 902, recv, (int)rn, MPI_DOUBLE, left, 902,
                       comm, &st));
+  kd_dist_comm_count(comm, 8 * (ns + rn + 2));
   *nr = rn;
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
+}
+
+/* The sum of the per-rank counts of a v-collective. */
+static int64_t kd_dist_total_(MPI_Comm comm, const int *counts) {
+  int64_t t = 0;
+  for (int r = 0; r < kd_dist_size(comm); r++) t += counts[r];
+  return t;
 }
 
 static kd_err kd_dist_counts_(MPI_Comm comm, int64_t n_local, int **counts, int **displs) {
@@ -214,6 +249,7 @@ static kd_err kd_dist_counts_(MPI_Comm comm, int64_t n_local, int **counts, int 
   KD_ALLOC(*counts, size);
   KD_ALLOC(*displs, size);
   KD_MPI(MPI_Allgather(&n_local, 1, MPI_INT64_T, all, 1, MPI_INT64_T, comm));
+  kd_dist_comm_count(comm, 8 * (int64_t)(size + 1));
   int64_t off = 0;
   for (int r = 0; r < size; r++) {
     KD_CHECK(off + all[r] < ((int64_t)1 << 31), KD_ERR_INTERNAL, "gather of %lld values too large",
@@ -233,6 +269,7 @@ kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, doub
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, comm));
+  kd_dist_comm_count(comm, 8 * (n_local + kd_dist_total_(comm, counts)));
 cleanup:
   free(counts);
   free(displs);
@@ -246,6 +283,7 @@ kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local,
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Allgatherv(in, (int)n_local, MPI_INT64_T, out, counts, displs, MPI_INT64_T, comm));
+  kd_dist_comm_count(comm, 8 * (n_local + kd_dist_total_(comm, counts)));
 cleanup:
   free(counts);
   free(displs);
@@ -259,6 +297,8 @@ kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double 
   int *counts = NULL, *displs = NULL;
   KD_TRY(kd_dist_counts_(comm, n_local, &counts, &displs));
   KD_MPI(MPI_Gatherv(in, (int)n_local, MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, root, comm));
+  kd_dist_comm_count(comm,
+                     8 * (kd_dist_rank(comm) == root ? kd_dist_total_(comm, counts) : n_local));
 cleanup:
   free(counts);
   free(displs);
@@ -270,6 +310,7 @@ kd_err kd_dist_barrier(MPI_Comm comm) {
   kd_err err = KD_OK;
   const double kd_t0_ = MPI_Wtime();
   KD_MPI(MPI_Barrier(comm));
+  kd_dist_comm_count(comm, 0);
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
@@ -304,6 +345,7 @@ kd_err kd_dist_send(MPI_Comm comm, const double *buf, int64_t n, int dest, int t
   KD_CHECK(n < KD_CHUNK_, KD_ERR_INTERNAL, "send of %lld values too large", (long long)n);
   KD_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
   KD_MPI(MPI_Send(buf, (int)n, MPI_DOUBLE, dest, tag, comm));
+  kd_dist_comm_count(comm, 8 * (n + 1));
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
@@ -317,24 +359,38 @@ kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int sr
   KD_CHECK(n <= cap, KD_ERR_INTERNAL, "recv: %lld values do not fit %lld", (long long)n,
            (long long)cap);
   KD_MPI(MPI_Recv(buf, (int)n, MPI_DOUBLE, src, tag, comm, MPI_STATUS_IGNORE));
+  kd_dist_comm_count(comm, 8 * (n + 1));
   *nr = n;
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;
 }
 
-kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds) {
+kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds, kd_result *res) {
   kd_err err = KD_OK;
   const int size = kd_dist_size(comm);
+  const kd_ctx *c = kd_ctx_current();
   const double comm_s = kd_dist_comm_seconds(), comp_s = total_seconds - comm_s;
-  double mx[2] = {comp_s, comm_s}, mn[2] = {comp_s, comm_s}, sum[2] = {comp_s, comm_s};
-  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
-  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
-  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+  const double bytes = c ? (double)c->comm_bytes : 0.0, ops = c ? (double)c->comm_ops : 0.0;
+  double mx[4] = {comp_s, comm_s, bytes, ops}, mn[4] = {comp_s, comm_s, bytes, ops},
+         sum[4] = {comp_s, comm_s, bytes, ops};
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mx, 4, MPI_DOUBLE, MPI_MAX, comm));
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, mn, 4, MPI_DOUBLE, MPI_MIN, comm));
+  KD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 4, MPI_DOUBLE, MPI_SUM, comm));
   kd_log_verbose(
       "timings over %d ranks (s): compute min %.3f mean %.3f max %.3f | "
       "communication min %.3f mean %.3f max %.3f",
       size, mn[0], sum[0] / size, mx[0], mn[1], sum[1] / size, mx[1]);
+  kd_log_verbose(
+      "communication per rank: %.4g / %.4g / %.4g MB (min / mean / max), %.0f / %.0f "
+      "operations (mean / max)",
+      mn[2] / 1e6, sum[2] / size / 1e6, mx[2] / 1e6, sum[3] / size, mx[3]);
+  if (res) { /* every rank sets the same values: the output stays rank-replicated */
+    KD_TRY(kd_result_set_count(res, "comm_bytes_max", (int64_t)mx[2]));
+    KD_TRY(kd_result_set_count(res, "comm_bytes_mean", (int64_t)(sum[2] / size)));
+    KD_TRY(kd_result_set_count(res, "comm_ops_max", (int64_t)mx[3]));
+    KD_TRY(kd_result_set_metric(res, "comm_seconds_max", mx[1]));
+  }
 cleanup:
   return err;
 }

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "kdistill/kd_algo.h"
 #include "kdistill/kd_types.h"
 
 int kd_dist_rank(MPI_Comm comm); /* Local; 0 on failure */
@@ -83,11 +84,20 @@ kd_err kd_dist_recv(MPI_Comm comm, double *buf, int64_t cap, int64_t *nr, int sr
 /** Add the seconds since t0 (MPI_Wtime) to the bound context's communication timer (for the
  *  --verbose timing line); every dist/ helper that communicates calls it. Local. */
 void kd_dist_comm_add(double t0);
+/** Count one communication operation over comm moving `bytes` of payload into or out of this rank
+ *  (sent plus received) on the bound context (the --verbose volume: /metrics comm_*); nothing on
+ *  a one-rank communicator. Local. */
+void kd_dist_comm_count(MPI_Comm comm, int64_t bytes);
+/** The bound context's counted payload bytes and operations since the last reset. Local. */
+int64_t kd_dist_comm_bytes(void);
+int64_t kd_dist_comm_ops(void);
 double kd_dist_comm_seconds(void);
 void kd_dist_comm_seconds_reset(void);
-/** --verbose: one rank-0 line with min / mean / max over ranks of compute (total_seconds minus
- *  communication) and communication seconds. Collective. */
-kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds);
+/** --verbose: rank-0 lines with min / mean / max over ranks of compute (total_seconds minus
+ *  communication) and communication seconds, and of the communication volume; with res, the
+ *  /metrics comm_bytes_max, comm_bytes_mean, comm_ops_max (int64) and comm_seconds_max (the run
+ *  so far: load, algorithm and evaluation). Collective. */
+kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds, kd_result *res);
 /** Wall clock (MPI_Wtime). Local. */
 double kd_dist_wtime(void);
 

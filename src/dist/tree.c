@@ -128,6 +128,7 @@ static kd_err kd_tree_recv_(const kd_dist_tree *t, int src, kd_dist_block *b, kd
     goto cleanup;
   }
   KD_MPI(MPI_Recv(b->v, cnt, MPI_DOUBLE, src, KD_TREE_TAG, t->comm, MPI_STATUS_IGNORE));
+  kd_dist_comm_count(t->comm, 8 * (int64_t)cnt);
   b->n = cnt;
 cleanup:
   return err;
@@ -157,6 +158,7 @@ kd_err kd_dist_tree_up(const kd_dist_tree *t, int level, kd_dist_block *mine, kd
                           (long long)mine[i - lo].n);
       KD_MPI(MPI_Send(mine[i - lo].v, too_big ? 0 : (int)mine[i - lo].n, MPI_DOUBLE, dest,
                       KD_TREE_TAG, t->comm));
+      kd_dist_comm_count(t->comm, too_big ? 0 : 8 * mine[i - lo].n);
       kd_dist_block_free(&mine[i - lo]);
     }
     mine[i - lo] = (kd_dist_block){0, NULL};
@@ -268,12 +270,14 @@ kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double
       else
         KD_MPI(
             MPI_Irecv(dst, (int)((e - a) * width), MPI_DOUBLE, q, KD_BINS_TAG, comm, &req[nreq++]));
+      if (q != rank) kd_dist_comm_count(comm, 8 * (e - a) * width);
     }
   for (int64_t j = 0; j < nbins; j++) {
     kd_bins_overlap_(row_offs, bound, j, rank, &a, &e);
     if (owner[j] == rank || a >= e) continue;
     KD_MPI(MPI_Send(rows + (a - row_offs[rank]) * width, (int)((e - a) * width), MPI_DOUBLE,
                     owner[j], KD_BINS_TAG, comm));
+    kd_dist_comm_count(comm, 8 * (e - a) * width);
   }
   KD_MPI(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
 cleanup:

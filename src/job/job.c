@@ -207,7 +207,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   KD_TRY(kd_job_seconds_load_(ctx, t_start, res));
   /* --verbose: compute vs communication seconds, min / mean / max over ranks */
   if (ctx->level == KD_LOG_VERBOSE)
-    KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start));
+    KD_TRY(kd_dist_timing_report(ctx->comm, kd_dist_wtime() - t_start, res));
   const int write = !o->no_output && !info.no_output;
   if (write) {
     KD_TRY(kd_dist_agreed(ctx->comm, kd_task_output_yaml(job.cfg, res, &oyaml)));

@@ -127,6 +127,7 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
   kd_interrupt_anywhere(0);
   KD_TRY(kd_dist_agreed(ctx->comm, err));
   KD_TRY(kd_task_record_kernel(s->k, info, res));
+  KD_TRY(kd_result_set_count(res, "stop_reason", KD_STOP_COMPLETE));
   {
     double st = NAN, pv = NAN, rj = NAN;
     kd_result_get_metric(res, "statistic", &st);

@@ -294,6 +294,8 @@ static kd_err kd_generic_run_(const kd_task_ctx *ctx, void *state, kd_result *re
   }
   KD_TRY(kd_generic_drop_zeros_(s, res));
   KD_TRY(kd_task_record_kernel(s->kernel, info, res));
+  if (!kd_result_get_metric(res, "stop_reason", NULL)) /* not an iterative herding run */
+    KD_TRY(kd_result_set_count(res, "stop_reason", KD_STOP_COMPLETE));
 cleanup:
   return err;
 }

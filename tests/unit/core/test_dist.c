@@ -61,6 +61,24 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 10; k++) KD_TEST_OK(kd_dist_barrier(c));
   KD_TEST(kd_dist_comm_seconds() >= before && kd_dist_comm_seconds() < 60.0,
           "accumulates barrier time: %g", kd_dist_comm_seconds());
-  KD_TEST_OK(kd_dist_timing_report(c, kd_dist_comm_seconds() + 1.0));
+  /* communication volume: payload bytes in plus out of this rank, one count per operation */
+  kd_dist_comm_seconds_reset();
+  KD_TEST(kd_dist_comm_bytes() == 0 && kd_dist_comm_ops() == 0, "reset clears the volume");
+  double ten[10] = {0};
+  char blob[100] = {0};
+  KD_TEST_OK(kd_dist_sum(c, ten, 10));
+  KD_TEST_OK(kd_dist_bcast(c, blob, 100, 0));
+  const int many = kd_dist_size(c) > 1; /* on one rank nothing moves: 0 bytes, 0 operations */
+  KD_TEST(kd_dist_comm_bytes() == (many ? 2 * 80 + 100 : 0) && kd_dist_comm_ops() == 2 * many,
+          "volume of a 10-value sum and a 100-byte broadcast: %lld bytes, %lld operations",
+          (long long)kd_dist_comm_bytes(), (long long)kd_dist_comm_ops());
+  kd_result rep = KD_RESULT_INIT;
+  double got = -1;
+  KD_TEST_OK(kd_dist_timing_report(c, kd_dist_comm_seconds() + 1.0, &rep));
+  KD_TEST(kd_result_get_metric(&rep, "comm_bytes_max", &got) && got == (many ? 260.0 : 0.0),
+          "comm_bytes_max = %g (260 on every rank of several)", got);
+  KD_TEST(kd_result_get_metric(&rep, "comm_ops_max", &got) && got == 2.0 * many,
+          "comm_ops_max = %g", got);
+  kd_result_free(&rep);
   return kd_test_finish();
 }

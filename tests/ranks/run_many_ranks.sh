@@ -1,0 +1,76 @@
+#!/bin/bash
+# run_many_ranks.sh - rank invariance past the 1-4 ranks of the other tests (issue "large scale"):
+# thin (kt_compress), herd (bpcg), quad (nystrom_recombination + opt) and ctt on small inputs at
+# 1, 8 and 16 ranks (oversubscribed) give bitwise the same output datasets (coreset points,
+# weights, indices; the test's statistic and p-value) and MMD; with --verbose every run records
+# its communication volume (/metrics comm_bytes_max, comm_ops_max): 0 at one rank, > 0 above.
+KD_E2E_NAME=ranks
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+PY=/usr/bin/python3
+cat >thin.yaml <<'Y'
+task: thin
+data: {type: gaussian_mixture, n: 4096, means: [[-2, 0], [2, 0]], sds: [[1, 1], [1, 1]], weights: [0.5, 0.5]}
+kernel: {name: gaussian, ls: 2.0}
+algorithm: {name: kt_compress, n_out: 64, g: 2}
+run: {seed: 3}
+Y
+cat >herd.yaml <<'Y'
+task: herd
+candidates: {type: gaussian, d: 2, n: 3000}
+target: {type: gaussian, d: 2}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: bpcg, max_iter: 60}
+run: {seed: 3}
+Y
+cat >quad.yaml <<'Y'
+task: quad
+target: {type: gaussian, d: 3}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: nystrom_recombination, n: 32, opt: convex}
+run: {seed: 3}
+Y
+cat >ctt.yaml <<'Y'
+task: ctt
+x: {type: gaussian, d: 2, n: 4096}
+y: {type: gaussian, d: 2, n: 4096, mean: [0.1, 0], seed: 9}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: ctt, s: 16, g: 1, B: 50}
+run: {seed: 3}
+Y
+key() { # FILE: a hash of the result datasets and the MMD / test metrics (timings, comm left out)
+  $PY - "$1" <<'P'
+import hashlib, sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+h = hashlib.sha256()
+for d in ("coreset/points", "coreset/weights", "coreset/indices"):
+    h.update(np.ascontiguousarray(f[d][...]).tobytes())
+for a in ("mmd", "statistic", "p_value", "reject"):
+    if a in f["metrics"].attrs:
+        h.update(np.float64(f["metrics"].attrs[a]).tobytes())
+print(h.hexdigest()[:16])
+P
+}
+comm() { $PY -c 'import sys, h5py; m = h5py.File(sys.argv[1], "r")["metrics"].attrs; print(int(m["comm_bytes_max"]), int(m["comm_ops_max"]))' "$1"; }
+for t in thin herd quad ctt; do
+  ref=""
+  for n in 1 8 16; do
+    if ! mpi "$n" run "$t.yaml" -v --output "$t.$n.h5" >"$t.$n.txt" 2>&1; then
+      bad "$t at $n ranks: $(tail -3 "$t.$n.txt")"
+      continue
+    fi
+    k=$(key "$t.$n.h5")
+    read -r bytes ops <<<"$(comm "$t.$n.h5")"
+    [ -z "$ref" ] && ref=$k
+    [ "$k" = "$ref" ] && ok "$t at $n ranks: the 1-rank result bitwise ($k)" ||
+      bad "$t at $n ranks: result $k, 1 rank gives $ref"
+    if [ "$n" = 1 ]; then
+      [ "$bytes" = 0 ] && ok "$t at 1 rank: no communication recorded" || bad "$t at 1 rank: $bytes bytes"
+    else
+      [ "$bytes" -gt 0 ] && [ "$ops" -gt 0 ] &&
+        ok "$t at $n ranks: $bytes bytes in $ops operations on the busiest rank" ||
+        bad "$t at $n ranks: communication $bytes bytes / $ops operations"
+    fi
+  done
+done
+[ $fails = 0 ] && echo "all many-rank checks passed" || { echo "$fails many-rank checks failed"; exit 1; }
