@@ -15,7 +15,7 @@ echo "| task (config) | p | MB max/rank | MB mean/rank | operations max/rank | a
 echo "|---|---|---|---|---|---|"
 for cfg in thin_kt_compress herd_matern32_box quad_gaussian_mixture ctt; do
   for p in $ranks; do
-    mpirun -np "$p" --oversubscribe "$bin" run "configs/$cfg.yaml" -v -q --output "$work/o.h5" \
+    mpirun -np "$p" --oversubscribe "$bin" run "configs/$cfg.yaml" -v --output "$work/o.h5" \
       >/dev/null 2>&1 || { echo "| $cfg | $p | failed | | | |"; continue; }
     /usr/bin/python3 - "$work/o.h5" "$cfg" "$p" <<'P'
 import sys, h5py
