@@ -14,7 +14,8 @@ improved gradient approximation" (paper 000), Figures 4 and 6:
         MMD_{t+1}^2 = (1 - cos^2 theta_t) MMD_t^2 when the step is below 1), for pmp and gcos the
         cos of each iteration's final direction (/herding/cos_theta).
 Usage: /usr/bin/python3 repro/000_accelerated_herding.py [--smoke]   (2 cores, ~1 min; smoke:
-seconds). Writes repro/out/000_fig{4,5,6}.csv and repro/figures/000_fig{4,5,6}.png (full run only), and prints the table of docs/reproduction.md. With --smoke it
+seconds). Writes repro/out/000_fig{4,5,6}.csv and repro/figures/000_fig{2,4,5,6}.png (full run
+only), and prints the tables of docs/reproduction.md. With --smoke it
 asserts what the paper claims at small sizes and exits 1 if a claim fails."""
 import os
 import sys
@@ -81,10 +82,7 @@ def main():
             plot(fig, curves)
     report(tables, failures)
     report_cos(cosines, failures)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def cos_theta(path, it, mmd):
@@ -138,9 +136,7 @@ def report_cos(cosines, failures):
 
 
 def plot_cos(cosines):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 1, figsize=(4.5, 3.2))
     for a in ("fw_linesearch", "pmp", "gcos"):
         t, c = cosines[a][:2]
@@ -148,9 +144,7 @@ def plot_cos(cosines):
     ax.set_xlabel("iteration t")
     ax.set_ylabel("cos theta_t")
     ax.legend(fontsize=7)
-    f.suptitle("paper 000, Fig. 2: cos theta_t, Gaussian kernel, d = 2", fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "000_fig2.png"), dpi=80)
+    rc.save_figure(f, "paper 000, Fig. 2: cos theta_t, Gaussian kernel, d = 2", "000_fig2.png")
 
 
 def report(tables, failures):
@@ -182,9 +176,7 @@ def report(tables, failures):
 
 
 def plot(fig, curves):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 2, figsize=(8, 3.2))
     for a, (atoms, mmd, sec) in curves.items():
         ax[0].loglog(atoms, mmd, label=a)
@@ -199,9 +191,7 @@ def plot(fig, curves):
     title = {"fig4": "Fig. 4: Gaussian kernel, d = 2",
              "fig5": "Fig. 5: Matern 3/2 kernel, uniform on [-1,1]^2 (rate n^-5/4 optimal)",
              "fig6": "Fig. 6: energy kernel on S^2"}[fig]
-    f.suptitle("paper 000, " + title, fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "000_%s.png" % fig), dpi=80)
+    rc.save_figure(f, "paper 000, " + title, "000_%s.png" % fig, dpi=80)
 
 
 if __name__ == "__main__":

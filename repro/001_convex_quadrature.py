@@ -95,10 +95,7 @@ def main():
     failures = report(table)
     if not SMOKE:
         plot(table)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def report(table):
@@ -138,9 +135,7 @@ def report(table):
 
 
 def plot(table):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, axs = plt.subplots(1, len(SETTINGS), figsize=(3.3 * len(SETTINGS), 3.2))
     for ax, (d, r) in zip(np.atleast_1d(axs), SETTINGS):
         for m in table[(d, r, NS[0])]:
@@ -153,10 +148,8 @@ def plot(table):
         ax.set_title("d = %d, r = %d" % (d, r), fontsize=8)
     np.atleast_1d(axs)[0].set_ylabel("log10 wce^2")
     np.atleast_1d(axs)[0].legend(fontsize=5)
-    f.suptitle("paper 001, Fig. 1: periodic Sobolev spaces, uniform measure (%d trials)"
-               % TRIALS, fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "001_fig1.png"), dpi=72)
+    rc.save_figure(f, "paper 001, Fig. 1: periodic Sobolev spaces, uniform measure (%d trials)"
+                   % TRIALS, "001_fig1.png", dpi=72)
 
 
 if __name__ == "__main__":

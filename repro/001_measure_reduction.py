@@ -1,7 +1,8 @@
 """001_measure_reduction.py - Hayakawa, Oberhauser & Lyons (paper 001), Sec. 3.2, Figure 2:
 reducing a large discrete measure (the uniform measure on a data set, centred and normalised)
 with a Gaussian kernel whose length scale comes from the median heuristic; mean log10 wce^2 over
-trials against n = 4 ... 128 for Monte Carlo (n rows drawn without replacement), N. + emp, N. + emp + opt (N = n^2, l = 10 n),
+trials against n = 4 ... 128 for Monte Carlo (n rows drawn without replacement), N. + emp,
+N. + emp + opt (N = n^2, l = 10 n),
 Thinning and Thin + opt (KT-Compress of n^2 rows drawn from the measure, reweighted against it),
 and equal-weight herding over all rows.
 
@@ -120,10 +121,7 @@ def main():
     failures = report(table)
     if not SMOKE:
         plot(table)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def report(table):
@@ -150,9 +148,7 @@ def report(table):
 
 
 def plot(table):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, axs = plt.subplots(1, len(SETS), figsize=(4.2 * len(SETS), 3.3))
     for ax, name in zip(np.atleast_1d(axs), SETS):
         for m in table[(name, NS[0])]:
@@ -165,10 +161,8 @@ def plot(table):
         ax.set_title("%s stand-in" % name, fontsize=8)
     np.atleast_1d(axs)[0].set_ylabel("log10 wce^2")
     np.atleast_1d(axs)[0].legend(fontsize=6)
-    f.suptitle("paper 001, Fig. 2 (synthetic stand-ins): measure reduction, Gaussian kernel",
-               fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "001_fig2.png"), dpi=72)
+    rc.save_figure(f, "paper 001, Fig. 2 (synthetic stand-ins): measure reduction, Gaussian "
+                   "kernel", "001_fig2.png", dpi=72)
 
 
 if __name__ == "__main__":

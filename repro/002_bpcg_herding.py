@@ -80,10 +80,7 @@ def main():
         if not SMOKE:
             plot(fig, curves)
     failures = report(tables)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def best_at(curve, n):
@@ -133,9 +130,7 @@ def report(tables):
 
 
 def plot(fig, curves):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 4, figsize=(13, 3.1))
     for a, (it, atoms, mmd, sec, gap) in curves.items():
         ax[0].loglog(np.maximum(it, 1), mmd, label=a)
@@ -159,9 +154,7 @@ def plot(fig, curves):
     title = {"fig6": "Fig. 6: Matern 3/2, uniform on [-1,1]^2",
              "fig7m": "Fig. 7 (top): Matern 5/2, uniform on [-1,1]^2",
              "fig7g": "Fig. 7 (bottom): Gaussian kernel, density ~ exp(-|x|^2)"}[fig]
-    f.suptitle("paper 002, " + title, fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "002_%s.png" % fig), dpi=72)
+    rc.save_figure(f, "paper 002, " + title, "002_%s.png" % fig, dpi=72)
 
 
 if __name__ == "__main__":

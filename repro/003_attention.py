@@ -88,16 +88,11 @@ def main():
         failures.append("Thinformer's error does not decay faster than uniform's")
     if not SMOKE:
         plot(err)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def plot(err):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 1, figsize=(4.5, 3.3))
     for method, label in (("kh_compress", "Thinformer"), ("uniform", "uniform keys")):
         no = np.array([err[(method, g)][0][0] for g in GS], float)
@@ -107,9 +102,8 @@ def plot(err):
     ax.set_xlabel("n_out (key-value pairs kept)")
     ax.set_ylabel("|T_hat - T|_max")
     ax.legend(fontsize=7)
-    f.suptitle("paper 003, Thm. 2 (stand-in for Tab. 3): attention, n = %d" % N, fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "003_attention.png"), dpi=80)
+    rc.save_figure(f, "paper 003, Thm. 2 (stand-in for Tab. 3): attention, n = %d" % N,
+                   "003_attention.png")
 
 
 if __name__ == "__main__":

@@ -80,16 +80,11 @@ def main():
         failures.append("time does not grow with g")
     if not SMOKE:
         plot(rows)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def plot(rows):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 1, figsize=(4.6, 3.3))
     ctt = [r for r in rows if r[0] == "ctt"]
     ax.errorbar([r[4] for r in ctt], [r[2] for r in ctt], yerr=[r[3] for r in ctt], marker="o",
@@ -103,10 +98,8 @@ def plot(rows):
     ax.set_xlabel("seconds per test (2 ranks)")
     ax.set_ylabel("power (alpha = 0.05)")
     ax.legend(fontsize=7)
-    f.suptitle("paper 003, Fig. 2 (stand-in): 4%% signal in N(0, I_10), m = n = %d" % M,
-               fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "003_ctt_power.png"), dpi=80)
+    rc.save_figure(f, "paper 003, Fig. 2 (stand-in): 4%% signal in N(0, I_10), m = n = %d" % M,
+                   "003_ctt_power.png", dpi=80)
 
 
 if __name__ == "__main__":

@@ -145,16 +145,11 @@ def main():
         failures.append("LKH-SGD not %.1fx below RR over the later epochs (%.2fx)" % (need, ratio))
     if not SMOKE:
         plot(res)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def plot(res):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, 2, figsize=(8, 3.2))
     k = np.arange(1, EPOCHS + 1)
     for name, v in res.items():
@@ -168,10 +163,8 @@ def plot(res):
     ax[1].set_xlabel("epoch")
     ax[1].set_ylabel("test accuracy")
     ax[0].legend(fontsize=7)
-    f.suptitle("paper 003, Fig. 1 (stand-in): logistic regression, SGD orderings, %d seeds"
-               % len(res["RR"]), fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "003_sgd.png"), dpi=72)
+    rc.save_figure(f, "paper 003, Fig. 1 (stand-in): logistic regression, SGD orderings, %d seeds"
+                   % len(res["RR"]), "003_sgd.png", dpi=72)
 
 
 if __name__ == "__main__":

@@ -62,10 +62,7 @@ def main():
     failures = report(res)
     if not SMOKE:
         plot(res)
-    if failures:
-        print("FAILED: " + "; ".join(failures))
-        return 1
-    return 0
+    return rc.finish(failures)
 
 
 def report(res):
@@ -87,9 +84,7 @@ def report(res):
 
 
 def plot(res):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = rc.pyplot()
     f, ax = plt.subplots(1, len(DIMS), figsize=(4 * len(DIMS), 3.2))
     outs = np.array([2 ** k for k in KS], float)
     for i, d in enumerate(DIMS):
@@ -103,9 +98,7 @@ def plot(res):
         ax[i].set_xlabel("n_out = sqrt(n_in)")
     ax[0].set_ylabel("MMD to the input")
     ax[0].legend(fontsize=6)
-    f.suptitle("paper 003: thinning a Gaussian mixture, Gaussian kernel", fontsize=9)
-    f.tight_layout()
-    f.savefig(os.path.join(rc.ROOT, "repro", "figures", "003_rates.png"), dpi=80)
+    rc.save_figure(f, "paper 003: thinning a Gaussian mixture, Gaussian kernel", "003_rates.png")
 
 
 if __name__ == "__main__":

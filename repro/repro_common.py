@@ -63,3 +63,26 @@ def at_atoms(atoms, mmd, n):
     """The MMD of the first trace row with at least n atoms (nan if never reached)."""
     i = np.nonzero(np.asarray(atoms) >= n)[0]
     return float(mmd[i[0]]) if len(i) else float("nan")
+
+
+def finish(failures):
+    """Print the failed claims (if any) and return the script's exit status."""
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        return 1
+    return 0
+
+
+def pyplot():
+    """matplotlib.pyplot with the file-only Agg backend."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(fig, title, name, dpi=80):
+    """Title, tight layout and repro/figures/NAME for a figure of the full run."""
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(ROOT, "repro", "figures", name), dpi=dpi)
