@@ -386,10 +386,11 @@ kd_err kd_dist_timing_report(MPI_Comm comm, double total_seconds, kd_result *res
       "operations (mean / max)",
       mn[2] / 1e6, sum[2] / size / 1e6, mx[2] / 1e6, sum[3] / size, mx[3]);
   if (res) { /* every rank sets the same values: the output stays rank-replicated */
-    KD_TRY(kd_result_set_count(res, "comm_bytes_max", (int64_t)mx[2]));
-    KD_TRY(kd_result_set_count(res, "comm_bytes_mean", (int64_t)(sum[2] / size)));
-    KD_TRY(kd_result_set_count(res, "comm_ops_max", (int64_t)mx[3]));
-    KD_TRY(kd_result_set_metric(res, "comm_seconds_max", mx[1]));
+    kd_err lerr = kd_result_set_count(res, "comm_bytes_max", (int64_t)mx[2]);
+    if (!lerr) lerr = kd_result_set_count(res, "comm_bytes_mean", (int64_t)(sum[2] / size));
+    if (!lerr) lerr = kd_result_set_count(res, "comm_ops_max", (int64_t)mx[3]);
+    if (!lerr) lerr = kd_result_set_metric(res, "comm_seconds_max", mx[1]);
+    KD_TRY(kd_dist_agreed(comm, lerr)); /* a failed allocation must not leave the others waiting */
   }
 cleanup:
   return err;
