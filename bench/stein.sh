@@ -3,8 +3,9 @@
 #   1. Stein-kernel vs base-kernel evaluations per second (bench_kernel, tile and matvec, n x n with
 #      n = 4096, 2048 at d = 100), d_x = 2, 10, 100, bases imq and gaussian, median of 3 runs;
 #   2. the 2^16 x 2 ULA chain of tools/stein_chain.py compressed to 256 points by uniform,
-#      kt_compress, stein_thin, rpcholesky, skt and sr with the Stein kernel (IMQ, ls 1) at 1 and 2
-#      ranks: seconds (median of 3) and KSD.
+#      kt_compress, stein_thin, rpcholesky, skt, sr, sc, lskt, lsr and lsc with the Stein kernel
+#      (IMQ, ls 1) at 1 and 2 ranks: seconds (median of 3) and KSD.
+# KD_BENCH_CHAIN_ONLY=1 skips part 1.
 # Prints `uptime` before and after: take figures at load < 1.5.
 set -u
 B=${1:-build}
@@ -16,7 +17,7 @@ med() { sort -g | sed -n 2p; }
 field() { awk -v f="$1" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 echo "| base | d_x | mode | base evals/s (CPU) | Stein evals/s (CPU) | ratio |"
 echo "|---|---|---|---|---|---|"
-for base in imq gaussian; do
+[ "${KD_BENCH_CHAIN_ONLY:-0}" = 1 ] || for base in imq gaussian; do
   for dx in 2 10 100; do
     n=4096
     [ "$dx" = 100 ] && n=2048
@@ -40,7 +41,7 @@ run: {seed: 3}
 YAML
   echo "| algorithm | ranks | seconds (median of 3) | KSD | kernel evaluations |"
   echo "|---|---|---|---|---|"
-  for a in uniform kt_compress stein_thin rpcholesky skt sr; do
+  for a in uniform kt_compress stein_thin rpcholesky skt sr sc lskt lsr lsc; do
     for np in 1 2; do
       for r in 1 2 3; do
         mpirun --oversubscribe -np $np "$B/kdistill" run "$dir/c.yaml" --set algorithm.name=$a \

@@ -36,7 +36,7 @@ typedef struct {
   kd_gidx n; /* number of output points */
   int d;
   double *points;        /* [n*d] */
-  double *weights;       /* [n], >= 0, sum 1 */
+  double *weights;       /* [n], sum 1, >= 0 (sc/lsc with weights: constant may be negative) */
   int64_t *indices;      /* [n], 0-based source row, -1 if not a row */
   double mmd;            /* exact MMD against the target (filled by the task layer if NaN) */
   double seconds;        /* wall time of run() */

@@ -49,6 +49,15 @@ kd_err kd_dist_sum(MPI_Comm comm, double *buf, int n);
  *  the rank count and order: the values are added exactly in fixed point (exact_sum.c) and the
  *  exact total is rounded by one fixed procedure (to within 2^-42 relative). Collective. */
 kd_err kd_dist_sum_exact(MPI_Comm comm, const double *x, int64_t n, double *out);
+/** out[j] = sum over all ranks of sum_i V[j nl + i] x[i] (x NULL: 1), j < m: signed sums that do
+ *  not depend on the rank count or order. Every term is scaled by one power of two per column
+ *  (from a bound on its terms and n_global) and added exactly into two int64 fixed-point digits,
+ *  which are summed over the ranks; the error is below n_global^2 2^-94 times the bound
+ *  (n_global < 2^30 terms). bound: NULL (then the exact maximum |term| is reduced first, one
+ *  more collective) or bound[m] >= every |V x| term of its column, the same bits on every rank.
+ *  Collective. */
+kd_err kd_dist_dot_fixed(MPI_Comm comm, int m, int64_t nl, const double *V, const double *x,
+                         kd_gidx n_global, const double *bound, double *out);
 kd_err kd_dist_sum_i64(MPI_Comm comm, int64_t *buf, int n);
 kd_err kd_dist_sum_u64(MPI_Comm comm, uint64_t *buf, int n);
 kd_err kd_dist_max(MPI_Comm comm, double *buf, int n);
@@ -67,6 +76,13 @@ kd_err kd_dist_allgatherv(MPI_Comm comm, const double *in, int64_t n_local, doub
 kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local, int64_t *out);
 /** Gather variable-length blocks to root only (out significant on root). */
 kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out, int root);
+/** *before = the sum of v over the ranks below this one (0 on rank 0). */
+kd_err kd_dist_exscan_i64(MPI_Comm comm, int64_t v, int64_t *before);
+/** All-to-all exchange: this rank sends scount[r] doubles to rank r (blocks consecutive in send,
+ *  in rank order) and receives rcount[r] doubles from rank r (consecutive in recv, in rank order);
+ *  the counts must match pairwise and each side stay below 2^31 values. */
+kd_err kd_dist_alltoallv(MPI_Comm comm, const double *send, const int64_t *scount, double *recv,
+                         const int64_t *rcount);
 /** Barrier. */
 kd_err kd_dist_barrier(MPI_Comm comm);
 /** Split comm into groups (MPI_Comm_split with color, key = rank); *out owned by caller

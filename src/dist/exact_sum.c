@@ -4,8 +4,10 @@
  * ranks, and the exact total is rounded to a double by one fixed procedure. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/clones.h"
 #include "dist/dist_impl.h"
 
 /* bit 0 of the integer is 2^-1074 (the smallest subnormal); 2^1024 * 2^64 terms fit below bit
@@ -58,5 +60,61 @@ kd_err kd_dist_sum_exact(MPI_Comm comm, const double *x, int64_t n, double *out)
   const int low = top >= 2 ? top - 2 : 0;
   *out = ldexp(v, 32 * low - 1074);
 cleanup:
+  return err;
+}
+
+/* ---- signed sums that do not depend on the rank count: two fixed-point int64 digits ---- */
+
+/* acc[0] += the integer parts, acc[1] += the next 32 bits of the terms v_i x_i s1 s2 */
+KD_KCLONES static void kd_fx_acc_(int64_t nl, const double *v, const double *x, double s1,
+                                  double s2, int64_t *acc) {
+  int64_t hi = 0, lo = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    const double t = (x ? v[i] * x[i] : v[i]) * s1 * s2;
+    const int64_t h = (int64_t)t; /* truncation toward 0 */
+    hi += h;
+    lo += (int64_t)((t - (double)h) * 4294967296.0); /* |.| < 2^32, n < 2^30 terms */
+  }
+  acc[0] = hi, acc[1] = lo;
+}
+
+kd_err kd_dist_dot_fixed(MPI_Comm comm, int m, int64_t nl, const double *V, const double *x,
+                         kd_gidx n_global, const double *bound, double *out) {
+  kd_err err = KD_OK;
+  double *mx = NULL;
+  int64_t *acc = NULL;
+  KD_ALLOC_AGREED(comm, mx, m);
+  KD_ALLOC_AGREED(comm, acc, 2 * (size_t)m);
+  if (bound) {
+    memcpy(mx, bound, sizeof(double) * (size_t)m);
+  } else {
+    for (int j = 0; j < m; j++) {
+      const double *v = V + (size_t)j * (size_t)nl;
+      double a = 0.0;
+      for (int64_t i = 0; i < nl; i++) {
+        const double t = fabs(x ? v[i] * x[i] : v[i]);
+        a = t > a ? t : a;
+      }
+      mx[j] = a;
+    }
+    KD_TRY(kd_dist_max(comm, mx, m)); /* exact, hence the same scale at any rank count */
+  }
+  for (int j = 0; j < m; j++) {
+    int ex = 0;
+    /* |sum of all terms| <= n_global max|term| < 2^ex: scaled terms sum below 2^62 */
+    frexp((double)n_global * mx[j], &ex);
+    mx[j] = (double)ex;
+    /* 2^(62 - ex) as two factors (no overflow for tiny columns); the same operations on every
+     * term wherever it lives, so the digits do not depend on the split between ranks */
+    const int e1 = 62 - ex > 1000 ? 1000 : 62 - ex;
+    const double s1 = ldexp(1.0, e1), s2 = ldexp(1.0, 62 - ex - e1);
+    kd_fx_acc_(nl, V + (size_t)j * (size_t)nl, x, s1, s2, acc + 2 * j);
+  }
+  KD_TRY(kd_dist_sum_i64(comm, acc, 2 * m)); /* integers: exact in any order */
+  for (int j = 0; j < m; j++)
+    out[j] = ldexp((double)acc[2 * j] + ldexp((double)acc[2 * j + 1], -32), (int)mx[j] - 62);
+cleanup:
+  free(mx);
+  free(acc);
   return err;
 }

@@ -16,13 +16,7 @@
 
 #include "kdistill/kd_kernel.h"
 
-/* Multi-versioned hot loops: AVX-512 / AVX2+FMA / baseline, chosen at load time. The versions
- * compute identical bits (explicit fma(), lane-wise IEEE operations), only faster. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define KD_KCLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define KD_KCLONES
-#endif
+#include "core/clones.h" /* KD_KCLONES: multi-versioned hot loops */
 
 /** What is accumulated per pair over the coordinates j = 0..d-1 (s starts at 0, or 1 for SOBOLEV):
  *  SQDIST  s = fma(t, t, s) with t = x_j - y_j (squared distance, never negative)

@@ -19,6 +19,9 @@ kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int ma
  *  Returns KD_ERR_NUMERIC if unbounded below or stalled. Local, deterministic. */
 kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w);
 
+/** y[i] = fma(x[i], a, y[i]) for i < n (vec.c: vectorised where the CPU allows, same bits). */
+void kd_vec_fma(int64_t n, double a, const double *x, double *y);
+
 /** Use one BLAS thread per process unless OPENBLAS_NUM_THREADS is set (ranks are the
  *  parallelism). Local; call once after MPI_Init. */
 void kd_la_single_thread(void);

@@ -53,7 +53,8 @@ def printed(config_text, name):
 
 
 def stein_ok(algo):
-    return algo not in ("stein_thin", "skt", "sr")  # need a score dataset: documented in stein.md
+    # the score-based family is documented in stein.md
+    return algo not in ("stein_thin", "skt", "sr", "lskt", "lsr", "sc", "lsc")
 
 
 def sources(doc):

@@ -178,10 +178,11 @@ static void debias(void) {
   kd_target *tw = NULL;
   KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_WORLD, n, 4, R, NULL, &pw));
   KD_TEST_OK(kd_target_create_stein(MPI_COMM_WORLD, k, &tw));
-  const char *names[5] = {"skt", "uniform", "kt_compress", "rpcholesky", "sr"};
+  const char *names[9] = {"skt",  "uniform", "kt_compress", "rpcholesky", "sr",
+                          "lskt", "lsr",     "sc",          "lsc"};
   const char *kv[] = {"n_out=64", NULL};
-  double mmd[5];
-  for (int a = 0; a < 5; a++) {
+  double mmd[9];
+  for (int a = 0; a < 9; a++) {
     kd_result r = KD_RESULT_INIT;
     KD_TEST_OK(kd_algo_run_kv(MPI_COMM_WORLD, "thin", names[a], kv, k, pw, tw, 3, NULL, &r));
     mmd[a] = mmd_to_normal(&r);
@@ -192,6 +193,10 @@ static void debias(void) {
   KD_TEST(mmd[0] < mmd[2], "skt %.3e below KT-Compress of the biased sample %.3e", mmd[0], mmd[2]);
   KD_TEST(5 * mmd[3] <= mmd[1], "rpcholesky %.3e at least 5x below uniform %.3e", mmd[3], mmd[1]);
   KD_TEST(5 * mmd[4] <= mmd[1], "sr %.3e at least 5x below uniform %.3e", mmd[4], mmd[1]);
+  for (int a = 5; a < 9; a++)
+    KD_TEST(5 * mmd[a] <= mmd[1] && mmd[a] < mmd[2],
+            "%s %.3e at least 5x below uniform %.3e and below KT-Compress %.3e", names[a], mmd[a],
+            mmd[1], mmd[2]);
   kd_target_destroy(&tw);
   kd_pointset_destroy(&pw);
   kd_kernel_destroy(&k);

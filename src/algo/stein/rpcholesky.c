@@ -40,7 +40,8 @@ typedef struct {
   double *r;  /* [nl] residual diagonal */
   double *fs; /* [n_out + 1 + d]: row s of F, r_s, then x_s */
   double *col;
-  int64_t m; /* n_out */
+  const double *w; /* [nl] pivot weights (NULL: all 1) */
+  int64_t m;       /* n_out */
 } kd_rpc_state_;
 
 /* pivot j: the exponential race, then its factor row, residual and point on every rank */
@@ -50,10 +51,11 @@ static kd_err kd_rpc_pivot_(kd_rpc_state_ *s, int64_t j, kd_gidx *piv) {
   kd_gidx bi = -1;
   const int64_t m = s->m;
   for (kd_lidx i = 0; i < s->nl; i++) {
-    if (!(s->r[i] > 0.0)) continue;
+    const double ri = s->w ? s->w[i] * s->r[i] : s->r[i];
+    if (!(ri > 0.0)) continue;
     const double e = -log(
         kd_rng_uniform_open(s->in->seed, 0x7270630000ULL + (uint64_t)j, (uint64_t)(s->off + i)));
-    const double key = e / s->r[i];
+    const double key = e / ri;
     if (key < best) best = key, bi = s->off + i;
   }
   /* polled once per pivot, agreed in the argmin the pivot does anyway */
@@ -80,10 +82,8 @@ static kd_err kd_rpc_update_(kd_rpc_state_ *s, int64_t j, int64_t m, kd_gidx piv
   const double inv = 1.0 / sqrt(s->fs[m]);
   double *Fj = s->F + j * s->nl;
   for (kd_lidx i = 0; i < s->nl; i++) Fj[i] = s->col[i];
-  for (int64_t l = 0; l < j; l++) {
-    const double fsl = s->fs[l], *Fl = s->F + l * s->nl;
-    for (kd_lidx i = 0; i < s->nl; i++) Fj[i] = fma(-Fl[i], fsl, Fj[i]);
-  }
+  for (int64_t l = 0; l < j; l++) /* fma(F_il, -f_sl, .) = fma(-F_il, f_sl, .) bit for bit */
+    kd_vec_fma(s->nl, -s->fs[l], s->F + l * s->nl, Fj);
   for (kd_lidx i = 0; i < s->nl; i++) {
     Fj[i] *= inv;
     const double ri = fma(-Fj[i], Fj[i], s->r[i]);
@@ -120,8 +120,8 @@ cleanup:
   return err;
 }
 
-kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_gidx *piv,
-                           int64_t *m_done) {
+kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, const double *w, double **F,
+                           kd_gidx *piv, int64_t *m_done, double *resid) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_rpc_state_ s;
   memset(&s, 0, sizeof s);
@@ -133,6 +133,7 @@ kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_g
   s.d = kd_pointset_dim(in->points);
   s.X = kd_pointset_rows_const(in->points);
   s.m = m_max;
+  s.w = w;
   const size_t nn = (size_t)(s.nl > 0 ? s.nl : 1);
   s.F = malloc(sizeof(double) * nn * (size_t)(m_max > 0 ? m_max : 1));
   s.r = malloc(sizeof(double) * nn), s.col = malloc(sizeof(double) * nn);
@@ -152,6 +153,7 @@ kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_g
     kd_log_progress("rpcholesky", m + 1, NAN, m + 1, m + 1 == m_max);
   }
   *m_done = m;
+  if (resid && s.nl > 0) memcpy(resid, s.r, sizeof(double) * (size_t)s.nl);
   *F = s.F;
   s.F = NULL;
 cleanup:
@@ -170,7 +172,7 @@ static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
   KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
            (long long)p.n_out, (long long)n);
   KD_ALLOC(piv, p.n_out);
-  KD_TRY(kd_stein_rpc_factor(in, p.n_out, &F, piv, &m));
+  KD_TRY(kd_stein_rpc_factor(in, p.n_out, NULL, &F, piv, &m, NULL));
   KD_CHECK(m >= 1, KD_ERR_NUMERIC, "rpcholesky: the kernel matrix is zero");
   KD_TRY(kd_result_alloc(out, m, kd_pointset_dim(in->points)));
   KD_TRY(kd_pointset_gather_rows(in->points, piv, m, out->points));

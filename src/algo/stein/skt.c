@@ -8,7 +8,8 @@
  * With any other kernel/target pair the same steps debias towards that target. The paper's SKT
  * uses Stein kernel thinning with its own debiasing solver and KT-Compress++; docs/stein.md says
  * where this transcription simplifies (the QP solver, the resampling rule). Output indices are
- * rows of the input. */
+ * rows of the input. lskt (LSKT) is the same with the low-rank debiasing (low_rank_debias.c) in
+ * step 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,19 +23,45 @@ extern const kd_algo_desc kd_algo_kt_compress;
 typedef struct {
   int64_t n_out, g, iters;
   double delta;
+  kd_stein_ld_opts ld;
 } kd_skt_params_;
 
+/* the rows SKT and LSKT share: output size and the compression step */
+#define KD_SKT_COMPRESS_SPEC                                                                \
+  {"n_out",                                                                                 \
+   KD_PARAM_INT,                                                                            \
+   64,                                                                                      \
+   NULL,                                                                                    \
+   1,                                                                                       \
+   1e15,                                                                                    \
+   NULL,                                                                                    \
+   "number of output points",                                                               \
+   KD_PARAM_AT(kd_skt_params_, n_out)},                                                     \
+      {"g",                                                                                 \
+       KD_PARAM_INT,                                                                        \
+       4,                                                                                   \
+       NULL,                                                                                \
+       0,                                                                                   \
+       30,                                                                                  \
+       NULL,                                                                                \
+       "KT-Compress oversampling of the compression step (needs 4^(g+1) <= n_in)",          \
+       KD_PARAM_AT(kd_skt_params_, g)},                                                     \
+  {                                                                                         \
+    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL, "failure probability of the KH halvings", \
+        KD_PARAM_AT(kd_skt_params_, delta)                                                  \
+  }
+
 static const kd_param_spec kd_skt_spec_[] = {
-    {"n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points",
-     KD_PARAM_AT(kd_skt_params_, n_out)},
-    {"g", KD_PARAM_INT, 4, NULL, 0, 30, NULL,
-     "KT-Compress oversampling of the compression step (needs 4^(g+1) <= n_in)",
-     KD_PARAM_AT(kd_skt_params_, g)},
-    {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL, "failure probability of the KH halvings",
-     KD_PARAM_AT(kd_skt_params_, delta)},
+    KD_SKT_COMPRESS_SPEC,
     {"reweight_iter", KD_PARAM_INT, 2000, NULL, 1, 1e9, NULL,
      "pairwise Frank-Wolfe steps of the simplex reweighting (stops earlier at the optimum)",
      KD_PARAM_AT(kd_skt_params_, iters)},
+};
+
+/* LSKT: the same without reweight_iter, with the low-rank debiasing's options */
+static const kd_param_spec kd_lskt_spec_[] = {
+    KD_SKT_COMPRESS_SPEC,
+    KD_STEIN_LD_SPEC(kd_skt_params_),
 };
 
 /* kt_compress's parameters: its defaults with n_out, g and delta set */
@@ -52,13 +79,13 @@ cleanup:
   return err;
 }
 
-static kd_err kd_skt_run_(const kd_algo_in *in, kd_result *out) {
+static kd_err kd_skt_common_(const kd_algo_in *in, int low_rank, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_skt_params_ p = {0};
   kd_params kp = {0};
-  kd_pointset *rs = NULL;
-  kd_gidx *map = NULL;
-  double *w = NULL;
+  kd_pointset *rs = NULL, *src = NULL;
+  kd_gidx *idx = NULL;
+  double *w = NULL, *sv = NULL;
   int64_t steps = 0;
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
@@ -69,23 +96,44 @@ static kd_err kd_skt_run_(const kd_algo_in *in, kd_result *out) {
   w = calloc((size_t)(nl > 0 ? nl : 1), sizeof *w);
   if (!w) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "skt: out of memory");
   KD_TRY(kd_dist_agreed(in->comm, lerr));
-  KD_TRY(kd_stein_pfw(in, p.iters, w, &steps));
-  kd_log_info("skt: simplex reweighting took %lld pairwise Frank-Wolfe steps", (long long)steps);
-  KD_TRY(kd_stein_resample(in->points, w, n, in->seed, &rs, &map));
+  double obj = NAN;
+  if (low_rank) {
+    KD_TRY(kd_stein_ld(in, &p.ld, w, &obj));
+  } else {
+    KD_TRY(kd_stein_pfw(in, p.iters, w, &steps));
+    kd_log_info("skt: simplex reweighting took %lld pairwise Frank-Wolfe steps", (long long)steps);
+  }
+  KD_TRY(kd_stein_resample(in->points, w, n, in->seed, &rs, &src));
   kd_algo_in in2 = *in;
   in2.points = rs;
   in2.params = &kp;
   in2.ckpt = NULL;
   KD_TRY(kd_algo_kt_compress.run(&in2, out));
-  for (kd_gidx i = 0; i < out->n; i++)
-    out->indices[i] = out->indices[i] >= 0 ? map[out->indices[i]] : -1;
-  KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
+  /* resampled positions -> input rows */
+  KD_ALLOC_AGREED(in->comm, idx, out->n);
+  KD_ALLOC_AGREED(in->comm, sv, out->n);
+  for (kd_gidx i = 0; i < out->n; i++) idx[i] = out->indices[i] >= 0 ? out->indices[i] : 0;
+  KD_TRY(kd_pointset_gather_rows(src, idx, (kd_lidx)out->n, sv));
+  for (kd_gidx i = 0; i < out->n; i++) out->indices[i] = out->indices[i] >= 0 ? (int64_t)sv[i] : -1;
+  if (low_rank)
+    KD_TRY(kd_result_set_metric(out, "debias_model_objective", obj));
+  else
+    KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
 cleanup:
   kd_params_free(&kp);
   kd_pointset_destroy(&rs);
-  free(map);
+  kd_pointset_destroy(&src);
+  free(idx), free(sv);
   free(w);
   return err;
+}
+
+static kd_err kd_skt_run_(const kd_algo_in *in, kd_result *out) {
+  return kd_skt_common_(in, 0, out);
+}
+
+static kd_err kd_lskt_run_(const kd_algo_in *in, kd_result *out) {
+  return kd_skt_common_(in, 1, out);
 }
 
 const kd_algo_desc kd_algo_skt = {
@@ -96,3 +144,12 @@ const kd_algo_desc kd_algo_skt = {
     kd_skt_spec_,
     (int)(sizeof kd_skt_spec_ / sizeof kd_skt_spec_[0]),
     kd_skt_run_};
+
+const kd_algo_desc kd_algo_lskt = {
+    "lskt",
+    "thin",
+    "low-rank Stein kernel thinning (Li et al. 2024): low-rank debiasing of all rows against the "
+    "target (KSD) in O(n rank) per step, resampling, KT-Compress to n_out points",
+    kd_lskt_spec_,
+    (int)(sizeof kd_lskt_spec_ / sizeof kd_lskt_spec_[0]),
+    kd_lskt_run_};

@@ -9,7 +9,9 @@
  *   4. reweight: the simplex QP of those rows against the target (the KSD-optimal convex weights).
  * The paper's SR preserves the low-rank approximation of the debiased measure the same way;
  * docs/stein.md says where this transcription simplifies (the QP solver of step 1, step 4).
- * With any other kernel/target pair the same steps compress towards that target. */
+ * With any other kernel/target pair the same steps compress towards that target. lsr (LSR) uses
+ * the low-rank debiasing (low_rank_debias.c) in step 1 and draws the step-2 pivots in proportion
+ * to the debiased weights (weighted RPCholesky). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +22,25 @@
 
 typedef struct {
   int64_t n_out, iters;
+  kd_stein_ld_opts ld;
 } kd_sr_params_;
 
+#define KD_SR_N_OUT_SPEC                                                      \
+  {                                                                           \
+    "n_out", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL,                            \
+        "at most this many output points (n_out - 1 recombination features)", \
+        KD_PARAM_AT(kd_sr_params_, n_out)                                     \
+  }
+
 static const kd_param_spec kd_sr_spec_[] = {
-    {"n_out", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL,
-     "at most this many output points (n_out - 1 recombination features)",
-     KD_PARAM_AT(kd_sr_params_, n_out)},
+    KD_SR_N_OUT_SPEC,
     {"reweight_iter", KD_PARAM_INT, 2000, NULL, 1, 1e9, NULL,
      "pairwise Frank-Wolfe steps of the simplex reweighting (stops earlier at the optimum)",
      KD_PARAM_AT(kd_sr_params_, iters)},
 };
+
+/* LSR: the low-rank debiasing's options instead of reweight_iter */
+static const kd_param_spec kd_lsr_spec_[] = {KD_SR_N_OUT_SPEC, KD_STEIN_LD_SPEC(kd_sr_params_)};
 
 /* the weighted copy of the input and the feature rows, both distributed like the input */
 static kd_err kd_sr_sets_(const kd_algo_in *in, double *w, const double *F, int64_t r,
@@ -56,7 +67,7 @@ cleanup:
   return err;
 }
 
-static kd_err kd_sr_run_(const kd_algo_in *in, kd_result *out) {
+static kd_err kd_sr_common_(const kd_algo_in *in, int low_rank, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_sr_params_ p = {0};
   kd_pointset *data = NULL, *feat = NULL;
@@ -75,8 +86,13 @@ static kd_err kd_sr_run_(const kd_algo_in *in, kd_result *out) {
   sums = calloc((size_t)p.n_out + 1, sizeof *sums);
   if (!w || !piv || !sums) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "sr: out of memory");
   KD_TRY(kd_dist_agreed(in->comm, lerr));
-  KD_TRY(kd_stein_pfw(in, p.iters, w, &steps));
-  KD_TRY(kd_stein_rpc_factor(in, p.n_out - 1, &F, piv, &r));
+  double obj = NAN;
+  if (low_rank)
+    KD_TRY(kd_stein_ld(in, &p.ld, w, &obj));
+  else
+    KD_TRY(kd_stein_pfw(in, p.iters, w, &steps));
+  /* LSR's features come from the weighted RPCholesky of its debiased weights (Li et al.) */
+  KD_TRY(kd_stein_rpc_factor(in, p.n_out - 1, low_rank ? w : NULL, &F, piv, &r, NULL));
   KD_CHECK(r >= 1, KD_ERR_NUMERIC, "sr: the kernel matrix is zero");
   KD_TRY(kd_sr_sets_(in, w, F, r, &data, &feat));
   int64_t T = n / (8 * (r + 1));
@@ -95,13 +111,22 @@ static kd_err kd_sr_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_mmd(in->target, out->points, out->weights, (kd_lidx)rule.n, &mmd, NULL));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination_weights", mmd));
   KD_TRY(kd_stein_simplex_weights(in, 0, out));
-  KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
+  if (low_rank)
+    KD_TRY(kd_result_set_metric(out, "debias_model_objective", obj));
+  else
+    KD_TRY(kd_result_set_count(out, "reweight_steps", (int64_t)steps));
 cleanup:
   kd_recomb_set_free(&rule);
   kd_pointset_destroy(&data);
   kd_pointset_destroy(&feat);
   free(w), free(F), free(piv), free(sums);
   return err;
+}
+
+static kd_err kd_sr_run_(const kd_algo_in *in, kd_result *out) { return kd_sr_common_(in, 0, out); }
+
+static kd_err kd_lsr_run_(const kd_algo_in *in, kd_result *out) {
+  return kd_sr_common_(in, 1, out);
 }
 
 const kd_algo_desc kd_algo_sr = {
@@ -112,3 +137,12 @@ const kd_algo_desc kd_algo_sr = {
     kd_sr_spec_,
     (int)(sizeof kd_sr_spec_ / sizeof kd_sr_spec_[0]),
     kd_sr_run_};
+
+const kd_algo_desc kd_algo_lsr = {
+    "lsr",
+    "thin",
+    "low-rank Stein recombination (Li et al. 2024): low-rank debiasing, recombination to n_out "
+    "rows preserving weighted-RPCholesky features, simplex weights",
+    kd_lsr_spec_,
+    (int)(sizeof kd_lsr_spec_ / sizeof kd_lsr_spec_[0]),
+    kd_lsr_run_};

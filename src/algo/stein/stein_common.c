@@ -118,46 +118,100 @@ cleanup:
   return err;
 }
 
-kd_err kd_stein_resample(const kd_pointset *ps, const double *w_local, kd_gidx m, uint64_t seed,
-                         kd_pointset **out, kd_gidx **map) {
-  kd_err err = KD_OK;
-  const kd_gidx n = kd_pointset_n_global(ps);
+/* the output position after inclusive quantised prefix P of total Q: floor(P / Q m + u) */
+static kd_gidx kd_rs_pos_(int64_t P, int64_t Q, kd_gidx m, double u) {
+  const kd_gidx k = (kd_gidx)floor((double)P / (double)Q * (double)m + u);
+  return k < m ? k : m;
+}
+
+/* the rows this rank's weights draw, in output order: row then its source index (d + 1 values) */
+static void kd_rs_local_(const kd_pointset *ps, const int64_t *q, int64_t before, int64_t Q,
+                         kd_gidx m, double u, double *buf) {
+  const kd_lidx nl = kd_pointset_n_local(ps);
   const int d = kd_pointset_dim(ps);
-  double *w = NULL, *all = NULL, *rows = NULL;
-  kd_gidx *mp = NULL;
-  *out = NULL;
-  *map = NULL;
-  KD_ALLOC(w, n);
-  KD_ALLOC(all, (size_t)n * d);
-  KD_ALLOC(rows, (size_t)m * d);
-  KD_ALLOC(mp, m);
-  KD_TRY(kd_dist_allgatherv(kd_pointset_comm(ps), w_local, kd_pointset_n_local(ps), w));
-  KD_TRY(kd_pointset_allgather(ps, all));
-  double tot = 0.0;
-  for (kd_gidx i = 0; i < n; i++) tot += w[i];
-  KD_CHECK(tot > 0 && isfinite(tot), KD_ERR_NUMERIC, "resampling: weights sum to %g", tot);
-  const double u = kd_rng_uniform(seed, 0x5e5a, 0);
-  double c = 0.0;
-  kd_gidx prev = 0, r = 0;
-  for (kd_gidx i = 0; i < n && r < m; i++) {
-    c += w[i];
-    kd_gidx upto = (kd_gidx)floor(c / tot * (double)m + u);
-    upto = upto > m ? m : upto;
-    for (; prev < upto; prev++, r++) {
-      mp[r] = i;
-      memcpy(rows + (size_t)r * d, all + (size_t)i * d, sizeof(double) * d);
+  const kd_gidx off = kd_pointset_offset(ps);
+  const double *X = kd_pointset_rows_const(ps);
+  int64_t P = before;
+  kd_gidx prev = kd_rs_pos_(P, Q, m, u), k = 0;
+  for (kd_lidx i = 0; i < nl; i++) {
+    P += q[i];
+    for (const kd_gidx up = kd_rs_pos_(P, Q, m, u); prev < up; prev++, k++) {
+      memcpy(buf + k * (d + 1), X + (size_t)i * d, sizeof(double) * d);
+      buf[k * (d + 1) + d] = (double)(off + i);
     }
   }
-  for (; r < m; r++) { /* round-off left the last slot(s): the last row with weight */
-    kd_gidx i = n - 1;
-    while (i > 0 && !(w[i] > 0)) i--;
-    mp[r] = i;
-    memcpy(rows + (size_t)r * d, all + (size_t)i * d, sizeof(double) * d);
+}
+
+/* scount / rcount of the exchange from the ranks' output ranges AB[2 p] to the block layout of out
+ */
+static void kd_rs_counts_(const kd_pointset *out, const int64_t *AB, int me, int w, int64_t *scount,
+                          int64_t *rcount) {
+  const int p = kd_dist_size(kd_pointset_comm(out));
+  const kd_gidx oA = kd_pointset_rank_offset(out, me), oB = kd_pointset_rank_offset(out, me + 1);
+  for (int r = 0; r < p; r++) {
+    const kd_gidx bA = kd_pointset_rank_offset(out, r), bB = kd_pointset_rank_offset(out, r + 1);
+    const kd_gidx s0 = AB[2 * me] > bA ? AB[2 * me] : bA,
+                  s1 = AB[2 * me + 1] < bB ? AB[2 * me + 1] : bB;
+    const kd_gidx r0 = AB[2 * r] > oA ? AB[2 * r] : oA,
+                  r1 = AB[2 * r + 1] < oB ? AB[2 * r + 1] : oB;
+    scount[r] = s1 > s0 ? (s1 - s0) * w : 0;
+    rcount[r] = r1 > r0 ? (r1 - r0) * w : 0;
   }
-  KD_TRY(kd_pointset_from_replicated(kd_pointset_comm(ps), m, d, rows, NULL, out));
-  *map = mp;
-  mp = NULL;
+}
+
+kd_err kd_stein_resample(const kd_pointset *ps, const double *w_local, kd_gidx m, uint64_t seed,
+                         kd_pointset **out, kd_pointset **src) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const MPI_Comm comm = kd_pointset_comm(ps);
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  const int d = kd_pointset_dim(ps), p = kd_dist_size(comm), me = kd_dist_rank(comm);
+  int64_t *q = NULL, *AB = NULL, *cnt = NULL, before = 0, mine = 0, Q = 0;
+  double *buf = NULL, *recv = NULL, wmax = 0.0, *rows = NULL, *sv = NULL;
+  *out = NULL;
+  *src = NULL;
+  for (kd_lidx i = 0; i < nl; i++) {
+    if (!(w_local[i] >= 0.0) || !isfinite(w_local[i])) wmax = INFINITY;
+    wmax = w_local[i] > wmax ? w_local[i] : wmax;
+  }
+  KD_TRY(kd_dist_max(comm, &wmax, 1));
+  KD_CHECK(wmax > 0.0 && isfinite(wmax), KD_ERR_NUMERIC,
+           "resampling: the weights are not finite, non-negative and non-zero (max %g)", wmax);
+  /* weights as integers on one scale: their prefix sums are exact, hence rank-count independent */
+  int ex = 0;
+  frexp((double)kd_pointset_n_global(ps) * wmax, &ex);
+  KD_CHECK(ex > -900, KD_ERR_NUMERIC, "resampling: the weights are all below 1e-270");
+  const double sc = ldexp(1.0, 62 - ex);
+  KD_ALLOC_AGREED(comm, q, nl);
+  for (kd_lidx i = 0; i < nl; i++) mine += q[i] = (int64_t)(w_local[i] * sc);
+  KD_TRY(kd_dist_exscan_i64(comm, mine, &before));
+  Q = mine;
+  KD_TRY(kd_dist_sum_i64(comm, &Q, 1));
+  KD_CHECK(Q > 0, KD_ERR_NUMERIC, "resampling: the weights sum to 0");
+  const double u = kd_rng_uniform(seed, 0x5e5a, 0);
+  int64_t ab[2] = {kd_rs_pos_(before, Q, m, u), kd_rs_pos_(before + mine, Q, m, u)};
+  KD_ALLOC_AGREED(comm, AB, 2 * (size_t)p);
+  KD_ALLOC_AGREED(comm, cnt, 2 * (size_t)p);
+  KD_ALLOC_AGREED(comm, buf, (size_t)(ab[1] - ab[0]) * (d + 1));
+  kd_rs_local_(ps, q, before, Q, m, u, buf);
+  KD_TRY(kd_dist_allgatherv_i64(comm, ab, 2, AB));
+  KD_TRY(kd_pointset_create(comm, m, d, out));
+  KD_TRY(kd_pointset_create(comm, m, 1, src));
+  kd_rs_counts_(*out, AB, me, d + 1, cnt, cnt + p);
+  const kd_lidx ml = kd_pointset_n_local(*out);
+  recv = calloc((size_t)(ml > 0 ? ml : 1) * (d + 1), sizeof *recv);
+  if (!recv) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "resampling: out of memory");
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_alltoallv(comm, buf, cnt, recv, cnt + p));
+  kd_pointset_get_rows(*out, &rows);
+  kd_pointset_get_rows(*src, &sv);
+  for (kd_lidx i = 0; i < ml; i++) {
+    memcpy(rows + (size_t)i * d, recv + (size_t)i * (d + 1), sizeof(double) * d);
+    sv[i] = recv[(size_t)i * (d + 1) + d];
+  }
+  kd_pointset_restore_rows(*out, &rows);
+  kd_pointset_restore_rows(*src, &sv);
 cleanup:
-  free(w), free(all), free(rows), free(mp);
+  if (err) kd_pointset_destroy(out), kd_pointset_destroy(src);
+  free(q), free(AB), free(cnt), free(buf), free(recv);
   return err;
 }

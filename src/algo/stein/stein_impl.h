@@ -22,18 +22,62 @@
 kd_err kd_stein_pfw(const kd_algo_in *in, int64_t iters, double *w_local, int64_t *steps);
 
 /** Systematic resampling of m rows from the rows of ps with probabilities w (w_local[n_local] per
- *  rank): one uniform keyed by seed, cumulative sums in global row order on every rank. *out gets
- *  the m rows (a new point set on ps's communicator), map[m] (allocated, replicated) their source
- *  rows in increasing order. Collective. */
+ *  rank, >= 0, not all 0): one uniform keyed by seed; the cumulative sums are taken on the
+ *  weights as integers of one scale (2^62 / (n max w)), so they are exact and the draw is the same
+ *  at any rank count. *out gets the m rows in increasing source order (a new point set on ps's
+ *  communicator, block-distributed like any other), *src a one-column set with the same layout
+ *  holding each row's source row (as a double). A rank holds its share of the m rows plus the
+ *  rows its own weights draw. Collective. */
 kd_err kd_stein_resample(const kd_pointset *ps, const double *w_local, kd_gidx m, uint64_t seed,
-                         kd_pointset **out, kd_gidx **map);
+                         kd_pointset **out, kd_pointset **src);
 
 /** Randomly pivoted Cholesky of the kernel matrix of in->points (rpcholesky.c): up to m_max pivots
  *  piv[m_max] (global rows, every rank), *m_done of them found (fewer when the residual vanishes),
  *  *F (allocated, caller frees) the local rows of the factor, column-major: F[j n_local + i].
+ *  w (NULL or the local rows' weights): pivots drawn with probability proportional to w_i times
+ *  the residual diagonal (the RPCholesky of diag(w)^1/2 K diag(w)^1/2, Li et al.'s weighted
+ *  RPCholesky; the factor is still that of K). resid (NULL or n_local): the residual diagonal
+ *  K_ii - |F_i|^2 at the end. Collective. */
+kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, const double *w, double **F,
+                           kd_gidx *piv, int64_t *m_done, double *resid);
+
+/** Low-rank debiasing (low_rank_debias.c; Li et al. 2024's LD): rounds x (weighted RPCholesky of
+ *  rank `rank`, then `steps` steps of accelerated entropic mirror descent on the simplex QP with
+ *  K replaced by F F^T + diag(residual)). w_local[n_local] receives this rank's weights (all > 0
+ *  unless they underflow), *objective the last round's model objective 1/2 w^T K^ w - z^T w.
  *  Collective. */
-kd_err kd_stein_rpc_factor(const kd_algo_in *in, int64_t m_max, double **F, kd_gidx *piv,
-                           int64_t *m_done);
+typedef struct {
+  int64_t rank, rounds, steps;
+} kd_stein_ld_opts;
+kd_err kd_stein_ld(const kd_algo_in *in, const kd_stein_ld_opts *o, double *w_local,
+                   double *objective);
+
+/** The parameter-table rows of the low-rank debiasing options, for an algorithm whose parameter
+ *  struct T has a kd_stein_ld_opts member named ld. */
+#define KD_STEIN_LD_SPEC(T)                                                                    \
+  {"rank",                                                                                     \
+   KD_PARAM_INT,                                                                               \
+   0,                                                                                          \
+   NULL,                                                                                       \
+   0,                                                                                          \
+   1e6,                                                                                        \
+   NULL,                                                                                       \
+   "rank of the low-rank debiasing (0: ceil(2 sqrt(n)), at most 256)",                         \
+   KD_PARAM_AT(T, ld.rank)},                                                                   \
+      {"rounds",                                                                               \
+       KD_PARAM_INT,                                                                           \
+       3,                                                                                      \
+       NULL,                                                                                   \
+       1,                                                                                      \
+       100,                                                                                    \
+       NULL,                                                                                   \
+       "adaptive rounds of the low-rank debiasing (weighted RPCholesky, then mirror descent)", \
+       KD_PARAM_AT(T, ld.rounds)},                                                             \
+  {                                                                                            \
+    "amd_steps", KD_PARAM_INT, 200, NULL, 1, 1e7, NULL,                                        \
+        "accelerated entropic mirror descent steps per round of the low-rank debiasing",       \
+        KD_PARAM_AT(T, ld.steps)                                                               \
+  }
 
 /** Weights of the rule out (points, n): the simplex QP min w^T K w / 2 - z^T w against in->target
  *  (uniform != 0: keep 1/n); metrics mmd_uniform_weights and mmd_convex_weights; out->mmd set.

@@ -2,4 +2,8 @@
 KD_ALGO(kd_algo_stein_thin)
 KD_ALGO(kd_algo_rpcholesky)
 KD_ALGO(kd_algo_skt)
+KD_ALGO(kd_algo_lskt)
 KD_ALGO(kd_algo_sr)
+KD_ALGO(kd_algo_lsr)
+KD_ALGO(kd_algo_sc)
+KD_ALGO(kd_algo_lsc)

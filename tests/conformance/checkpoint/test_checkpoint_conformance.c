@@ -561,11 +561,10 @@ static void check_pending_at_start(const row_t *r, const cap_t *c) {
 /* Joining the table is the only way to checkpoint: every algorithm of a task that can resume has
  * a row, or is a baseline without a safe point (it runs to the end), or belongs to a pending
  * family; every task that can resume has a row (or is pending). */
-/* run to the end without a safe point (stein_thin, rpcholesky, skt, sr: checkpointing not written
- * yet)
- */
+/* run to the end without a safe point (the score-based family: checkpointing not written yet) */
 static const char *const no_safe_point[] = {"uniform", "monte_carlo", "stein_thin", "rpcholesky",
-                                            "skt",     "sr",          NULL};
+                                            "skt",     "sr",          "lskt",       "lsr",
+                                            "sc",      "lsc",         NULL};
 
 static int listed(const char *const *list, const char *name) {
   for (int j = 0; list[j]; j++)
