@@ -118,15 +118,19 @@ static kd_err kd_mmd2_rel_(kd_kernel *k, const double *C, int d, const double *z
                            const kd_lidx *sel, kd_lidx m, double *v) {
   kd_err err = KD_OK;
   double *S = NULL, *Ks = NULL;
+  const kd_lidx R = 256; /* rows of K(S, S) per block: O(m) memory, the same sum order */
   KD_ALLOC(S, m * d);
-  KD_ALLOC(Ks, m * m);
+  KD_ALLOC(Ks, R * m);
   double zs = 0.0, ks = 0.0;
   for (kd_lidx i = 0; i < m; i++) {
     memcpy(S + i * d, C + sel[i] * d, sizeof(double) * d);
     zs += zc[sel[i]];
   }
-  KD_TRY(kd_kernel_eval_block(k, S, m, S, m, Ks, m));
-  for (kd_lidx i = 0; i < m * m; i++) ks += Ks[i];
+  for (kd_lidx a0 = 0; a0 < m; a0 += R) {
+    const kd_lidx nr = m - a0 < R ? m - a0 : R;
+    KD_TRY(kd_kernel_eval_block(k, S + a0 * d, nr, S, m, Ks, m));
+    for (kd_lidx i = 0; i < nr * m; i++) ks += Ks[i];
+  }
   *v = -2.0 * zs / (double)m + ks / ((double)m * (double)m);
 cleanup:
   free(S);

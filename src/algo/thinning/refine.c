@@ -7,31 +7,91 @@
  * i = 0..m-1 are made (1 = Alg. H.1 exactly), stopping after a sweep without a replacement. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo/thinning/thin_impl.h"
+
+/* The kernel values the pass needs: the Gram matrix of the candidates when it is small (one
+ * block, reused), otherwise one column per candidate and step, computed when needed, so the memory
+ * is O(nc) and not O(nc^2) (2^g sqrt(n) candidates: the dense matrix would be 8 * 4^g * n bytes).
+ * Both give the same bits: a kernel value does not depend on the block it is computed in
+ * (docs/kernels.md). */
+enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB */
+
+typedef struct {
+  kd_kernel *k;
+  const double *C;
+  kd_lidx nc;
+  int d;
+  double *K; /* nc x nc or NULL */
+} kd_rf_;
+
+/* col[c] = k(x_c, x_j) for every candidate c */
+static kd_err kd_rf_col_(const kd_rf_ *r, kd_lidx j, double *col) {
+  if (r->K) {
+    for (kd_lidx c = 0; c < r->nc; c++) col[c] = r->K[c * r->nc + j];
+    return KD_OK;
+  }
+  return kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, col, 1);
+}
+
+/* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1 */
+static kd_err kd_rf_init_(const kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double *diag,
+                          double *gs) {
+  kd_err err = KD_OK;
+  double *S = NULL, *blk = NULL;
+  const kd_lidx nc = r->nc, R = 256;
+  if (r->K) {
+    for (kd_lidx c = 0; c < nc; c++) {
+      double s = 0.0;
+      for (kd_lidx j = 0; j < m; j++) s += r->K[c * nc + sel[j]];
+      gs[c] = s;
+      diag[c] = r->K[c * nc + c];
+    }
+    goto cleanup;
+  }
+  KD_ALLOC(S, (size_t)m * r->d);
+  KD_ALLOC(blk, (size_t)R * m);
+  for (kd_lidx j = 0; j < m; j++) memcpy(S + j * r->d, r->C + sel[j] * r->d, sizeof(double) * r->d);
+  for (kd_lidx c0 = 0; c0 < nc; c0 += R) {
+    const kd_lidx nr = nc - c0 < R ? nc - c0 : R;
+    KD_TRY(kd_kernel_eval_block(r->k, r->C + c0 * r->d, nr, S, m, blk, m));
+    for (kd_lidx c = 0; c < nr; c++) {
+      double s = 0.0;
+      for (kd_lidx j = 0; j < m; j++) s += blk[c * m + j];
+      gs[c0 + c] = s;
+      diag[c0 + c] = kd_kernel_eval(r->k, r->C + (c0 + c) * r->d, r->C + (c0 + c) * r->d);
+    }
+  }
+cleanup:
+  free(S);
+  free(blk);
+  return err;
+}
 
 kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
                       kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps) {
   kd_err err = KD_OK;
-  double *K = NULL, *gs = NULL;
+  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL;
   char *in = NULL;
   kd_lidx swaps = 0;
-  (void)d; /* the kernel knows the dimension */
+  kd_rf_ r = {k, C, nc, d, NULL};
   if (m == 0) goto cleanup;
-  KD_ALLOC(K, nc * nc);
+  if (nc <= KD_RF_DENSE_MAX) {
+    KD_ALLOC(r.K, nc * nc);
+    KD_TRY(kd_kernel_eval_block(k, C, nc, C, nc, r.K, nc));
+  }
   KD_ALLOC(gs, nc);
+  KD_ALLOC(diag, nc);
+  KD_ALLOC(csi, nc);
+  KD_ALLOC(cbc, nc);
   KD_ALLOC(in, nc);
-  KD_TRY(kd_kernel_eval_block(k, C, nc, C, nc, K, nc));
   for (kd_lidx j = 0; j < m; j++) {
     KD_CHECK(sel[j] >= 0 && sel[j] < nc && !in[sel[j]], KD_ERR_INTERNAL,
              "refine: coreset indices must be distinct candidates");
     in[sel[j]] = 1;
   }
-  for (kd_lidx c = 0; c < nc; c++) {
-    double s = 0.0;
-    for (kd_lidx j = 0; j < m; j++) s += K[c * nc + sel[j]];
-    gs[c] = s;
-  }
+  KD_TRY(kd_rf_init_(&r, sel, m, diag, gs));
   const double fm = (double)m;
   kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
   for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
@@ -40,19 +100,21 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
     const kd_lidx si = sel[i];
     double best = 0.0, scale = 0.0;
     kd_lidx bc = si;
+    KD_TRY(kd_rf_col_(&r, si, csi));
     for (kd_lidx c = 0; c < nc; c++) {
       if (in[c]) continue;
-      double dt = 2.0 * (gs[c] - K[c * nc + si]) + K[c * nc + c] - 2.0 * gs[si] + K[si * nc + si];
+      double dt = 2.0 * (gs[c] - csi[c]) + diag[c] - 2.0 * gs[si] + diag[si];
       double delta = -2.0 / fm * (zc[c] - zc[si]) + dt / (fm * fm);
       if (delta < best) {
         best = delta;
         bc = c;
       }
-      scale = fmax(scale, fabs(zc[c]) / fm + fabs(K[c * nc + c]) / (fm * fm));
+      scale = fmax(scale, fabs(zc[c]) / fm + fabs(diag[c]) / (fm * fm));
     }
     /* only strict improvements beyond round-off are taken, so the MMD never increases */
     if (bc != si && best < -1e-13 * scale) {
-      for (kd_lidx c = 0; c < nc; c++) gs[c] += K[c * nc + bc] - K[c * nc + si];
+      KD_TRY(kd_rf_col_(&r, bc, cbc));
+      for (kd_lidx c = 0; c < nc; c++) gs[c] += cbc[c] - csi[c];
       in[si] = 0;
       in[bc] = 1;
       sel[i] = bc;
@@ -62,8 +124,8 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
   }
 cleanup:
   if (n_swaps) *n_swaps = swaps;
-  free(K);
-  free(gs);
+  free(r.K);
+  free(gs), free(diag), free(csi), free(cbc);
   free(in);
   return err;
 }
