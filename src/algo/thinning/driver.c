@@ -81,16 +81,14 @@ cleanup:
 }
 
 /* Leaf bin: s packed rows -> remainder rule -> B rows -> Compress of height h (or pass through). */
-static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *P, kd_lidx s, kd_lidx B,
-                       int h, int d, double delta_rem, double den, uint64_t seed, uint64_t bin,
-                       double dsign, kd_dist_block *out) {
+static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *X, kd_gidx g0, kd_lidx s,
+                       kd_lidx B, int h, int d, double delta_rem, double den, uint64_t seed,
+                       uint64_t bin, double dsign, kd_dist_block *out) {
   kd_err err = KD_OK;
-  double *X = NULL, *R = NULL;
+  double *R = NULL;
   kd_lidx *keep = NULL, *o = NULL;
   const int w = d + 1;
-  KD_ALLOC(X, s * d);
   KD_ALLOC(keep, s);
-  kd_unpack_(P, s, d, X);
   KD_TRY(kd_thin_absorb_remainder(k, pl->kind, X, s, B, d, delta_rem, seed, bin, keep));
   kd_lidx no = B;
   KD_ALLOC(o, B);
@@ -104,9 +102,11 @@ static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *P, kd
   }
   KD_ALLOC(out->v, no * w);
   out->n = no * w;
-  for (kd_lidx i = 0; i < no; i++) memcpy(out->v + i * w, P + keep[o[i]] * w, sizeof(double) * w);
+  for (kd_lidx i = 0; i < no; i++) { /* packed [global row, x] */
+    out->v[i * w] = (double)(g0 + keep[o[i]]);
+    memcpy(out->v + i * w + 1, X + keep[o[i]] * d, sizeof(double) * d);
+  }
 cleanup:
-  free(X);
   free(R);
   free(keep);
   free(o);
@@ -390,35 +390,36 @@ cleanup:
  * remainder rule and the local Compress of the bin; safe point h_leaf. Collective. */
 static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
-  double *buf = NULL;
   int64_t *offs = NULL, lo, hi;
   int *owner = NULL;
   kd_dist_block *bins = NULL;
   const kd_thin_tree *tr = &D->tr;
   const int size = kd_dist_size(D->comm);
   const kd_gidx nb = tr->nb, B = (kd_gidx)1 << (2 * tr->hl);
-  KD_TRY(kd_thin_pack_local_(D, &buf));
   KD_ALLOC(offs, size + 1);
   for (int r = 0; r <= size; r++) offs[r] = kd_pointset_rank_offset(D->in->points, r);
   KD_ALLOC(owner, nb);
   for (kd_gidx j = 0; j < nb; j++) owner[j] = kd_dist_tree_owner(D->tree, 0, j);
   KD_ALLOC(bins, nb);
-  KD_TRY(kd_dist_bins_collect(D->comm, offs, buf, D->w, nb, D->bstart, owner, bins));
-  free(buf); /* the bins hold the rows now */
-  buf = NULL;
+  /* the bins' rows straight from the point set (no packed copy of the input: a bin's global rows
+   * are bstart[j] ...); each bin is freed once compressed */
+  KD_TRY(kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(D->in->points), D->d, nb,
+                              D->bstart, owner, bins));
   kd_dist_tree_range(D->tree, 0, &lo, &hi);
   D->level = 0;
   lerr = kd_thin_nodes_reset_(D, hi - lo);
   /* after a local error (e.g. GS-Halve on duplicate rows) the other bins are skipped; agreed below
    */
-  for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++)
-    lerr = kd_leaf_(D->k, &D->pl, bins[j].v, D->bstart[j + 1] - D->bstart[j], B, tr->hl, D->d,
-                    D->delta_rem, D->den, D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+  for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++) {
+    lerr =
+        kd_leaf_(D->k, &D->pl, bins[j].v, D->bstart[j], D->bstart[j + 1] - D->bstart[j], B, tr->hl,
+                 D->d, D->delta_rem, D->den, D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+    kd_dist_block_free(&bins[j]);
+  }
   KD_TRY(kd_tree_step_(D->in, tr, tr->hl, lerr, D->nodes, D->n_nodes, NULL, D->t0));
 cleanup:
   for (kd_gidx j = 0; bins && j < nb; j++) kd_dist_block_free(&bins[j]);
   free(bins);
-  free(buf);
   free(offs);
   free(owner);
   return err;
