@@ -130,6 +130,9 @@ typedef struct {
 const kd_algo_desc *kd_algo_find(const char *task, const char *name);
 /** Iterate the registry: returns NULL past the end. */
 const kd_algo_desc *kd_algo_at(int i);
+/** 1 if the algorithm reads its input rows bin by bin through kd_pointset_rows_at, so it accepts
+ *  a lazy (generated on demand) point set: the thinning tree's algorithms. Local. */
+int kd_algo_accepts_lazy(const kd_algo_desc *a);
 
 #ifdef __cplusplus
 }

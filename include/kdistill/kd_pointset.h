@@ -59,6 +59,19 @@ kd_err kd_pointset_create(MPI_Comm comm, kd_gidx n, int d, kd_pointset **out);
 /** Create and fill from a generator measure. Collective. */
 kd_err kd_pointset_generate(MPI_Comm comm, const kd_measure *m, kd_gidx n, uint64_t seed,
                             kd_pointset **out);
+/** Create an n x d set whose rows are never stored ("lazy"): row g is row g of the seeded sample of
+ *  m (the rows kd_pointset_generate would hold), made on demand by kd_pointset_rows_at. Only code
+ *  that reads rows through kd_pointset_rows_at accepts such a set (kd_pointset_is_lazy): for it,
+ *  kd_pointset_rows_const is NULL. Collective (no traffic). */
+kd_err kd_pointset_generate_lazy(MPI_Comm comm, const kd_measure *m, kd_gidx n, uint64_t seed,
+                                 kd_pointset **out);
+/** 1 for a set made by kd_pointset_generate_lazy. Local. */
+int kd_pointset_is_lazy(const kd_pointset *ps);
+/** The generator measure of a lazy set (NULL otherwise). Local. */
+const kd_measure *kd_pointset_generator(const kd_pointset *ps);
+/** Rows [g0, g0 + cnt) into dst[cnt*d]: generated for a lazy set, else copied from this rank's
+ *  block (the rows must be local). Local. */
+kd_err kd_pointset_rows_at(const kd_pointset *ps, kd_gidx g0, kd_lidx cnt, double *dst);
 /** Create from rows that every rank holds identically (rows[n*d], optional weights[n]); each rank
  *  keeps its own block. Collective (no traffic). */
 kd_err kd_pointset_from_replicated(MPI_Comm comm, kd_gidx n, int d, const double *rows,

@@ -18,6 +18,14 @@ const kd_algo_desc *kd_algo_at(int i) {
   return (i >= 0 && i < n) ? kd_algos_[i] : NULL;
 }
 
+int kd_algo_accepts_lazy(const kd_algo_desc *a) {
+#define KD_ALGO(sym) \
+  if (a == &sym) return 1;
+#include "algo/thinning/thinning_list.h"
+#undef KD_ALGO
+  return 0;
+}
+
 const kd_algo_desc *kd_algo_find(const char *task, const char *name) {
   for (int i = 0; kd_algos_[i]; i++)
     if (strcmp(kd_algos_[i]->name, name) == 0 && (!task || strcmp(kd_algos_[i]->task, task) == 0))

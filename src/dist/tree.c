@@ -217,16 +217,19 @@ static void kd_bins_overlap_(const int64_t *row_offs, const int64_t *bound, int6
   *e = bound[j + 1] < row_offs[q + 1] ? bound[j + 1] : row_offs[q + 1];
 }
 
-/* allocate the bins owned here; KD_ERR_MEM agreed over comm */
+/* allocate the bins owned here (with views, not those inside this rank's rows: {n, NULL});
+ * KD_ERR_MEM agreed over comm */
 static kd_err kd_bins_alloc_(MPI_Comm comm, int rank, int width, int64_t nbins,
-                             const int64_t *bound, const int *owner, kd_dist_block *bins) {
+                             const int64_t *row_offs, const int64_t *bound, const int *owner,
+                             int views, kd_dist_block *bins) {
   kd_err lerr = KD_OK;
   for (int64_t j = 0; j < nbins; j++) bins[j] = (kd_dist_block){0, NULL};
   for (int64_t j = 0; j < nbins && lerr == KD_OK; j++) {
     if (owner[j] != rank) continue;
     const int64_t n = (bound[j + 1] - bound[j]) * width;
-    bins[j].v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     bins[j].n = n;
+    if (views && bound[j] >= row_offs[rank] && bound[j + 1] <= row_offs[rank + 1]) continue;
+    bins[j].v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     if (!bins[j].v)
       lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "bins: cannot allocate bin %lld",
                         (long long)j);
@@ -235,7 +238,7 @@ static kd_err kd_bins_alloc_(MPI_Comm comm, int rank, int width, int64_t nbins,
 }
 
 kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double *rows, int width,
-                            int64_t nbins, const int64_t *bound, const int *owner,
+                            int64_t nbins, const int64_t *bound, const int *owner, int views,
                             kd_dist_block *bins) {
   const double t0 = MPI_Wtime();
   kd_err err = KD_OK;
@@ -247,7 +250,7 @@ kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double
     KD_CHECK((bound[j + 1] - bound[j]) * width <= INT_MAX, KD_ERR_ARG,
              "bins: bin %lld of %lld rows is too large to move", (long long)j,
              (long long)(bound[j + 1] - bound[j]));
-  KD_TRY(kd_bins_alloc_(comm, rank, width, nbins, bound, owner, bins));
+  KD_TRY(kd_bins_alloc_(comm, rank, width, nbins, row_offs, bound, owner, views, bins));
   /* every receive is posted before any send, so the blocking sends below cannot deadlock */
   for (int64_t j = 0; j < nbins; j++)
     for (int q = 0; owner[j] == rank && q < size; q++) {
@@ -260,7 +263,7 @@ kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double
                                                "bins: cannot allocate %d requests", nreq)));
   nreq = 0;
   for (int64_t j = 0; j < nbins; j++)
-    for (int q = 0; owner[j] == rank && q < size; q++) {
+    for (int q = 0; owner[j] == rank && bins[j].v && q < size; q++) {
       kd_bins_overlap_(row_offs, bound, j, q, &a, &e);
       if (a >= e) continue;
       double *dst = bins[j].v + (a - bound[j]) * width;

@@ -25,7 +25,8 @@
  * Recombination: arity 2 with its leaf_start table (NULL gives the block placement of
  * kd_recomb_leaf_range), kd_dist_tree_up + the pairwise merge per level, the root on the owner of
  * leaf 0, kd_dist_tree_gather for a checkpoint. CTT: kd_dist_bins_collect of each sample's bins to
- * the owners b mod p, kd_dist_bins_allgather of the coresets in bin order.
+ * the owners of their first rows (bins inside a block read in place), kd_dist_bins_allgather of the
+ * coresets in bin order.
  *
  * Errors. Every function returns kd_err. Collective functions check every MPI code (KD_ERR_MPI);
  * an allocation failure on one rank is returned on that rank only, after all the messages the call
@@ -100,11 +101,13 @@ kd_err kd_dist_tree_gather(const kd_dist_tree *t, int level, const kd_dist_block
  *  Collective; row_offs, bound and owner identical on every rank.
  *  @param[out] bins  nbins entries: for every j with owner[j] == rank, bins[j] gets the bin's
  *                    (bound[j+1] - bound[j]) * width doubles in row order (allocated here, at
- *                    least one double); other entries are set to {0, NULL}.
+ *                    least one double); other entries are set to {0, NULL}. With views != 0,
+ *                    an owned bin whose rows all lie in this rank's block is not copied:
+ *                    bins[j] = {its count of doubles, NULL}, and the caller reads it from rows.
  *  @return KD_ERR_MEM (agreed before any traffic), KD_ERR_MPI, KD_ERR_ARG (a count over INT_MAX).
  */
 kd_err kd_dist_bins_collect(MPI_Comm comm, const int64_t *row_offs, const double *rows, int width,
-                            int64_t nbins, const int64_t *bound, const int *owner,
+                            int64_t nbins, const int64_t *bound, const int *owner, int views,
                             kd_dist_block *bins);
 
 /** The blocks of all bins, concatenated in bin order on every rank (the inverse placement of

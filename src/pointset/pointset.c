@@ -53,6 +53,50 @@ cleanup:
   return err;
 }
 
+kd_err kd_pointset_generate_lazy(MPI_Comm comm, const kd_measure *m, kd_gidx n, uint64_t seed,
+                                 kd_pointset **out) {
+  kd_err err = KD_OK;
+  kd_pointset *ps = NULL;
+  *out = NULL;
+  KD_CHECK(n >= 1 && m->d >= 1, KD_ERR_ARG, "point set size %lld x %d is invalid", (long long)n,
+           m->d);
+  KD_ALLOC(ps, 1);
+  ps->comm = comm;
+  ps->rank = kd_dist_rank(comm);
+  ps->size = kd_dist_size(comm);
+  ps->n = n;
+  ps->d = m->d;
+  ps->offset = kd_block_off_(n, ps->rank, ps->size);
+  ps->n_local = kd_block_off_(n, ps->rank + 1, ps->size) - ps->offset;
+  ps->lazy = 1;
+  ps->gen_seed = seed;
+  KD_TRY(kd_measure_copy(m, &ps->gen));
+  *out = ps;
+  ps = NULL;
+cleanup:
+  kd_pointset_destroy(&ps);
+  return err;
+}
+
+int kd_pointset_is_lazy(const kd_pointset *ps) { return ps->lazy; }
+const kd_measure *kd_pointset_generator(const kd_pointset *ps) {
+  return ps->lazy ? &ps->gen : NULL;
+}
+
+kd_err kd_pointset_rows_at(const kd_pointset *ps, kd_gidx g0, kd_lidx cnt, double *dst) {
+  kd_err err = KD_OK;
+  KD_CHECK(g0 >= 0 && cnt >= 0 && g0 + cnt <= ps->n, KD_ERR_INTERNAL,
+           "point set: rows [%lld, %lld) out of range", (long long)g0, (long long)(g0 + cnt));
+  if (ps->lazy) return kd_measure_sample(&ps->gen, ps->gen_seed, g0, cnt, dst);
+  KD_CHECK(g0 >= ps->offset && g0 + cnt <= ps->offset + ps->n_local, KD_ERR_INTERNAL,
+           "point set: rows [%lld, %lld) are not on this rank", (long long)g0,
+           (long long)(g0 + cnt));
+  if (cnt > 0)
+    memcpy(dst, ps->rows + (size_t)(g0 - ps->offset) * ps->d, (size_t)cnt * ps->d * sizeof(double));
+cleanup:
+  return err;
+}
+
 kd_err kd_pointset_from_replicated(MPI_Comm comm, kd_gidx n, int d, const double *rows,
                                    const double *weights, kd_pointset **out) {
   kd_err err = KD_OK;
@@ -74,6 +118,7 @@ cleanup:
 void kd_pointset_destroy(kd_pointset **ps) {
   if (!ps || !*ps) return;
   if (!(*ps)->rows_borrowed) free((*ps)->rows);
+  kd_measure_free(&(*ps)->gen);
   free((*ps)->w);
   free(*ps);
   *ps = NULL;
@@ -143,6 +188,7 @@ cleanup:
 kd_err kd_pointset_validate(const kd_pointset *ps, const char *ctx) {
   kd_err err = KD_OK;
   KD_CHECK(ps->n > 0, KD_ERR_INPUT, "%s: the point set is empty", ctx);
+  if (ps->lazy) return KD_OK; /* generated rows are finite (kd_measure_sample) */
   kd_gidx bad = -1;
   for (kd_lidx i = 0; i < ps->n_local && bad < 0; i++)
     for (int j = 0; j < ps->d; j++)
@@ -172,8 +218,12 @@ kd_err kd_pointset_gather_rows(const kd_pointset *ps, const kd_gidx *idx, kd_lid
       break;
     }
     kd_gidx l = idx[i] - ps->offset;
-    if (l >= 0 && l < ps->n_local)
-      memcpy(out + (size_t)i * d, ps->rows + (size_t)l * d, d * sizeof(double));
+    if (l >= 0 && l < ps->n_local) {
+      if (ps->lazy)
+        lerr = kd_measure_sample(&ps->gen, ps->gen_seed, idx[i], 1, out + (size_t)i * d);
+      else
+        memcpy(out + (size_t)i * d, ps->rows + (size_t)l * d, d * sizeof(double));
+    }
   }
   KD_TRY(kd_dist_agreed(ps->comm, lerr));
   /* each row is non-zero on exactly one rank: a sum is an exact gather */
@@ -186,5 +236,8 @@ cleanup:
 }
 
 kd_err kd_pointset_allgather(const kd_pointset *ps, double *out) {
+  if (ps->lazy) /* the same on every rank: no rank is left in the collective */
+    return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
+                      "data.lazy: this step needs every row in memory; set lazy: false");
   return kd_dist_allgatherv(ps->comm, ps->rows, ps->n_local * ps->d, out);
 }

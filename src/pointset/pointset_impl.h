@@ -14,6 +14,9 @@ struct kd_pointset {
   double *rows;      /* [n_local*d] owned */
   double *w;         /* [n_local] owned, NULL = uniform */
   int rows_borrowed; /* 1: rows belong to the caller (kd_pointset_from_array), not freed */
+  int lazy;          /* 1: no rows stored; row g is draw g of (gen, gen_seed), made on demand */
+  kd_measure gen;    /* lazy: owned copy of the generator measure */
+  uint64_t gen_seed;
 };
 
 #endif

@@ -4,8 +4,10 @@
  * Everything is summed over fixed global chunks of 2048 target rows (see "chunk-aligned sets"
  * below), which makes z, zz and the MMD bitwise independent of the rank count in practice.
  * z at a distributed X: every rank keeps its X rows and the chunk-aligned target sets travel around
- * the ring (p - 1 shifts), so each rank does N n_local kernel evaluations and holds three sets:
- * O(N m / p) work and O(N d / p) memory per rank.
+ * the ring (p - 1 shifts), so each rank does N n_local kernel evaluations and holds two packed
+ * sets (the ring buffers): O(N m / p) work and O(N d / p) memory per rank. z at replicated rows
+ * and the estimate read this rank's own set in place (a view on the point set's rows plus one
+ * packed chunk), with no copy of the block.
  * zz: the same ring over half of the set pairs (steps 0 .. p/2), using symmetry: set pairs at ring
  * distance s and p - s are the same pair, within the own set only chunk pairs c <= c' are
  * evaluated, and at distance p/2 (p even) the two ranks of a pair take half of the lower set's
@@ -81,7 +83,62 @@ static void kd_emp_pack_(int d, const double *P, kd_lidx np, const double *L, co
   }
 }
 
-/* Build t->own (collective, once): this rank's chunk-aligned rows and weights. */
+/* A chunk-aligned set of n rows: the first nh (0, or the first chunk) packed in head as
+ * [rows | weights]; row i >= nh at rows + (i - off) d with weight w[i - off] (w == NULL: wu[]). */
+typedef struct {
+  kd_lidx n, nh, off;
+  const double *head, *rows, *w, *wu;
+} kd_emp_set_;
+
+/* The chunk of s starting at row j0 (a multiple of the chunk length): rows *X, weights *w. */
+static kd_lidx kd_emp_get_(const kd_emp_set_ *s, int d, kd_lidx j0, const double **X,
+                           const double **w) {
+  if (j0 < s->nh) {
+    *X = s->head;
+    *w = s->head + s->nh * d;
+    return s->nh;
+  }
+  *X = s->rows + (j0 - s->off) * d;
+  *w = s->w ? s->w + (j0 - s->off) : s->wu;
+  return s->n - j0 < KD_EMP_CHUNK ? s->n - j0 : KD_EMP_CHUNK;
+}
+
+/* A packed set [n*d rows | n weights] (a ring buffer). */
+static kd_emp_set_ kd_emp_packed_(const double *B, kd_lidx n, int d) {
+  kd_emp_set_ s = {n, 0, 0, NULL, B, B + n * d, NULL};
+  return s;
+}
+
+/* This rank's chunk-aligned set: the packed first chunk, then a view on the local rows. */
+static kd_emp_set_ kd_emp_own_set_(const kd_target *t) {
+  kd_emp_set_ s = {t->own_n,
+                   t->own_nh,
+                   t->own_pre,
+                   t->own_head,
+                   kd_pointset_rows_const(t->pts),
+                   kd_pointset_weights_const(t->pts),
+                   t->own_wu};
+  return s;
+}
+
+/* Copy the set s into dst = [n*d rows | n weights]. */
+static void kd_emp_pack_set_(const kd_emp_set_ *s, int d, double *dst) {
+  for (kd_lidx j0 = 0; j0 < s->n; j0 += KD_EMP_CHUNK) {
+    const double *X, *w;
+    const kd_lidx nc = kd_emp_get_(s, d, j0, &X, &w);
+    memcpy(dst + j0 * d, X, (size_t)nc * d * sizeof(double));
+    memcpy(dst + s->n * d + j0, w, (size_t)nc * sizeof(double));
+  }
+}
+
+kd_lidx kd_target_emp_chunk_(const kd_target *t, kd_lidx j0, const double **X, const double **w) {
+  const kd_emp_set_ s = kd_emp_own_set_(t);
+  return kd_emp_get_(&s, kd_pointset_dim(t->pts), j0, X, w);
+}
+
+/* Build this rank's set (collective, once): the prefix rows [S, o) of the previous ranks arrive
+ * by ring shifts and go, with the first local rows, into the packed first chunk; the rest of the
+ * set is the local rows themselves (no copy of the block). */
 kd_err kd_target_emp_own_(kd_target *t) {
   kd_err err = KD_OK, lerr = KD_OK;
   MPI_Comm comm = t->comm;
@@ -92,9 +149,9 @@ kd_err kd_target_emp_own_(kd_target *t) {
   const double *L = kd_pointset_rows_const(pts), *wl = kd_pointset_weights_const(pts);
   const double wu = 1.0 / (double)N;
   const int64_t cap = (int64_t)KD_EMP_CHUNK * (d + 1);
-  double *pre = NULL, *sb = NULL, *rb = NULL, *own = NULL;
-  kd_lidx npre = 0;
-  if (t->own) return KD_OK;
+  double *pre = NULL, *sb = NULL, *rb = NULL, *head = NULL, *wun = NULL;
+  kd_lidx npre = 0, nh = 0;
+  if (t->own_done) return KD_OK;
   kd_gidx S, E;
   kd_emp_range_(pts, rank, p, &S, &E);
   /* rounds of shifts: rank q needs O_{q-1}, which contains O_{q-2} when E_{q-1} < o_{q-1} */
@@ -105,11 +162,13 @@ kd_err kd_target_emp_own_(kd_target *t) {
     R = 1 + (Eq < kd_pointset_rank_offset(pts, q - 1) ? R : 0);
     if (R > H) H = R;
   }
+  if (o > S && E > S) nh = (kd_lidx)(E - S < KD_EMP_CHUNK ? E - S : KD_EMP_CHUNK);
   pre = calloc((size_t)cap + 1, sizeof(double));
   sb = calloc((size_t)cap + 1, sizeof(double));
   rb = calloc((size_t)cap + 1, sizeof(double));
-  own = calloc((size_t)(E - S) * (d + 1) + 1, sizeof(double));
-  if (!pre || !sb || !rb || !own)
+  head = calloc((size_t)nh * (d + 1) + 1, sizeof(double));
+  wun = wl ? NULL : malloc(KD_EMP_CHUNK * sizeof(double));
+  if (!pre || !sb || !rb || !head || (!wl && !wun))
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate the chunk sets");
   KD_TRY(kd_dist_agreed(comm, lerr));
   for (int h = 0; h < H; h++) {
@@ -130,28 +189,36 @@ kd_err kd_target_emp_own_(kd_target *t) {
     lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
                       "target: chunk prefix of %lld rows, expected %lld", (long long)npre,
                       (long long)(o - S));
-  if (!lerr && E > S) kd_emp_pack_(d, pre, npre, L, wl, wu, 0, (kd_lidx)(E - S), own);
+  if (!lerr && nh > 0) kd_emp_pack_(d, pre, npre, L, wl, wu, 0, nh, head);
+  if (wun)
+    for (int i = 0; i < KD_EMP_CHUNK; i++) wun[i] = wu;
   KD_TRY(kd_dist_agreed(comm, lerr));
-  t->own = own;
+  t->own_head = head;
+  t->own_wu = wun;
   t->own_n = (kd_lidx)(E - S);
-  own = NULL;
+  t->own_pre = npre;
+  t->own_nh = nh;
+  t->own_done = 1;
+  head = wun = NULL;
 cleanup:
   free(pre);
   free(sb);
   free(rb);
-  free(own);
+  free(head);
+  free(wun);
   return err;
 }
 
-/* Add the partials of the chunks of the set B (nb rows, chunk-aligned, weights after the rows) at
- * the rows A[na] into (z, comp); y is scratch of na doubles. */
-static kd_err kd_emp_chunks_(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                             int d, double *y, double *z, double *comp, kd_emp_prog_ *pg) {
+/* Add the partials of the chunks of the set B at the rows A[na] into (z, comp); y is scratch of
+ * na doubles. */
+static kd_err kd_emp_chunks_(kd_kernel *k, const double *A, kd_lidx na, const kd_emp_set_ *B, int d,
+                             double *y, double *z, double *comp, kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   if (na <= 0) return KD_OK;
-  for (kd_lidx j0 = 0; j0 < nb; j0 += KD_EMP_CHUNK) {
-    const kd_lidx nc = nb - j0 < KD_EMP_CHUNK ? nb - j0 : KD_EMP_CHUNK;
-    KD_TRY(kd_kernel_matvec(k, A, na, B + j0 * d, nc, B + nb * d + j0, 0.0, y));
+  for (kd_lidx j0 = 0; j0 < B->n; j0 += KD_EMP_CHUNK) {
+    const double *Bx, *Bw;
+    const kd_lidx nc = kd_emp_get_(B, d, j0, &Bx, &Bw);
+    KD_TRY(kd_kernel_matvec(k, A, na, Bx, nc, Bw, 0.0, y));
     for (kd_lidx i = 0; i < na; i++) kd_neu_add_(&z[i], &comp[i], y[i]);
     kd_emp_tick_(pg, (double)na * (double)nc);
   }
@@ -179,14 +246,15 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
   ncur = (int64_t)t->own_n * (d + 1);
-  memcpy(cur, t->own, (size_t)ncur * sizeof(double));
+  const kd_emp_set_ own = kd_emp_own_set_(t);
+  kd_emp_pack_set_(&own, d, cur);
   for (kd_lidx i = 0; i < nl; i++) z[i] = 0.0;
   const double Nt = (double)kd_pointset_n_global(t->pts);
   kd_emp_prog_ pg;
   kd_emp_prog_init_(&pg, "target embedding", (double)nl * Nt, (double)nl * p * Nt);
   for (int s = 0; s < p; s++) {
-    if (!lerr)
-      lerr = kd_emp_chunks_(t->k, Xl, nl, cur, (kd_lidx)(ncur / (d + 1)), d, tmp, z, comp, &pg);
+    const kd_emp_set_ B = kd_emp_packed_(cur, (kd_lidx)(ncur / (d + 1)), d);
+    if (!lerr) lerr = kd_emp_chunks_(t->k, Xl, nl, &B, d, tmp, z, comp, &pg);
     if (s + 1 < p) {
       KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
       double *sw = cur;
@@ -222,7 +290,8 @@ kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, doubl
   if (!s || !c || !y || !G)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld rows",
                       (long long)n);
-  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, t->own, t->own_n, d, y, s, c, NULL);
+  const kd_emp_set_ own = kd_emp_own_set_(t);
+  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, &own, d, y, s, c, NULL);
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* combine the (sum, compensation) pairs of all ranks in rank order, compensated again */
   for (kd_lidx b0 = 0; b0 < n; b0 += nbt) {
@@ -248,17 +317,15 @@ cleanup:
 }
 
 /* Chunk-pair term (2 - [c == c']) v_c^T K(c, c') v_c' for the chunks starting at rows a of set A
- * and b of set B (sets chunk-aligned, weights after the rows), A the lower global chunk. The
- * mat-vec and the dot product see only the two chunks, so the term has the same bits wherever and
- * whenever it is computed. */
-static kd_err kd_emp_pair_(kd_kernel *k, int d, const double *A, kd_lidx na, kd_lidx a,
-                           const double *B, kd_lidx nb, kd_lidx b, double c, double *y, double *acc,
+ * and b of set B, A the lower global chunk. The mat-vec and the dot product see only the two
+ * chunks, so the term has the same bits wherever and whenever it is computed. */
+static kd_err kd_emp_pair_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a,
+                           const kd_emp_set_ *B, kd_lidx b, double c, double *y, double *acc,
                            double *comp, kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
-  const kd_lidx ma = na - a < KD_EMP_CHUNK ? na - a : KD_EMP_CHUNK;
-  const kd_lidx mb = nb - b < KD_EMP_CHUNK ? nb - b : KD_EMP_CHUNK;
-  const double *wa = A + na * d + a;
-  KD_TRY(kd_kernel_matvec(k, A + a * d, ma, B + b * d, mb, B + nb * d + b, 0.0, y));
+  const double *Ax, *wa, *Bx, *wb;
+  const kd_lidx ma = kd_emp_get_(A, d, a, &Ax, &wa), mb = kd_emp_get_(B, d, b, &Bx, &wb);
+  KD_TRY(kd_kernel_matvec(k, Ax, ma, Bx, mb, wb, 0.0, y));
   double s = 0.0;
   for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
   kd_neu_add_(acc, comp, c * s);
@@ -270,19 +337,16 @@ cleanup:
 /* All chunk pairs between sets L (local, global chunks of rank `rank`) and R (remote, of rank q),
  * restricted to chunks [l0, l1) of L and [r0, r1) of R (chunk indices), weight 2, computed with the
  * lower global chunk as A. */
-static kd_err kd_emp_cross_(kd_kernel *k, int d, const double *L, kd_lidx nl, kd_lidx l0,
-                            kd_lidx l1, const double *R, kd_lidx nr, kd_lidx r0, kd_lidx r1,
-                            int remote_lower, double *y, double *acc, double *comp,
-                            kd_emp_prog_ *pg) {
+static kd_err kd_emp_cross_(kd_kernel *k, int d, const kd_emp_set_ *L, kd_lidx l0, kd_lidx l1,
+                            const kd_emp_set_ *R, kd_lidx r0, kd_lidx r1, int remote_lower,
+                            double *y, double *acc, double *comp, kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   for (kd_lidx i = l0; i < l1; i++)
     for (kd_lidx j = r0; j < r1; j++) {
       if (remote_lower)
-        KD_TRY(kd_emp_pair_(k, d, R, nr, j * KD_EMP_CHUNK, L, nl, i * KD_EMP_CHUNK, 2.0, y, acc,
-                            comp, pg));
+        KD_TRY(kd_emp_pair_(k, d, R, j * KD_EMP_CHUNK, L, i * KD_EMP_CHUNK, 2.0, y, acc, comp, pg));
       else
-        KD_TRY(kd_emp_pair_(k, d, L, nl, i * KD_EMP_CHUNK, R, nr, j * KD_EMP_CHUNK, 2.0, y, acc,
-                            comp, pg));
+        KD_TRY(kd_emp_pair_(k, d, L, i * KD_EMP_CHUNK, R, j * KD_EMP_CHUNK, 2.0, y, acc, comp, pg));
     }
 cleanup:
   return err;
@@ -310,18 +374,18 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   if (!cur || !nxt || !y || !G)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
-  const double *L = t->own;
+  const kd_emp_set_ L = kd_emp_own_set_(t);
   const kd_lidx nl = t->own_n, ncl = kd_emp_nchunks_(nl);
   const double Nt = (double)kd_pointset_n_global(t->pts);
   kd_emp_prog_ pg;
   kd_emp_prog_init_(&pg, "target double sum", 0.5 * Nt * Nt / p, 0.5 * Nt * Nt);
   ncur = (int64_t)nl * (d + 1);
-  memcpy(cur, L, (size_t)ncur * sizeof(double));
+  kd_emp_pack_set_(&L, d, cur);
   /* step 0: chunk pairs c <= c' of the own set */
   for (kd_lidx i = 0; i < ncl && !lerr; i++)
     for (kd_lidx j = i; j < ncl && !lerr; j++)
-      lerr = kd_emp_pair_(t->k, d, L, nl, i * KD_EMP_CHUNK, L, nl, j * KD_EMP_CHUNK,
-                          i == j ? 1.0 : 2.0, y, &acc, &comp, &pg);
+      lerr = kd_emp_pair_(t->k, d, &L, i * KD_EMP_CHUNK, &L, j * KD_EMP_CHUNK, i == j ? 1.0 : 2.0,
+                          y, &acc, &comp, &pg);
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* steps 1 .. p/2: the set of rank q = (rank - s) mod p */
   for (int s = 1; 2 * s <= p; s++) {
@@ -331,15 +395,15 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
     nxt = sw;
     ncur = nr;
     const kd_lidx nb = (kd_lidx)(ncur / (d + 1)), ncb = kd_emp_nchunks_(nb);
+    const kd_emp_set_ R = kd_emp_packed_(cur, nb, d);
     const int q = (rank - s + p) % p, remote_lower = q < rank;
     if (lerr) continue;
     if (2 * s < p) /* the pair (rank, q) */
-      lerr =
-          kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, 0, ncb, remote_lower, y, &acc, &comp, &pg);
+      lerr = kd_emp_cross_(t->k, d, &L, 0, ncl, &R, 0, ncb, remote_lower, y, &acc, &comp, &pg);
     else if (rank < p / 2) /* pair (rank, rank + p/2): the first half of my chunks */
-      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl / 2, cur, nb, 0, ncb, 0, y, &acc, &comp, &pg);
+      lerr = kd_emp_cross_(t->k, d, &L, 0, ncl / 2, &R, 0, ncb, 0, y, &acc, &comp, &pg);
     else /* pair (rank - p/2, rank): the second half of the partner's chunks */
-      lerr = kd_emp_cross_(t->k, d, L, nl, 0, ncl, cur, nb, ncb / 2, ncb, 1, y, &acc, &comp, &pg);
+      lerr = kd_emp_cross_(t->k, d, &L, 0, ncl, &R, ncb / 2, ncb, 1, y, &acc, &comp, &pg);
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* the (sum, compensation) pairs of all ranks, added in rank order, compensated again */

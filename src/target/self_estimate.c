@@ -31,14 +31,14 @@ static int64_t kd_est_rows_(const kd_target *t) {
 }
 
 /* Global row index of each of R draws, identical on every rank. Uniform weights: floor(u N).
- * Weighted: the cumulative weights over the global 2048-row chunks of t->own (chunk sums in
+ * Weighted: the cumulative weights over the global 2048-row chunks of the target (chunk sums in
  * chunk order, so the same bits at any rank count); the chunk's owner finds the row. */
 static kd_err kd_est_draw_(kd_target *t, int64_t R, int64_t *idx) {
   kd_err err = KD_OK;
   MPI_Comm comm = t->comm;
   const kd_pointset *pts = t->pts;
   const kd_gidx N = kd_pointset_n_global(pts);
-  const int d = kd_pointset_dim(pts), rank = kd_dist_rank(comm);
+  const int rank = kd_dist_rank(comm);
   double *cs = NULL, *pre = NULL;
   kd_rng rng = kd_rng_make(t->self_seed, KD_EST_STREAM);
   if (!kd_pointset_weights_const(pts)) {
@@ -47,12 +47,13 @@ static kd_err kd_est_draw_(kd_target *t, int64_t R, int64_t *idx) {
   }
   const int64_t C = 2048, nc = (N + C - 1) / C;
   const kd_lidx own_n = t->own_n, own_c = (kd_lidx)((own_n + C - 1) / C);
-  const double *wown = t->own + (size_t)own_n * d;
   KD_ALLOC_AGREED(comm, cs, own_c + 1);
   KD_ALLOC_AGREED(comm, pre, nc + 1);
   for (kd_lidx c = 0; c < own_c; c++) {
+    const double *X, *wc;
+    const kd_lidx m = kd_target_emp_chunk_(t, c * C, &X, &wc);
     double a = 0.0;
-    for (kd_lidx j = c * C; j < own_n && j < (c + 1) * C; j++) a += wown[j];
+    for (kd_lidx j = 0; j < m; j++) a += wc[j];
     cs[c] = a;
   }
   KD_TRY(kd_dist_allgatherv(comm, cs, own_c, pre + 1));
@@ -72,14 +73,15 @@ static kd_err kd_est_draw_(kd_target *t, int64_t R, int64_t *idx) {
     }
     idx[s] = 0;
     if (lo < c0 || lo >= c0 + own_c) continue;
-    const kd_lidx j0 = (kd_lidx)((lo - c0) * C);
-    kd_lidx j1 = j0 + (kd_lidx)C < own_n ? j0 + (kd_lidx)C : own_n, j = j0;
+    const double *X, *wc;
+    const kd_lidx m = kd_target_emp_chunk_(t, (kd_lidx)((lo - c0) * C), &X, &wc);
+    kd_lidx j = 0;
     double a = pre[lo];
-    for (; j + 1 < j1; j++) {
-      a += wown[j];
+    for (; j + 1 < m; j++) {
+      a += wc[j];
       if (u < a) break;
     }
-    idx[s] = lo * C + (j - j0);
+    idx[s] = lo * C + j;
   }
   KD_TRY(kd_dist_sum_i64(comm, idx, (int)R));
 cleanup:

@@ -58,7 +58,8 @@ cleanup:
 void kd_target_destroy(kd_target **t) {
   if (!t || !*t) return;
   kd_measure_free(&(*t)->m);
-  free((*t)->own);
+  free((*t)->own_head);
+  free((*t)->own_wu);
   free(*t);
   *t = NULL;
 }

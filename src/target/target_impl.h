@@ -19,10 +19,14 @@ struct kd_target {
   uint64_t self_seed;     /* ... seed of the row sample */
   int zz_done;            /* zz cached ... */
   double zz, zz_ls;       /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
-  double *own;            /* empirical: this rank's chunk-aligned target rows and weights,
-                             [own_n*d rows | own_n weights], built on first use (empirical.c) */
-  kd_lidx own_n;
-  int stein; /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
+  int own_done;           /* empirical: this rank's chunk-aligned set built (empirical.c): */
+  kd_lidx own_n;          /* ... its rows, */
+  kd_lidx own_pre;        /* ... of which the first own_pre come from the previous ranks, */
+  kd_lidx own_nh;         /* ... the first own_nh (0, or the first chunk when own_pre > 0) */
+  double *own_head;       /* ... packed here as [own_nh rows | own_nh weights]; the rest are a
+                             view on the point set's local rows (row i: local row i - own_pre) */
+  double *own_wu;         /* ... 2048 copies of 1/N (unweighted point sets) */
+  int stein;              /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
@@ -32,8 +36,11 @@ kd_err kd_target_closed_embed_(const kd_target *t, const double *X, kd_lidx n, d
 /** Closed-form zz. Local. */
 kd_err kd_target_closed_self_(const kd_target *t, double *zz);
 
-/** Build t->own, this rank's chunk-aligned target rows and weights (once). Collective. */
+/** Build this rank's chunk-aligned set of target rows (once). Collective. */
 kd_err kd_target_emp_own_(kd_target *t);
+/** Rows of this rank's chunk-aligned set starting at row j0 (a multiple of 2048, < own_n): the
+ *  chunk's rows in *X, its weights in *w; returns its length. Local, after kd_target_emp_own_. */
+kd_lidx kd_target_emp_chunk_(const kd_target *t, kd_lidx j0, const double **X, const double **w);
 /** Empirical z at the local rows of a distributed X (ring). Collective. */
 kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *z);
 /** Empirical z at replicated rows (local block contribution + sum). Collective. */

@@ -110,15 +110,25 @@ cleanup:
 
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps) {
   kd_err err = KD_OK;
+  kd_pointset *sample = NULL;
   int64_t ns = 1000;
   KD_TRY(kd_task_stein_precond(ctx, k, ps));
   if (!k || !kd_kernel_get_params(k)->ls_median) return KD_OK;
   KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ns));
   KD_CHECK(ps != NULL, KD_ERR_CONFIG,
            "kernel.ls: 'median' needs a point set to compute the heuristic on; set a number");
+  if (kd_pointset_is_lazy(ps)) {
+    /* the first rows of a generated set are independent draws: the heuristic on 2^20 of them */
+    kd_gidx n = kd_pointset_n_global(ps);
+    KD_TRY(kd_pointset_generate(kd_pointset_comm(ps), kd_pointset_generator(ps),
+                                n < ((kd_gidx)1 << 20) ? n : ((kd_gidx)1 << 20), ctx->seed,
+                                &sample));
+    ps = sample;
+  }
   KD_TRY(kd_kernel_set_median_ls(k, ps, ctx->seed, (kd_lidx)ns));
   kd_log_verbose("kernel: median heuristic gives %s", kd_kernel_describe(k));
 cleanup:
+  kd_pointset_destroy(&sample);
   return err;
 }
 
@@ -421,7 +431,13 @@ cleanup:
 
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
+  return kd_task_read_pointset_lazy(ctx, section, out, nout, dout, NULL);
+}
+
+kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                                  kd_gidx *nout, int *dout, int *lazy) {
   kd_err err = KD_OK;
+  if (lazy) *lazy = 0;
   kd_config *cfg = ctx->cfg;
   char key[256], what[5200], where[512], rpath[4096];
   const char *type = NULL, *path = NULL;
@@ -487,14 +503,34 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
     }
     kd_key_(key, sizeof key, section, "seed");
     KD_TRY(kd_config_get_int(cfg, key, (int64_t)ctx->seed, 0, INT64_MAX, &seed));
-    if (!ctx->validate_only) KD_TRY(kd_pointset_generate(ctx->comm, &m, n, (uint64_t)seed, &ps));
+    int lz = 0;
+    if (lazy) {
+      kd_key_(key, sizeof key, section, "lazy");
+      KD_TRY(kd_config_get_bool(cfg, key, 0, &lz));
+      *lazy = lz;
+      char sk[256];
+      kd_key_(sk, sizeof sk, section, "score");
+      KD_CHECK(!lz || !kd_config_has(cfg, sk), KD_ERR_CONFIG,
+               "%s: %s: true: scores are evaluated at stored rows; set lazy: false to use %s",
+               kd_config_where(cfg, key, where, sizeof where), key, sk);
+    }
+    if (!ctx->validate_only) {
+      if (lz)
+        KD_TRY(kd_pointset_generate_lazy(ctx->comm, &m, n, (uint64_t)seed, &ps));
+      else
+        KD_TRY(kd_pointset_generate(ctx->comm, &m, n, (uint64_t)seed, &ps));
+    }
   }
   if (ps) {
     n = kd_pointset_n_global(ps);
     d = kd_pointset_dim(ps);
     KD_TRY(kd_pointset_validate(ps, what));
-    kd_log_info("%s: %lld points in %d dimensions, loaded in %.2f s", what, (long long)n, d,
-                kd_dist_wtime() - t0);
+    if (kd_pointset_is_lazy(ps))
+      kd_log_info("%s: %lld points in %d dimensions, generated on demand (lazy: never stored)",
+                  what, (long long)n, d);
+    else
+      kd_log_info("%s: %lld points in %d dimensions, loaded in %.2f s", what, (long long)n, d,
+                  kd_dist_wtime() - t0);
   } else if (ctx->validate_only) {
     KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
   }
@@ -600,7 +636,22 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
       pts = *owned_points;
     }
     KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows));
-    if (pts && k) {
+    if (pts && k && kd_pointset_is_lazy(pts)) {
+      /* the rows are not stored: the target is the measure they are drawn from */
+      err = kd_target_create_closed(ctx->comm, k, kd_pointset_generator(pts), out);
+      if (err) {
+        char why[1024], msg[1200];
+        snprintf(why, sizeof why, "%s", kd_err_message());
+        snprintf(msg, sizeof msg,
+                 "data.lazy: true: the target is the generating measure, in closed form: %s", why);
+        kd_err_set_message(msg);
+        goto cleanup;
+      }
+      kd_log_info(
+          "target: the data's generating measure %s (lazy data: the MMD is to the "
+          "distribution, not to the drawn rows)",
+          kd_measure_name(kd_pointset_generator(pts)->type));
+    } else if (pts && k) {
       kd_key_(key, sizeof key, section, "type");
       KD_CHECK(kd_pointset_dim(pts) == kd_kernel_dim(k), KD_ERR_INPUT,
                "%s: %s: the target points have dimension %d but the kernel's points have %d",

@@ -52,9 +52,10 @@ static void kd_generic_destroy_(void **state) {
  * family keep (herding: gradient, kernel sums, weights, active-set and cache bookkeeping, about 8
  * doubles per point; thinning: about 4). Decided on the largest block, so every rank agrees. */
 static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, const char *section,
-                                    kd_gidx n, int d) {
+                                    kd_gidx n, int d, int lazy) {
   const int64_t per_point = d + (!strcmp(task, "herd") ? 8 : 4);
-  const int64_t rows = n / kd_dist_size(ctx->comm) + 1;
+  int64_t rows = n / kd_dist_size(ctx->comm) + 1;
+  if (lazy && rows > n / 16 + 1) rows = n / 16 + 1; /* lazy: one leaf bin (at least 16 bins) */
   size_t bytes = 0;
   char what[96];
   snprintf(what, sizeof what, "task %s on %lld %s points", task, (long long)n, section);
@@ -120,10 +121,14 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   kd_generic_state *s = NULL;
   kd_gidx n = 0;
   int d = 0;
+  int lazy = 0;
   KD_ALLOC(s, 1);
   s->task = task;
-  KD_TRY(kd_task_read_pointset(ctx, section, &s->points, &n, &d));
-  KD_TRY(kd_generic_mem_check_(ctx, task, section, n, d));
+  if (!strcmp(task, "thin"))
+    KD_TRY(kd_task_read_pointset_lazy(ctx, section, &s->points, &n, &d, &lazy));
+  else
+    KD_TRY(kd_task_read_pointset(ctx, section, &s->points, &n, &d));
+  KD_TRY(kd_generic_mem_check_(ctx, task, section, n, d, lazy));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
   if (!strcmp(task, "herd")) {
@@ -137,6 +142,14 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   }
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
+  if (lazy) {
+    char where[512];
+    KD_CHECK(kd_algo_accepts_lazy(s->desc), KD_ERR_CONFIG,
+             "%s: data.lazy: true: %s reads every row of its input; the thinning-tree algorithms "
+             "(kh, lkh, rkh, kh_compress, kt_compress, kh_refine, gs_thin, gs_compress) generate "
+             "the rows bin by bin; set lazy: false or choose one of them",
+             kd_config_where(ctx->cfg, "data.lazy", where, sizeof where), s->desc->name);
+  }
   if (!strcmp(task, "thin") && !ctx->evaluate_only) KD_TRY(kd_generic_check_n_out_(ctx, s, n));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   if (!ctx->validate_only)
@@ -255,6 +268,8 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
             (long long)c.iteration, s->ckpt_path, s->ckpt_path);
   }
   KD_TRY(err);
+  if (s->points && kd_pointset_is_lazy(s->points)) /* the MMD is to the generating measure */
+    KD_TRY(kd_result_set_count(res, "data_lazy", 1));
   if (own_session && ss->resume) { /* cumulative over the interrupted runs */
     res->seconds += ss->resume->seconds;
     res->kernel_evals += ss->resume->kernel_evals;

@@ -103,6 +103,11 @@ kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_meas
  *  files from their headers). Collective. */
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *n, int *d);
+/** kd_task_read_pointset that also reads the section's `lazy` key (generator types only; default
+ *  false): when true the rows are never stored (kd_pointset_generate_lazy); *lazy tells, in
+ *  validate_only mode too. For tasks whose algorithms read rows bin by bin. Collective. */
+kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
+                                  kd_gidx *n, int *d, int *lazy);
 /** Read an algorithm section for `task`: finds the descriptor by name and fills its params. */
 kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
                          const kd_algo_desc **desc, kd_params *params);

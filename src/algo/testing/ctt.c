@@ -1,7 +1,8 @@
 /* ctt.c - Compress Then Test (paper 003, Alg. 3; statistic eq. 37). X (m rows) is split into
  * s_m = s m/(m+n) and Y (n rows) into s_n = s n/(m+n) equal bins of n_in = (m+n)/s points; bin b
  * (X bins first, then Y bins) is compressed to 2^g sqrt(n_in) points by KT-Compress(delta) on
- * rank b mod p (no communication while compressing), the coresets are all-gathered, and the s x s
+ * the rank holding its first row (no communication while compressing; only bins that straddle
+ * a rank boundary move), the coresets are all-gathered, and the s x s
  * matrix G_ij of mean kernel values between coresets i and j is computed once (pair (i<=j) number
  * q on rank q mod p, then summed). Each of the B label permutations then costs O(s^2):
  * MMD^2 = w^T G w with w_i = 1/s_m on X-labelled coresets, -1/s_n on Y-labelled ones.
@@ -45,9 +46,10 @@ static const kd_pointset *kd_ctt_bin_src_(const kd_pointset *X, const kd_pointse
 
 /* ---------------- the driver: phases over one state ----------------
  * kd_ctt_test = setup, distribute the bins, compress them, gather the coresets, their mean-kernel
- * matrix G, the permutations and the decision, metrics. The distribution logistics (bin b on rank
- * b mod p, rows to the bins' owners, coresets back in bin order) are the dist/tree_impl.h bin
- * primitive, called from kd_ctt_distribute_ and kd_ctt_gather_ only. */
+ * matrix G, the permutations and the decision, metrics. The distribution logistics (bin b on the
+ * rank holding its first row, compressed in place unless it straddles a rank boundary, coresets
+ * back in bin order) are the dist/tree_impl.h bin primitive, called from kd_ctt_distribute_ and
+ * kd_ctt_gather_ only. */
 typedef struct {
   const kd_algo_in *in;
   kd_ctt_params cfg;
@@ -57,8 +59,8 @@ typedef struct {
   kd_gidx m, n;
   int64_t s_m, s_n, n_in; /* bins of X, bins of Y, points per bin */
   int compress;           /* 0: the coreset would be the whole bin, bins are kept as they are */
-  int *owner;             /* [s]: the rank of bin b, b mod p */
-  kd_dist_block *bin;     /* [s]: rows of bin b (n_in x d) on its owner */
+  int *owner;             /* [s]: the rank of bin b, the owner of its first row */
+  kd_dist_block *bin;     /* [s]: rows of bin b (n_in x d) on its owner, {n, NULL}: in place */
   kd_dist_block *core;    /* [s]: coreset of bin b on its owner, rows (x_1 .. x_d, pooled row) */
   kd_lidx *idx;           /* [n_in]: KT-Compress output of one bin */
   int64_t *nout, *coff;   /* [s] coreset sizes, [s + 1] their offsets in bin order */
@@ -143,11 +145,12 @@ static kd_err kd_ctt_collect_(kd_ctt_drv_ *D, const kd_pointset *S, int64_t b0, 
   for (int r = 0; r <= D->p; r++) offs[r] = kd_pointset_rank_offset(S, r);
   for (int64_t j = 0; j <= nb; j++) bound[j] = j * D->n_in;
   return kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(S), D->d, nb, bound,
-                              D->owner + b0, D->bin + b0);
+                              D->owner + b0, 1, D->bin + b0);
 }
 
-/* Phase 1 (logistics): bin b (X bins first, then Y bins) goes to rank b mod p, moved there by
- * kd_dist_bins_collect. Collective. */
+/* Phase 1 (logistics): bin b (X bins first, then Y bins) belongs to the rank holding its first
+ * row; only a bin that straddles a rank boundary is moved (kd_dist_bins_collect). Which rank
+ * compresses a bin does not change its coreset. Collective. */
 static kd_err kd_ctt_distribute_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
   const int64_t s = D->cfg.s;
@@ -162,7 +165,11 @@ static kd_err kd_ctt_distribute_(kd_ctt_drv_ *D) {
   if (!D->owner || !D->bin || !D->core || !D->nout || !D->idx || !offs || !bound)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "ctt: cannot allocate the bins");
   KD_TRY(kd_dist_agreed(D->comm, lerr));
-  for (int64_t b = 0; b < s; b++) D->owner[b] = (int)(b % D->p);
+  for (int64_t b = 0; b < s; b++) {
+    kd_gidx lo = 0;
+    const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, D->n_in, b, &lo);
+    D->owner[b] = kd_pointset_owner(S, lo);
+  }
   KD_TRY(kd_ctt_collect_(D, D->X, 0, D->s_m, offs, bound));
   KD_TRY(kd_ctt_collect_(D, D->Y, D->s_m, D->s_n, offs, bound));
 cleanup:
@@ -176,7 +183,10 @@ static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int64_t b) {
   kd_err err = KD_OK;
   const int64_t n_in = D->n_in;
   const int d = D->d;
-  const double *rows = D->bin[b].v;
+  kd_gidx lo = 0;
+  const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, n_in, b, &lo);
+  const double *rows =
+      D->bin[b].v ? D->bin[b].v : kd_pointset_rows_const(S) + (lo - kd_pointset_offset(S)) * d;
   kd_lidx k = n_in;
   if (D->compress) {
     KD_TRY(kd_thin_kt_compress_local(D->in->kernel, rows, n_in, d, (int)D->cfg.g, D->cfg.delta,
@@ -190,8 +200,6 @@ static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int64_t b) {
   D->core[b].v = malloc((size_t)k * (size_t)(d + 1) * sizeof(double));
   KD_CHECK(D->core[b].v, KD_ERR_MEM, "ctt: cannot allocate a coreset");
   D->core[b].n = k * (d + 1);
-  kd_gidx lo = 0;
-  const kd_pointset *S = kd_ctt_bin_src_(D->X, D->Y, D->s_m, n_in, b, &lo);
   const int64_t shift = (S == D->X) ? 0 : D->m; /* pooled row numbering: X rows, then Y rows */
   for (kd_lidx j = 0; j < k; j++) {
     double *c = D->core[b].v + (size_t)j * (d + 1);
@@ -206,7 +214,8 @@ cleanup:
 static kd_err kd_ctt_compress_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
   D->t1 = kd_dist_wtime();
-  for (int64_t b = D->rank; b < D->cfg.s && lerr == KD_OK; b += D->p) {
+  for (int64_t b = 0; b < D->cfg.s && lerr == KD_OK; b++) {
+    if (D->owner[b] != D->rank) continue;
     lerr = kd_interrupt_check("ctt (no checkpoint)"); /* polled once per bin */
     if (lerr == KD_OK) lerr = kd_ctt_compress_bin_(D, b);
   }

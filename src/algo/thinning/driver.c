@@ -376,6 +376,10 @@ static kd_err kd_thin_direct_(kd_thin_drv_ *D) {
   kd_err err = KD_OK;
   double *buf = NULL;
   const kd_lidx nl = kd_pointset_n_local(D->in->points);
+  KD_CHECK(!kd_pointset_is_lazy(D->in->points), KD_ERR_CONFIG,
+           "algorithm.n_out = %lld: above half the input, all rows go to one rank, which lazy "
+           "(generated) data does not allow; lower n_out or set data.lazy: false",
+           (long long)D->pl.n_out);
   KD_TRY(kd_thin_pack_local_(D, &buf));
   KD_ALLOC(D->root.v, D->n * D->w + 1);
   D->root.n = D->n * D->w;
@@ -402,18 +406,32 @@ static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
   for (kd_gidx j = 0; j < nb; j++) owner[j] = kd_dist_tree_owner(D->tree, 0, j);
   KD_ALLOC(bins, nb);
   /* the bins' rows straight from the point set (no packed copy of the input: a bin's global rows
-   * are bstart[j] ...); each bin is freed once compressed */
-  KD_TRY(kd_dist_bins_collect(D->comm, offs, kd_pointset_rows_const(D->in->points), D->d, nb,
-                              D->bstart, owner, bins));
+   * are bstart[j] ...): a bin inside this rank's block is read in place, only a bin that straddles
+   * a rank boundary is copied (and freed once compressed) */
+  const kd_pointset *ps = D->in->points;
+  const double *rows = kd_pointset_rows_const(ps);
+  const kd_gidx off = kd_pointset_offset(ps);
+  const int lazy = kd_pointset_is_lazy(ps);
+  if (!lazy) KD_TRY(kd_dist_bins_collect(D->comm, offs, rows, D->d, nb, D->bstart, owner, 1, bins));
   kd_dist_tree_range(D->tree, 0, &lo, &hi);
   D->level = 0;
   lerr = kd_thin_nodes_reset_(D, hi - lo);
   /* after a local error (e.g. GS-Halve on duplicate rows) the other bins are skipped; agreed below
    */
   for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++) {
-    lerr =
-        kd_leaf_(D->k, &D->pl, bins[j].v, D->bstart[j], D->bstart[j + 1] - D->bstart[j], B, tr->hl,
-                 D->d, D->delta_rem, D->den, D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+    const kd_gidx g0 = D->bstart[j], s = D->bstart[j + 1] - g0;
+    if (lazy) { /* generated rows: one bin at a time, never the rank's whole share */
+      bins[j].v = malloc(sizeof(double) * (size_t)(s * D->d + 1));
+      bins[j].n = s * D->d;
+      lerr = bins[j].v ? kd_pointset_rows_at(ps, g0, (kd_lidx)s, bins[j].v)
+                       : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                    "thin: cannot allocate leaf bin %lld of %lld rows",
+                                    (long long)j, (long long)s);
+      if (lerr) break;
+    }
+    const double *X = bins[j].v ? bins[j].v : rows + (g0 - off) * D->d;
+    lerr = kd_leaf_(D->k, &D->pl, X, D->bstart[j], D->bstart[j + 1] - D->bstart[j], B, tr->hl, D->d,
+                    D->delta_rem, D->den, D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
     kd_dist_block_free(&bins[j]);
   }
   KD_TRY(kd_tree_step_(D->in, tr, tr->hl, lerr, D->nodes, D->n_nodes, NULL, D->t0));

@@ -187,14 +187,18 @@ kd_err kd_thin_ckpt_check_data(const kd_algo_in *in, const double *rows, kd_gidx
   const int d = kd_pointset_dim(ps), w = d + 1;
   const kd_gidx off = kd_pointset_offset(ps), nl = kd_pointset_n_local(ps);
   const double *X = kd_pointset_rows_const(ps);
+  double *x = X ? NULL : malloc(sizeof(double) * (size_t)d); /* lazy data: rows generated again */
+  if (!X && !x) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "checkpoint: out of memory");
   for (kd_gidx i = 0; i < nrows && lerr == KD_OK; i++) {
     const kd_gidx g = (kd_gidx)rows[i * w];
     if (g < off || g >= off + nl) continue;
-    if (memcmp(rows + i * w + 1, X + (g - off) * d, sizeof(double) * (size_t)d) != 0)
+    if (!X) lerr = kd_pointset_rows_at(ps, g, 1, x);
+    if (!lerr && memcmp(rows + i * w + 1, X ? X + (g - off) * d : x, sizeof(double) * (size_t)d))
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
                         "checkpoint: row %lld of /state/rows differs from input row %lld (the data "
                         "changed since the checkpoint was written?)",
                         (long long)i, (long long)g + 1);
   }
+  free(x);
   return kd_dist_agreed(in->comm, lerr);
 }

@@ -142,7 +142,23 @@ static void check_bins(void) {
   for (int64_t g = offs[rank]; g < offs[rank + 1]; g++)
     for (int c = 0; c < w; c++) rows[(g - offs[rank]) * w + c] = 10.0 * (double)g + c;
   kd_dist_block bins[7];
-  KD_TEST_OK(kd_dist_bins_collect(MPI_COMM_WORLD, offs, rows, w, nbins, bound, owner, bins));
+  /* with views, a bin inside the owner's block stays in place: {count, NULL} */
+  KD_TEST_OK(kd_dist_bins_collect(MPI_COMM_WORLD, offs, rows, w, nbins, bound, owner, 1, bins));
+  for (int j = 0; j < nbins; j++) {
+    const int inside = bound[j] >= offs[rank] && bound[j + 1] <= offs[rank + 1];
+    if (owner[j] != rank) {
+      KD_TEST(bins[j].v == NULL && bins[j].n == 0, "view: bin %d not held here", j);
+      continue;
+    }
+    const double *v = bins[j].v ? bins[j].v : rows + (bound[j] - offs[rank]) * w;
+    int ok = bins[j].n == (bound[j + 1] - bound[j]) * w && (bins[j].v == NULL) == inside;
+    for (int64_t g = bound[j]; ok && g < bound[j + 1]; g++)
+      for (int c = 0; c < w; c++)
+        if (v[(g - bound[j]) * w + c] != 10.0 * (double)g + c) ok = 0;
+    KD_TEST(ok, "view: bin %d (inside %d) read in place or copied, rows in order", j, inside);
+    kd_dist_block_free(&bins[j]);
+  }
+  KD_TEST_OK(kd_dist_bins_collect(MPI_COMM_WORLD, offs, rows, w, nbins, bound, owner, 0, bins));
   for (int j = 0; j < nbins; j++) {
     if (owner[j] != rank) {
       KD_TEST(bins[j].v == NULL, "bin %d not held here", j);
