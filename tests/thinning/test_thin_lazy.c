@@ -3,6 +3,8 @@
  * 1/2/4 ranks on n = 5000 rows of a 2-D mixture (64 leaf bins, bins straddling rank boundaries):
  * - kd_pointset_rows_at gives bitwise the rows kd_pointset_generate stores, at any offset;
  * - every thinning-tree algorithm (gs_thin left out: O(n^2) halving, the same driver path) returns
+ *   (the Compress ones with g = 0 and 1 too, where a leaf bin of 4^3 rows is generated 4^(g+1)
+ *   rows at a time and compressed from its children's outputs, kd_thin_compress_node_src)
  *   bitwise the same coreset, weights and MMD (against the closed-form mixture) on the lazy set
  *   as on the stored one, and the same on one rank;
  * - the reported MMD equals the closed-form formula zz - 2 w^T z + w^T K w computed here;
@@ -46,14 +48,17 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_target_create_closed(MPI_COMM_SELF, k, &mu, &tself));
   const char *const kv100[] = {"n_out=100", NULL};
   const char *const kv100g2[] = {"n_out=100", "g=2", NULL};
+  const char *const kv100g1[] = {"n_out=100", "g=1", NULL};
+  const char *const kv50g0[] = {"n_out=50", "g=0", NULL};
   const char *const kvkh[] = {"refine=true", NULL};
   const char *const kvrw[] = {"n_out=100", "g=2", "reweight=convex", NULL};
   const struct {
     const char *name;
     const char *const *kv;
-  } cases[] = {{"rkh", kv100},        {"kh_compress", kv100g2}, {"kt_compress", kv100g2},
-               {"kh_refine", kv100},  {"lkh", kv100},           {"kh", kvkh},
-               {"kt_compress", kvrw}, {"gs_compress", kv100g2}};
+  } cases[] = {{"rkh", kv100},         {"kh_compress", kv100g2}, {"kt_compress", kv100g2},
+               {"kh_refine", kv100},   {"lkh", kv100},           {"kh", kvkh},
+               {"kt_compress", kvrw},  {"gs_compress", kv100g2}, {"kt_compress", kv100g1},
+               {"kh_compress", kv50g0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     kd_result rs = KD_RESULT_INIT, rl = KD_RESULT_INIT, r1 = KD_RESULT_INIT;
     KD_TEST_OK(thin_test_run(c, cases[i].name, ps, k, t, 77, cases[i].kv, &rs));

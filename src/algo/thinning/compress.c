@@ -5,13 +5,24 @@
  * Compress of a node of height h (4^h rows): if h <= g return the node; else compress the four
  * children (4^(h-1) rows each), concatenate their 2^(g+h-1)-point outputs and halve the 2^(g+h+1)
  * points to 2^(g+h) with delta_node = delta * l^2 / (n_in 4^(g+1) (log4 n_in - g)), l = input
- * size of the halving (Alg. B.4). Randomness: stream KD_THIN_STREAM(node id, h). */
+ * size of the halving (Alg. B.4). Randomness: stream KD_THIN_STREAM(node id, h). The same
+ * recursion also runs over rows supplied on demand (kd_thin_compress_node_src: generated data),
+ * holding only the children's outputs above a base height. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/thinning/compress_impl.h"
 #include "algo/thinning/thin_impl.h"
+
+/* The halving at a node of height h over the l concatenated child outputs Y (Alg. B.4's delta). */
+static kd_err kd_compress_halve_(kd_kernel *k, kd_halve_kind kind, const double *Y, kd_lidx l,
+                                 int d, double delta, double delta_den, uint64_t seed,
+                                 uint64_t node, int h, kd_lidx *keep) {
+  double dl = delta * (double)l * (double)l / delta_den; /* < 0: tight threshold, kept < 0 */
+  if (dl >= 1.0) dl = 0.999999;
+  return kd_thin_halve(k, kind, Y, l, d, dl, seed, KD_THIN_STREAM(node, h), keep);
+}
 
 kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, int d, int h, int g,
                              double delta, double delta_den, uint64_t seed, uint64_t node,
@@ -42,9 +53,7 @@ kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, 
       memcpy(Y + (c * co + i) * d, X + map[c * co + i] * d, sizeof(double) * d);
     }
   }
-  double dl = delta * (double)l * (double)l / delta_den; /* < 0: tight threshold, kept < 0 */
-  if (dl >= 1.0) dl = 0.999999;
-  KD_TRY(kd_thin_halve(k, kind, Y, l, d, dl, seed, KD_THIN_STREAM(node, h), keep));
+  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
   if (refine_top) {
     KD_ALLOC(z, l);
     KD_TRY(kd_kernel_matvec(k, Y, l, X, size, NULL, 0.0, z));
@@ -61,6 +70,55 @@ cleanup:
   return err;
 }
 
+kd_err kd_thin_compress_node_src(kd_kernel *k, kd_halve_kind kind, const kd_thin_rows *src,
+                                 kd_lidx r0, int d, int h, int hb, int g, double delta,
+                                 double delta_den, uint64_t seed, uint64_t node, kd_lidx *out,
+                                 double *outx, kd_lidx *n_out) {
+  kd_err err = KD_OK;
+  double *X = NULL, *Y = NULL;
+  kd_lidx *map = NULL, *keep = NULL;
+  const kd_lidx size = (kd_lidx)1 << (2 * h);
+  if (h <= hb || h <= g) { /* the rows of this node at once, then the resident recursion */
+    KD_ALLOC(X, size * d);
+    KD_TRY(src->get(src->ctx, r0, size, X));
+    KD_TRY(kd_thin_compress_node(k, kind, X, d, h, g, delta, delta_den, seed, node, 0, out, n_out));
+    for (kd_lidx i = 0; i < *n_out; i++)
+      memcpy(outx + i * d, X + out[i] * d, sizeof(double) * (size_t)d);
+    goto cleanup;
+  }
+  const kd_lidx cs = size / 4, co = (kd_lidx)1 << (g + h - 1), l = 4 * co;
+  KD_ALLOC(Y, l * d);
+  KD_ALLOC(map, l);
+  KD_ALLOC(keep, l / 2);
+  for (int c = 0; c < 4; c++) {
+    kd_lidx nc = 0;
+    KD_TRY(kd_thin_compress_node_src(k, kind, src, r0 + c * cs, d, h - 1, hb, g, delta, delta_den,
+                                     seed, 4 * node + (uint64_t)c, map + c * co, Y + c * co * d,
+                                     &nc));
+    KD_CHECK(nc == co, KD_ERR_INTERNAL, "compress: child output %lld != %lld", (long long)nc,
+             (long long)co);
+    for (kd_lidx i = 0; i < co; i++) map[c * co + i] += c * cs;
+  }
+  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
+  for (kd_lidx i = 0; i < l / 2; i++) {
+    out[i] = map[keep[i]];
+    memcpy(outx + i * d, Y + keep[i] * d, sizeof(double) * (size_t)d);
+  }
+  *n_out = l / 2;
+cleanup:
+  free(X);
+  free(Y);
+  free(map);
+  free(keep);
+  return err;
+}
+
+kd_err kd_thin_remainder_halve(kd_kernel *k, kd_halve_kind kind, const double *T, kd_lidx e, int d,
+                               double delta, uint64_t seed, uint64_t bin, kd_lidx *kk) {
+  return kd_thin_halve(k, kind, T, 2 * e, d, delta, seed,
+                       KD_THIN_STREAM(bin, KD_THIN_LEVEL_REMAINDER), kk);
+}
+
 kd_err kd_thin_absorb_remainder(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx s,
                                 kd_lidx B, int d, double delta, uint64_t seed, uint64_t bin,
                                 kd_lidx *keep) {
@@ -72,8 +130,7 @@ kd_err kd_thin_absorb_remainder(kd_kernel *k, kd_halve_kind kind, const double *
   for (kd_lidx i = 0; i < s - 2 * e; i++) keep[i] = i;
   if (e == 0) goto cleanup;
   KD_ALLOC(kk, e);
-  KD_TRY(kd_thin_halve(k, kind, X + (s - 2 * e) * d, 2 * e, d, delta, seed,
-                       KD_THIN_STREAM(bin, KD_THIN_LEVEL_REMAINDER), kk));
+  KD_TRY(kd_thin_remainder_halve(k, kind, X + (s - 2 * e) * d, e, d, delta, seed, bin, kk));
   for (kd_lidx i = 0; i < e; i++) keep[s - 2 * e + i] = s - 2 * e + kk[i];
 cleanup:
   free(kk);

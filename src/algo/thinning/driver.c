@@ -7,15 +7,16 @@
  *   and 2B-1 rows for B = 4^h_leaf. A bin with B+e rows first kernel-halves its last 2e rows
  *   (remainder rule, kd_thin_absorb_remainder), so every input row takes part in a halving
  * decision. Each bin is then compressed locally (Compress, Alg. B.4/B.8; or passed through for the
- * plain halving algorithms); the upper levels are merged up a tree of ranks (4 children gathered to
- * the owner of the first one, halved, passed up). The F tree outputs (L points) are gathered to
- * rank 0, which halves while L >= 2 n_out (RKH, Alg. B.3) and finally maps L in (n_out, 2 n_out) to
- *   n_out with the same remainder rule. The last step is optionally followed by KH-Refine against
- *   z over P_in (kd_target_embed_rows).
- * Every random draw is keyed by (seed, node id, level), node ids by logical position, so the output
- * is identical for any rank count. Who owns a bin or a node, and moving rows to their owners, is
- * the distributed tree / bin primitive of dist/tree_impl.h (a tree of arity 4 over the leaf bins;
- * the owner of a bin or node is the owner of its first row).
+ * plain halving algorithms; with generated (lazy) rows Compress asks for them 4^(g+1) at a time,
+ * so a bin is never held whole); the upper levels are merged up a tree of ranks (4 children
+ * gathered to the owner of the first one, halved, passed up). The F tree outputs (L points) are
+ * gathered to rank 0, which halves while L >= 2 n_out (RKH, Alg. B.3) and finally maps L in (n_out,
+ * 2 n_out) to n_out with the same remainder rule. The last step is optionally followed by KH-Refine
+ * against z over P_in (kd_target_embed_rows). Every random draw is keyed by (seed, node id, level),
+ * node ids by logical position, so the output is identical for any rank count. Who owns a bin or a
+ * node, and moving rows to their owners, is the distributed tree / bin primitive of
+ * dist/tree_impl.h (a tree of arity 4 over the leaf bins; the owner of a bin or node is the owner
+ * of its first row).
  *
  * kd_thin_run is a sequence of phases over one driver state (kd_thin_drv_): set-up, resume or leaf
  * bins, merge levels, the gather to rank 0, the rank-0 halving rounds, the last steps on every rank
@@ -109,6 +110,69 @@ static kd_err kd_leaf_(kd_kernel *k, const kd_thin_plan *pl, const double *X, kd
 cleanup:
   free(R);
   free(keep);
+  free(o);
+  return err;
+}
+
+/* The rows of a lazy leaf bin after the remainder rule: rows i < nf are the bin's rows g0 + i
+ * (generated on demand), row nf + a is row kk[a] of the halved tail T. */
+typedef struct {
+  const kd_pointset *ps;
+  kd_gidx g0;
+  kd_lidx nf;
+  const double *T;
+  const kd_lidx *kk;
+  int d;
+} kd_lazy_bin_;
+
+static kd_err kd_lazy_bin_rows_(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst) {
+  kd_err err = KD_OK;
+  const kd_lazy_bin_ *b = ctx;
+  const kd_lidx ng = i0 < b->nf ? (b->nf - i0 < cnt ? b->nf - i0 : cnt) : 0;
+  if (ng > 0) KD_TRY(kd_pointset_rows_at(b->ps, b->g0 + i0, ng, dst));
+  for (kd_lidx i = i0 + ng; i < i0 + cnt; i++)
+    memcpy(dst + (i - i0) * b->d, b->T + b->kk[i - b->nf] * b->d, sizeof(double) * (size_t)b->d);
+cleanup:
+  return err;
+}
+
+/* kd_leaf_ for generated (lazy) rows and a Compress plan: the bin's s rows are never held at once.
+ * The remainder rule halves the generated tail (its last 2e rows), then Compress runs on rows
+ * generated 4^(g+1) at a time (kd_thin_compress_node_src): bitwise kd_leaf_'s output, in
+ * O(e d + 2^(g+h) d) memory instead of O(s d). */
+static kd_err kd_leaf_lazy_(kd_kernel *k, const kd_thin_plan *pl, const kd_pointset *ps, kd_gidx g0,
+                            kd_lidx s, kd_lidx B, int h, int d, double delta_rem, double den,
+                            uint64_t seed, uint64_t bin, double dsign, kd_dist_block *out) {
+  kd_err err = KD_OK;
+  double *T = NULL, *ox = NULL;
+  kd_lidx *kk = NULL, *o = NULL;
+  const int w = d + 1;
+  const kd_lidx e = s - B, nf = B - e;
+  KD_CHECK(e >= 0 && 2 * e <= s, KD_ERR_INTERNAL, "remainder: bin of %lld rows for %lld slots",
+           (long long)s, (long long)B);
+  KD_ALLOC(T, 2 * e * d + 1);
+  KD_ALLOC(kk, e + 1);
+  if (e > 0) {
+    KD_TRY(kd_pointset_rows_at(ps, g0 + nf, 2 * e, T));
+    KD_TRY(kd_thin_remainder_halve(k, pl->kind, T, e, d, delta_rem, seed, bin, kk));
+  }
+  const kd_lazy_bin_ lb = {ps, g0, nf, T, kk, d};
+  const kd_thin_rows src = {kd_lazy_bin_rows_, (void *)&lb};
+  kd_lidx no = 0;
+  KD_ALLOC(o, B);
+  KD_ALLOC(ox, B * d);
+  KD_TRY(kd_thin_compress_node_src(k, pl->kind, &src, 0, d, h, pl->g + 1, pl->g, dsign * pl->delta,
+                                   den, seed, bin, o, ox, &no));
+  KD_ALLOC(out->v, no * w);
+  out->n = no * w;
+  for (kd_lidx i = 0; i < no; i++) { /* packed [global row, x], rows as kd_leaf_ numbers them */
+    out->v[i * w] = (double)(g0 + (o[i] < nf ? o[i] : nf + kk[o[i] - nf]));
+    memcpy(out->v + i * w + 1, ox + i * d, sizeof(double) * d);
+  }
+cleanup:
+  free(T);
+  free(ox);
+  free(kk);
   free(o);
   return err;
 }
@@ -420,6 +484,11 @@ static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
    */
   for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++) {
     const kd_gidx g0 = D->bstart[j], s = D->bstart[j + 1] - g0;
+    if (lazy && D->pl.compress) { /* generated rows, a few 4^(g+1) at a time */
+      lerr = kd_leaf_lazy_(D->k, &D->pl, ps, g0, (kd_lidx)s, B, tr->hl, D->d, D->delta_rem, D->den,
+                           D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+      continue;
+    }
     if (lazy) { /* generated rows: one bin at a time, never the rank's whole share */
       bins[j].v = malloc(sizeof(double) * (size_t)(s * D->d + 1));
       bins[j].n = s * D->d;

@@ -58,6 +58,28 @@ kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, 
                              double delta, double delta_den, uint64_t seed, uint64_t node,
                              int refine_top, kd_lidx *out, kd_lidx *n_out);
 
+/** Rows on demand: get(ctx, i0, cnt, dst) writes rows i0 .. i0+cnt-1 of a node's row sequence to
+ *  dst[cnt*d] (e.g. generated rows of lazy data). */
+typedef struct {
+  kd_err (*get)(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst);
+  void *ctx;
+} kd_thin_rows;
+
+/** kd_thin_compress_node (refine_top 0) over the 4^h rows src[r0 ..], which are never all held:
+ *  a node of height <= max(hb, g) gets its rows from src at once and runs the resident recursion,
+ *  a higher one recurses into its children and keeps only their outputs. Bitwise the result of
+ *  kd_thin_compress_node on the same rows; also returns the output rows' coordinates outx[n_out*d].
+ *  Memory O(4^hb d + 2^(g+h) d). Local. */
+kd_err kd_thin_compress_node_src(kd_kernel *k, kd_halve_kind kind, const kd_thin_rows *src,
+                                 kd_lidx r0, int d, int h, int hb, int g, double delta,
+                                 double delta_den, uint64_t seed, uint64_t node, kd_lidx *out,
+                                 double *outx, kd_lidx *n_out);
+
+/** The remainder rule's halving of the last 2e rows T[2e*d] of bin `bin` (kk[e]: indices into T),
+ *  as kd_thin_absorb_remainder does it. Local. */
+kd_err kd_thin_remainder_halve(kd_kernel *k, kd_halve_kind kind, const double *T, kd_lidx e, int d,
+                               double delta, uint64_t seed, uint64_t bin, kd_lidx *kk);
+
 /** Remainder rule: a bin of s rows with B <= s < 2B logical slots (B = bin size) becomes B rows by
  *  kernel-halving its last 2(s-B) rows (pairs in order) and keeping the first 2B - s rows as they
  *  are. keep[B] gets indices into the bin. LKH/GS bins use the same halving rule as the algorithm.
