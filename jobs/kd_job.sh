@@ -125,6 +125,15 @@ kd_job_main() {
     # Open MPI refuses root unless told (containers, CI)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
+  # Open MPI keeps each job's session files under one per-user directory of $TMPDIR, which the
+  # last job on the node removes when it ends; a job starting at that instant fails in MPI_Init.
+  # Jobs sharing a node (array tasks, small jobs) each get a session root of their own, removed
+  # at the end. Single-node jobs only: the path must exist on every node of the job.
+  local session=""
+  if [ -z "${OMPI_MCA_orte_tmpdir_base:-}" ] && [ "${SLURM_JOB_NUM_NODES:-1}" = 1 ]; then
+    session=${TMPDIR:-/tmp}/kd-${SLURM_JOB_ID:-$$}
+    export OMPI_MCA_orte_tmpdir_base=$session
+  fi
   cmd=("$bin" run "$cfg")
   if [ "${KD_NO_OUTPUT:-0}" = 1 ]; then out=""; else cmd+=(--output "$out"); fi
   # shellcheck disable=SC2086
@@ -174,5 +183,6 @@ kd_job_main() {
       fi ;;
     *) kd_job_log "kdistill failed with exit status $rc" ;;
   esac
+  [ -z "$session" ] || rm -rf "$session"
   return "$rc"
 }
