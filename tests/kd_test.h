@@ -29,6 +29,13 @@ int kd_test_size(void);
 kd_pointset *kd_test_mixture_target(MPI_Comm c, kd_gidx N, int d, uint64_t seed, int wmod,
                                     double *Y, double *v);
 
+/* 1 in the sanitizer build (-DKD_ENABLE_ASAN=ON): a test whose cost is repetitions of the same
+ * code (seeds of a statistical check) may run fewer of them there, where every run costs 5-10
+ * times more and what is checked is memory safety, not the statistics. */
+#ifndef KD_TEST_SANITIZED
+#define KD_TEST_SANITIZED 0
+#endif
+
 #define KD_TEST(cond, ...) kd_test_check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__, __VA_ARGS__)
 /** |a - b| <= tol (absolute). */
 #define KD_TEST_NEAR(a, b, tol, what)                                                       \

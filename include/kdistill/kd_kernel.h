@@ -85,6 +85,17 @@ double kd_kernel_eval(kd_kernel *k, const double *x, const double *y);
 /** Tile K[i*ldk + j] = k(A_i, B_j), A: na x d, B: nb x d. */
 kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                             double *K, kd_lidx ldk);
+/** Rows B (nb x d) packed once into the block kernel's layout, for many
+ *  kd_kernel_eval_block_packed calls against the same rows (herding's candidate columns):
+ *  about 8 nb d bytes, which a kd_kernel_eval_block call would otherwise allocate and fill on
+ *  every call. B is borrowed and must outlive the packed form. Local. */
+typedef struct kd_kernel_packed kd_kernel_packed;
+kd_err kd_kernel_pack(const kd_kernel *k, const double *B, kd_lidx nb, kd_kernel_packed **out);
+/** kd_kernel_eval_block(k, A, na, B, nb, K, ldk) with B packed by kd_kernel_pack: the same
+ *  values bit for bit. */
+kd_err kd_kernel_eval_block_packed(kd_kernel *k, const double *A, kd_lidx na,
+                                   const kd_kernel_packed *B, double *K, kd_lidx ldk);
+void kd_kernel_packed_free(kd_kernel_packed **p);
 /** Fused mat-vec y[i] = beta*y[i] + sum_j k(A_i, B_j) w[j] without materialising K(A,B).
  *  w == NULL means w_j = 1. */
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,

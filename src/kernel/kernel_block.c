@@ -408,30 +408,16 @@ cleanup:
   return err;
 }
 
-kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
-                            double *K, kd_lidx ldk) {
+/* The tile loop of kd_kernel_eval_block over B already packed (Bp, d * kd_kernel_packed_size_). */
+static kd_err kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
+                                     kd_lidx nb, double *K, kd_lidx ldk) {
   kd_err err = KD_OK;
-  double *Bp = NULL, *s = NULL, *s2 = NULL, *out = NULL;
-  KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
-  KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
-           "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
-  if (na == 0 || nb == 0) goto cleanup;
-  if (k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS)) {
-    if (k->p.type == KD_KERNEL_STEIN)
-      KD_TRY(kd_stein_block_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
-    else
-      KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
-    k->evals += (uint64_t)na * (uint64_t)nb;
-    goto cleanup;
-  }
+  double *s = NULL, *s2 = NULL, *out = NULL;
   const int d = k->d;
-  const kd_lidx P = kd_kernel_panel_(d);
-  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
-  KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
+  const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
   KD_ALLOC(s, KD_KB_MR * P);
   KD_ALLOC(s2, P);
   KD_ALLOC(out, P);
-  kd_kernel_pack_panels(d, B, nb, P, Bp);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -453,10 +439,100 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
-  free(Bp);
   free(s);
   free(s2);
   free(out);
+  return err;
+}
+
+/* The paths that do not pack B: the Stein kernel, and few columns against many rows. */
+static int kd_kernel_unpacked_(const kd_kernel *k, kd_lidx na, kd_lidx nb) {
+  return k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS);
+}
+
+static kd_err kd_kernel_eval_unpacked_(kd_kernel *k, const double *A, kd_lidx na, const double *B,
+                                       kd_lidx nb, double *K, kd_lidx ldk) {
+  kd_err err = KD_OK;
+  if (k->p.type == KD_KERNEL_STEIN)
+    KD_TRY(kd_stein_block_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
+  else
+    KD_TRY(kd_kernel_small_nb_(k, A, na, B, nb, K, ldk, NULL, 0.0, NULL));
+  k->evals += (uint64_t)na * (uint64_t)nb;
+cleanup:
+  return err;
+}
+
+kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                            double *K, kd_lidx ldk) {
+  kd_err err = KD_OK;
+  double *Bp = NULL;
+  KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
+  KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
+           "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
+  if (na == 0 || nb == 0) goto cleanup;
+  if (kd_kernel_unpacked_(k, na, nb)) {
+    KD_TRY(kd_kernel_eval_unpacked_(k, A, na, B, nb, K, ldk));
+    goto cleanup;
+  }
+  const kd_lidx P = kd_kernel_panel_(k->d);
+  KD_ALLOC(Bp, (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P));
+  kd_kernel_pack_panels(k->d, B, nb, P, Bp);
+  KD_TRY(kd_kernel_eval_panels_(k, A, na, Bp, nb, K, ldk));
+cleanup:
+  free(Bp);
+  return err;
+}
+
+struct kd_kernel_packed {
+  const double *B; /* the rows (borrowed): the unpacked paths read them */
+  kd_lidx nb;
+  int d;
+  double *Bp; /* the panels, NULL for the Stein kernel */
+};
+
+kd_err kd_kernel_pack(const kd_kernel *k, const double *B, kd_lidx nb, kd_kernel_packed **out) {
+  kd_err err = KD_OK;
+  kd_kernel_packed *p = NULL;
+  KD_CHECK(k && out && nb >= 0 && (nb == 0 || B), KD_ERR_ARG,
+           "kernel: pack needs a kernel, rows and a handle");
+  KD_ALLOC(p, 1);
+  p->B = B;
+  p->nb = nb;
+  p->d = k->d;
+  if (k->p.type != KD_KERNEL_STEIN && nb > 0) {
+    const kd_lidx P = kd_kernel_panel_(k->d);
+    KD_ALLOC(p->Bp, (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P));
+    kd_kernel_pack_panels(k->d, B, nb, P, p->Bp);
+  }
+  *out = p;
+  p = NULL;
+cleanup:
+  kd_kernel_packed_free(&p);
+  return err;
+}
+
+void kd_kernel_packed_free(kd_kernel_packed **p) {
+  if (!p || !*p) return;
+  free((*p)->Bp);
+  free(*p);
+  *p = NULL;
+}
+
+kd_err kd_kernel_eval_block_packed(kd_kernel *k, const double *A, kd_lidx na,
+                                   const kd_kernel_packed *B, double *K, kd_lidx ldk) {
+  kd_err err = KD_OK;
+  KD_CHECK(B != NULL, KD_ERR_ARG, "kernel: NULL packed rows");
+  KD_CHECK(B->d == kd_kernel_dim(k), KD_ERR_ARG,
+           "kernel: rows packed in dimension %d, kernel of dimension %d", B->d, kd_kernel_dim(k));
+  KD_TRY(kd_kernel_check_args_(k, A, na, B->B, B->nb));
+  KD_CHECK(ldk >= B->nb && (K || na == 0 || B->nb == 0), KD_ERR_ARG,
+           "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)B->nb);
+  if (na == 0 || B->nb == 0) goto cleanup;
+  if (kd_kernel_unpacked_(k, na, B->nb) || !B->Bp)
+    KD_TRY(kd_kernel_eval_unpacked_(k, A, na, B->B, B->nb, K, ldk));
+  else
+    KD_TRY(kd_kernel_eval_panels_(k, A, na, B->Bp, B->nb, K, ldk));
+cleanup:
   return err;
 }
 

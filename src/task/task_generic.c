@@ -49,11 +49,12 @@ static void kd_generic_destroy_(void **state) {
 
 /* Up-front memory estimate of one rank (docs/reliability.md), before anything is computed (and by
  * validate): the rank's block of the n x d points plus the per-point vectors the algorithms of the
- * family keep (herding: gradient, kernel sums, weights, active-set and cache bookkeeping, about 8
- * doubles per point; thinning: about 4). Decided on the largest block, so every rank agrees. */
+ * family keep (herding: the candidates packed once more for the kernel columns, gradient, kernel
+ * sums, weights, active-set and cache bookkeeping, d + 8 doubles per point; thinning: about 4).
+ * Decided on the largest block, so every rank agrees. */
 static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, const char *section,
                                     kd_gidx n, int d, int lazy) {
-  const int64_t per_point = d + (!strcmp(task, "herd") ? 8 : 4);
+  const int64_t per_point = d + (!strcmp(task, "herd") ? d + 8 : 4);
   int64_t rows = n / kd_dist_size(ctx->comm) + 1;
   if (lazy && rows > n / 16 + 1) rows = n / 16 + 1; /* lazy: one leaf bin (at least 16 bins) */
   size_t bytes = 0;

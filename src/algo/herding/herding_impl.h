@@ -85,10 +85,11 @@ typedef struct {
   const kd_pointset *cand;
   kd_target *target;
   int d;
-  kd_gidx m;          /* candidates, global */
-  kd_lidx nl;         /* candidates, this rank */
-  kd_gidx off;        /* global index of the first local candidate */
-  const double *rows; /* local candidate rows [nl*d] */
+  kd_gidx m;                /* candidates, global */
+  kd_lidx nl;               /* candidates, this rank */
+  kd_gidx off;              /* global index of the first local candidate */
+  const double *rows;       /* local candidate rows [nl*d] */
+  kd_kernel_packed *rows_p; /* the same rows packed for the kernel columns (kd_herd_column) */
   /* per-candidate state (local block) */
   double *z;     /* [nl] z(c) */
   double *g;     /* [nl] g(c) = nu_t(c) - z(c), the gradient tested against k(c, .) */

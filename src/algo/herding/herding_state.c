@@ -87,6 +87,7 @@ kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
     h->n_slots = ns > 1e6 ? 1000000 : (int)ns;
   }
   KD_TRY(kd_kernel_diag(h->kernel, h->rows, h->nl, h->kdiag));
+  KD_TRY(kd_kernel_pack(h->kernel, h->rows, h->nl, &h->rows_p));
 cleanup:
   /* allocation failures are local: agree before the collectives of the second phase */
   if (kd_dist_agree(h->in->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
@@ -110,6 +111,7 @@ void kd_herd_free(kd_herd *h) {
   free(h->cache);
   free(h->slot_used);
   free(h->gap_trace);
+  kd_kernel_packed_free(&h->rows_p);
   memset(h, 0, sizeof *h);
 }
 
@@ -222,8 +224,9 @@ cleanup:
 kd_err kd_herd_column(kd_herd *h, const double *x, double *out) {
   if (h->nl == 0) return KD_OK;
   /* one row (x) against the candidate panel: the block kernel's panels run over the candidates,
-   * so nothing is padded or reduced (k is symmetric bit for bit) */
-  kd_err e = kd_kernel_eval_block(h->kernel, x, 1, h->rows, h->nl, out, h->nl);
+   * so nothing is padded or reduced (k is symmetric bit for bit); the candidates were packed
+   * once (kd_herd_init), not on every call (8 nl d bytes written per column otherwise) */
+  kd_err e = kd_kernel_eval_block_packed(h->kernel, x, 1, h->rows_p, out, h->nl);
   if (e != KD_OK) {
     kd_herd_defer_(h, e);
     for (kd_lidx c = 0; c < h->nl; c++) out[c] = NAN;

@@ -694,8 +694,10 @@ cleanup:
  * complement S2), so the last rounds yield up to 2^pool coresets; the best against P_in is
  * refined (KT-Swap). Branch 0 is exactly the plain KH chain. */
 typedef struct {
-  kd_lidx *br, *nbr; /* [maxb * nc] each: branch bi = br[bi * nc ..], current / next */
+  kd_lidx *br, *nbr; /* [nc] each: branch bi = br[bi * st ..], current / next */
   double *Cs;        /* [nc * d] scratch rows */
+  kd_lidx st;        /* stride of the branches in br: their size at the start of the round; every
+                        round at least halves it and at most doubles nbch, so nbch * st <= nc */
   int nbch, maxb;
 } kd_thin_branches_;
 
@@ -710,10 +712,10 @@ static void kd_thin_branches_free_(kd_thin_branches_ *b) {
 static kd_err kd_thin_split_round_(kd_thin_drv_ *D, kd_thin_branches_ *b, int rr) {
   kd_err err = KD_OK;
   const int d = D->d, split = 2 * b->nbch <= b->maxb;
-  const kd_lidx nc = D->nc;
+  const kd_lidx ns = (D->m - D->m % 2) / 2; /* every branch's size after this round */
   kd_lidx mm = D->m, *keep = D->keep;
   for (int bi = 0; bi < b->nbch; bi++) {
-    kd_lidx *sb = b->br + (size_t)bi * nc;
+    kd_lidx *sb = b->br + (size_t)bi * b->st;
     mm = D->m;
     if (mm % 2 == 1) {
       for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
@@ -727,10 +729,10 @@ static kd_err kd_thin_split_round_(kd_thin_drv_ *D, kd_thin_branches_ *b, int rr
     for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
     KD_TRY(kd_thin_halve(D->k, D->pl.kind, b->Cs, mm, d, D->dstep, D->seed,
                          KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), keep));
-    kd_lidx *o1 = b->nbr + (size_t)(split ? 2 * bi : bi) * nc;
+    kd_lidx *o1 = b->nbr + (size_t)(split ? 2 * bi : bi) * ns;
     for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
     if (split) {
-      kd_lidx *o2 = b->nbr + (size_t)(2 * bi + 1) * nc;
+      kd_lidx *o2 = b->nbr + (size_t)(2 * bi + 1) * ns;
       /* the other half (S2): the rows not kept, in order (keep is increasing) */
       kd_lidx j = 0, c2 = 0;
       for (kd_lidx i = 0; i < mm; i++) {
@@ -745,6 +747,7 @@ static kd_err kd_thin_split_round_(kd_thin_drv_ *D, kd_thin_branches_ *b, int rr
   kd_lidx *t = b->br;
   b->br = b->nbr;
   b->nbr = t;
+  b->st = ns;
   D->m = mm / 2;
 cleanup:
   return err;
@@ -757,7 +760,7 @@ static kd_err kd_thin_branch_remainder_(kd_thin_drv_ *D, kd_thin_branches_ *b) {
   const kd_lidx m = D->m, n_out = D->n_out;
   kd_lidx *keep = D->keep;
   for (int bi = 0; bi < b->nbch && m > n_out; bi++) {
-    kd_lidx *sb = b->br + (size_t)bi * D->nc;
+    kd_lidx *sb = b->br + (size_t)bi * b->st;
     for (kd_lidx i = 0; i < m; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
     KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, m, n_out, d, D->dstep, D->seed,
                                     (uint64_t)D->tr.nb + 7 + (uint64_t)bi * 64, keep));
@@ -778,14 +781,14 @@ static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, 
   kd_lidx swaps = 0;
   for (int bi = 0; bi < b->nbch; bi++) {
     double v = 0.0;
-    KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, b->br + (size_t)bi * D->nc, D->m, &v));
+    KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, b->br + (size_t)bi * b->st, D->m, &v));
     if (bi == 0) before = v;
     if (bi == 0 || v < bestv) {
       bestv = v;
       best = bi;
     }
   }
-  for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b->br[(size_t)best * D->nc + i];
+  for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b->br[(size_t)best * b->st + i];
   KD_TRY(kd_thin_refine(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes, &swaps));
   KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after));
   KD_TRY(kd_result_set_count(out, "refine_branches", (int64_t)b->nbch));
@@ -804,9 +807,9 @@ static kd_err kd_thin_last_steps_(kd_thin_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
   const int pool = D->pl.refine && D->pl.refine_pool > 1 ? D->pl.refine_pool : 1;
   const kd_lidx nc = D->nc;
-  kd_thin_branches_ b = {NULL, NULL, NULL, 1, D->pl.refine ? (1 << pool) : 1};
-  KD_ALLOC(b.br, (size_t)b.maxb * nc);
-  KD_ALLOC(b.nbr, (size_t)b.maxb * nc);
+  kd_thin_branches_ b = {NULL, NULL, NULL, nc, 1, D->pl.refine ? (1 << pool) : 1};
+  KD_ALLOC(b.br, nc);
+  KD_ALLOC(b.nbr, nc);
   for (kd_lidx i = 0; i < nc; i++) b.br[i] = i;
   KD_ALLOC(b.Cs, nc * D->d);
   for (int rr = D->tr.rounds; D->m >= 2 * D->n_out; rr++) KD_TRY(kd_thin_split_round_(D, &b, rr));

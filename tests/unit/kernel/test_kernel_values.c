@@ -250,6 +250,60 @@ int main(int argc, char **argv) {
     kd_kernel_destroy(&k);
   }
 
+  /* ---- rows packed once (kd_kernel_pack): the tiles of kd_kernel_eval_block bit for bit, on
+   * every path (one row against many, many rows against fewer than 4 columns, several panels) ----
+   */
+  {
+    enum { NA = 20, NB = 1100 };
+    static double A[NA * 7], B[NB * 7], K1[NA * NB], K2[NA * NB];
+    for (int i = 0; i < NA * 7; i++) A[i] = 0.5 + 0.3 * kd_rng_normal(11, 1, (uint64_t)i);
+    for (int i = 0; i < NB * 7; i++) B[i] = 0.5 + 0.3 * kd_rng_normal(12, 1, (uint64_t)i);
+    const int dims[3] = {2, 3, 7};
+    const kd_lidx nas[2] = {1, NA}, nbs[4] = {1, 3, 50, NB};
+    int cases = 0;
+    for (int t = 0; t < KD_KERNEL_COUNT_; t++) {
+      if (t == KD_KERNEL_STEIN) continue; /* packs nothing: forwards to kd_kernel_eval_block */
+      for (int di = 0; di < 3; di++) {
+        kd_kernel_params kp = kd_kernel_params_default((kd_kernel_type)t);
+        kp.ls = 0.7;
+        if (t == KD_KERNEL_ATTENTION) kp.dk = 1; /* keys: the first coordinate */
+        KD_TEST_OK(kd_kernel_create(&kp, dims[di], &k));
+        for (int bi = 0; bi < 4; bi++) {
+          kd_kernel_packed *pk = NULL;
+          KD_TEST_OK(kd_kernel_pack(k, B, nbs[bi], &pk));
+          for (int ai = 0; ai < 2; ai++) {
+            const kd_lidx na = nas[ai], nb = nbs[bi];
+            memset(K1, 0, sizeof K1);
+            memset(K2, 0xff, sizeof K2);
+            KD_TEST_OK(kd_kernel_eval_block(k, A, na, B, nb, K1, nb));
+            const uint64_t e0 = kd_kernel_evals(k);
+            KD_TEST_OK(kd_kernel_eval_block_packed(k, A, na, pk, K2, nb));
+            KD_TEST(kd_kernel_evals(k) - e0 == (uint64_t)(na * nb), "packed: counts na*nb");
+            KD_TEST(memcmp(K1, K2, sizeof(double) * (size_t)(na * nb)) == 0,
+                    "%s d=%d %lld x %lld: packed tile = tile bit for bit",
+                    kd_kernel_name((kd_kernel_type)t), dims[di], (long long)na, (long long)nb);
+            cases++;
+          }
+          kd_kernel_packed_free(&pk);
+          KD_TEST(pk == NULL, "packed free sets NULL");
+        }
+        kd_kernel_destroy(&k);
+      }
+    }
+    KD_TEST(cases == (KD_KERNEL_COUNT_ - 1) * 3 * 4 * 2, "packed cases run: %d", cases);
+    k = mk(KD_KERNEL_GAUSSIAN, 3, 1.0);
+    kd_kernel_packed *pk = NULL;
+    KD_TEST_OK(kd_kernel_pack(k, B, 10, &pk));
+    kd_kernel_destroy(&k);
+    k = mk(KD_KERNEL_GAUSSIAN, 2, 1.0);
+    KD_TEST(kd_kernel_eval_block_packed(k, A, 1, pk, K1, 10) == KD_ERR_ARG &&
+                strstr(kd_err_message(), "dimension 3"),
+            "packed rows of another dimension refused: %s", kd_err_message());
+    kd_err_clear();
+    kd_kernel_packed_free(&pk);
+    kd_kernel_destroy(&k);
+  }
+
   /* ---- descriptions and evaluation counts ---- */
   {
     k = mk(KD_KERNEL_GAUSSIAN, 2, 0.5);
