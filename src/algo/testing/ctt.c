@@ -67,7 +67,8 @@ typedef struct {
   int64_t total;          /* coreset rows over all bins */
   int64_t *cbin;          /* [total]: bin of each output row */
   double *G, *stat2;      /* [s * s] mean kernel values, [B + 1] squared statistics */
-  uint64_t evals;         /* kernel evaluations of G on this rank */
+  uint64_t ev0, evals;    /* kernel evaluations of this rank: count at the start of phase 2;
+                             those of phases 2 (compress) and 4 (G) */
   double t0, t1, t2, t3;  /* phase boundaries (wall clock) */
 } kd_ctt_drv_;
 
@@ -214,6 +215,7 @@ cleanup:
 static kd_err kd_ctt_compress_(kd_ctt_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
   D->t1 = kd_dist_wtime();
+  D->ev0 = kd_kernel_evals(D->in->kernel);
   for (int64_t b = 0; b < D->cfg.s && lerr == KD_OK; b++) {
     if (D->owner[b] != D->rank) continue;
     lerr = kd_interrupt_check("ctt (no checkpoint)"); /* polled once per bin */
@@ -262,7 +264,6 @@ static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
   KD_ALLOC(D->G, s * s);
   for (int64_t b = 0; b < s; b++) maxn = nout[b] > maxn ? nout[b] : maxn;
   KD_ALLOC(tmp, maxn);
-  const uint64_t ev0 = kd_kernel_evals(D->in->kernel);
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
     for (int64_t j = i; j < s; j++, q++) {
       if (q % D->p != D->rank) continue;
@@ -281,7 +282,7 @@ static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
              "ctt: the kernel mean between coresets %lld and %lld is not finite (NaN or Inf in "
              "the data?)",
              (long long)(q / s), (long long)(q % s));
-  D->evals = kd_kernel_evals(D->in->kernel) - ev0;
+  D->evals = kd_kernel_evals(D->in->kernel) - D->ev0;
   D->t3 = kd_dist_wtime();
 cleanup:
   free(tmp);
