@@ -1,5 +1,7 @@
 /* simplex_qp.c - small dense convex QPs solved by a primal active-set method:
  *   kd_simplex_qp:  min 1/2 w^T Q w - c^T w  over {w >= 0, sum w = 1}  (la_impl.h contract)
+ *   kd_simplex_qp_fac: the same, with the face Hessian's Cholesky factor kept between calls
+ *                   (la/qp_factor.c; a step whose factor is ill conditioned takes the path below)
  *   kd_nonneg_qp:   min 1/2 w^T Q w - c^T w  over {w >= 0}            (la_impl.h; FC-PMP /
  *                   FC-gcos direction problem (3.9) of Tsuji & Tanaka)
  * Q is symmetric positive SEMI-definite and may be singular. On the current face (free set F) the
@@ -25,10 +27,28 @@ extern void dpocon_(const char *uplo, const int *n, const double *a, const int *
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
 
-/* Gradient g = Q w - c, using only the free entries of w. */
+/* Gradient g = Q w - c, using only the free entries of w. Four rows at a time (four independent
+ * sums, each in the order of F: the same bits as one row at a time). */
 static void kd_qp_grad_(int n, const double *Q, const double *c, const double *w, const int *F,
                         int k, double *g) {
-  for (int i = 0; i < n; i++) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const double *q0 = Q + (size_t)i * n, *q1 = q0 + n, *q2 = q1 + n, *q3 = q2 + n;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int a = 0; a < k; a++) {
+      const int j = F[a];
+      const double wj = w[j];
+      s0 += q0[j] * wj;
+      s1 += q1[j] * wj;
+      s2 += q2[j] * wj;
+      s3 += q3[j] * wj;
+    }
+    g[i] = s0 - c[i];
+    g[i + 1] = s1 - c[i + 1];
+    g[i + 2] = s2 - c[i + 2];
+    g[i + 3] = s3 - c[i + 3];
+  }
+  for (; i < n; i++) {
     double s = 0.0;
     for (int a = 0; a < k; a++) s += Q[(size_t)i * n + F[a]] * w[F[a]];
     g[i] = s - c[i];
@@ -172,6 +192,7 @@ typedef struct {
   const double *Q, *c;
   double *w, *g, *p, *ws; /* w: the iterate (caller's); g, p, ws: scratch */
   int *F;                 /* the free set, ascending, k entries */
+  kd_qp_fac *fac;         /* the face factor kept between calls, or NULL (kd_simplex_qp_fac) */
   char *in_f;             /* [n] membership of F */
   double tol, scale, kscale, kkt;
 } kd_qp_;
@@ -239,7 +260,13 @@ static kd_err kd_qp_face_step_(kd_qp_ *q, int *stop) {
   kd_err err = KD_OK;
   int *F = q->F, k = q->k, newton = 1, block = -1;
   double *w = q->w, *p = q->p, amax = INFINITY;
-  KD_TRY(kd_qp_direction_(q->n, q->Q, q->g, F, k, q->simplex, q->scale, p, &newton, q->ws, q->lws));
+  int from_factor = 0;
+  if (q->fac)
+    KD_TRY(kd_qp_fac_direction(q->fac, q->n, q->Q, q->g, w, F, k, q->in_f, q->simplex, p,
+                               &from_factor));
+  if (!from_factor)
+    KD_TRY(
+        kd_qp_direction_(q->n, q->Q, q->g, F, k, q->simplex, q->scale, p, &newton, q->ws, q->lws));
   for (int a = 0; a < k; a++)
     if (p[a] < 0) {
       double t = -w[F[a]] / p[a];
@@ -343,7 +370,7 @@ cleanup:
 }
 
 static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int simplex, double tol,
-                                int max_iter, double *w) {
+                                int max_iter, double *w, kd_qp_fac *fac) {
   kd_err err = KD_OK;
   kd_qp_ q;
   memset(&q, 0, sizeof q);
@@ -353,6 +380,7 @@ static kd_err kd_qp_active_set_(int n, const double *Q, const double *c, int sim
   q.c = c;
   q.w = w;
   q.tol = tol;
+  q.fac = fac;
   KD_TRY(kd_qp_check_(&q, max_iter));
   q.lws = 4 * n * n + 8 * n + 64 * (n + 2);
   KD_ALLOC(q.F, n);
@@ -382,9 +410,14 @@ cleanup:
 }
 
 kd_err kd_simplex_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w) {
-  return kd_qp_active_set_(n, Q, c, 1, tol, max_iter, w);
+  return kd_qp_active_set_(n, Q, c, 1, tol, max_iter, w, NULL);
+}
+
+kd_err kd_simplex_qp_fac(int n, const double *Q, const double *c, double tol, int max_iter,
+                         double *w, kd_qp_fac *f) {
+  return kd_qp_active_set_(n, Q, c, 1, tol, max_iter, w, f);
 }
 
 kd_err kd_nonneg_qp(int n, const double *Q, const double *c, double tol, int max_iter, double *w) {
-  return kd_qp_active_set_(n, Q, c, 0, tol, max_iter, w);
+  return kd_qp_active_set_(n, Q, c, 0, tol, max_iter, w, NULL);
 }

@@ -207,10 +207,11 @@ kd_err kd_herd_rebuild_nu(kd_herd *h);
  *  v[0..n) and outcome `local`; returns rank 0's outcome on every rank (with its message). buf:
  *  scratch of n + 1 doubles. Collective. */
 kd_err kd_herd_replicate(kd_herd *h, kd_err local, double *v, int n, double *buf);
-/** Fully-corrective step: weights <- argmin F over the simplex on the active set (kd_simplex_qp),
- *  warm-started from the current weights, replicated from rank 0; zero-weight atoms are dropped
- *  and nu rebuilt. Collective. */
-kd_err kd_herd_fc_weights(kd_herd *h);
+/** Fully-corrective step: weights <- argmin F over the simplex on the active set
+ *  (kd_simplex_qp_fac, the Cholesky factor of the face Hessian kept in fac from one step to the
+ *  next), warm-started from the current weights, replicated from rank 0; zero-weight atoms are
+ *  dropped (from fac too) and nu rebuilt. Collective. */
+kd_err kd_herd_fc_weights(kd_herd *h, kd_qp_fac *fac);
 
 /** Record the trace row / progress line for iteration it and check the common stopping rules
  *  (gap may be NaN when unknown). Returns 1 in *stop when a rule fired. A failed trace append

@@ -446,7 +446,7 @@ cleanup:
   return err;
 }
 
-kd_err kd_herd_fc_weights(kd_herd *h) {
+kd_err kd_herd_fc_weights(kd_herd *h, kd_qp_fac *fac) {
   kd_err err = KD_OK;
   const int n = h->n;
   double *Q = malloc(sizeof(double) * ((size_t)n * n + 2));
@@ -459,7 +459,7 @@ kd_err kd_herd_fc_weights(kd_herd *h) {
   /* The QP runs on every rank; rank 0's weights and outcome are broadcast so the replicated active
    * set stays identical even where LAPACK could round differently (heterogeneous nodes). A stalled
    * solve still leaves a feasible point no worse than the start: keep it, warn once. */
-  kd_err qe = kd_simplex_qp(n, Q, h->zs, 1e-12, 20 * n + 100, h->w);
+  kd_err qe = kd_simplex_qp_fac(n, Q, h->zs, 1e-12, 20 * n + 100, h->w, fac);
   if (qe == KD_ERR_NUMERIC) {
     double s = 0.0;
     for (int i = 0; i < n; i++) {
@@ -477,6 +477,7 @@ kd_err kd_herd_fc_weights(kd_herd *h) {
     }
   }
   KD_TRY(kd_herd_replicate(h, qe, h->w, n, Q));
+  kd_qp_fac_compact(fac, n, h->w);
   kd_herd_prune(h);
   KD_TRY(kd_herd_rebuild_nu(h));
   kd_herd_refresh(h);
