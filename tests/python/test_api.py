@@ -119,6 +119,12 @@ class HerdQuadMmdTest(unittest.TestCase):
         # a point set against its own empirical measure
         X = np.random.default_rng(4).normal(size=(50, 3))
         self.assertLess(kdistill.mmd(X, None, X, ls=1.0), 1e-6)
+        # above 2^16 target rows too the value is exact (the CLI's default would estimate the
+        # target's double sum from rows sampled by the seed): the same for every seed
+        Y = np.random.default_rng(5).normal(size=(65537, 1))
+        a, b = (kdistill.mmd(Y[:16], None, Y, ls=1.0, seed=s) for s in (1, 2))
+        self.assertEqual(a, b)
+        self.assertGreater(a, 0.0)
 
     def test_measures(self):
         for m, k in ((kdistill.Box([0, 0], [1, 2]), "gaussian"),
