@@ -80,7 +80,9 @@ int kd_kernel_stein_preconditioned(const kd_kernel *k);
 kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t seed,
                                kd_lidx max_sample);
 
-/** k(x, y) for one pair. */
+/** k(x, y) for one pair. The block routines below take their scratch from a workspace kept in
+ *  k (grown to the largest call, then reused; freed by kd_kernel_destroy): no allocation per
+ *  call, and one kernel object per thread. */
 double kd_kernel_eval(kd_kernel *k, const double *x, const double *y);
 /** Tile K[i*ldk + j] = k(A_i, B_j), A: na x d, B: nb x d. */
 kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,

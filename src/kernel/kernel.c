@@ -245,6 +245,7 @@ void kd_kernel_update_desc_(kd_kernel *k) {
 void kd_kernel_destroy(kd_kernel **k) {
   if (!k || !*k) return;
   free((*k)->pre);
+  free((*k)->ws);
   free(*k);
   *k = NULL;
 }

@@ -364,6 +364,24 @@ static void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, do
   }
 }
 
+/* At least n doubles of the kernel's scratch (k->ws): allocated zeroed when it grows, then reused
+ * by every block call, so a mat-vec or a tile in a loop allocates nothing. The callers carve it
+ * into their buffers and write every entry they read, except the accumulator s2, which only the
+ * attention family fills: its part stays zero for the others, as in a fresh allocation. Local. */
+static kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws) {
+  kd_err err = KD_OK;
+  if (n > k->ws_n) {
+    double *p = NULL;
+    KD_ALLOC(p, n);
+    free(k->ws);
+    k->ws = p;
+    k->ws_n = n;
+  }
+  *ws = k->ws;
+cleanup:
+  return err;
+}
+
 /* Few columns (nb < KD_KB_SMALL, e.g. one new atom against all candidates) and many rows: the
  * general path's per-row overheads and padding to 16 columns dominate, so go down the rows of A
  * instead (A row-major as given, no
@@ -377,13 +395,13 @@ static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, con
                                   kd_lidx nb, double *K, kd_lidx ldk, const double *w, double beta,
                                   double *y) {
   kd_err err = KD_OK;
-  double *s = NULL, *s2 = NULL, *out = NULL, *lanes = NULL;
+  double *s, *s2 = NULL, *out, *lanes = NULL;
   const int d = k->d;
   const kd_lidx P = KD_KERNEL_PANEL;
-  KD_ALLOC(s, P);
-  KD_ALLOC(s2, P);
-  KD_ALLOC(out, P);
-  if (y) KD_ALLOC(lanes, (size_t)P * 8);
+  KD_TRY(kd_kernel_ws_(k, (size_t)P * (y ? 11 : 3), &s2));
+  s = s2 + P;
+  out = s + P;
+  if (y) lanes = out + P;
   for (kd_lidx i0 = 0; i0 < na; i0 += P) {
     const kd_lidx nc = na - i0 < P ? na - i0 : P;
     if (lanes) memset(lanes, 0, sizeof(double) * (size_t)P * 8);
@@ -401,23 +419,19 @@ static kd_err kd_kernel_small_nb_(kd_kernel *k, const double *A, kd_lidx na, con
     if (lanes) kd_kernel_lanes_sum_(nc, lanes, beta, y + i0);
   }
 cleanup:
-  free(s);
-  free(s2);
-  free(out);
-  free(lanes);
   return err;
 }
 
-/* The tile loop of kd_kernel_eval_block over B already packed (Bp, d * kd_kernel_packed_size_). */
-static kd_err kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
-                                     kd_lidx nb, double *K, kd_lidx ldk) {
-  kd_err err = KD_OK;
-  double *s = NULL, *s2 = NULL, *out = NULL;
+/* The scratch of kd_kernel_eval_panels_ (s2, s, out) for panels of P columns, in doubles. */
+static size_t kd_kernel_panels_ws_(kd_lidx P) { return (size_t)(KD_KB_MR + 2) * (size_t)P; }
+
+/* The tile loop of kd_kernel_eval_block over B already packed (Bp, d * kd_kernel_packed_size_);
+ * ws: kd_kernel_panels_ws_ doubles of the kernel's scratch. */
+static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
+                                   kd_lidx nb, double *K, kd_lidx ldk, double *ws) {
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
-  KD_ALLOC(s, KD_KB_MR * P);
-  KD_ALLOC(s2, P);
-  KD_ALLOC(out, P);
+  double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P;
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -438,11 +452,6 @@ static kd_err kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, 
     }
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
-cleanup:
-  free(s);
-  free(s2);
-  free(out);
-  return err;
 }
 
 /* The paths that do not pack B: the Stein kernel, and few columns against many rows. */
@@ -465,7 +474,7 @@ cleanup:
 kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                             double *K, kd_lidx ldk) {
   kd_err err = KD_OK;
-  double *Bp = NULL;
+  double *ws = NULL;
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(ldk >= nb && (K || na == 0 || nb == 0), KD_ERR_ARG,
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)nb);
@@ -475,11 +484,11 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
     goto cleanup;
   }
   const kd_lidx P = kd_kernel_panel_(k->d);
-  KD_ALLOC(Bp, (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P));
-  kd_kernel_pack_panels(k->d, B, nb, P, Bp);
-  KD_TRY(kd_kernel_eval_panels_(k, A, na, Bp, nb, K, ldk));
+  const size_t nbp = (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P);
+  KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(P) + nbp, &ws));
+  kd_kernel_pack_panels(k->d, B, nb, P, ws + kd_kernel_panels_ws_(P));
+  kd_kernel_eval_panels_(k, A, na, ws + kd_kernel_panels_ws_(P), nb, K, ldk, ws);
 cleanup:
-  free(Bp);
   return err;
 }
 
@@ -528,10 +537,13 @@ kd_err kd_kernel_eval_block_packed(kd_kernel *k, const double *A, kd_lidx na,
   KD_CHECK(ldk >= B->nb && (K || na == 0 || B->nb == 0), KD_ERR_ARG,
            "kernel: tile needs ldk >= nb (ldk %lld, nb %lld)", (long long)ldk, (long long)B->nb);
   if (na == 0 || B->nb == 0) goto cleanup;
-  if (kd_kernel_unpacked_(k, na, B->nb) || !B->Bp)
+  if (kd_kernel_unpacked_(k, na, B->nb) || !B->Bp) {
     KD_TRY(kd_kernel_eval_unpacked_(k, A, na, B->B, B->nb, K, ldk));
-  else
-    KD_TRY(kd_kernel_eval_panels_(k, A, na, B->Bp, B->nb, K, ldk));
+  } else {
+    double *ws = NULL;
+    KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(kd_kernel_panel_(k->d)), &ws));
+    kd_kernel_eval_panels_(k, A, na, B->Bp, B->nb, K, ldk, ws);
+  }
 cleanup:
   return err;
 }
@@ -539,7 +551,7 @@ cleanup:
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y) {
   kd_err err = KD_OK;
-  double *Bp = NULL, *s = NULL, *s2 = NULL, *out = NULL, *wp = NULL, *lanes = NULL;
+  double *Bp, *s, *s2 = NULL, *out, *wp, *lanes;
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
@@ -554,14 +566,16 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d);
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
-  KD_ALLOC(Bp, (size_t)d * (size_t)nbp);
-  KD_ALLOC(s, KD_KB_MR * P);
-  KD_ALLOC(s2, P);
-  KD_ALLOC(out, P);
-  KD_ALLOC(wp, nbp);
-  KD_ALLOC(lanes, KD_KB_ROWS * 8); /* one row block: memory does not grow with na */
+  /* one row block of lanes: memory does not grow with na */
+  KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(P) + (size_t)(d + 1) * (size_t)nbp + KD_KB_ROWS * 8,
+                       &s2));
+  s = s2 + P;
+  out = s + KD_KB_MR * P;
+  Bp = out + P;
+  wp = Bp + (size_t)d * (size_t)nbp;
+  lanes = wp + nbp;
   kd_kernel_pack_panels(d, B, nb, P, Bp);
-  for (kd_lidx j = 0; j < nb; j++) wp[j] = w ? w[j] : 1.0; /* the padding stays 0 */
+  for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8);
@@ -581,12 +595,6 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
-  free(Bp);
-  free(s);
-  free(s2);
-  free(out);
-  free(wp);
-  free(lanes);
   return err;
 }
 

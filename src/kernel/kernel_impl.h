@@ -47,6 +47,8 @@ struct kd_kernel {
   double *pre;   /* stein preconditioner (stein_precond.c): [L^-1 | M^-1], dx x dx each, or NULL */
   double pre_tr; /* tr(M^-1) */
   int pre_diag;  /* 1: M is diagonal */
+  double *ws;    /* the block routines' scratch, grown on demand, reused by every call */
+  size_t ws_n;   /* its size in doubles */
 };
 
 /** k(x, y) by the fast path for one pair (no counting); bitwise equal to the block routines. */

@@ -26,13 +26,21 @@ typedef struct {
   double *K; /* nc x nc or NULL */
 } kd_rf_;
 
-/* col[c] = k(x_c, x_j) for every candidate c */
-static kd_err kd_rf_col_(const kd_rf_ *r, kd_lidx j, double *col) {
+/* *col[c] = k(x_c, x_j) for every candidate c: row j of the dense matrix (a kernel value is
+ * symmetric bit for bit, docs/kernels.md, so row j is column j), else evaluated into buf */
+static kd_err kd_rf_col_(const kd_rf_ *r, kd_lidx j, double *buf, const double **col) {
   if (r->K) {
-    for (kd_lidx c = 0; c < r->nc; c++) col[c] = r->K[c * r->nc + j];
+    *col = r->K + (size_t)j * r->nc;
     return KD_OK;
   }
-  return kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, col, 1);
+  *col = buf;
+  return kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, buf, 1);
+}
+
+/* x / q, by the exact reciprocal when q is a power of two (the same bits: x / q and x * (1 / q)
+ * are the same real number rounded once); divisions are most of the pass otherwise */
+static inline double kd_rf_div_(double x, double q, double rq, int exact) {
+  return exact ? x * rq : x / q;
 }
 
 /* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1 */
@@ -92,7 +100,8 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
     in[sel[j]] = 1;
   }
   KD_TRY(kd_rf_init_(&r, sel, m, diag, gs));
-  const double fm = (double)m;
+  const double fm = (double)m, fm2 = fm * fm, rm = 1.0 / fm, rm2 = 1.0 / fm2;
+  const int p2 = (m & (m - 1)) == 0; /* m a power of two: exact reciprocals */
   kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
   for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
     kd_lidx i = it % m;
@@ -100,21 +109,25 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
     const kd_lidx si = sel[i];
     double best = 0.0, scale = 0.0;
     kd_lidx bc = si;
-    KD_TRY(kd_rf_col_(&r, si, csi));
+    const double *ci, *cb;
+    KD_TRY(kd_rf_col_(&r, si, csi, &ci));
     for (kd_lidx c = 0; c < nc; c++) {
       if (in[c]) continue;
-      double dt = 2.0 * (gs[c] - csi[c]) + diag[c] - 2.0 * gs[si] + diag[si];
-      double delta = -2.0 / fm * (zc[c] - zc[si]) + dt / (fm * fm);
+      double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - 2.0 * gs[si] + diag[si];
+      double delta = -2.0 / fm * (zc[c] - zc[si]) + kd_rf_div_(dt, fm2, rm2, p2);
       if (delta < best) {
         best = delta;
         bc = c;
       }
-      scale = fmax(scale, fabs(zc[c]) / fm + fabs(diag[c]) / (fm * fm));
+      /* fmax(scale, v) for v >= 0 (or NaN, which fmax skips too), without the libm call */
+      const double v =
+          kd_rf_div_(fabs(zc[c]), fm, rm, p2) + kd_rf_div_(fabs(diag[c]), fm2, rm2, p2);
+      if (v > scale) scale = v;
     }
     /* only strict improvements beyond round-off are taken, so the MMD never increases */
     if (bc != si && best < -1e-13 * scale) {
-      KD_TRY(kd_rf_col_(&r, bc, cbc));
-      for (kd_lidx c = 0; c < nc; c++) gs[c] += cbc[c] - csi[c];
+      KD_TRY(kd_rf_col_(&r, bc, cbc, &cb));
+      for (kd_lidx c = 0; c < nc; c++) gs[c] += cb[c] - ci[c];
       in[si] = 0;
       in[bc] = 1;
       sel[i] = bc;
