@@ -152,8 +152,8 @@ void kd_qp_fac_save(const kd_qp_fac *f, double *v) {
 kd_err kd_qp_fac_load(kd_qp_fac *f, const double *v, int64_t len, const char *what) {
   kd_err err = KD_OK;
   const double m = len >= 3 ? v[1] : -1;
-  KD_CHECK(len >= 3 && m >= 0 && m < 1e8 && m == floor(m) && v[0] >= -1 && v[0] == floor(v[0]) &&
-               (v[2] == 0 || v[2] == 1) &&
+  KD_CHECK(len >= 3 && m >= 0 && m < 1e8 && m == floor(m) && v[0] >= -1 && v[0] < 1e9 &&
+               v[0] == floor(v[0]) && (v[2] == 0 || v[2] == 1) &&
                len == 3 + (int64_t)m + (int64_t)m * ((int64_t)m + 1) / 2,
            KD_ERR_FILE, "%s: not a QP factor (%lld values)", what, (long long)len);
   KD_TRY(kd_qpf_reserve_(f, (int)m + 1));

@@ -137,6 +137,10 @@ int main(int argc, char **argv) {
             (long long)len);
     KD_TEST(kd_qp_fac_load(&g, v, len - 1, "test") == KD_ERR_FILE, "short vector rejected");
     kd_err_clear();
+    v[0] = 1e300;
+    KD_TEST(kd_qp_fac_load(&g, v, len, "test") == KD_ERR_FILE, "huge pivot rejected");
+    kd_err_clear();
+    v[0] = v2[0];
     v[3] = -2;
     KD_TEST(kd_qp_fac_load(&g, v, len, "test") == KD_ERR_FILE, "negative index rejected");
     kd_err_clear();
