@@ -4,11 +4,23 @@
 
 static void kd_gaussian_setup_(kd_kernel *k) { k->c[0] = -0.5 / (k->p.ls * k->p.ls); }
 
+/* out[j] = exp(g s[j]) (kd_kexp_neg_sel_); returns how many arguments lie outside the normal form's
+ * range */
+static inline kd_lidx kd_gaussian_loop_(kd_lidx n, double g, const double *restrict s,
+                                        double *restrict out, int general) {
+  kd_lidx outside = 0;
+  for (kd_lidx j = 0; j < n; j++) {
+    const double x = g * s[j];
+    outside += KD_KEXP_OUTSIDE(x);
+    out[j] = kd_kexp_neg_sel_(x, general);
+  }
+  return outside;
+}
+
 KD_KCLONES static void kd_gaussian_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
                                            const double *restrict s2, double *restrict out) {
   (void)s2;
-  const double g = k->c[0];
-  for (kd_lidx j = 0; j < n; j++) out[j] = kd_kexp_neg_(g * s[j]);
+  if (kd_gaussian_loop_(n, k->c[0], s, out, 0)) kd_gaussian_loop_(n, k->c[0], s, out, 1);
 }
 
 const kd_kernel_family kd_kfam_gaussian = {KD_KERNEL_GAUSSIAN, KD_KACC_SQDIST, kd_gaussian_setup_,

@@ -225,8 +225,24 @@ KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
   for (int l = 0; l < 8; l++) p[l] = q[l];
 }
 
+/* y[j] = exp(x[j]) by kd_kexp_neg_sel_; returns the count of arguments outside the normal form's
+ * range */
+static inline kd_lidx kd_kernel_vexp_loop_(kd_lidx n, const double *restrict x, double *restrict y,
+                                           int general) {
+  kd_lidx outside = 0;
+  for (kd_lidx j = 0; j < n; j++) {
+    outside += KD_KEXP_OUTSIDE(x[j]);
+    y[j] = kd_kexp_neg_sel_(x[j], general);
+  }
+  return outside;
+}
+
+/* panel by panel, as the finishes see their arrays */
 KD_KCLONES void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y) {
-  for (kd_lidx j = 0; j < n; j++) y[j] = kd_kexp_neg_(x[j]);
+  for (kd_lidx j0 = 0; j0 < n; j0 += KD_KERNEL_PANEL) {
+    const kd_lidx m = n - j0 < KD_KERNEL_PANEL ? n - j0 : KD_KERNEL_PANEL;
+    if (kd_kernel_vexp_loop_(m, x + j0, y + j0, 0)) kd_kernel_vexp_loop_(m, x + j0, y + j0, 1);
+  }
 }
 
 /* One pair: the same accumulation as kd_kernel_acc_ written as scalar loops (cheaper per call). */

@@ -64,14 +64,12 @@ void kd_kernel_refresh_(kd_kernel *k);
 /** Columns per packed panel of B in the block routines (multiple of 8). */
 #define KD_KERNEL_PANEL 256
 
-/** exp(x) for x <= 0 (the range the distance kernels use), vectorisable: Cody-Waite reduction
- *  x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial by Horner with fma, 2^k built in the
- *  exponent bits (scaled through 2^54 so that results down to the subnormal range round once).
- *  Max relative error vs libm about 1 ulp on [-708, 0]; x < -746 gives 0; NaN gives NaN. */
-static inline double kd_kexp_neg_(double x) {
+/** The common part of the exponentials below: t = x log2(e) + 1.5 2^52 rounded (its low
+ *  mantissa bits hold k = round(x / ln 2)) and the polynomial q = exp(r), r = x - k ln2 by
+ *  Cody-Waite reduction, |r| <= ln2/2, degree-13 Taylor polynomial by Horner with fma. */
+static inline double kd_kexp_q_(double x, double *t_out) {
   const double shifter = 0x1.8p52, log2e = 0x1.71547652b82fep0;
   const double ln2hi = 0x1.62e42fefa39efp-1, ln2lo = 0x1.abc9e3b39803fp-56;
-  x = x < -746.0 ? -746.0 : x;
   double t = fma(x, log2e, shifter);
   double kf = t - shifter;
   double r = fma(-kf, ln2hi, x);
@@ -90,12 +88,51 @@ static inline double kd_kexp_neg_(double x) {
   q = fma(q, r, 0.5);
   q = fma(q, r, 1.0);
   q = fma(q, r, 1.0);
+  *t_out = t;
+  return q;
+}
+
+/** exp(x) for x <= 0 (the range the distance kernels use), vectorisable: q of kd_kexp_q_ times
+ *  2^k, with 2^k built in the exponent bits (scaled through 2^54 so that results down to the
+ *  subnormal range round once). Max relative error vs libm about 1 ulp on [-708, 0]; x < -746
+ *  gives 0; NaN gives NaN. */
+static inline double kd_kexp_neg_(double x) {
+  x = x < -746.0 ? -746.0 : x;
+  double t, q = kd_kexp_q_(x, &t);
   uint64_t tb, sb;
   double sc;
   memcpy(&tb, &t, sizeof tb);
   sb = (tb + 1023u + 54u) << 52; /* exponent field = k + 1023 + 54 */
   memcpy(&sc, &sb, sizeof sc);
   return (q * sc) * 0x1p-54;
+}
+
+/** Arguments down to this bound give a normal exp(x) whatever the rounding of k (k >= -1020). */
+#define KD_KEXP_NORMAL_MIN (-707.0)
+
+/** kd_kexp_neg_(x) for KD_KEXP_NORMAL_MIN <= x <= 0, bitwise: there exp(x) = q 2^k is a normal
+ *  number, so q * 2^k is exact, and adding k to q's exponent field gives the same bits as the two
+ *  multiplications of kd_kexp_neg_ (two fewer floating-point operations per value). */
+static inline double kd_kexp_neg_normal_(double x) {
+  double t, q = kd_kexp_q_(x, &t);
+  uint64_t tb, qb;
+  memcpy(&tb, &t, sizeof tb);
+  memcpy(&qb, &q, sizeof qb);
+  qb += tb << 52; /* (k mod 2^12) << 52: k added to the exponent field, which stays >= 1 */
+  memcpy(&q, &qb, sizeof q);
+  return q;
+}
+
+/** 1 when kd_kexp_neg_normal_(x) may differ from kd_kexp_neg_(x): x below KD_KEXP_NORMAL_MIN, or
+ *  NaN. */
+#define KD_KEXP_OUTSIDE(x) (!((x) >= KD_KEXP_NORMAL_MIN))
+
+/** kd_kexp_neg_(x) when general, else kd_kexp_neg_normal_(x). A finish writes its loop once as an
+ *  inline function of a constant `general` that also counts KD_KEXP_OUTSIDE arguments, runs it
+ *  with general = 0, and again with general = 1 when that count is not 0: one pass over the
+ *  array in the usual case, and bitwise kd_kexp_neg_ throughout. */
+static inline double kd_kexp_neg_sel_(double x, int general) {
+  return general ? kd_kexp_neg_(x) : kd_kexp_neg_normal_(x);
 }
 
 /** 0: portable loops, 1: AVX2+FMA, 2: AVX-512F micro-kernels available on this CPU. */

@@ -9,31 +9,43 @@ static void kd_matern12_setup_(kd_kernel *k) { k->c[0] = 1.0 / k->p.ls; }
 static void kd_matern32_setup_(kd_kernel *k) { k->c[0] = sqrt(3.0) / k->p.ls; }
 static void kd_matern52_setup_(kd_kernel *k) { k->c[0] = sqrt(5.0) / k->p.ls; }
 
+/* out[j] = poly(a) exp(-a), a = sqrt(s[j]) g, with poly = 1 (nu = 1/2), 1 + a (3/2) or
+ * 1 + a + a^2/3 (5/2) by `order` 0 / 1 / 2 (kd_kexp_neg_sel_); returns the count of arguments
+ * outside the normal form's range */
+static inline kd_lidx kd_matern_loop_(kd_lidx n, double g, const double *restrict s,
+                                      double *restrict out, int order, int general) {
+  const double third = 1.0 / 3.0;
+  kd_lidx outside = 0;
+  for (kd_lidx j = 0; j < n; j++) {
+    const double a = sqrt(s[j]) * g;
+    outside += KD_KEXP_OUTSIDE(-a);
+    const double e = kd_kexp_neg_sel_(-a, general);
+    if (order == 0)
+      out[j] = e;
+    else if (order == 1)
+      out[j] = (1.0 + a) * e;
+    else
+      out[j] = ((1.0 + a) + (a * a) * third) * e;
+  }
+  return outside;
+}
+
 KD_KCLONES static void kd_matern12_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
                                            const double *restrict s2, double *restrict out) {
   (void)s2;
-  const double g = k->c[0];
-  for (kd_lidx j = 0; j < n; j++) out[j] = kd_kexp_neg_(-(sqrt(s[j]) * g));
+  if (kd_matern_loop_(n, k->c[0], s, out, 0, 0)) kd_matern_loop_(n, k->c[0], s, out, 0, 1);
 }
 
 KD_KCLONES static void kd_matern32_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
                                            const double *restrict s2, double *restrict out) {
   (void)s2;
-  const double g = k->c[0];
-  for (kd_lidx j = 0; j < n; j++) {
-    double a = sqrt(s[j]) * g;
-    out[j] = (1.0 + a) * kd_kexp_neg_(-a);
-  }
+  if (kd_matern_loop_(n, k->c[0], s, out, 1, 0)) kd_matern_loop_(n, k->c[0], s, out, 1, 1);
 }
 
 KD_KCLONES static void kd_matern52_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
                                            const double *restrict s2, double *restrict out) {
   (void)s2;
-  const double g = k->c[0], third = 1.0 / 3.0;
-  for (kd_lidx j = 0; j < n; j++) {
-    double a = sqrt(s[j]) * g;
-    out[j] = ((1.0 + a) + (a * a) * third) * kd_kexp_neg_(-a);
-  }
+  if (kd_matern_loop_(n, k->c[0], s, out, 2, 0)) kd_matern_loop_(n, k->c[0], s, out, 2, 1);
 }
 
 const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12, KD_KACC_SQDIST, kd_matern12_setup_,

@@ -26,6 +26,43 @@ KD_KCLONES static void kd_stein_unused_finish_(const kd_kernel *k, kd_lidx n, co
   for (kd_lidx j = 0; j < n; j++) out[j] = NAN;
 }
 
+/* The Gaussian base's k_p: exp(g r2) (q + 2 g t - 4 g^2 w2 - 2 d g), g = -1/(2 ls^2), by
+ * kd_kexp_neg_sel_; returns the count of arguments outside the normal form's range. */
+static inline kd_lidx kd_stein_gauss_loop_(kd_lidx n, double g, double dx,
+                                           const double *restrict r2, const double *w2,
+                                           const double *restrict t, const double *restrict q,
+                                           double *restrict out, int general) {
+  const double g2 = 2.0 * g, g4 = -4.0 * g * g, c0 = -2.0 * dx * g;
+  kd_lidx outside = 0;
+  for (kd_lidx j = 0; j < n; j++) {
+    double v = fma(g2, t[j], q[j]);
+    v = fma(g4, w2[j], v) + c0;
+    const double x = g * r2[j];
+    outside += KD_KEXP_OUTSIDE(x);
+    out[j] = kd_kexp_neg_sel_(x, general) * v;
+  }
+  return outside;
+}
+
+/* The Matern 5/2 base's k_p: e [(c^2/3)(1+a)(d - t) - (c^4/3) w2 + (1 + a + a^2/3) q],
+ * a = c sqrt(r2), e = exp(-a), by kd_kexp_neg_sel_; returns the outside count as above. */
+static inline kd_lidx kd_stein_m52_loop_(kd_lidx n, double c, double dx, const double *restrict r2,
+                                         const double *w2, const double *restrict t,
+                                         const double *restrict q, double *restrict out,
+                                         int general) {
+  const double c23 = c * c / 3.0, c43 = -c23 * c * c, third = 1.0 / 3.0;
+  kd_lidx outside = 0;
+  for (kd_lidx j = 0; j < n; j++) {
+    const double a = sqrt(r2[j]) * c;
+    outside += KD_KEXP_OUTSIDE(-a);
+    const double e = kd_kexp_neg_sel_(-a, general);
+    double v = fma(c23 * (1.0 + a), dx - t[j], c43 * w2[j]);
+    v = fma((1.0 + a) + (a * a) * third, q[j], v);
+    out[j] = e * v;
+  }
+  return outside;
+}
+
 /* out[j] = k_p from the accumulators (r2, w2, t, q)[j], j < n, and T (kernel_impl.h).
  * Constants from the parameters. */
 KD_KCLONES void kd_stein_finish4_(const kd_kernel *k, kd_lidx n, const double *restrict r2,
@@ -34,22 +71,15 @@ KD_KCLONES void kd_stein_finish4_(const kd_kernel *k, kd_lidx n, const double *r
   const double ls = k->p.ls, beta = k->p.beta, dx = T;
   switch (k->p.base) {
     case KD_KERNEL_GAUSSIAN: { /* phi (q + 2 g t - 4 g^2 r2 - 2 d g), g = -1/(2 ls^2) */
-      const double g = -0.5 / (ls * ls), g2 = 2.0 * g, g4 = -4.0 * g * g, c0 = -2.0 * dx * g;
-      for (kd_lidx j = 0; j < n; j++) {
-        double v = fma(g2, t[j], q[j]);
-        v = fma(g4, w2[j], v) + c0;
-        out[j] = kd_kexp_neg_(g * r2[j]) * v;
-      }
+      const double g = -0.5 / (ls * ls);
+      if (kd_stein_gauss_loop_(n, g, dx, r2, w2, t, q, out, 0))
+        kd_stein_gauss_loop_(n, g, dx, r2, w2, t, q, out, 1);
       break;
     }
     case KD_KERNEL_MATERN52: { /* e [(c^2/3)(1+a)(d - t) - (c^4/3) r2 + (1 + a + a^2/3) q] */
-      const double c = sqrt(5.0) / ls, c23 = c * c / 3.0, c43 = -c23 * c * c, third = 1.0 / 3.0;
-      for (kd_lidx j = 0; j < n; j++) {
-        const double a = sqrt(r2[j]) * c, e = kd_kexp_neg_(-a);
-        double v = fma(c23 * (1.0 + a), dx - t[j], c43 * w2[j]);
-        v = fma((1.0 + a) + (a * a) * third, q[j], v);
-        out[j] = e * v;
-      }
+      const double c = sqrt(5.0) / ls;
+      if (kd_stein_m52_loop_(n, c, dx, r2, w2, t, q, out, 0))
+        kd_stein_m52_loop_(n, c, dx, r2, w2, t, q, out, 1);
       break;
     }
     default: { /* imq: u^-b q + u^-(b+1) (2 d b - 2 b t)/ls^2 - 4 b (b+1) r2 u^-(b+2) / ls^4 */

@@ -182,6 +182,44 @@ int main(int argc, char **argv) {
     }
     KD_TEST(maxrel <= 2 * 0x1p-52, "exp max relative error %.3g (<= 2 eps)", maxrel);
     KD_TEST(same, "vectorised exp == scalar exp bitwise");
+    /* the normal form (2^k added to the exponent field) against the general one, bitwise, on a
+     * dense sweep of its range [-707, 0] that includes both ends and the points where k steps */
+    same = 1;
+    for (kd_lidx i = 0; i < n; i++) {
+      double xs = i == 0 ? -0.0 : -707.0 * (double)i / (double)(n - 1);
+      const double ln2 = 0x1.62e42fefa39efp-1;
+      double xk = -0.5 * ln2 - ln2 * (double)(i % 1020); /* k = round(x / ln 2) steps here */
+      same &= kd_kexp_neg_normal_(xs) == kd_kexp_neg_(xs);
+      same &= kd_kexp_neg_normal_(xk) == kd_kexp_neg_(xk);
+      same &= kd_kexp_neg_normal_(nextafter(xk, 0.0)) == kd_kexp_neg_(nextafter(xk, 0.0));
+    }
+    KD_TEST(same, "exp normal form == general form bitwise on [-707, 0]");
+    KD_TEST(KD_KEXP_OUTSIDE(-707.0) == 0 && KD_KEXP_OUTSIDE(nextafter(-707.0, -1e9)) == 1 &&
+                KD_KEXP_OUTSIDE(NAN) == 1 && KD_KEXP_OUTSIDE(-INFINITY) == 1,
+            "the normal form's range test");
+    /* a panel with arguments outside that range among normal ones (NaN, -inf, subnormal
+     * results) is computed by the general form throughout; panels without them by the normal
+     * form; both bitwise the scalar exp */
+    {
+      const kd_lidx m = 3 * KD_KERNEL_PANEL + 5;
+      double *xa = malloc(sizeof(double) * m), *ya = malloc(sizeof(double) * m);
+      for (kd_lidx i = 0; i < m; i++) xa[i] = -30.0 * kd_rng_uniform(5, 0, (uint64_t)i);
+      xa[KD_KERNEL_PANEL + 7] = NAN;
+      xa[KD_KERNEL_PANEL + 8] = -INFINITY;
+      xa[KD_KERNEL_PANEL + 9] = -740.0;
+      xa[3 * KD_KERNEL_PANEL + 4] = -720.0;
+      kd_kernel_vexp_neg_(m, xa, ya);
+      int ok = 1;
+      for (kd_lidx i = 0; i < m; i++) {
+        double e = kd_kexp_neg_(xa[i]);
+        ok &= isnan(e) ? isnan(ya[i]) : ya[i] == e;
+      }
+      KD_TEST(ok && isnan(ya[KD_KERNEL_PANEL + 7]) && ya[KD_KERNEL_PANEL + 8] == 0.0 &&
+                  ya[KD_KERNEL_PANEL + 9] > 0.0 && ya[KD_KERNEL_PANEL + 9] < 0x1p-1022,
+              "panels with NaN / -inf / subnormal results bitwise the scalar exp");
+      free(xa);
+      free(ya);
+    }
     /* the subnormal range: once rounded */
     double maxabs = 0.0;
     for (int i = 0; i <= 1000; i++) {
