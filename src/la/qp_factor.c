@@ -183,6 +183,13 @@ static int kd_qpf_sync_(kd_qp_fac *f, int n, const double *Q, const double *w, c
   int valid =
       f->simplex == simplex && f->piv < n && (simplex ? f->piv >= 0 && in_f[f->piv] : f->piv == -1);
   for (int a = 0; valid && a < f->m; a++) valid = f->idx[a] < n;
+  /* distinct indices, none the pivot (a loaded factor is only range-checked) */
+  int seen = 0;
+  for (; valid && seen < f->m; seen++) {
+    valid = !f->mark[f->idx[seen]] && f->idx[seen] != f->piv;
+    f->mark[f->idx[seen]] = 1;
+  }
+  for (int a = 0; a < seen; a++) f->mark[f->idx[a]] = 0;
   if (!valid) {
     kd_qpf_clear_(f);
     f->simplex = simplex;

@@ -145,6 +145,23 @@ int main(int argc, char **argv) {
     KD_TEST(kd_qp_fac_load(&g, v, len, "test") == KD_ERR_FILE, "negative index rejected");
     kd_err_clear();
     KD_TEST(g.m == 0 && g.piv == -1, "a rejected load leaves an empty factor");
+    /* a saved factor whose indices repeat passes the range checks; the next solve sees it
+     * does not describe a face, starts the factor anew and solves as the dense path does */
+    memcpy(v, v2, sizeof(double) * len);
+    v[4] = v[3];
+    KD_TEST_OK(kd_qp_fac_load(&g, v, len, "test"));
+    for (int a = 0; a < n; a++) {
+      zs[a] = z[S[a]];
+      for (int b = 0; b < n; b++) Q[a * n + b] = kern(P[S[a]], P[S[b]]);
+      w[a] = wd[a] = 1.0 / n;
+    }
+    KD_TEST_OK(kd_simplex_qp(n, Q, zs, 1e-12, 20 * n + 100, wd));
+    KD_TEST_OK(kd_simplex_qp_fac(n, Q, zs, 1e-12, 20 * n + 100, w, &g));
+    KD_TEST(g.starts == 1 && g.fallbacks == 0,
+            "a factor with a repeated index is started anew (%lld starts, %lld fallbacks)",
+            (long long)g.starts, (long long)g.fallbacks);
+    KD_TEST(fabs(obj(n, Q, zs, w) - obj(n, Q, zs, wd)) <= 1e-14,
+            "and the solve is the dense one's");
     kd_qp_fac_free(&g);
     free(v);
     free(v2);
