@@ -1,8 +1,5 @@
 /* energy.c - energy kernel k(x, y) = 8/3 - |x-y| (Tsuji & Tanaka's sphere experiment: PSD on the
  * unit sphere S^2, where |x-y| <= 2; conditionally PSD elsewhere). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-math-errno") /* lets sqrt vectorise; sqrt of s >= 0 never sets errno */
-#endif
 #include "kernel/kernel_impl.h"
 
 static void kd_energy_setup_(kd_kernel *k) { k->c[0] = 8.0 / 3.0; }

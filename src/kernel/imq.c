@@ -1,8 +1,5 @@
 /* imq.c - inverse multiquadric k(x, y) = (1 + |x-y|^2 / ls^2)^(-beta). beta = 1/2, 1 and 3/2 use
  * sqrt / division (vectorised, correctly rounded steps); other beta use pow. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-math-errno") /* lets sqrt vectorise; sqrt of u >= 1 never sets errno */
-#endif
 #include "kernel/kernel_impl.h"
 
 static void kd_imq_setup_(kd_kernel *k) {

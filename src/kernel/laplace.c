@@ -1,8 +1,5 @@
 /* laplace.c - Laplace kernel k(x, y) = exp(-|x-y| / ls) (the same function as Matern nu = 1/2,
  * which matern.c registers under its own name). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-math-errno") /* lets sqrt vectorise; sqrt of s >= 0 never sets errno */
-#endif
 #include "kernel/kernel_impl.h"
 
 static void kd_laplace_setup_(kd_kernel *k) { k->c[0] = 1.0 / k->p.ls; }

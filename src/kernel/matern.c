@@ -1,8 +1,5 @@
 /* matern.c - Matern kernels with a = sqrt(2 nu) |x-y| / ls:
  *   nu = 1/2: exp(-a);  nu = 3/2: (1 + a) exp(-a);  nu = 5/2: (1 + a + a^2/3) exp(-a). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-math-errno") /* lets sqrt vectorise; sqrt of s >= 0 never sets errno */
-#endif
 #include "kernel/kernel_impl.h"
 
 static void kd_matern12_setup_(kd_kernel *k) { k->c[0] = 1.0 / k->p.ls; }

@@ -11,9 +11,6 @@
  * Every path accumulates (r2, t, q) coordinate by coordinate in increasing order with explicit
  * fma() and applies the same finish, so a value is bitwise the same in any tile, row block or
  * rank, and k_p(x, y) == k_p(y, x) bitwise (swapping x and y negates both factors of t's terms). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-math-errno") /* lets sqrt vectorise; sqrt of u >= 0 never sets errno */
-#endif
 #include <stdlib.h>
 
 #include "kernel/kernel_impl.h"
