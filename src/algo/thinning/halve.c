@@ -17,6 +17,7 @@
  * fused mat-vec (the earlier points are packed once per chunk, not once per pair) and the
  * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. */
 #define KD_KH_CHUNK 64
+#define KD_KH_STRIP 32 /* rows per strip of the chunk's Gram block (even) */
 static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
                            int adaptive, uint64_t seed, uint64_t stream, kd_lidx *keep) {
   kd_err err = KD_OK;
@@ -41,7 +42,12 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
     } else {
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     }
-    KD_TRY(kd_kernel_eval_block(k, A, w, A, w, G, w));
+    /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
+     * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
+    for (kd_lidx r0 = 0; r0 < w; r0 += KD_KH_STRIP) {
+      const kd_lidx rows = w - r0 < KD_KH_STRIP ? w - r0 : KD_KH_STRIP;
+      KD_TRY(kd_kernel_eval_block(k, A + r0 * d, rows, A, r0 + rows, G + r0 * w, w));
+    }
     for (kd_lidx t = 0; t < c; t++) {
       const kd_lidx i = i0 + t, r = 2 * t;
       const double *g0 = G + r * w, *g1 = G + (r + 1) * w;
