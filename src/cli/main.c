@@ -239,6 +239,9 @@ int main(int argc, char **argv) {
   kd_cli_opts o;
   kd_ctx *ctx = NULL;
   int rank = 0;
+  /* whole lines on stderr: each line reaches it in one write, so under mpirun the ranks' stdout
+   * cannot land inside a log or error line (an unbuffered stderr writes a line in pieces) */
+  setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     fprintf(stderr, "kdistill: error: MPI_Init failed\n");
     return 2;

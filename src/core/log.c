@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ctx_impl.h"
 
@@ -44,8 +45,19 @@ static void kd_log_emit_(kd_ctx *c, kd_log_level level, const char *line) {
     c->sink(c->sink_user, level, line);
     return;
   }
-  fputs(line, stderr);
-  fputc('\n', stderr);
+  /* the line and its newline in one fwrite, i.e. one write to the unbuffered stderr: under mpirun
+   * another stream's output (stdout) cannot land between them */
+  const size_t len = strlen(line);
+  char small[1024], *buf = len < sizeof small ? small : malloc(len + 1);
+  if (buf) {
+    memcpy(buf, line, len);
+    buf[len] = '\n';
+    fwrite(buf, 1, len + 1, stderr);
+    if (buf != small) free(buf);
+  } else {
+    fputs(line, stderr);
+    fputc('\n', stderr);
+  }
   fflush(stderr);
 }
 
