@@ -27,8 +27,8 @@ static inline kd_lidx kd_matern_loop_(kd_lidx n, double g, const double *restric
   return outside;
 }
 
-KD_KCLONES static void kd_matern12_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
-                                           const double *restrict s2, double *restrict out) {
+KD_KCLONES void kd_matern12_finish_(const kd_kernel *k, kd_lidx n, const double *restrict s,
+                                    const double *restrict s2, double *restrict out) {
   (void)s2;
   if (kd_matern_loop_(n, k->c[0], s, out, 0, 0)) kd_matern_loop_(n, k->c[0], s, out, 0, 1);
 }
