@@ -68,18 +68,35 @@ typedef enum { KD_MMD_EXACT = 0, KD_MMD_ESTIMATE = 1, KD_MMD_SKIPPED = 2 } kd_mm
 /** An MMD with its provenance (kd_mmd_eval). With KD_MMD_ESTIMATE, mmd2 is unbiased for MMD^2
  *  and mmd2_se its standard error; mmd_se = sqrt(max(mmd2, 0) + mmd2_se) - mmd, which is the
  *  delta-method error mmd2_se / (2 mmd) when mmd2 >> mmd2_se and sqrt(mmd2_se) near 0. Exact:
- *  both errors 0. Skipped: mmd, mmd2, errors NaN. mmd2_minus_self = w^T K w - 2 w^T z, always
- *  exact. rows: target rows sampled (estimate), else 0. */
+ *  both errors 0. Skipped: mmd, mmd2, errors NaN. mmd2_minus_self = w^T K w - 2 w^T z, exact,
+ *  or NaN when the estimate sampled the cross term w^T z (kd_target_set_cross). rows: target rows
+ *  sampled (estimate), else 0; cross_rows: rule atoms sampled for w^T z, else 0. */
 typedef struct {
   double mmd, mmd2, mmd_se, mmd2_se, mmd2_minus_self;
   kd_mmd_method method;
   int64_t rows;
+  int64_t cross_rows;
 } kd_mmd_info;
 
 /** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: a
  *  budget of ~2^29 kernel evaluations, at least 256 rows) and the seed of the row sample. Closed
  *  and Stein targets ignore it. Local (call it identically on every rank). */
 kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed);
+/** How an estimated MMD (KD_MMD_ESTIMATE) obtains the cross term w^T z(X) of a rule of n atoms
+ *  against an empirical target of N rows (config `target.cross`): n N kernel evaluations when
+ *  exact, which at 2^26 rows and a 2^13-atom coreset costs more than thinning. */
+typedef enum {
+  KD_CROSS_AUTO = 0, /* exact unless n N > KD_CROSS_EXACT_MAX and n exceeds the sampled rows */
+  KD_CROSS_EXACT,    /* exact: n N kernel evaluations */
+  KD_CROSS_ESTIMATE  /* atoms sampled with probabilities |w_i|, the witness exact at each */
+} kd_cross_mode;
+
+/** Largest n N for which `auto` computes the cross term of an estimated MMD exactly (2^36). */
+#define KD_CROSS_EXACT_MAX 68719476736.0
+
+/** Choose how an estimated MMD obtains the cross term (the sample size and seed are those of
+ *  kd_target_set_self). Local (call it identically on every rank). */
+kd_err kd_target_set_cross(kd_target *t, kd_cross_mode mode);
 /** The method kd_mmd_eval would use now (depends on the mode, N and whether zz is known). Local. */
 kd_mmd_method kd_target_mmd_method(const kd_target *t);
 

@@ -114,6 +114,16 @@ cleanup:
   return err;
 }
 
+kd_err kd_target_set_cross(kd_target *t, kd_cross_mode mode) {
+  kd_err err = KD_OK;
+  KD_CHECK(t, KD_ERR_ARG, "target: NULL argument");
+  KD_CHECK(mode >= KD_CROSS_AUTO && mode <= KD_CROSS_ESTIMATE, KD_ERR_ARG, "target: cross mode %d",
+           (int)mode);
+  t->cross_mode = mode;
+cleanup:
+  return err;
+}
+
 /* 1 when zz is cached for the kernel's current length scale. */
 static int kd_target_zz_known_(const kd_target *t) {
   return t->zz_done && t->zz_ls == kd_kernel_get_params(t->k)->ls;
@@ -172,6 +182,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
   double zz = 0.0;
   int avail = 0;
   const kd_mmd_method method = kd_target_mmd_method(t);
+  const int cross = method == KD_MMD_ESTIMATE && kd_target_emp_cross_sampled_(t, n);
   memset(info, 0, sizeof *info);
   /* w^T K(X,X) w: rank r does rows [n r/p, n (r+1)/p) against all of X; the row values are
    * gathered and summed in row order on every rank, so the sum does not depend on p. */
@@ -184,7 +195,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "mmd: cannot allocate %lld doubles",
                       (long long)n);
   KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(kd_target_embed_rows(t, X, n, z));
+  if (!cross) KD_TRY(kd_target_embed_rows(t, X, n, z)); /* else z = 0 and wz unused */
   if (method == KD_MMD_EXACT) KD_TRY(kd_target_self(t, &zz, &avail));
   if (r1 > r0) lerr = kd_kernel_matvec(t->k, X + (size_t)r0 * d, r1 - r0, X, n, w, 0.0, y);
   KD_TRY(kd_dist_agreed(comm, lerr));
@@ -202,7 +213,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
   wz += cz;
   wkw += ck;
   if (method == KD_MMD_ESTIMATE) {
-    KD_TRY(kd_target_emp_estimate_(t, X, w, n, wz, wkw, info));
+    KD_TRY(kd_target_emp_estimate_(t, X, w, n, cross ? yall : NULL, wz, wkw, info));
   } else {
     double res[2];
     if (avail) {
@@ -218,7 +229,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
     info->method = avail ? KD_MMD_EXACT : KD_MMD_SKIPPED;
     info->mmd_se = info->mmd2_se = avail ? 0.0 : NAN;
   }
-  info->mmd2_minus_self = wkw - 2.0 * wz;
+  info->mmd2_minus_self = cross ? NAN : wkw - 2.0 * wz;
 cleanup:
   free(z);
   free(y);

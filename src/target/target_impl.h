@@ -9,24 +9,25 @@
 #include "kdistill/kd_target.h"
 
 struct kd_target {
-  int closed;             /* 1: closed form (measure m), 0: empirical (points pts) */
-  MPI_Comm comm;          /* borrowed (the caller's, or the point set's) */
-  kd_kernel *k;           /* borrowed */
-  kd_measure m;           /* owned copy (closed form) */
-  const kd_pointset *pts; /* borrowed (empirical) */
-  kd_self_mode self_mode; /* empirical: how zz enters the MMD (kd_target_set_self) */
-  int64_t self_rows;      /* ... rows sampled for the estimate (0: budget) */
-  uint64_t self_seed;     /* ... seed of the row sample */
-  int zz_done;            /* zz cached ... */
-  double zz, zz_ls;       /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
-  int own_done;           /* empirical: this rank's chunk-aligned set built (empirical.c): */
-  kd_lidx own_n;          /* ... its rows, */
-  kd_lidx own_pre;        /* ... of which the first own_pre come from the previous ranks, */
-  kd_lidx own_nh;         /* ... the first own_nh (0, or the first chunk when own_pre > 0) */
-  double *own_head;       /* ... packed here as [own_nh rows | own_nh weights]; the rest are a
-                             view on the point set's local rows (row i: local row i - own_pre) */
-  double *own_wu;         /* ... 2048 copies of 1/N (unweighted point sets) */
-  int stein;              /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
+  int closed;               /* 1: closed form (measure m), 0: empirical (points pts) */
+  MPI_Comm comm;            /* borrowed (the caller's, or the point set's) */
+  kd_kernel *k;             /* borrowed */
+  kd_measure m;             /* owned copy (closed form) */
+  const kd_pointset *pts;   /* borrowed (empirical) */
+  kd_self_mode self_mode;   /* empirical: how zz enters the MMD (kd_target_set_self) */
+  int64_t self_rows;        /* ... rows sampled for the estimate (0: budget) */
+  uint64_t self_seed;       /* ... seed of the row sample */
+  kd_cross_mode cross_mode; /* empirical: how an estimate obtains w^T z (kd_target_set_cross) */
+  int zz_done;              /* zz cached ... */
+  double zz, zz_ls;         /* ... for the kernel length scale zz_ls (recomputed if ls changes) */
+  int own_done;             /* empirical: this rank's chunk-aligned set built (empirical.c): */
+  kd_lidx own_n;            /* ... its rows, */
+  kd_lidx own_pre;          /* ... of which the first own_pre come from the previous ranks, */
+  kd_lidx own_nh;           /* ... the first own_nh (0, or the first chunk when own_pre > 0) */
+  double *own_head;         /* ... packed here as [own_nh rows | own_nh weights]; the rest are a
+                               view on the point set's local rows (row i: local row i - own_pre) */
+  double *own_wu;           /* ... 2048 copies of 1/N (unweighted point sets) */
+  int stein;                /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
 };
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
@@ -48,10 +49,15 @@ kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, doubl
 /** Empirical zz = w^T K w over the distributed set (ring over half the block pairs). Collective. */
 kd_err kd_target_emp_self_(kd_target *t, double *zz);
 
+/** 1 when an estimate of the MMD of an n-atom rule samples its cross term w^T z (cross_mode,
+ *  KD_CROSS_EXACT_MAX). Local. */
+int kd_target_emp_cross_sampled_(const kd_target *t, kd_lidx n);
 /** The estimate of MMD^2 of the rule (X[n*d], w[n]) from sampled target rows (self_estimate.c),
- *  given its exact parts wz = w^T z(X) and wkw = w^T K w; fills info. Collective. */
-kd_err kd_target_emp_estimate_(kd_target *t, const double *X, const double *w, kd_lidx n, double wz,
-                               double wkw, kd_mmd_info *info);
+ *  given wkw = w^T K w exact and either wz = w^T z(X) exact (zq NULL) or zq[n] = K(X, X) w, the
+ *  rule's embedding at its atoms, for the sampled cross term (wz unused); fills info.
+ *  Collective. */
+kd_err kd_target_emp_estimate_(kd_target *t, const double *X, const double *w, kd_lidx n,
+                               const double *zq, double wz, double wkw, kd_mmd_info *info);
 
 /** n Gauss-Legendre nodes x[n] and weights w[n] on [-1, 1] (Newton on P_n). Local. */
 void kd_target_gauss_legendre_(int n, double *x, double *w);

@@ -591,9 +591,10 @@ int kd_task_is_file_type(const char *type) {
 
 /* --------------------------------------------------------------- target */
 /* SECTION.self: auto | exact | estimate | skip (true / false: exact / skip, as before);
- * SECTION.self_rows: target rows sampled by the estimate (0: automatic). */
+ * SECTION.self_rows: target rows (and rule atoms) sampled by the estimate (0: automatic);
+ * SECTION.cross: auto | exact | estimate, the estimate's cross term (kd_target_set_cross). */
 static kd_err kd_task_read_self_(const kd_task_ctx *ctx, const char *section, int *mode,
-                                 int64_t *rows) {
+                                 int64_t *rows, int *cross) {
   kd_err err = KD_OK;
   char key[256];
   const char *v = NULL;
@@ -606,6 +607,12 @@ static kd_err kd_task_read_self_(const kd_task_ctx *ctx, const char *section, in
     if (!strcmp(v, names[i])) *mode = modes[i];
   kd_key_(key, sizeof key, section, "self_rows");
   KD_TRY(kd_config_get_int(ctx->cfg, key, 0, 0, (int64_t)1 << 24, rows));
+  static const char *const cnames[] = {"auto", "exact", "estimate"};
+  static const int cmodes[] = {KD_CROSS_AUTO, KD_CROSS_EXACT, KD_CROSS_ESTIMATE};
+  kd_key_(key, sizeof key, section, "cross");
+  KD_TRY(kd_config_get_str(ctx->cfg, key, "auto", "auto|exact|estimate", 0, &v));
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(v, cnames[i])) *cross = cmodes[i];
 cleanup:
   return err;
 }
@@ -618,7 +625,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   char key[256], where[512];
   const char *type = NULL;
   kd_measure m;
-  int self = KD_SELF_AUTO, d = 0;
+  int self = KD_SELF_AUTO, cross = KD_CROSS_AUTO, d = 0;
   int64_t self_rows = 0;
   memset(&m, 0, sizeof m);
   *out = NULL;
@@ -635,7 +642,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
       if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
       pts = *owned_points;
     }
-    KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows));
+    KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows, &cross));
     if (pts && k && kd_pointset_is_lazy(pts)) {
       /* the rows are not stored: the target is the measure they are drawn from */
       err = kd_target_create_closed(ctx->comm, k, kd_pointset_generator(pts), out);
@@ -659,6 +666,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
                kd_kernel_dim(k));
       KD_TRY(kd_target_create_empirical(k, pts, 0, out));
       KD_TRY(kd_target_set_self(*out, (kd_self_mode)self, self_rows, ctx->seed));
+      KD_TRY(kd_target_set_cross(*out, (kd_cross_mode)cross));
     }
   } else {
     KD_TRY(kd_task_read_measure(ctx, section, &m));
@@ -715,6 +723,8 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
       KD_TRY(kd_result_set_metric(res, "mmd2", info.mmd2));
       KD_TRY(kd_result_set_metric(res, "mmd2_se", info.mmd2_se));
       KD_TRY(kd_result_set_count(res, "self_rows", (int64_t)info.rows));
+      if (info.cross_rows > 0)
+        KD_TRY(kd_result_set_count(res, "cross_rows", (int64_t)info.cross_rows));
     }
     if (method == KD_MMD_SKIPPED) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));

@@ -5,6 +5,9 @@
  *  - unbiased: the mean of 200 seeded estimates of MMD^2 is within 4 standard errors of the
  *    exact MMD^2, and the reported standard error matches the spread of the estimates (ratio in
  *    [0.75, 1.33]); uniform and weighted targets;
+ *  - the sampled cross term (target.cross: estimate): equal to its serial transcription (atoms
+ *    drawn by |w|, signed weights), bitwise identical on every rank, unbiased and calibrated over
+ *    200 seeds; mmd2_minus_self NaN; auto samples only above KD_CROSS_EXACT_MAX;
  *  - the control variate: the target against itself gives MMD^2 = 0 with standard error 0;
  *  - the modes: auto is exact up to KD_SELF_EXACT_MAX rows and once zz is known; skip gives NaN
  *    and the exact MMD^2 - zz. */
@@ -18,6 +21,36 @@ enum { N = 5000, D = 2, M = 40, ROWS = 200, SEEDS = 200 };
 
 static kd_pointset *mk_target(MPI_Comm c, int weighted, double *Y, double *v) {
   return kd_test_mixture_target(c, N, D, 5, weighted ? 5 : 0, Y, v);
+}
+
+static void moments(const double *x, int R, double *mean, double *var_of_mean) {
+  double m = 0, var = 0;
+  for (int s = 0; s < R; s++) m += x[s];
+  m /= R;
+  for (int s = 0; s < R; s++) var += (x[s] - m) * (x[s] - m);
+  *mean = m;
+  *var_of_mean = var / (R - 1) / R;
+}
+
+/* The serial transcription of the cross term's sample: ROWS atoms drawn with probabilities |w_i|
+ * (inverse CDF over the prefix sums in atom order), g = S sgn(w_I) (z_P - z_Q)(x_I). */
+static void serial_cross(kd_kernel *k, const double *Y, const double *v, const double *X,
+                         const double *w, uint64_t seed, double *mg, double *vg) {
+  kd_rng r = kd_rng_make(seed, 0x43524f53u);
+  double pre[M + 1], g[ROWS];
+  pre[0] = 0;
+  for (int i = 0; i < M; i++) pre[i + 1] = pre[i] + fabs(w[i]);
+  const double S = pre[M];
+  for (int s = 0; s < ROWS; s++) {
+    const double u = kd_rng_next_uniform(&r) * S;
+    int i = 0;
+    while (i + 1 < M && pre[i + 1] <= u) i++;
+    double zp = 0, zq = 0;
+    for (int j = 0; j < N; j++) zp += v[j] * kd_kernel_eval(k, X + i * D, Y + j * D);
+    for (int l = 0; l < M; l++) zq += w[l] * kd_kernel_eval(k, X + i * D, X + l * D);
+    g[s] = (w[i] < 0 ? -S : S) * (zp - zq);
+  }
+  moments(g, ROWS, mg, vg);
 }
 
 /* The serial transcription: draw ROWS rows by weight (inverse CDF over 2048-row chunk sums, as
@@ -56,11 +89,63 @@ static void serial_estimate(kd_kernel *k, const double *Y, const double *v, int 
     f[s] = zp - zq;
   }
   double mean = 0, var = 0;
-  for (int s = 0; s < ROWS; s++) mean += f[s];
-  mean /= ROWS;
-  for (int s = 0; s < ROWS; s++) var += (f[s] - mean) * (f[s] - mean);
+  moments(f, ROWS, &mean, &var);
+  if (isnan(wz)) { /* the cross term sampled */
+    double mg = 0, vg = 0;
+    serial_cross(k, Y, v, X, w, seed, &mg, &vg);
+    *mmd2 = mean - mg;
+    *se = sqrt(var + vg);
+    return;
+  }
   *mmd2 = mean - wz + wkw;
-  *se = sqrt(var / (ROWS - 1) / ROWS);
+  *se = sqrt(var);
+}
+
+/* The sampled cross term on a rule with unequal and one negative weight: one estimate against the
+ * serial transcription, the same bits on every rank, unbiased and calibrated over SEEDS seeds. */
+static void cross_case(MPI_Comm c, kd_kernel *k, kd_target *t, const double *Y, const double *v,
+                       int weighted, const double *X) {
+  double w[M], s = 0, sm = 0, sse = 0;
+  for (int i = 0; i < M; i++) s += (w[i] = 1.0 + 0.9 * cos(1.7 * i));
+  for (int i = 0; i < M; i++) w[i] /= s;
+  w[3] = -0.004;
+  w[M - 1] = 0.0; /* never drawn */
+  kd_mmd_info ex, es;
+  KD_TEST_OK(kd_target_set_self(t, KD_SELF_EXACT, 0, 0));
+  KD_TEST_OK(kd_mmd_eval(t, X, w, M, &ex));
+  KD_TEST(ex.cross_rows == 0, "exact: no atoms sampled");
+  KD_TEST_OK(kd_target_set_cross(t, KD_CROSS_ESTIMATE));
+  KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, 11));
+  KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
+  serial_estimate(k, Y, v, weighted, X, w, 11, NAN, NAN, &sm, &sse);
+  KD_TEST(es.rows == ROWS && es.cross_rows == ROWS, "cross: rows %lld and atoms %lld",
+          (long long)es.rows, (long long)es.cross_rows);
+  KD_TEST_REL(es.mmd2, sm, 1e-10, "sampled cross term vs serial transcription");
+  KD_TEST_REL(es.mmd2_se, sse, 1e-9, "its standard error vs serial transcription");
+  KD_TEST(isnan(es.mmd2_minus_self), "sampled cross term: mmd2_minus_self NaN");
+  double mx[2] = {es.mmd2, -es.mmd2};
+  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, c);
+  KD_TEST(mx[0] == es.mmd2 && -mx[1] == es.mmd2, "cross estimate bitwise identical on all ranks");
+  double sum = 0, sum2 = 0, sesum = 0;
+  for (int r = 1; r <= SEEDS; r++) {
+    KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, (uint64_t)r + 1000));
+    KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
+    sum += es.mmd2;
+    sum2 += es.mmd2 * es.mmd2;
+    sesum += es.mmd2_se;
+  }
+  const double mean = sum / SEEDS, sd = sqrt((sum2 - SEEDS * mean * mean) / (SEEDS - 1));
+  KD_TEST(fabs(mean - ex.mmd2) <= 4 * sd / sqrt(SEEDS),
+          "cross unbiased: mean of %d estimates %.6g vs exact %.6g (sd %.3g)", SEEDS, mean, ex.mmd2,
+          sd);
+  KD_TEST(sesum / SEEDS >= 0.75 * sd && sesum / SEEDS <= 1.33 * sd,
+          "cross standard error %.3g vs spread %.3g", sesum / SEEDS, sd);
+  /* auto: exact cross term at n N = M N <= KD_CROSS_EXACT_MAX */
+  KD_TEST_OK(kd_target_set_cross(t, KD_CROSS_AUTO));
+  KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
+  KD_TEST(es.cross_rows == 0 && !isnan(es.mmd2_minus_self), "auto: exact cross term");
+  KD_TEST(kd_target_set_cross(t, (kd_cross_mode)7) == KD_ERR_ARG, "bad cross mode refused");
+  kd_err_clear();
 }
 
 static void run_case(MPI_Comm c, int weighted) {
@@ -118,11 +203,17 @@ static void run_case(MPI_Comm c, int weighted) {
           "unbiased: mean of %d estimates %.6g vs exact %.6g (sd %.3g)", SEEDS, mean, ex.mmd2, sd);
   KD_TEST(sesum / SEEDS >= 0.75 * sd && sesum / SEEDS <= 1.33 * sd,
           "standard error %.3g vs spread %.3g", sesum / SEEDS, sd);
+  cross_case(c, k, t, Y, v, weighted, X);
   /* control variate: the target against itself */
   KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, 3));
   KD_TEST_OK(kd_mmd_eval(t, Y, v, N, &es));
   KD_TEST(fabs(es.mmd2) <= 1e-12 && es.mmd2_se <= 1e-12, "P against P: %.3g +- %.3g", es.mmd2,
           es.mmd2_se);
+  KD_TEST_OK(kd_target_set_cross(t, KD_CROSS_ESTIMATE));
+  KD_TEST_OK(kd_mmd_eval(t, Y, v, N, &es));
+  KD_TEST(es.cross_rows == ROWS && fabs(es.mmd2) <= 1e-12 && es.mmd2_se <= 1e-12,
+          "P against P, sampled cross term: %.3g +- %.3g", es.mmd2, es.mmd2_se);
+  KD_TEST_OK(kd_target_set_cross(t, KD_CROSS_AUTO));
   /* skip; auto once zz is known */
   KD_TEST_OK(kd_target_set_self(t, KD_SELF_SKIP, 0, 0));
   KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
