@@ -13,4 +13,4 @@ static void kd_attention_finish_(const kd_kernel *k, kd_lidx n, const double *re
 }
 
 const kd_kernel_family kd_kfam_attention = {KD_KERNEL_ATTENTION, KD_KACC_ATTN, kd_attention_setup_,
-                                            kd_attention_finish_};
+                                            kd_attention_finish_, NULL};

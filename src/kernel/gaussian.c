@@ -2,7 +2,11 @@
  * exp of kernel_impl.h on the squared distance accumulated coordinate by coordinate. */
 #include "kernel/kernel_impl.h"
 
-static void kd_gaussian_setup_(kd_kernel *k) { k->c[0] = -0.5 / (k->p.ls * k->p.ls); }
+/* s_normal: s <= 700 / |c0| gives c0 s >= -700 (1 + 2 eps) > KD_KEXP_NORMAL_MIN after rounding */
+static void kd_gaussian_setup_(kd_kernel *k) {
+  k->c[0] = -0.5 / (k->p.ls * k->p.ls);
+  k->s_normal = 700.0 / fabs(k->c[0]);
+}
 
 /* out[j] = exp(g s[j]) (kd_kexp_neg_sel_); returns how many arguments lie outside the normal form's
  * range */
@@ -23,5 +27,13 @@ KD_KCLONES static void kd_gaussian_finish_(const kd_kernel *k, kd_lidx n, const 
   if (kd_gaussian_loop_(n, k->c[0], s, out, 0)) kd_gaussian_loop_(n, k->c[0], s, out, 1);
 }
 
+/* every s[j] <= k->s_normal: the normal form throughout, no range test */
+KD_KCLONES static void kd_gaussian_finish_normal_(const kd_kernel *k, kd_lidx n,
+                                                  const double *restrict s,
+                                                  const double *restrict s2, double *restrict out) {
+  (void)s2;
+  (void)kd_gaussian_loop_(n, k->c[0], s, out, 0);
+}
+
 const kd_kernel_family kd_kfam_gaussian = {KD_KERNEL_GAUSSIAN, KD_KACC_SQDIST, kd_gaussian_setup_,
-                                           kd_gaussian_finish_};
+                                           kd_gaussian_finish_, kd_gaussian_finish_normal_};

@@ -30,4 +30,5 @@ KD_KCLONES static void kd_imq_finish_(const kd_kernel *k, kd_lidx n, const doubl
   }
 }
 
-const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ, KD_KACC_SQDIST, kd_imq_setup_, kd_imq_finish_};
+const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ, KD_KACC_SQDIST, kd_imq_setup_, kd_imq_finish_,
+                                      NULL};

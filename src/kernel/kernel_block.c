@@ -225,6 +225,39 @@ KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
   for (int l = 0; l < 8; l++) p[l] = q[l];
 }
 
+/* kd_kernel_lanes_ for nr rows v + r n into p + 8 r (r < nr). Four rows run interleaved: one
+ * row's 8 lane sums form one chain of dependent fma's, which alone waits on the fma latency;
+ * four independent chains keep the pipes busy. Each row's lanes are summed in the same order as
+ * by kd_kernel_lanes_: the same bits. */
+KD_KCLONES static void kd_kernel_lanes_rows_(int nr, kd_lidx n, const double *restrict v,
+                                             const double *restrict w, double *restrict p) {
+  if (nr != 4) {
+    for (int r = 0; r < nr; r++) kd_kernel_lanes_(n, v + r * n, w, p + r * 8);
+    return;
+  }
+  double q0[8], q1[8], q2[8], q3[8];
+  const double *v0 = v, *v1 = v + n, *v2 = v + 2 * n, *v3 = v + 3 * n;
+  for (int l = 0; l < 8; l++) {
+    q0[l] = p[l];
+    q1[l] = p[8 + l];
+    q2[l] = p[16 + l];
+    q3[l] = p[24 + l];
+  }
+  for (kd_lidx j = 0; j < n; j += 8)
+    for (int l = 0; l < 8; l++) {
+      q0[l] = fma(v0[j + l], w[j + l], q0[l]);
+      q1[l] = fma(v1[j + l], w[j + l], q1[l]);
+      q2[l] = fma(v2[j + l], w[j + l], q2[l]);
+      q3[l] = fma(v3[j + l], w[j + l], q3[l]);
+    }
+  for (int l = 0; l < 8; l++) {
+    p[l] = q0[l];
+    p[8 + l] = q1[l];
+    p[16 + l] = q2[l];
+    p[24 + l] = q3[l];
+  }
+}
+
 /* y[j] = exp(x[j]) by kd_kexp_neg_sel_; returns the count of arguments outside the normal form's
  * range */
 static inline kd_lidx kd_kernel_vexp_loop_(kd_lidx n, const double *restrict x, double *restrict y,
@@ -338,6 +371,49 @@ void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double
   }
 }
 
+/* The bounding box of each packed panel of kd_kernel_pack_panels (padding columns included):
+ * box[2 d p + kk] = lo, box[2 d p + d + kk] = hi of coordinate kk in panel p; a panel holding a
+ * non-finite coordinate gets lo = hi = NaN (no bound). */
+static void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box) {
+  for (kd_lidx j0 = 0, pj = 0; j0 < nb; j0 += P, pj++) {
+    const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
+    const double *pan = Bp + (size_t)d * (size_t)j0;
+    double *lo = box + 2 * d * pj, *hi = lo + d;
+    int finite = 1;
+    for (int kk = 0; kk < d; kk++) {
+      const double *c = pan + (size_t)kk * (size_t)npad;
+      double l = c[0], h = c[0];
+      for (kd_lidx j = 0; j < npad; j++) {
+        l = c[j] < l ? c[j] : l;
+        h = c[j] > h ? c[j] : h;
+        finite &= isfinite(c[j]);
+      }
+      lo[kk] = l;
+      hi[kk] = h;
+    }
+    if (!finite)
+      for (int kk = 0; kk < 2 * d; kk++) lo[kk] = NAN;
+  }
+}
+
+/* 1 when every squared distance between the rows A_i..A_{i+nr-1} and the points of the box
+ * (lo[d], hi[d]) is at most smax: sum_kk max(a - lo, hi - a)^2 <= smax (a 1% margin in smax
+ * covers the rounding of this bound). NaN anywhere gives 0. */
+static int kd_kernel_rows_in_box_(int d, const double *A, kd_lidx i, int nr, const double *lo,
+                                  double smax) {
+  const double *hi = lo + d;
+  for (int r = 0; r < nr; r++) {
+    const double *a = A + (i + r) * d;
+    double b = 0.0;
+    for (int kk = 0; kk < d; kk++) {
+      const double e1 = a[kk] - lo[kk], e2 = hi[kk] - a[kk], m = e1 > e2 ? e1 : e2;
+      b = fma(m, m, b);
+    }
+    if (!(b <= smax)) return 0;
+  }
+  return 1;
+}
+
 /* Accumulators of row i (or rows i..i+3 with the register-blocked path) of A against the packed
  * panel; returns the number of rows done. s holds row r at s + r*npad. */
 static int kd_kernel_rows_(const kd_kernel *k, const double *A, kd_lidx na, kd_lidx i,
@@ -382,8 +458,8 @@ static void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, do
 
 /* At least n doubles of the kernel's scratch (k->ws): allocated zeroed when it grows, then reused
  * by every block call, so a mat-vec or a tile in a loop allocates nothing. The callers carve it
- * into their buffers and write every entry they read, except the accumulator s2, which only the
- * attention family fills: its part stays zero for the others, as in a fresh allocation. Local. */
+ * into their buffers and write every entry they read (the accumulator s2 only the attention
+ * family fills and reads; the others ignore what it holds). Local. */
 static kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws) {
   kd_err err = KD_OK;
   if (n > k->ws_n) {
@@ -439,7 +515,9 @@ cleanup:
 }
 
 /* The scratch of kd_kernel_eval_panels_ (s2, s, out) for panels of P columns, in doubles. */
-static size_t kd_kernel_panels_ws_(kd_lidx P) { return (size_t)(KD_KB_MR + 2) * (size_t)P; }
+static size_t kd_kernel_panels_ws_(kd_lidx P, int d, kd_lidx nb) {
+  return (size_t)(KD_KB_MR + 2) * (size_t)P + (size_t)(2 * d) * (size_t)((nb + P - 1) / P);
+}
 
 /* The tile loop of kd_kernel_eval_block over B already packed (Bp, d * kd_kernel_packed_size_);
  * ws: kd_kernel_panels_ws_ doubles of the kernel's scratch. */
@@ -447,7 +525,10 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
                                    kd_lidx nb, double *K, kd_lidx ldk, double *ws) {
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
-  double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P;
+  double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P, *box = out + P;
+  void (*const fnormal)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
+      k->fam->finish_normal;
+  if (fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -455,11 +536,15 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
       const double *Bpj = Bp + (size_t)d * (size_t)j0;
       for (kd_lidx i = i0; i < i1;) {
         const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
+        void (*const fin)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
+            fnormal && kd_kernel_rows_in_box_(d, A, i, rows, box + 2 * d * pj, k->s_normal)
+                ? fnormal
+                : k->fam->finish;
         for (int r = 0; r < rows; r++) {
           if (npad == nc) { /* no padding: straight into K */
-            k->fam->finish(k, nc, s + r * npad, s2, K + (i + r) * ldk + j0);
+            fin(k, nc, s + r * npad, s2, K + (i + r) * ldk + j0);
           } else {
-            k->fam->finish(k, npad, s + r * npad, s2, out);
+            fin(k, npad, s + r * npad, s2, out);
             memcpy(K + (i + r) * ldk + j0, out, sizeof(double) * (size_t)nc);
           }
         }
@@ -501,9 +586,10 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   }
   const kd_lidx P = kd_kernel_panel_(k->d);
   const size_t nbp = (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P);
-  KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(P) + nbp, &ws));
-  kd_kernel_pack_panels(k->d, B, nb, P, ws + kd_kernel_panels_ws_(P));
-  kd_kernel_eval_panels_(k, A, na, ws + kd_kernel_panels_ws_(P), nb, K, ldk, ws);
+  const size_t nws = kd_kernel_panels_ws_(P, k->d, nb);
+  KD_TRY(kd_kernel_ws_(k, nws + nbp, &ws));
+  kd_kernel_pack_panels(k->d, B, nb, P, ws + nws);
+  kd_kernel_eval_panels_(k, A, na, ws + nws, nb, K, ldk, ws);
 cleanup:
   return err;
 }
@@ -557,7 +643,7 @@ kd_err kd_kernel_eval_block_packed(kd_kernel *k, const double *A, kd_lidx na,
     KD_TRY(kd_kernel_eval_unpacked_(k, A, na, B->B, B->nb, K, ldk));
   } else {
     double *ws = NULL;
-    KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(kd_kernel_panel_(k->d)), &ws));
+    KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(kd_kernel_panel_(k->d), k->d, B->nb), &ws));
     kd_kernel_eval_panels_(k, A, na, B->Bp, B->nb, K, ldk, ws);
   }
 cleanup:
@@ -567,7 +653,7 @@ cleanup:
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y) {
   kd_err err = KD_OK;
-  double *Bp, *s, *s2 = NULL, *out, *wp, *lanes;
+  double *Bp, *s, *s2 = NULL, *out, *wp, *lanes, *box;
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
@@ -582,15 +668,21 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d);
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
-  /* one row block of lanes: memory does not grow with na */
-  KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(P) + (size_t)(d + 1) * (size_t)nbp + KD_KB_ROWS * 8,
-                       &s2));
-  s = s2 + P;
+  /* one row block of lanes: memory does not grow with na; s2, s and out hold KD_KB_MR rows */
+  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P;
+  void (*const fnormal)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
+      k->fam->finish_normal;
+  KD_TRY(kd_kernel_ws_(
+      k, sc + (size_t)(d + 1) * (size_t)nbp + KD_KB_ROWS * 8 + (size_t)(2 * d) * (size_t)npan,
+      &s2));
+  s = s2 + KD_KB_MR * P;
   out = s + KD_KB_MR * P;
-  Bp = out + P;
+  Bp = out + KD_KB_MR * P;
   wp = Bp + (size_t)d * (size_t)nbp;
   lanes = wp + nbp;
+  box = lanes + KD_KB_ROWS * 8;
   kd_kernel_pack_panels(d, B, nb, P, Bp);
+  if (fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
@@ -599,12 +691,18 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
       const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
       const double *Bpj = Bp + (size_t)d * (size_t)j0;
       for (kd_lidx i = i0; i < i1;) {
-        const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
-        for (int r = 0; r < rows; r++) {
-          k->fam->finish(k, npad, s + r * npad, s2, out);
-          kd_kernel_lanes_(npad, out, wp + j0, lanes + (i - i0 + r) * 8);
-        }
-        i += rows;
+        /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
+         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish, then
+         * their lanes together */
+        int nr = 0;
+        while (nr < KD_KB_MR && i + nr < i1)
+          nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
+        if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, box + 2 * d * pj, k->s_normal))
+          fnormal(k, nr * npad, s, s2, out);
+        else
+          k->fam->finish(k, nr * npad, s, s2, out);
+        kd_kernel_lanes_rows_(nr, npad, out, wp + j0, lanes + (i - i0) * 8);
+        i += nr;
       }
     }
     kd_kernel_lanes_sum_(i1 - i0, lanes, beta, y + i0);

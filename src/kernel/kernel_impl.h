@@ -32,6 +32,11 @@ typedef struct {
   void (*setup)(kd_kernel *k);
   /** out[j] = kernel value from s[j] (and s2[j] for ATTN), j < n. Pure, element-wise. */
   void (*finish)(const kd_kernel *k, kd_lidx n, const double *s, const double *s2, double *out);
+  /** Optional (NULL: none): finish for arrays known to hold only s[j] <= k->s_normal (setup sets
+   *  it), where the exponential's argument is in its normal range: the same values without the
+   *  range test (kd_kexp_neg_sel_). The mat-vec uses it when bounding boxes prove the bound. */
+  void (*finish_normal)(const kd_kernel *k, kd_lidx n, const double *s, const double *s2,
+                        double *out);
 } kd_kernel_family;
 
 struct kd_kernel {
@@ -39,6 +44,7 @@ struct kd_kernel {
   int d;
   const kd_kernel_family *fam;
   double c[4];     /* family constants (from setup) */
+  double s_normal; /* families with finish_normal: the accumulator bound it needs (from setup) */
   double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
   int isa;         /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
   int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */

@@ -5,4 +5,4 @@
 static void kd_laplace_setup_(kd_kernel *k) { k->c[0] = 1.0 / k->p.ls; }
 
 const kd_kernel_family kd_kfam_laplace = {KD_KERNEL_LAPLACE, KD_KACC_SQDIST, kd_laplace_setup_,
-                                          kd_matern12_finish_};
+                                          kd_matern12_finish_, NULL};

@@ -22,4 +22,4 @@ static void kd_sobolev_finish_(const kd_kernel *k, kd_lidx n, const double *rest
 }
 
 const kd_kernel_family kd_kfam_sobolev = {KD_KERNEL_SOBOLEV, KD_KACC_SOBOLEV, kd_sobolev_setup_,
-                                          kd_sobolev_finish_};
+                                          kd_sobolev_finish_, NULL};

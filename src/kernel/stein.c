@@ -279,4 +279,4 @@ double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y) {
 }
 
 const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN, KD_KACC_SQDIST, kd_stein_setup_,
-                                        kd_stein_unused_finish_};
+                                        kd_stein_unused_finish_, NULL};

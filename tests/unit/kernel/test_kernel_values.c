@@ -26,6 +26,46 @@ static double val3(kd_kernel *k, const double *x, const double *y, const char *w
   return v;
 }
 
+/* The bounding-box path (Gaussian: finish_normal where the panel's box proves every argument in
+ * the exponential's normal range): tiles and mat-vecs over panels that are all near (normal
+ * form), mixed with far columns (subnormal and zero results), holding a NaN column, and rows far
+ * away or NaN, each bitwise the pair path; the mat-vec against its lane transcription of the
+ * tile. d = 2 (one row at a time) and d = 5 (four-row groups). Returns the failures. */
+static int box_case(int d) {
+  enum { NA = 14, NB = 2 * KD_KERNEL_PANEL + 21, NBM = 2 * KD_KERNEL_PANEL + 7 };
+  static double A[NA * 5], B[NB * 5], K[NA * NB], w[NB], y[NA];
+  int bad = 0;
+  kd_kernel *k = mk(KD_KERNEL_GAUSSIAN, d, 1.0); /* x = -s/2: normal down to s = 1414 */
+  for (int i = 0; i < NA * d; i++) A[i] = kd_rng_uniform(21, 0, (uint64_t)i);
+  for (int i = 0; i < NB * d; i++) B[i] = kd_rng_uniform(22, 0, (uint64_t)i);
+  for (int j = 0; j < NB; j++) w[j] = 0.5 + kd_rng_uniform(23, 0, (uint64_t)j);
+  for (int c = 0; c < d; c++) {
+    A[1 * d + c] = 0.5;
+    B[(KD_KERNEL_PANEL + 3) * d + c] = c ? 0.5 : 38.6;   /* row 1: x = -725.8, subnormal */
+    B[(KD_KERNEL_PANEL + 100) * d + c] = c ? 0.5 : 60.0; /* ... x = -1770: zero */
+  }
+  A[5 * d] = 40.0;                            /* a far row: s > 1500 */
+  A[9 * d + 1] = NAN;                         /* a NaN row */
+  B[(2 * KD_KERNEL_PANEL + 7) * d + 1] = NAN; /* panel 2: a NaN column (tile only) */
+  KD_TEST_OK(kd_kernel_eval_block(k, A, NA, B, NB, K, NB));
+  KD_TEST_OK(kd_kernel_matvec(k, A, NA, B, NBM, w, 0.0, y)); /* up to the NaN column */
+  for (int i = 0; i < NA; i++) {
+    double l[8] = {0};
+    for (int j = 0; j < NB; j++) {
+      const double v = kd_kernel_eval(k, A + i * d, B + j * d), t = K[i * NB + j];
+      bad += !(isnan(v) ? isnan(t) : memcmp(&v, &t, sizeof v) == 0);
+      if (j < NBM) l[j % 8] = fma(t, w[j], l[j % 8]);
+    }
+    const double r = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    bad += !(isnan(r) ? isnan(y[i]) : memcmp(&r, &y[i], sizeof r) == 0);
+  }
+  bad += !(K[1 * NB + KD_KERNEL_PANEL + 3] > 0.0 && K[1 * NB + KD_KERNEL_PANEL + 3] < 0x1p-1022 &&
+           K[1 * NB + KD_KERNEL_PANEL + 100] == 0.0 && K[5 * NB] == 0.0 && isnan(y[9]) &&
+           !isnan(y[0]) && isnan(K[2 * KD_KERNEL_PANEL + 7]));
+  kd_kernel_destroy(&k);
+  return bad;
+}
+
 /* per-coordinate Sobolev factor by its Fourier series 1 + 2 sum_{m=1}^{M} cos(2 pi m t)/m^{2r} */
 static double sob_series(int r, double t, long M) {
   const double pi = 3.14159265358979323846;
@@ -287,6 +327,9 @@ int main(int argc, char **argv) {
     KD_TEST(kd_kernel_eval(k, z2, z2) > 1.0, "sobolev ignores ls: median");
     kd_kernel_destroy(&k);
   }
+
+  KD_TEST(box_case(2) == 0 && box_case(5) == 0,
+          "bounding-box path: tiles and mat-vecs bitwise the pair path (near, far, NaN)");
 
   /* ---- rows packed once (kd_kernel_pack): the tiles of kd_kernel_eval_block bit for bit, on
    * every path (one row against many, many rows against fewer than 4 columns, several panels) ----
