@@ -102,6 +102,35 @@ static void serial_estimate(kd_kernel *k, const double *Y, const double *v, int 
   *se = sqrt(var);
 }
 
+/* v has the same bits on every rank of c */
+static int same_on_ranks(MPI_Comm c, double v) {
+  double mx[2] = {v, -v};
+  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, c);
+  return mx[0] == v && -mx[1] == v;
+}
+
+/* SEEDS estimates with seeds seed0 + 1 .. seed0 + SEEDS (the target's mode and cross mode as set):
+ * their mean within 4 standard errors of the exact MMD^2, and the mean reported standard error
+ * within [0.75, 1.33] of their spread. */
+static void check_seeds(kd_target *t, const double *X, const double *w, double exact, int seed0,
+                        const char *what) {
+  kd_mmd_info es;
+  double sum = 0, sum2 = 0, sesum = 0;
+  for (int s = 1; s <= SEEDS; s++) {
+    KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, (uint64_t)(seed0 + s)));
+    KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
+    sum += es.mmd2;
+    sum2 += es.mmd2 * es.mmd2;
+    sesum += es.mmd2_se;
+  }
+  const double mean = sum / SEEDS, sd = sqrt((sum2 - SEEDS * mean * mean) / (SEEDS - 1));
+  KD_TEST(fabs(mean - exact) <= 4 * sd / sqrt(SEEDS),
+          "%s unbiased: mean of %d estimates %.6g vs exact %.6g (sd %.3g)", what, SEEDS, mean,
+          exact, sd);
+  KD_TEST(sesum / SEEDS >= 0.75 * sd && sesum / SEEDS <= 1.33 * sd,
+          "%s standard error %.3g vs spread %.3g", what, sesum / SEEDS, sd);
+}
+
 /* The sampled cross term on a rule with unequal and one negative weight: one estimate against the
  * serial transcription, the same bits on every rank, unbiased and calibrated over SEEDS seeds. */
 static void cross_case(MPI_Comm c, kd_kernel *k, kd_target *t, const double *Y, const double *v,
@@ -124,23 +153,8 @@ static void cross_case(MPI_Comm c, kd_kernel *k, kd_target *t, const double *Y, 
   KD_TEST_REL(es.mmd2, sm, 1e-10, "sampled cross term vs serial transcription");
   KD_TEST_REL(es.mmd2_se, sse, 1e-9, "its standard error vs serial transcription");
   KD_TEST(isnan(es.mmd2_minus_self), "sampled cross term: mmd2_minus_self NaN");
-  double mx[2] = {es.mmd2, -es.mmd2};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, c);
-  KD_TEST(mx[0] == es.mmd2 && -mx[1] == es.mmd2, "cross estimate bitwise identical on all ranks");
-  double sum = 0, sum2 = 0, sesum = 0;
-  for (int r = 1; r <= SEEDS; r++) {
-    KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, (uint64_t)r + 1000));
-    KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
-    sum += es.mmd2;
-    sum2 += es.mmd2 * es.mmd2;
-    sesum += es.mmd2_se;
-  }
-  const double mean = sum / SEEDS, sd = sqrt((sum2 - SEEDS * mean * mean) / (SEEDS - 1));
-  KD_TEST(fabs(mean - ex.mmd2) <= 4 * sd / sqrt(SEEDS),
-          "cross unbiased: mean of %d estimates %.6g vs exact %.6g (sd %.3g)", SEEDS, mean, ex.mmd2,
-          sd);
-  KD_TEST(sesum / SEEDS >= 0.75 * sd && sesum / SEEDS <= 1.33 * sd,
-          "cross standard error %.3g vs spread %.3g", sesum / SEEDS, sd);
+  KD_TEST(same_on_ranks(c, es.mmd2), "cross estimate bitwise identical on all ranks");
+  check_seeds(t, X, w, ex.mmd2, 1000, "cross");
   /* auto: exact cross term at n N = M N <= KD_CROSS_EXACT_MAX */
   KD_TEST_OK(kd_target_set_cross(t, KD_CROSS_AUTO));
   KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
@@ -187,23 +201,9 @@ static void run_case(MPI_Comm c, int weighted) {
   KD_TEST_REL(es.mmd2, sm, 1e-10, "estimate vs serial transcription");
   KD_TEST_REL(es.mmd2_se, sse, 1e-9, "standard error vs serial transcription");
   KD_TEST(es.mmd >= 0 && es.mmd_se >= 0, "mmd and mmd_se >= 0");
-  double mx[2] = {es.mmd2, -es.mmd2};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, c);
-  KD_TEST(mx[0] == es.mmd2 && -mx[1] == es.mmd2, "estimate bitwise identical on all ranks");
+  KD_TEST(same_on_ranks(c, es.mmd2), "estimate bitwise identical on all ranks");
   /* unbiased, and the standard error is calibrated */
-  double sum = 0, sum2 = 0, sesum = 0;
-  for (int s = 1; s <= SEEDS; s++) {
-    KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, (uint64_t)s));
-    KD_TEST_OK(kd_mmd_eval(t, X, w, M, &es));
-    sum += es.mmd2;
-    sum2 += es.mmd2 * es.mmd2;
-    sesum += es.mmd2_se;
-  }
-  const double mean = sum / SEEDS, sd = sqrt((sum2 - SEEDS * mean * mean) / (SEEDS - 1));
-  KD_TEST(fabs(mean - ex.mmd2) <= 4 * sd / sqrt(SEEDS),
-          "unbiased: mean of %d estimates %.6g vs exact %.6g (sd %.3g)", SEEDS, mean, ex.mmd2, sd);
-  KD_TEST(sesum / SEEDS >= 0.75 * sd && sesum / SEEDS <= 1.33 * sd,
-          "standard error %.3g vs spread %.3g", sesum / SEEDS, sd);
+  check_seeds(t, X, w, ex.mmd2, 0, "estimate");
   if (weighted) cross_case(c, k, t, Y, v, weighted, X); /* once: the atoms do not depend on v */
   /* control variate: the target against itself */
   KD_TEST_OK(kd_target_set_self(t, KD_SELF_ESTIMATE, ROWS, 3));
