@@ -526,8 +526,7 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
   double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P, *box = out + P;
-  void (*const fnormal)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
-      k->fam->finish_normal;
+  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
   if (fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
@@ -536,7 +535,7 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
       const double *Bpj = Bp + (size_t)d * (size_t)j0;
       for (kd_lidx i = i0; i < i1;) {
         const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
-        void (*const fin)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
+        const kd_kernel_finish_fn fin =
             fnormal && kd_kernel_rows_in_box_(d, A, i, rows, box + 2 * d * pj, k->s_normal)
                 ? fnormal
                 : k->fam->finish;
@@ -670,8 +669,7 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
   /* one row block of lanes: memory does not grow with na; s2, s and out hold KD_KB_MR rows */
   const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P;
-  void (*const fnormal)(const kd_kernel *, kd_lidx, const double *, const double *, double *) =
-      k->fam->finish_normal;
+  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
   KD_TRY(kd_kernel_ws_(
       k, sc + (size_t)(d + 1) * (size_t)nbp + KD_KB_ROWS * 8 + (size_t)(2 * d) * (size_t)npan,
       &s2));

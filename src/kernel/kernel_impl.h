@@ -25,18 +25,21 @@
  *  ATTN    s = key dot (j < dk), s2 = value dot (j >= dk). */
 typedef enum { KD_KACC_SQDIST, KD_KACC_DOT, KD_KACC_SOBOLEV, KD_KACC_ATTN } kd_kernel_acc;
 
+/** A family's map from accumulators to kernel values: out[j] from s[j] (and s2[j]), j < n. */
+typedef void (*kd_kernel_finish_fn)(const kd_kernel *k, kd_lidx n, const double *s,
+                                    const double *s2, double *out);
+
 typedef struct {
   kd_kernel_type type;
   kd_kernel_acc acc;
   /** Precompute k->c[] from k->p (called at create and when ls changes). */
   void (*setup)(kd_kernel *k);
   /** out[j] = kernel value from s[j] (and s2[j] for ATTN), j < n. Pure, element-wise. */
-  void (*finish)(const kd_kernel *k, kd_lidx n, const double *s, const double *s2, double *out);
+  kd_kernel_finish_fn finish;
   /** Optional (NULL: none): finish for arrays known to hold only s[j] <= k->s_normal (setup sets
    *  it), where the exponential's argument is in its normal range: the same values without the
    *  range test (kd_kexp_neg_sel_). The mat-vec uses it when bounding boxes prove the bound. */
-  void (*finish_normal)(const kd_kernel *k, kd_lidx n, const double *s, const double *s2,
-                        double *out);
+  kd_kernel_finish_fn finish_normal;
 } kd_kernel_family;
 
 struct kd_kernel {
