@@ -9,9 +9,9 @@
  * and the estimate read this rank's own set in place (a view on the point set's rows plus one
  * packed chunk), with no copy of the block.
  * zz: the same ring over half of the set pairs (steps 0 .. p/2), using symmetry: set pairs at ring
- * distance s and p - s are the same pair, within the own set only chunk pairs c <= c' are
- * evaluated, and at distance p/2 (p even) the two ranks of a pair take half of the lower set's
- * chunks each. Work N^2 / (2p) per rank. */
+ * distance s and p - s are the same pair, within the own set only chunk pairs c < c' and each
+ * chunk's own pairs once (kd_emp_diag_) are evaluated, and at distance p/2 (p even) the two ranks
+ * of a pair take half of the lower set's chunks each. Work N^2 / (2p) per rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,20 +316,45 @@ cleanup:
   return err;
 }
 
-/* Chunk-pair term (2 - [c == c']) v_c^T K(c, c') v_c' for the chunks starting at rows a of set A
- * and b of set B, A the lower global chunk. The mat-vec and the dot product see only the two
+/* Chunk-pair term 2 v_c^T K(c, c') v_c' for the distinct chunks starting at rows a of set A and
+ * b of set B, A the lower global chunk. The mat-vec and the dot product see only the two
  * chunks, so the term has the same bits wherever and whenever it is computed. */
 static kd_err kd_emp_pair_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a,
-                           const kd_emp_set_ *B, kd_lidx b, double c, double *y, double *acc,
-                           double *comp, kd_emp_prog_ *pg) {
+                           const kd_emp_set_ *B, kd_lidx b, double *y, double *acc, double *comp,
+                           kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   const double *Ax, *wa, *Bx, *wb;
   const kd_lidx ma = kd_emp_get_(A, d, a, &Ax, &wa), mb = kd_emp_get_(B, d, b, &Bx, &wb);
   KD_TRY(kd_kernel_matvec(k, Ax, ma, Bx, mb, wb, 0.0, y));
   double s = 0.0;
   for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
-  kd_neu_add_(acc, comp, c * s);
+  kd_neu_add_(acc, comp, 2.0 * s);
   kd_emp_tick_(pg, (double)ma * (double)mb);
+cleanup:
+  return err;
+}
+
+/* The diagonal term v_c^T K(c, c) v_c of the chunk at row a of set A with each pair of the chunk
+ * evaluated once: over sub-blocks u of S = KD_EMP_SUB rows, the sum of v_u^T K(u, [u, end)) v'
+ * with v' = v on u and 2 v after u (doubling is exact), one mat-vec each: C^2 / 2 + C S / 2
+ * evaluations instead of C^2. Like kd_emp_pair_, the term has the same bits wherever and whenever
+ * it is computed. y: 2 KD_EMP_CHUNK doubles. */
+enum { KD_EMP_SUB = 256 };
+static kd_err kd_emp_diag_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a, double *y,
+                           double *acc, double *comp, kd_emp_prog_ *pg) {
+  kd_err err = KD_OK;
+  const double *X, *w;
+  const kd_lidx m = kd_emp_get_(A, d, a, &X, &w);
+  double *v = y + KD_EMP_CHUNK;
+  for (kd_lidx u0 = 0; u0 < m; u0 += KD_EMP_SUB) {
+    const kd_lidx nu = m - u0 < KD_EMP_SUB ? m - u0 : KD_EMP_SUB;
+    for (kd_lidx j = u0; j < m; j++) v[j - u0] = j < u0 + nu ? w[j] : 2.0 * w[j];
+    KD_TRY(kd_kernel_matvec(k, X + u0 * d, nu, X + u0 * d, m - u0, v, 0.0, y));
+    double s = 0.0;
+    for (kd_lidx i = 0; i < nu; i++) s += w[u0 + i] * y[i];
+    kd_neu_add_(acc, comp, s);
+    kd_emp_tick_(pg, (double)nu * (double)(m - u0));
+  }
 cleanup:
   return err;
 }
@@ -344,9 +369,9 @@ static kd_err kd_emp_cross_(kd_kernel *k, int d, const kd_emp_set_ *L, kd_lidx l
   for (kd_lidx i = l0; i < l1; i++)
     for (kd_lidx j = r0; j < r1; j++) {
       if (remote_lower)
-        KD_TRY(kd_emp_pair_(k, d, R, j * KD_EMP_CHUNK, L, i * KD_EMP_CHUNK, 2.0, y, acc, comp, pg));
+        KD_TRY(kd_emp_pair_(k, d, R, j * KD_EMP_CHUNK, L, i * KD_EMP_CHUNK, y, acc, comp, pg));
       else
-        KD_TRY(kd_emp_pair_(k, d, L, i * KD_EMP_CHUNK, R, j * KD_EMP_CHUNK, 2.0, y, acc, comp, pg));
+        KD_TRY(kd_emp_pair_(k, d, L, i * KD_EMP_CHUNK, R, j * KD_EMP_CHUNK, y, acc, comp, pg));
     }
 cleanup:
   return err;
@@ -369,7 +394,7 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   }
   cur = calloc((size_t)cap + 1, sizeof(double));
   nxt = calloc((size_t)cap + 1, sizeof(double));
-  y = calloc(KD_EMP_CHUNK, sizeof(double));
+  y = calloc(2 * KD_EMP_CHUNK, sizeof(double));
   G = calloc((size_t)2 * p, sizeof(double));
   if (!cur || !nxt || !y || !G)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
@@ -381,11 +406,12 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   kd_emp_prog_init_(&pg, "target double sum", 0.5 * Nt * Nt / p, 0.5 * Nt * Nt);
   ncur = (int64_t)nl * (d + 1);
   kd_emp_pack_set_(&L, d, cur);
-  /* step 0: chunk pairs c <= c' of the own set */
-  for (kd_lidx i = 0; i < ncl && !lerr; i++)
-    for (kd_lidx j = i; j < ncl && !lerr; j++)
-      lerr = kd_emp_pair_(t->k, d, &L, i * KD_EMP_CHUNK, &L, j * KD_EMP_CHUNK, i == j ? 1.0 : 2.0,
-                          y, &acc, &comp, &pg);
+  /* step 0: chunk pairs c <= c' of the own set (c = c': each pair of the chunk once) */
+  for (kd_lidx i = 0; i < ncl && !lerr; i++) {
+    lerr = kd_emp_diag_(t->k, d, &L, i * KD_EMP_CHUNK, y, &acc, &comp, &pg);
+    for (kd_lidx j = i + 1; j < ncl && !lerr; j++)
+      lerr = kd_emp_pair_(t->k, d, &L, i * KD_EMP_CHUNK, &L, j * KD_EMP_CHUNK, y, &acc, &comp, &pg);
+  }
   KD_TRY(kd_dist_agreed(comm, lerr));
   /* steps 1 .. p/2: the set of rank q = (rank - s) mod p */
   for (int s = 1; 2 * s <= p; s++) {
