@@ -357,11 +357,6 @@ cleanup:
   return err;
 }
 
-static int kd_lidx_cmp_(const void *a, const void *b) {
-  kd_lidx x = *(const kd_lidx *)a, y = *(const kd_lidx *)b;
-  return (x > y) - (x < y);
-}
-
 static kd_err kd_thin_halve_rule_(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n,
                                   int d, double delta, uint64_t seed, uint64_t stream,
                                   kd_lidx *keep) {
@@ -403,8 +398,14 @@ kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx 
   KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), Xp, n, d, delta, seed, stream, keep));
   for (kd_lidx i = 0; i < n / 2; i++) keep[i] = perm[keep[i]];
   /* kept rows in input order, like the consecutive pairing: positions stay as random as the
-   * input's, which the remainder rule and Compress's partitions rely on */
-  qsort(keep, (size_t)(n / 2), sizeof *keep, kd_lidx_cmp_);
+   * input's, which the remainder rule and Compress's partitions rely on (distinct rows: marked in
+   * perm, no longer needed, and read back in order) */
+  for (kd_lidx j = 0; j < n; j++) perm[j] = 0;
+  for (kd_lidx i = 0; i < n / 2; i++) perm[keep[i]] = 1;
+  for (kd_lidx j = 0, i = 0; i < n / 2; j++) {
+    keep[i] = j;
+    i += perm[j];
+  }
 cleanup:
   free(perm);
   free(Xp);
