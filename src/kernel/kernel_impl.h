@@ -147,9 +147,13 @@ static inline double kd_kexp_neg_sel_(double x, int general) {
 /** 0: portable loops, 1: AVX2+FMA, 2: AVX-512F micro-kernels available on this CPU. */
 int kd_kernel_isa_(void);
 
-/** The Matern 1/2 finish, out[j] = exp(-sqrt(s[j]) c[0]): also the Laplace kernel's (laplace.c). */
+/** The Matern 1/2 setup (c[0] = 1 / ls and s_normal) and finishes, out[j] = exp(-sqrt(s[j]) c[0]):
+ *  also the Laplace kernel's (laplace.c). */
+void kd_matern12_setup_(kd_kernel *k);
 void kd_matern12_finish_(const kd_kernel *k, kd_lidx n, const double *s, const double *s2,
                          double *out);
+void kd_matern12_finish_normal_(const kd_kernel *k, kd_lidx n, const double *s, const double *s2,
+                                double *out);
 
 /** Array form of kd_kexp_neg_ (multi-versioned); exported for the unit test. */
 void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);

@@ -2,9 +2,16 @@
  *   nu = 1/2: exp(-a);  nu = 3/2: (1 + a) exp(-a);  nu = 5/2: (1 + a + a^2/3) exp(-a). */
 #include "kernel/kernel_impl.h"
 
-static void kd_matern12_setup_(kd_kernel *k) { k->c[0] = 1.0 / k->p.ls; }
-static void kd_matern32_setup_(kd_kernel *k) { k->c[0] = sqrt(3.0) / k->p.ls; }
-static void kd_matern52_setup_(kd_kernel *k) { k->c[0] = sqrt(5.0) / k->p.ls; }
+/* s_normal: s <= (700 / c0)^2 gives a = sqrt(s) c0 <= 700 (1 + 2 eps) after rounding, so -a stays
+ * above KD_KEXP_NORMAL_MIN (the bounding-box path of the mat-vec, as for the Gaussian) */
+static void kd_matern_set_(kd_kernel *k, double c0) {
+  k->c[0] = c0;
+  k->s_normal = (700.0 / c0) * (700.0 / c0);
+}
+
+void kd_matern12_setup_(kd_kernel *k) { kd_matern_set_(k, 1.0 / k->p.ls); }
+static void kd_matern32_setup_(kd_kernel *k) { kd_matern_set_(k, sqrt(3.0) / k->p.ls); }
+static void kd_matern52_setup_(kd_kernel *k) { kd_matern_set_(k, sqrt(5.0) / k->p.ls); }
 
 /* out[j] = poly(a) exp(-a), a = sqrt(s[j]) g, with poly = 1 (nu = 1/2), 1 + a (3/2) or
  * 1 + a + a^2/3 (5/2) by `order` 0 / 1 / 2 (kd_kexp_neg_sel_); returns the count of arguments
@@ -45,9 +52,30 @@ KD_KCLONES static void kd_matern52_finish_(const kd_kernel *k, kd_lidx n, const 
   if (kd_matern_loop_(n, k->c[0], s, out, 2, 0)) kd_matern_loop_(n, k->c[0], s, out, 2, 1);
 }
 
+/* every s[j] <= k->s_normal: the normal form throughout, no range test */
+KD_KCLONES void kd_matern12_finish_normal_(const kd_kernel *k, kd_lidx n, const double *restrict s,
+                                           const double *restrict s2, double *restrict out) {
+  (void)s2;
+  (void)kd_matern_loop_(n, k->c[0], s, out, 0, 0);
+}
+
+KD_KCLONES static void kd_matern32_finish_normal_(const kd_kernel *k, kd_lidx n,
+                                                  const double *restrict s,
+                                                  const double *restrict s2, double *restrict out) {
+  (void)s2;
+  (void)kd_matern_loop_(n, k->c[0], s, out, 1, 0);
+}
+
+KD_KCLONES static void kd_matern52_finish_normal_(const kd_kernel *k, kd_lidx n,
+                                                  const double *restrict s,
+                                                  const double *restrict s2, double *restrict out) {
+  (void)s2;
+  (void)kd_matern_loop_(n, k->c[0], s, out, 2, 0);
+}
+
 const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12, KD_KACC_SQDIST, kd_matern12_setup_,
-                                           kd_matern12_finish_, NULL};
+                                           kd_matern12_finish_, kd_matern12_finish_normal_};
 const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32, KD_KACC_SQDIST, kd_matern32_setup_,
-                                           kd_matern32_finish_, NULL};
+                                           kd_matern32_finish_, kd_matern32_finish_normal_};
 const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52, KD_KACC_SQDIST, kd_matern52_setup_,
-                                           kd_matern52_finish_, NULL};
+                                           kd_matern52_finish_, kd_matern52_finish_normal_};
