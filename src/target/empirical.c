@@ -10,8 +10,8 @@
  * packed chunk), with no copy of the block.
  * zz: the same ring over half of the set pairs (steps 0 .. p/2), using symmetry: set pairs at ring
  * distance s and p - s are the same pair, within the own set only chunk pairs c < c' and each
- * chunk's own pairs once (kd_emp_diag_) are evaluated, and at distance p/2 (p even) the two ranks
- * of a pair take half of the lower set's chunks each. Work N^2 / (2p) per rank. */
+ * chunk with itself by blocks (kd_emp_diag_) are evaluated, and at distance p/2 (p even) the two
+ * ranks of a pair take half of the lower set's chunks each. Work N^2 / (2p) per rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,11 +334,11 @@ cleanup:
   return err;
 }
 
-/* The diagonal term v_c^T K(c, c) v_c of the chunk at row a of set A with each pair of the chunk
- * evaluated once: over sub-blocks u of S = KD_EMP_SUB rows, the sum of v_u^T K(u, [u, end)) v'
- * with v' = v on u and 2 v after u (doubling is exact), one mat-vec each: C^2 / 2 + C S / 2
- * evaluations instead of C^2. Like kd_emp_pair_, the term has the same bits wherever and whenever
- * it is computed. y: 2 KD_EMP_CHUNK doubles. */
+/* The diagonal term v_c^T K(c, c) v_c of the chunk at row a of set A, by halves: over sub-blocks u
+ * of S = KD_EMP_SUB rows, the sum of v_u^T K(u, [u, end)) v' with v' = v on u and 2 v after u
+ * (doubling is exact), one mat-vec each: C^2 / 2 + C S / 2 evaluations instead of C^2 (only the
+ * pairs inside a block are evaluated twice). Like kd_emp_pair_, the term has the same bits
+ * wherever and whenever it is computed. y: 2 KD_EMP_CHUNK doubles. */
 enum { KD_EMP_SUB = 256 };
 static kd_err kd_emp_diag_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a, double *y,
                            double *acc, double *comp, kd_emp_prog_ *pg) {
@@ -406,7 +406,7 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   kd_emp_prog_init_(&pg, "target double sum", 0.5 * Nt * Nt / p, 0.5 * Nt * Nt);
   ncur = (int64_t)nl * (d + 1);
   kd_emp_pack_set_(&L, d, cur);
-  /* step 0: chunk pairs c <= c' of the own set (c = c': each pair of the chunk once) */
+  /* step 0: chunk pairs c <= c' of the own set (c = c' by halves) */
   for (kd_lidx i = 0; i < ncl && !lerr; i++) {
     lerr = kd_emp_diag_(t->k, d, &L, i * KD_EMP_CHUNK, y, &acc, &comp, &pg);
     for (kd_lidx j = i + 1; j < ncl && !lerr; j++)
