@@ -1,9 +1,11 @@
-/* test_refine_columns.c - KH-Refine (refine.c) on candidate pools above the dense-Gram limit (2048
- * candidates) computes one kernel column per step instead of the nc x nc matrix. On 2500 and 3000
- * candidates of the 8-component mixture (Gaussian and Matern 5/2 kernels, 2 and 3 passes) its swaps
- * and final coreset equal, index for index, a direct transcription of Alg. H.1 over the full Gram
- * matrix, and the MMD to the candidates' empirical measure (direct double sum) never increases.
- * Serial (every rank runs the same). */
+/* test_refine_columns.c - KH-Refine (refine.c) evaluates kernel columns as it needs them: above
+ * 2048 candidates one per step, up to 2048 kept once computed (the coreset's columns, then one per
+ * swap). On 1500, 2500 and 3000 candidates of the 8-component mixture (Gaussian and Matern 5/2
+ * kernels, 2 and 3 passes) its swaps and final coreset equal, index for index, a direct
+ * transcription of Alg. H.1 over the full Gram matrix, and the MMD to the candidates' empirical
+ * measure (direct double sum) never increases. With kept columns the pass evaluates at most
+ * nc (m + 1 + swaps) kernel values (the init's block, the diagonal, one column per swap), far
+ * fewer than the nc^2 of the whole matrix. Serial (every rank runs the same). */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
 
@@ -69,7 +71,14 @@ static void one(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
   kd_lidx *a = malloc(sizeof(kd_lidx) * m), *b = malloc(sizeof(kd_lidx) * m), swaps = 0;
   for (kd_lidx i = 0; i < m; i++) a[i] = b[i] = (i * 7919) % nc; /* distinct: 7919 prime > nc */
   const double before = mmd_to_all(K, nc, a, m);
+  kd_kernel_reset_evals(k);
   KD_TEST_OK(kd_thin_refine(k, X, nc, d, z, a, m, passes, &swaps));
+  const uint64_t evals = kd_kernel_evals(k);
+  if (nc <= 2048)
+    KD_TEST(evals <= (uint64_t)nc * (uint64_t)(m + 1 + swaps) && evals >= (uint64_t)nc * m,
+            "nc %lld m %lld: %llu kernel values for %lld swaps (kept columns, not nc^2 = %llu)",
+            (long long)nc, (long long)m, (unsigned long long)evals, (long long)swaps,
+            (unsigned long long)nc * nc);
   const kd_lidx dswaps = dense_refine(K, nc, z, b, m, passes);
   const double after = mmd_to_all(K, nc, a, m);
   KD_TEST(swaps == dswaps && !memcmp(a, b, sizeof(kd_lidx) * m),
@@ -85,6 +94,7 @@ static void one(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
+  one(KD_KERNEL_GAUSSIAN, 1500, 80, 3);
   one(KD_KERNEL_GAUSSIAN, 2500, 100, 2);
   one(KD_KERNEL_MATERN52, 3000, 150, 3);
   return kd_test_finish();

@@ -11,30 +11,35 @@
 
 #include "algo/thinning/thin_impl.h"
 
-/* The kernel values the pass needs: the Gram matrix of the candidates when it is small (one
- * block, reused), otherwise one column per candidate and step, computed when needed, so the memory
- * is O(nc) and not O(nc^2) (2^g sqrt(n) candidates: the dense matrix would be 8 * 4^g * n bytes).
- * Both give the same bits: a kernel value does not depend on the block it is computed in
- * (docs/kernels.md). */
-enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB */
+/* The kernel values the pass needs: columns k(., x_j) of the candidates' Gram matrix, for the
+ * coreset's points and the candidates swapped in. When the matrix is small they are kept once
+ * computed (column j at K + j nc, marked in `have`: the pass needs m columns plus one per swap,
+ * far fewer than all nc); otherwise each is evaluated when needed, so the memory is O(nc) and not
+ * O(nc^2) (2^g sqrt(n) candidates: the dense matrix would be 8 * 4^g * n bytes). Both give the
+ * same bits: a kernel value does not depend on the block it is computed in, and k(a, b) =
+ * k(b, a) bit for bit (docs/kernels.md). */
+enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB at most, of which only the columns used are touched */
 
 typedef struct {
   kd_kernel *k;
   const double *C;
   kd_lidx nc;
   int d;
-  double *K; /* nc x nc or NULL */
+  double *K;  /* nc x nc (column j at K + j nc, valid where have[j]) or NULL */
+  char *have; /* nc flags, with K */
 } kd_rf_;
 
-/* *col[c] = k(x_c, x_j) for every candidate c: row j of the dense matrix (a kernel value is
- * symmetric bit for bit, docs/kernels.md, so row j is column j), else evaluated into buf */
-static kd_err kd_rf_col_(const kd_rf_ *r, kd_lidx j, double *buf, const double **col) {
-  if (r->K) {
-    *col = r->K + (size_t)j * r->nc;
-    return KD_OK;
-  }
-  *col = buf;
-  return kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, buf, 1);
+/* *col[c] = k(x_c, x_j) for every candidate c: the kept column (computed on first use), else
+ * evaluated into buf */
+static kd_err kd_rf_col_(kd_rf_ *r, kd_lidx j, double *buf, const double **col) {
+  kd_err err = KD_OK;
+  double *dst = r->K ? r->K + (size_t)j * r->nc : buf;
+  *col = dst;
+  if (r->K && r->have[j]) goto cleanup;
+  KD_TRY(kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, dst, 1));
+  if (r->K) r->have[j] = 1;
+cleanup:
+  return err;
 }
 
 /* x / q, by the exact reciprocal when q is a power of two (the same bits: x / q and x * (1 / q)
@@ -43,21 +48,12 @@ static inline double kd_rf_div_(double x, double q, double rq, int exact) {
   return exact ? x * rq : x / q;
 }
 
-/* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1 */
-static kd_err kd_rf_init_(const kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double *diag,
-                          double *gs) {
+/* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1; with kept
+ * columns, the columns of the coreset's points are kept on the way */
+static kd_err kd_rf_init_(kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double *diag, double *gs) {
   kd_err err = KD_OK;
   double *S = NULL, *blk = NULL;
   const kd_lidx nc = r->nc, R = 256;
-  if (r->K) {
-    for (kd_lidx c = 0; c < nc; c++) {
-      double s = 0.0;
-      for (kd_lidx j = 0; j < m; j++) s += r->K[c * nc + sel[j]];
-      gs[c] = s;
-      diag[c] = r->K[c * nc + c];
-    }
-    goto cleanup;
-  }
   KD_ALLOC(S, (size_t)m * r->d);
   KD_ALLOC(blk, (size_t)R * m);
   for (kd_lidx j = 0; j < m; j++) memcpy(S + j * r->d, r->C + sel[j] * r->d, sizeof(double) * r->d);
@@ -70,7 +66,12 @@ static kd_err kd_rf_init_(const kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double
       gs[c0 + c] = s;
       diag[c0 + c] = kd_kernel_eval(r->k, r->C + (c0 + c) * r->d, r->C + (c0 + c) * r->d);
     }
+    if (r->K)
+      for (kd_lidx j = 0; j < m; j++)
+        for (kd_lidx c = 0; c < nr; c++) r->K[(size_t)sel[j] * nc + c0 + c] = blk[c * m + j];
   }
+  if (r->K)
+    for (kd_lidx j = 0; j < m; j++) r->have[sel[j]] = 1;
 cleanup:
   free(S);
   free(blk);
@@ -83,11 +84,11 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
   double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL;
   char *in = NULL;
   kd_lidx swaps = 0;
-  kd_rf_ r = {k, C, nc, d, NULL};
+  kd_rf_ r = {k, C, nc, d, NULL, NULL};
   if (m == 0) goto cleanup;
   if (nc <= KD_RF_DENSE_MAX) {
     KD_ALLOC(r.K, nc * nc);
-    KD_TRY(kd_kernel_eval_block(k, C, nc, C, nc, r.K, nc));
+    KD_ALLOC(r.have, nc);
   }
   KD_ALLOC(gs, nc);
   KD_ALLOC(diag, nc);
@@ -138,6 +139,7 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
 cleanup:
   if (n_swaps) *n_swaps = swaps;
   free(r.K);
+  free(r.have);
   free(gs), free(diag), free(csi), free(cbc);
   free(in);
   return err;
