@@ -102,6 +102,26 @@ void kd_kernel_packed_free(kd_kernel_packed **p);
  *  w == NULL means w_j = 1. */
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y);
+/** Screening mat-vecs, for callers that compare y with thresholds. kd_kernel_screen_prepare keeps
+ *  the rows X (n x d) in single precision (centred and scaled; about 12 n d bytes); then
+ *  kd_kernel_screen_matvec gives, for rows i0 .. i0+na-1 of X against its first nb rows,
+ *  y[i] = sum_{j<nb} k(X_{i0+i}, X_j) w[j] (w == NULL: 1) in single precision, and bound[i] >=
+ *  |y[i] - y'[i]| proven for y' = what kd_kernel_matvec(k, X + (i0+i) d, 1, X, nb, w, 0, y')
+ *  returns. Where the bound does not settle a comparison, ask kd_kernel_matvec for that row: the
+ *  outcome is then the one kd_kernel_matvec alone gives, bit for bit. *out = NULL (no error) when
+ *  there is no screening form: not kd_kernel_screen_available(k) (the Gaussian kernel with
+ *  screening on), points so spread against ls that single precision cannot resolve them, or
+ *  non-finite points. About 2.3x kd_kernel_matvec's speed at d = 2 (bench/RESULTS_kernel.md).
+ *  X is copied: it may change after the call. Local. */
+typedef struct kd_kernel_screen kd_kernel_screen;
+kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_screen **out);
+kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
+                               kd_lidx nb, const double *w, double *y, double *bound);
+void kd_kernel_screen_free(kd_kernel_screen **S);
+int kd_kernel_screen_available(const kd_kernel *k);
+/** Screening on (default) or off: off, kd_kernel_screen_available says 0 and callers take the
+ *  double-precision path everywhere (the same results; for tests and comparisons). */
+void kd_kernel_set_screening(kd_kernel *k, int on);
 /** diag[i] = k(A_i, A_i). */
 kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag);
 /** Total evaluations counted by this kernel object. */

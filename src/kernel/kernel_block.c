@@ -346,7 +346,7 @@ double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
 /* Columns per panel: KD_KERNEL_PANEL, fewer for large d so that a panel (d x P doubles) stays
  * within ~256 KB of cache; a multiple of 16. Only speed depends on it: a pair's value never does,
  * and the mat-vec lanes are j mod 8 whatever P is. */
-static kd_lidx kd_kernel_panel_(int d) {
+kd_lidx kd_kernel_panel_(int d) {
   kd_lidx P = (kd_lidx)KD_KERNEL_PANEL * 128 / (d > 128 ? d : 128) / 16 * 16;
   return P < 16 ? 16 : P;
 }
@@ -354,7 +354,7 @@ static kd_lidx kd_kernel_panel_(int d) {
 /* B (nb x d, row-major) packed panel by panel: panel p holds columns [p P, p P + nc) transposed
  * (coordinate kk of column j at Bp[d p P + kk npad + j - p P]) with npad = nc rounded up to 16,
  * zero-padded. Total size d * kd_kernel_packed_size_(nb). */
-static kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P) {
+kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P) {
   const kd_lidx full = nb / P * P, rest = nb - full;
   return full + (rest + 15) / 16 * 16;
 }
@@ -460,7 +460,7 @@ static void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, do
  * by every block call, so a mat-vec or a tile in a loop allocates nothing. The callers carve it
  * into their buffers and write every entry they read (the accumulator s2 only the attention
  * family fills and reads; the others ignore what it holds). Local. */
-static kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws) {
+kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws) {
   kd_err err = KD_OK;
   if (n > k->ws_n) {
     double *p = NULL;

@@ -51,6 +51,7 @@ struct kd_kernel {
   double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
   int isa;         /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
   int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
+  int screen_off;  /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
   uint64_t evals;
   char desc[160];
   double *pre;   /* stein preconditioner (stein_precond.c): [L^-1 | M^-1], dx x dx each, or NULL */
@@ -157,6 +158,8 @@ void kd_matern12_finish_normal_(const kd_kernel *k, kd_lidx n, const double *s, 
 
 /** Array form of kd_kexp_neg_ (multi-versioned); exported for the unit test. */
 void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);
+/** Array form of the single-precision exp of kernel_screen.c (x[j] in [-80, 0]), for the test. */
+void kd_kernel_vfexp_neg_(kd_lidx n, const float *x, float *y);
 
 /* The Stein kernel (stein.c) is not a map of per-pair accumulators (s, s2): it needs three, so
  * kernel_block.c hands its tiles, mat-vecs and pairs to these (same bitwise contract). */
@@ -187,5 +190,11 @@ void kd_stein_pre_map_x_(const kd_kernel *k, const double *x, double *o);
 /** Packs B (nb x d, row-major) panel by panel: panel p holds rows [p P, p P + nc) transposed,
  *  width npad = nc rounded up to 16, zero-padded, at Bp + d p P. Local. */
 void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double *Bp);
+/** Columns per panel for dimension d (a multiple of 16). */
+kd_lidx kd_kernel_panel_(int d);
+/** Doubles per coordinate of nb rows packed in panels of P columns (padding included). */
+kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P);
+/** At least n doubles of the kernel's reusable scratch k->ws (grown zeroed, never shrunk). */
+kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws);
 
 #endif

@@ -15,13 +15,53 @@
  * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')).
  * Blocked: for a chunk of KD_KH_CHUNK pairs the contribution of all earlier points comes from one
  * fused mat-vec (the earlier points are packed once per chunk, not once per pair) and the
- * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. */
+ * contribution of the chunk's own earlier pairs from the chunk's small Gram matrix. The pair's
+ * coin only compares alpha with a threshold, so for the Gaussian kernel the mat-vec is screened
+ * (kd_kernel_screen_matvec, about 2.3x faster): the same decisions, bit for bit. */
 #define KD_KH_CHUNK 64
 #define KD_KH_STRIP 32 /* rows per strip of the chunk's Gram block (even) */
+
+/* alpha_i of pair t of a chunk from its rows' mat-vec values yr, yr1: the chunk's earlier pairs
+ * (signs sg, Gram rows g0, g1) added in order. One function for the screened and the exact
+ * values, so that the exact one has the bits it always had. */
+static double kd_kh_alpha_(double yr, double yr1, const double *sg, const double *g0,
+                           const double *g1, kd_lidx r) {
+  double alpha = yr - yr1;
+  for (kd_lidx u = 0; u < r; u++) alpha += sg[u] * (g0[u] - g1[u]);
+  return alpha;
+}
+
+/* The swap probability of Alg. B.1 for alpha and threshold a: non-increasing in alpha (each
+ * floating-point step is monotone), which the screening below relies on. */
+static double kd_kh_prob_(double alpha, double a) {
+  double prob = 0.0;
+  if (a > 0) {
+    prob = 0.5 * (1.0 - alpha / a);
+    prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+  }
+  return prob;
+}
+
+/* Screening (kd_kernel_screen_matvec): ys, ybnd hold the single-precision values of rows r, r+1
+ * and their bounds. Returns 1 (swap) or 0 when the coin u settles the decision for every alpha
+ * within the bound of the screened one, -1 when only the exact mat-vec can. The margin: both
+ * rows' bounds, plus the chain's roundings (r + 2 additions in both chains, each within 2^-53 of
+ * a partial sum bounded by m; the Gaussian kernel, the only one screened, is at most 1, so each
+ * in-chunk term is at most 2). */
+static int kd_kh_screened_(double u, double a, const double *ys, const double *ybnd,
+                           const double *sg, const double *g0, const double *g1, kd_lidx r) {
+  const double alpha = kd_kh_alpha_(ys[0], ys[1], sg, g0, g1, r);
+  const double m = fabs(ys[0]) + fabs(ys[1]) + ybnd[0] + ybnd[1] + 2.0 * (double)r;
+  const double e =
+      1.001 * ((ybnd[0] + ybnd[1]) + 0x1p-52 * (double)(r + 2) * 1.01 * m) + 0x1p-50 * fabs(alpha);
+  if (u < kd_kh_prob_(alpha + e, a)) return 1; /* swaps even at the largest alpha */
+  if (u >= kd_kh_prob_(alpha - e, a)) return 0;
+  return -1; /* also when a bound is NaN */
+}
 static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
                            int adaptive, uint64_t seed, uint64_t stream, kd_lidx *keep) {
   kd_err err = KD_OK;
-  double *sgn = NULL, *y = NULL, *G = NULL;
+  double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL;
   /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
   const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
   const kd_lidx np = n / 2, C = KD_KH_CHUNK;
@@ -34,13 +74,25 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   KD_ALLOC(sgn, n);
   KD_ALLOC(y, 2 * cm);
   KD_ALLOC(G, 4 * cm * cm);
+  KD_ALLOC(yb, 2 * cm);
+  /* screening (Gaussian kernel): the earlier chunks' contribution in single precision with a
+   * proven bound, the exact rows only for the pairs whose coin the bound does not settle; dropped
+   * for the rest of the call once more than one pair in 8 needs them (it then costs more than it
+   * saves). The decisions are those of the exact mat-vec either way. */
+  kd_kernel_screen *scr = NULL;
+  kd_lidx nscreened = 0, nexact = 0;
+  if (np > C) KD_TRY(kd_kernel_screen_prepare(k, X, n, &scr));
   for (kd_lidx i0 = 0; i0 < np; i0 += C) {
     const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
     const double *A = X + 2 * i0 * d;
-    if (i0 > 0) {
-      KD_TRY(kd_kernel_matvec(k, A, w, X, 2 * i0, sgn, 0.0, y));
-    } else {
+    if (scr && nscreened >= 4 * C && 8 * nexact > nscreened) kd_kernel_screen_free(&scr);
+    const int screened = i0 > 0 && scr != NULL;
+    if (i0 == 0) {
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
+    } else if (screened) {
+      KD_TRY(kd_kernel_screen_matvec(k, scr, 2 * i0, w, 2 * i0, sgn, y, yb));
+    } else {
+      KD_TRY(kd_kernel_matvec(k, A, w, X, 2 * i0, sgn, 0.0, y));
     }
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
@@ -67,14 +119,18 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
           sig2 += b2 * (q > 0 ? q : 0.0);
         }
       }
-      double alpha = y[r] - y[r + 1];
-      for (kd_lidx u = 0; u < r; u++) alpha += sgn[2 * i0 + u] * (g0[u] - g1[u]);
-      double prob = 0.0;
-      if (a > 0) {
-        prob = 0.5 * (1.0 - alpha / a);
-        prob = prob < 0 ? 0 : (prob > 1 ? 1 : prob);
+      const double coin = kd_rng_uniform(seed, stream, (uint64_t)i);
+      const double *sg = sgn + 2 * i0;
+      int swap = -1;
+      if (screened) {
+        nscreened++;
+        swap = kd_kh_screened_(coin, a, y + r, yb + r, sg, g0, g1, r);
+        if (swap < 0) { /* the exact rows: the decision of the unscreened halving */
+          nexact++;
+          KD_TRY(kd_kernel_matvec(k, A + r * d, 2, X, 2 * i0, sgn, 0.0, y + r));
+        }
       }
-      int swap = kd_rng_uniform(seed, stream, (uint64_t)i) < prob;
+      if (swap < 0) swap = coin < kd_kh_prob_(kd_kh_alpha_(y[r], y[r + 1], sg, g0, g1, r), a);
       /* S1 (kept) gets x, S2 gets x' unless swapped */
       keep[i] = 2 * i + (swap ? 1 : 0);
       sgn[2 * i] = swap ? 1.0 : -1.0;
@@ -85,6 +141,8 @@ cleanup:
   free(sgn);
   free(y);
   free(G);
+  free(yb);
+  kd_kernel_screen_free(&scr);
   return err;
 }
 

@@ -96,6 +96,13 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "matvec") == 0) {
       kd_kernel_matvec(k, A, na, B, ncol, w, 0.0, y);
       check += y[0];
+    } else if (strcmp(mode, "screen") == 0) {
+      kd_kernel_screen *S = NULL;
+      kd_kernel_screen_prepare(k, B, n, &S);
+      if (!S) fprintf(stderr, "screening not available\n");
+      kd_kernel_screen_matvec(k, S, r0, na, ncol, w, y, t1);
+      kd_kernel_screen_free(&S);
+      check += y[0];
     } else if (strcmp(mode, "pair") == 0) {
       for (kd_lidx i = 0; i < na; i++)
         for (kd_lidx j = 0; j < ncol; j++) check += kd_kernel_eval(k, A + i * d, B + j * d);
