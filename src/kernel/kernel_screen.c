@@ -5,30 +5,37 @@
  * those of kd_kernel_matvec alone, bit for bit, while most kernel values cost single-precision
  * arithmetic (twice the lanes per instruction, a polynomial of degree 7 instead of 13).
  *
- * Gaussian kernel only. The points are centred (c: the middle of the rows' bounding box), scaled
- * by sigma = sqrt(|c0|) (c0 = -1 / (2 ls^2)) and rounded to float, so that x = -|a~ - b~|^2 is the
- * exponential's argument directly. With rho = the largest |sigma (p_k - c_k)| over all points and
- * coordinates, S = |c0| |a - b|^2 the exact argument's size and u = 2^-24, the float argument
- * obeys (rounding of both points, the differences and d sums of squares)
- *   |x + S| <= u (1 + 2^-20) (4 rho sqrt(d S) + (2 + d) S) + 2^-45 d rho^2
- * and 4 rho sqrt(d S) <= 2 rho (d S + 1), so per value, with kf = exp(x) (relative error below
+ * Gaussian kernel only. The columns are kept in panels of P, each centred on the middle c of its
+ * own bounding box, scaled by sigma = sqrt(|c0|) (c0 = -1 / (2 ls^2)) and rounded to float; a row
+ * is put in each panel's frame the same way, so that x = -|a~ - b~|^2 is the exponential's
+ * argument directly. With rho = the panel's largest |sigma (b_k - c_k)|, D = sigma (a - b),
+ * S = |D|^2 the exact argument's size and u = 2^-24: the rounded points differ from the exact
+ * ones by at most u |sigma (a_k - c_k)| <= u (|D_k| + rho) and u rho, the difference by u of
+ * itself, so |t~_k - D_k| <= u (2 |D_k| + 2 rho), and with the d roundings of the sum of squares
+ *   |x + S| <= u (1 + 2^-20) (4 S + 4 rho sqrt(d S) + d S) + 8 u^2 d rho^2 (+ 8 u^2 S),
+ * where 4 rho sqrt(d S) <= 2 rho (d S + 1). Per value, with kf = exp(x) (relative error below
  * KD_SCR_EXP_ERR) and kd kd_kernel_matvec's value:
  *   |kf - kd| <= kf (A0 + A1 |x|),  A0, A1 of kd_screen_coef_ (which adds the margins),
- * and a value clamped at x = -80 is off by at most KD_SCR_TINY. Screening is offered only while
- * the argument's error stays below 1e-3 at x = -80 (rho not huge against ls). The sums over
- * columns add their own rounding: 8 float terms per lane before each flush to double here,
+ * and a value clamped at x = -80 is off by at most KD_SCR_TINY. A panel of nearby points (the
+ * halving's k-d order) has a small rho whatever the spread of the whole set. Screening is offered
+ * only while the argument's error stays below 1e-3 at x = -80 in every panel. The sums over
+ * columns add their own rounding: 4 float terms per lane before each flush to double here,
  * (nb/8 + 4) 2^-53 S0 in kd_kernel_matvec. */
 #include <stdlib.h>
 
 #include "kernel/kernel_impl.h"
 
-/* Relative error bound of kd_fexp_neg_ on [-80, 0]: Taylor remainder of degree 7 on
- * |r| <= ln2/2 (5.2e-9), the reduction (~2^-25) and 7 Horner roundings (each <= 2^-24 of a term
- * below the result); the unit test measures it (below 2.5 2^-24). */
-#define KD_SCR_EXP_ERR (8.0 * 0x1p-24)
+/* Relative error bound of kd_fexp_neg_ on [-80, 0], in units u = 2^-24: the reduction's r is
+ * x - k ln2hi exactly (k ln2hi has 16 bits, x - k ln2hi is a multiple of ulp(x) below 0.36) minus
+ * k ln2lo rounded once (u |r| <= 0.35 u) with ln2lo's own error (116 x 1.3e-11 = 0.03 u); the
+ * Taylor remainder of degree 7 on |r| <= 0.35 is 0.12 u; the Horner steps' roundings, each u of
+ * its partial value, add u (1 + 0.6 + 0.1 + ...) <= 1.75 u relative to the result (>= 0.7);
+ * 2^k is exact. In all 2.25 u; bounded by 3 u, measured 1.27 u (the unit test). */
+#define KD_SCR_EXP_ERR (3.0 * 0x1p-24)
 #define KD_SCR_ARG_MIN (-80.0f) /* exp(-80) = 1.8e-35: far above float's normal minimum */
 #define KD_SCR_TINY 4e-35       /* the error of a value clamped at -80 (both sides below 2e-35) */
-#define KD_SCR_BLOCK 128        /* columns per float partial sum of y (8 per lane) */
+#define KD_SCR_BLOCK 64         /* columns per float partial sum of y (4 per lane) */
+#define KD_SCR_YTERMS 4.0       /* KD_SCR_BLOCK / 16 */
 
 /* exp(x) for -80 <= x <= 0 in single precision: k = round(x / ln2) through the shifter, r by
  * two-part Cody-Waite reduction, exp(r) by Taylor-Horner of degree 7, 2^k added to the exponent
@@ -61,16 +68,17 @@ KD_KCLONES void kd_kernel_vfexp_neg_(kd_lidx n, const float *x, float *y) {
   for (kd_lidx j = 0; j < n; j++) y[j] = kd_fexp_neg_(x[j]);
 }
 
-/* The row sums of one row against the first npad columns (a multiple of 16) of one packed float
- * panel (coordinate kk at Bp + kk ld) go to
- * acc[0..16) (y), acc[16..32) (sum |w| kf) and acc[32..48) (sum |w| kf |x|), double lanes; y is
- * summed in float over at most KD_SCR_BLOCK columns (8 terms per lane) between flushes, the two
- * bound sums over the panel. Portable version: one simple loop per step (a loop mixing double and
- * float, or with a conditional conversion, does not vectorise). */
+/* One row against the first npad columns (a multiple of 16) of one packed float panel
+ * (coordinate kk at Bp + kk ld), in the panel's frame: y into acc[0..16) and the row's bound
+ * terms c0 sum |w| kf + c1 sum |w| kf |x| into acc[16..32), double lanes. y is summed in float
+ * over KD_SCR_BLOCK columns (4 terms per lane) between flushes, the bound sums over the panel
+ * (at most P/16 terms per lane). Portable version: one simple loop per step (a loop mixing double
+ * and float, or with a conditional conversion, does not vectorise). */
 KD_KCLONES static void kd_screen_panel_(int d, const float *restrict a, const float *restrict Bp,
                                         kd_lidx ld, kd_lidx npad, const float *restrict w,
-                                        const float *restrict wa, float *restrict x,
-                                        float *restrict kv, double *restrict acc) {
+                                        const float *restrict wa, float c0, float c1,
+                                        float *restrict x, float *restrict kv,
+                                        double *restrict acc) {
   for (kd_lidx j = 0; j < npad; j++) x[j] = 0.0f;
   for (int kk = 0; kk < d; kk++) {
     const float ak = a[kk];
@@ -95,10 +103,7 @@ KD_KCLONES static void kd_screen_panel_(int d, const float *restrict a, const fl
       }
     for (int l = 0; l < 16; l++) acc[l] += (double)fy[l];
   }
-  for (int l = 0; l < 16; l++) {
-    acc[16 + l] += (double)f0[l];
-    acc[32 + l] += (double)f1[l];
-  }
+  for (int l = 0; l < 16; l++) acc[16 + l] += (double)fmaf(c1, f1[l], c0 * f0[l]);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
@@ -117,7 +122,7 @@ static inline __attribute__((target("avx512f"), always_inline)) void kd_screen_f
  * between the steps, the same flushes (lane order aside: the bound covers any order). */
 static inline __attribute__((target("avx512f"), always_inline)) void kd_screen_panel_avx512_body_(
     int d, const float *restrict a, const float *restrict Bp, kd_lidx ld, kd_lidx npad,
-    const float *restrict w, const float *restrict wa, double *restrict acc) {
+    const float *restrict w, const float *restrict wa, float c0, float c1, double *restrict acc) {
   const __m512 shifter = _mm512_set1_ps(0x1.8p23f), log2e = _mm512_set1_ps(0x1.715476p0f);
   const __m512 ln2hi = _mm512_set1_ps(0x1.63p-1f), ln2lo = _mm512_set1_ps(-0x1.bd0106p-13f);
   const __m512 xmin = _mm512_set1_ps(KD_SCR_ARG_MIN);
@@ -155,30 +160,31 @@ static inline __attribute__((target("avx512f"), always_inline)) void kd_screen_p
     }
     kd_screen_flush_(fy, acc);
   }
-  kd_screen_flush_(f0, acc + 16);
-  kd_screen_flush_(f1, acc + 32);
+  kd_screen_flush_(_mm512_fmadd_ps(_mm512_set1_ps(c1), f1, _mm512_mul_ps(_mm512_set1_ps(c0), f0)),
+                   acc + 16);
 }
 
 /* the body with d = 2 a constant (the coordinate loop unrolled), else general */
 __attribute__((target("avx512f"))) static void kd_screen_panel_avx512_(
     int d, const float *restrict a, const float *restrict Bp, kd_lidx ld, kd_lidx npad,
-    const float *restrict w, const float *restrict wa, double *restrict acc) {
+    const float *restrict w, const float *restrict wa, float c0, float c1, double *restrict acc) {
   if (d == 2)
-    kd_screen_panel_avx512_body_(2, a, Bp, ld, npad, w, wa, acc);
+    kd_screen_panel_avx512_body_(2, a, Bp, ld, npad, w, wa, c0, c1, acc);
   else
-    kd_screen_panel_avx512_body_(d, a, Bp, ld, npad, w, wa, acc);
+    kd_screen_panel_avx512_body_(d, a, Bp, ld, npad, w, wa, c0, c1, acc);
 }
 #endif
 
-/* The per-value coefficients of the header's bound, |kf - kd| <= kf (A0 + A1 |x|), for radius rho
- * in dimension d; returns 0 when the argument's error could exceed 1e-3 (then screening would
- * rarely settle anything). D = a0 + a1 S bounds |x + S| (S <= |x| + 1e-3 folded into a0); then
- * |e^D - 1| <= 1.002 D, exp(-S) <= 1.0011 kf, and kd_kernel_matvec's value is within
- * 3e-16 + (d + 2) 1.2e-16 S of exp(-S) relatively (its exponential, its argument's roundings). */
+/* The per-value coefficients of the header's bound, |kf - kd| <= kf (A0 + A1 |x|), for a panel of
+ * radius rho in dimension d; returns 0 when the argument's error could exceed 1e-3 (then
+ * screening would rarely settle anything). D = a0 + a1 S bounds |x + S| (S <= |x| + 1e-3 folded
+ * into a0); then |e^D - 1| <= 1.002 D, exp(-S) <= 1.0011 kf, and kd_kernel_matvec's value is
+ * within 3e-16 + (d + 2) 1.2e-16 S of exp(-S) relatively (its exponential, its argument's
+ * roundings). */
 static int kd_screen_coef_(double rho, int d, double *A0, double *A1) {
   const double u = 0x1p-24 * (1.0 + 0x1p-20);
-  const double a1 = u * (2.0 * rho * d + 2.0 + d) * 1.001;
-  const double a0 = u * 2.0 * rho + 0x1p-45 * d * rho * rho + 1e-3 * a1;
+  const double a1 = u * (2.0 * rho * d + 4.0 + d) * 1.001;
+  const double a0 = u * 2.0 * rho + 8.0 * u * u * d * rho * rho + 1e-3 * a1;
   if (!(a0 + 80.0 * a1 <= 1e-3)) return 0; /* NaN too */
   *A0 = 1.0011 * (1.0021 * a0 + KD_SCR_EXP_ERR + 3e-16);
   *A1 = 1.0011 * (1.0021 * a1 + (d + 2.0) * 1.2e-16);
@@ -195,28 +201,36 @@ void kd_kernel_set_screening(kd_kernel *k, int on) {
 
 struct kd_kernel_screen {
   int d;
-  kd_lidx n, P;
-  double A0, A1;  /* kd_screen_coef_ */
-  float *Bp;      /* the points as packed panels (coordinate kk of panel p at d p P + kk npad) */
-  float *R;       /* the same points row-major (the rows of the mat-vec) */
-  float *wf, *wa; /* scratch: w and |w| in float, n rounded up to 16 */
-  float *x, *kv;  /* scratch of the portable panel (P each) */
+  kd_lidx n, P, npan;
+  double sigma;
+  double *X;       /* the points (a copy): the rows, put in each panel's frame when used */
+  double *cen;     /* npan x d: each panel's centre */
+  double *A0, *A1; /* npan: each panel's kd_screen_coef_ */
+  float *Bp;       /* the points as panels (coordinate kk of panel p at d p P + kk npad) */
+  float *wf, *wa;  /* scratch: w and |w| in float, n rounded up to 16 */
+  float *x, *kv;   /* scratch of the portable panel (P each) */
+  float *af;       /* scratch: a row in a panel's frame (d) */
 };
 
 void kd_kernel_screen_free(kd_kernel_screen **S) {
   if (!S || !*S) return;
+  free((*S)->X);
+  free((*S)->cen);
+  free((*S)->A0);
+  free((*S)->A1);
   free((*S)->Bp);
-  free((*S)->R);
   free((*S)->wf);
   free((*S)->wa);
   free((*S)->x);
   free((*S)->kv);
+  free((*S)->af);
   free(*S);
   *S = NULL;
 }
 
-/* centre c (the middle of the bounding box), and the radius rho of the points scaled by sigma
- * (with room for the roundings of c and of the scaling); NaN when a coordinate is not finite */
+/* centre c (the middle of the bounding box of rows X[0..n)) and the radius of the rows scaled by
+ * sigma around it (with room for the roundings of c and of the scaling); NaN when a coordinate
+ * is not finite */
 static double kd_screen_frame_(int d, const double *X, kd_lidx n, double sigma, double *c) {
   double rho = 0.0;
   int finite = 1;
@@ -238,48 +252,52 @@ static double kd_screen_frame_(int d, const double *X, kd_lidx n, double sigma, 
 kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_screen **out) {
   kd_err err = KD_OK;
   kd_kernel_screen *S = NULL;
-  double *c = NULL;
   KD_CHECK(out != NULL && n >= 0 && (n == 0 || X), KD_ERR_ARG,
            "kernel: screening needs points and a handle");
   *out = NULL;
   if (!kd_kernel_screen_available(k) || n == 0) goto cleanup;
   const int d = k->d;
-  const double sigma = sqrt(fabs(k->c[0]));
-  double A0, A1;
-  KD_ALLOC(c, d);
-  if (!kd_screen_coef_(kd_screen_frame_(d, X, n, sigma, c), d, &A0, &A1)) goto cleanup;
   KD_ALLOC(S, 1);
   S->d = d;
   S->n = n;
   S->P = kd_kernel_panel_(d);
-  S->A0 = A0;
-  S->A1 = A1;
+  S->npan = (n + S->P - 1) / S->P;
+  S->sigma = sqrt(fabs(k->c[0]));
   const kd_lidx P = S->P, nbp = kd_kernel_packed_size_(n, P);
+  KD_ALLOC(S->X, (size_t)d * (size_t)n);
+  KD_ALLOC(S->cen, (size_t)d * (size_t)S->npan);
+  KD_ALLOC(S->A0, S->npan);
+  KD_ALLOC(S->A1, S->npan);
   KD_ALLOC(S->Bp, (size_t)d * (size_t)nbp);
-  KD_ALLOC(S->R, (size_t)d * (size_t)n);
   KD_ALLOC(S->wf, nbp);
   KD_ALLOC(S->wa, nbp);
   KD_ALLOC(S->x, P);
   KD_ALLOC(S->kv, P);
-  for (kd_lidx i = 0; i < n * d; i++) S->R[i] = (float)(sigma * (X[i] - c[i % d]));
-  for (kd_lidx j0 = 0; j0 < n; j0 += P) { /* panels: coordinate kk at kk npad, zero padding */
-    const kd_lidx nc = n - j0 < P ? n - j0 : P, npad = (nc + 15) / 16 * 16;
+  KD_ALLOC(S->af, d);
+  memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
+  for (kd_lidx pj = 0; pj < S->npan; pj++) { /* panels: coordinate kk at kk npad, zero padding */
+    const kd_lidx j0 = pj * P, nc = n - j0 < P ? n - j0 : P, npad = (nc + 15) / 16 * 16;
+    double *c = S->cen + (size_t)d * (size_t)pj;
+    const double rho = kd_screen_frame_(d, X + (size_t)d * (size_t)j0, nc, S->sigma, c);
+    if (!kd_screen_coef_(rho, d, &S->A0[pj], &S->A1[pj])) goto noform;
     float *pan = S->Bp + (size_t)d * (size_t)j0;
     for (int kk = 0; kk < d; kk++)
       for (kd_lidx j = 0; j < npad; j++)
-        pan[(size_t)kk * (size_t)npad + j] = j < nc ? S->R[(j0 + j) * d + kk] : 0.0f;
+        pan[(size_t)kk * (size_t)npad + j] =
+            j < nc ? (float)(S->sigma * (X[(j0 + j) * d + kk] - c[kk])) : 0.0f;
   }
   *out = S;
   S = NULL;
+noform: /* *out stays NULL: no screening form */
 cleanup:
   kd_kernel_screen_free(&S);
-  free(c);
   return err;
 }
 
 kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
                                kd_lidx nb, const double *w, double *y, double *bound) {
   kd_err err = KD_OK;
+  float *c0 = NULL, *c1 = NULL;
   KD_CHECK(k && S && S->d == k->d, KD_ERR_ARG, "kernel: screening set of another kernel");
   KD_CHECK(
       i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n && (na == 0 || (y && bound)),
@@ -288,41 +306,53 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
   const int d = S->d;
   const kd_lidx P = S->P, npan = (nb + P - 1) / P, nbr = (nb + 15) / 16 * 16;
   double wmax = 0.0;
+  KD_ALLOC(c0, npan > 0 ? npan : 1);
+  KD_ALLOC(c1, npan > 0 ? npan : 1);
   for (kd_lidx j = 0; j < nbr; j++) {
     const double wj = j < nb ? (w ? w[j] : 1.0) : 0.0; /* past nb: 0 */
     S->wf[j] = (float)wj;
     S->wa[j] = (float)fabs(wj);
     wmax = fabs(wj) > wmax ? fabs(wj) : wmax;
   }
-  /* y's float partial sums (8 terms per lane, then exact into double), w rounded to float
-   * (2^-24 |w|), both double sums (nb/8 + 4) 2^-53 */
-  const double sums = 9.0 * 0x1p-24 * (1.0 + 0x1p-20) + 2.0 * ((double)nb / 8.0 + 4.0) * 0x1p-53;
+  /* per value besides the panel's A0: y's float partial sums (KD_SCR_YTERMS terms per lane, then
+   * exact into double), w rounded to float (u |w|), both double sums (nb/8 + 4) 2^-53 */
+  const double sums =
+      (KD_SCR_YTERMS + 1.0) * 0x1p-24 * (1.0 + 0x1p-20) + 2.0 * ((double)nb / 8.0 + 4.0) * 0x1p-53;
+  for (kd_lidx pj = 0; pj < npan; pj++) { /* rounded up: never below the double coefficients */
+    c0[pj] = (float)(S->A0[pj] + sums) * (1.0f + 0x1p-22f);
+    c1[pj] = (float)S->A1[pj] * (1.0f + 0x1p-22f);
+  }
   for (kd_lidx i = 0; i < na; i++) {
-    double acc[48] = {0};
-    const float *af = S->R + (i0 + i) * d;
+    double acc[32] = {0};
+    const double *a = S->X + (i0 + i) * d;
     for (kd_lidx pj = 0; pj < npan; pj++) {
       const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
       /* the panel's stored width: P when full, else its own rounding up to 16 */
       const kd_lidx ld = S->n - j0 < P ? (S->n - j0 + 15) / 16 * 16 : P;
       const float *pan = S->Bp + (size_t)d * (size_t)j0;
+      const double *c = S->cen + (size_t)d * (size_t)pj;
+      float *af = S->af;
+      for (int kk = 0; kk < d; kk++) af[kk] = (float)(S->sigma * (a[kk] - c[kk]));
 #ifdef KD_SCR_X86
       if (k->isa == 2)
-        kd_screen_panel_avx512_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, acc);
+        kd_screen_panel_avx512_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, c0[pj], c1[pj], acc);
       else
 #endif
-        kd_screen_panel_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, S->x, S->kv, acc);
+        kd_screen_panel_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, c0[pj], c1[pj], S->x, S->kv,
+                         acc);
     }
-    double sum = 0.0, S0 = 0.0, S1 = 0.0;
+    double sum = 0.0, e = 0.0;
     for (int l = 0; l < 16; l++) {
       sum += acc[l];
-      S0 += acc[16 + l];
-      S1 += acc[32 + l];
+      e += acc[16 + l];
     }
     y[i] = sum;
-    /* 1% for the rounding of S0 and S1 themselves (at most P/16 float terms per lane) */
-    bound[i] = 1.01 * (S->A0 * S0 + S->A1 * S1 + sums * S0) + (double)nb * KD_SCR_TINY * wmax;
+    /* 1% for the roundings of the bound's own sums (float, at most P/16 terms per lane) */
+    bound[i] = 1.01 * e + (double)nb * KD_SCR_TINY * wmax;
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
+  free(c0);
+  free(c1);
   return err;
 }
