@@ -4,7 +4,8 @@
 # Prints one markdown table row per (mode, d, ranks) with the median over the runs of the best of
 # 3 reps, from the wall clock and from each process's CPU time (which discounts the time slices
 # lost to other jobs on a shared machine; the slowest rank counts).
-# Modes: tile (materialised K), matvec (fused y = K w), dgemm (|a|^2+|b|^2-2AB^T through
+# Modes: tile (materialised K), matvec (fused y = K w), screen (the screening mat-vec: single
+# precision with a bound per row, preparation included), dgemm (|a|^2+|b|^2-2AB^T through
 # OpenBLAS dgemm + the same exp: a comparison only, the library does not use it).
 # With 2 ranks each rank evaluates its half of the rows against all columns.
 set -euo pipefail
@@ -26,7 +27,7 @@ echo "# uptime before: $(uptime)"
 echo "| mode | d | ranks | evals/s wall (median of $runs) | evals/s CPU time (median of $runs) | all runs (wall; CPU) |"
 echo "|---|---|---|---|---|---|"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for mode in matvec tile dgemm; do
+for mode in matvec screen tile dgemm; do
   for d in 2 10 100; do
     for np in 1 2; do
       wall=() cpu=()
