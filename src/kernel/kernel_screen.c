@@ -210,6 +210,7 @@ struct kd_kernel_screen {
   float *wf, *wa;  /* scratch: w and |w| in float, n rounded up to 16 */
   float *x, *kv;   /* scratch of the portable panel (P each) */
   float *af;       /* scratch: a row in a panel's frame (d) */
+  float *c0, *c1;  /* scratch: each panel's bound coefficients of one call (npan each) */
 };
 
 void kd_kernel_screen_free(kd_kernel_screen **S) {
@@ -224,6 +225,8 @@ void kd_kernel_screen_free(kd_kernel_screen **S) {
   free((*S)->x);
   free((*S)->kv);
   free((*S)->af);
+  free((*S)->c0);
+  free((*S)->c1);
   free(*S);
   *S = NULL;
 }
@@ -274,6 +277,8 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
   KD_ALLOC(S->x, P);
   KD_ALLOC(S->kv, P);
   KD_ALLOC(S->af, d);
+  KD_ALLOC(S->c0, S->npan);
+  KD_ALLOC(S->c1, S->npan);
   memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
   for (kd_lidx pj = 0; pj < S->npan; pj++) { /* panels: coordinate kk at kk npad, zero padding */
     const kd_lidx j0 = pj * P, nc = n - j0 < P ? n - j0 : P, npad = (nc + 15) / 16 * 16;
@@ -297,7 +302,6 @@ cleanup:
 kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
                                kd_lidx nb, const double *w, double *y, double *bound) {
   kd_err err = KD_OK;
-  float *c0 = NULL, *c1 = NULL;
   KD_CHECK(k && S && S->d == k->d, KD_ERR_ARG, "kernel: screening set of another kernel");
   KD_CHECK(
       i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n && (na == 0 || (y && bound)),
@@ -306,8 +310,7 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
   const int d = S->d;
   const kd_lidx P = S->P, npan = (nb + P - 1) / P, nbr = (nb + 15) / 16 * 16;
   double wmax = 0.0;
-  KD_ALLOC(c0, npan > 0 ? npan : 1);
-  KD_ALLOC(c1, npan > 0 ? npan : 1);
+  float *c0 = S->c0, *c1 = S->c1;
   for (kd_lidx j = 0; j < nbr; j++) {
     const double wj = j < nb ? (w ? w[j] : 1.0) : 0.0; /* past nb: 0 */
     S->wf[j] = (float)wj;
@@ -352,7 +355,5 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
-  free(c0);
-  free(c1);
   return err;
 }
