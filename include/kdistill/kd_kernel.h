@@ -103,11 +103,13 @@ void kd_kernel_packed_free(kd_kernel_packed **p);
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y);
 /** Screening mat-vecs, for callers that compare y with thresholds. kd_kernel_screen_prepare keeps
- *  the rows X (n x d) in single precision (centred and scaled; about 12 n d bytes); then
+ *  the rows X (n x d) in single precision (centred and scaled) and in double precision (about
+ *  20 n d + 8 n bytes in all); then
  *  kd_kernel_screen_matvec gives, for rows i0 .. i0+na-1 of X against its first nb rows,
  *  y[i] = sum_{j<nb} k(X_{i0+i}, X_j) w[j] (w == NULL: 1) in single precision, and bound[i] >=
  *  |y[i] - y'[i]| proven for y' = what kd_kernel_matvec(k, X + (i0+i) d, 1, X, nb, w, 0, y')
- *  returns. Where the bound does not settle a comparison, ask kd_kernel_matvec for that row: the
+ *  returns. Where the bound does not settle a comparison, ask kd_kernel_screen_exact (or
+ *  kd_kernel_matvec) for that row: the
  *  outcome is then the one kd_kernel_matvec alone gives, bit for bit. *out = NULL (no error) when
  *  there is no screening form: not kd_kernel_screen_available(k) (the Gaussian kernel with
  *  screening on), points so spread against ls that single precision cannot resolve them, or
@@ -117,6 +119,12 @@ typedef struct kd_kernel_screen kd_kernel_screen;
 kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_screen **out);
 kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
                                kd_lidx nb, const double *w, double *y, double *bound);
+/** The exact rows: y = what kd_kernel_matvec(k, X + i0 d, na, X, nb, w, 0, y) returns, bit for bit,
+ *  from the double-precision copy of X the screening set keeps packed (the nb columns are not
+ *  packed again per call: the exact rows of a comparison the bound leaves open cost their
+ *  evaluations only). Local. */
+kd_err kd_kernel_screen_exact(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
+                              kd_lidx nb, const double *w, double *y);
 void kd_kernel_screen_free(kd_kernel_screen **S);
 int kd_kernel_screen_available(const kd_kernel *k);
 /** Screening on (default) or off: off, kd_kernel_screen_available says 0 and callers take the

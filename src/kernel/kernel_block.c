@@ -649,14 +649,57 @@ cleanup:
   return err;
 }
 
+/* The panel loop of kd_kernel_matvec over columns packed by kd_kernel_pack_panels (panel pj at
+ * Bp + d pj P, its box at box + 2 d pj when the family has a normal-range finish) except the last
+ * panel, which is at Blast / boxlast: y[i] = beta y[i] + sum_j k(A_i, B_j) wp[j]. ws: s2, s, out
+ * (KD_KB_MR * P each) then the lanes (KD_KB_ROWS * 8). Local. */
+static void kd_kernel_matvec_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
+                                     const double *box, const double *Blast, const double *boxlast,
+                                     kd_lidx nb, const double *wp, double beta, double *y,
+                                     double *ws) {
+  const int d = k->d;
+  const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
+  double *s2 = ws, *s = s2 + KD_KB_MR * P, *out = s + KD_KB_MR * P, *lanes = out + KD_KB_MR * P;
+  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
+  for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
+    const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
+    memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8);
+    for (kd_lidx pj = 0; pj < npan; pj++) {
+      const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
+      const double *Bpj = pj == npan - 1 ? Blast : Bp + (size_t)d * (size_t)j0;
+      const double *bx = pj == npan - 1 ? boxlast : box + 2 * d * pj;
+      for (kd_lidx i = i0; i < i1;) {
+        /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
+         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish, then
+         * their lanes together */
+        int nr = 0;
+        while (nr < KD_KB_MR && i + nr < i1)
+          nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
+        if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, bx, k->s_normal))
+          fnormal(k, nr * npad, s, s2, out);
+        else
+          k->fam->finish(k, nr * npad, s, s2, out);
+        kd_kernel_lanes_rows_(nr, npad, out, wp + j0, lanes + (i - i0) * 8);
+        i += nr;
+      }
+    }
+    kd_kernel_lanes_sum_(i1 - i0, lanes, beta, y + i0);
+  }
+}
+
+/* kd_kernel_matvec takes its small-nb or Stein path (not the panels) */
+static int kd_kernel_matvec_direct_(const kd_kernel *k, kd_lidx na, kd_lidx nb) {
+  return k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS);
+}
+
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y) {
   kd_err err = KD_OK;
-  double *Bp, *s, *s2 = NULL, *out, *wp, *lanes, *box;
+  double *Bp, *ws = NULL, *wp, *box;
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
-  if (k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS)) {
+  if (kd_kernel_matvec_direct_(k, na, nb)) {
     if (k->p.type == KD_KERNEL_STEIN)
       KD_TRY(kd_stein_block_(k, A, na, B, nb, NULL, 0, w, beta, y));
     else
@@ -668,43 +711,67 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
   const kd_lidx P = kd_kernel_panel_(d);
   const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
   /* one row block of lanes: memory does not grow with na; s2, s and out hold KD_KB_MR rows */
-  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P;
-  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
-  KD_TRY(kd_kernel_ws_(
-      k, sc + (size_t)(d + 1) * (size_t)nbp + KD_KB_ROWS * 8 + (size_t)(2 * d) * (size_t)npan,
-      &s2));
-  s = s2 + KD_KB_MR * P;
-  out = s + KD_KB_MR * P;
-  Bp = out + KD_KB_MR * P;
+  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P + KD_KB_ROWS * 8;
+  KD_TRY(
+      kd_kernel_ws_(k, sc + (size_t)(d + 1) * (size_t)nbp + (size_t)(2 * d) * (size_t)npan, &ws));
+  Bp = ws + sc;
   wp = Bp + (size_t)d * (size_t)nbp;
-  lanes = wp + nbp;
-  box = lanes + KD_KB_ROWS * 8;
+  box = wp + nbp;
   kd_kernel_pack_panels(d, B, nb, P, Bp);
-  if (fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
+  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
-  for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
-    const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
-    memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8);
-    for (kd_lidx pj = 0; pj < npan; pj++) {
-      const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
-      const double *Bpj = Bp + (size_t)d * (size_t)j0;
-      for (kd_lidx i = i0; i < i1;) {
-        /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
-         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish, then
-         * their lanes together */
-        int nr = 0;
-        while (nr < KD_KB_MR && i + nr < i1)
-          nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
-        if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, box + 2 * d * pj, k->s_normal))
-          fnormal(k, nr * npad, s, s2, out);
-        else
-          k->fam->finish(k, nr * npad, s, s2, out);
-        kd_kernel_lanes_rows_(nr, npad, out, wp + j0, lanes + (i - i0) * 8);
-        i += nr;
-      }
-    }
-    kd_kernel_lanes_sum_(i1 - i0, lanes, beta, y + i0);
+  kd_kernel_matvec_panels_(k, A, na, Bp, box, Bp + (size_t)d * (size_t)((npan - 1) * P),
+                           box + 2 * d * (npan - 1), nb, wp, beta, y, ws);
+  k->evals += (uint64_t)na * (uint64_t)nb;
+cleanup:
+  return err;
+}
+
+kd_err kd_kernel_prefix_pack_(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_prefix_ *pf) {
+  kd_err err = KD_OK;
+  const int d = k->d;
+  const kd_lidx P = kd_kernel_panel_(d), npan = (n + P - 1) / P;
+  memset(pf, 0, sizeof *pf);
+  pf->X = X;
+  pf->n = n;
+  KD_ALLOC(pf->Bp, (size_t)d * (size_t)kd_kernel_packed_size_(n, P));
+  KD_ALLOC(pf->box, (size_t)(2 * d) * (size_t)(npan > 0 ? npan : 1));
+  kd_kernel_pack_panels(d, X, n, P, pf->Bp);
+  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, pf->Bp, n, P, pf->box);
+cleanup:
+  return err;
+}
+
+void kd_kernel_prefix_free_(kd_kernel_prefix_ *pf) {
+  free(pf->Bp);
+  free(pf->box);
+  pf->Bp = pf->box = NULL;
+}
+
+kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const double *A,
+                                kd_lidx na, kd_lidx nb, const double *w, double *y) {
+  kd_err err = KD_OK;
+  double *ws = NULL, *wp, *last, *lbox;
+  const int d = k->d;
+  KD_CHECK(nb >= 0 && nb <= pf->n, KD_ERR_ARG, "kernel: prefix of %lld columns out of %lld",
+           (long long)nb, (long long)pf->n);
+  if (na == 0) goto cleanup;
+  if (nb == 0 || kd_kernel_matvec_direct_(k, na, nb)) {
+    KD_TRY(kd_kernel_matvec(k, A, na, pf->X, nb, w, 0.0, y));
+    goto cleanup;
   }
+  const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P, j0 = (npan - 1) * P;
+  const kd_lidx nbp = kd_kernel_packed_size_(nb, P);
+  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P + KD_KB_ROWS * 8;
+  KD_TRY(kd_kernel_ws_(k, sc + (size_t)nbp + (size_t)(d + 2) * (size_t)P + (size_t)(2 * d), &ws));
+  wp = ws + sc;
+  last = wp + nbp;
+  lbox = last + (size_t)d * (size_t)P;
+  for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
+  /* the last panel as kd_kernel_matvec packs it for nb columns (narrower when partial) */
+  kd_kernel_pack_panels(d, pf->X + (size_t)j0 * (size_t)d, nb - j0, P, last);
+  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, last, nb - j0, P, lbox);
+  kd_kernel_matvec_panels_(k, A, na, pf->Bp, pf->box, last, lbox, nb, wp, 0.0, y, ws);
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
   return err;

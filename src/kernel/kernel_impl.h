@@ -196,5 +196,17 @@ kd_lidx kd_kernel_panel_(int d);
 kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P);
 /** At least n doubles of the kernel's reusable scratch k->ws (grown zeroed, never shrunk). */
 kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws);
+/** Columns X (n x d, borrowed: must outlive the set) packed once for many mat-vecs over a prefix of
+ *  them: kd_kernel_prefix_matvec_ gives y = kd_kernel_matvec(k, A, na, X, nb, w, 0, y) bit for bit
+ *  for any nb <= n without packing the nb columns again (only the last, partial panel). Local. */
+typedef struct {
+  const double *X;
+  kd_lidx n;
+  double *Bp, *box;
+} kd_kernel_prefix_;
+kd_err kd_kernel_prefix_pack_(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_prefix_ *pf);
+void kd_kernel_prefix_free_(kd_kernel_prefix_ *pf);
+kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const double *A,
+                                kd_lidx na, kd_lidx nb, const double *w, double *y);
 
 #endif

@@ -203,14 +203,15 @@ struct kd_kernel_screen {
   int d;
   kd_lidx n, P, npan;
   double sigma;
-  double *X;       /* the points (a copy): the rows, put in each panel's frame when used */
-  double *cen;     /* npan x d: each panel's centre */
-  double *A0, *A1; /* npan: each panel's kd_screen_coef_ */
-  float *Bp;       /* the points as panels (coordinate kk of panel p at d p P + kk npad) */
-  float *wf, *wa;  /* scratch: w and |w| in float, n rounded up to 16 */
-  float *x, *kv;   /* scratch of the portable panel (P each) */
-  float *af;       /* scratch: a row in a panel's frame (d) */
-  float *c0, *c1;  /* scratch: each panel's bound coefficients of one call (npan each) */
+  double *X;            /* the points (a copy): the rows, put in each panel's frame when used */
+  double *cen;          /* npan x d: each panel's centre */
+  double *A0, *A1;      /* npan: each panel's kd_screen_coef_ */
+  float *Bp;            /* the points as panels (coordinate kk of panel p at d p P + kk npad) */
+  float *wf, *wa;       /* scratch: w and |w| in float, n rounded up to 16 */
+  float *x, *kv;        /* scratch of the portable panel (P each) */
+  float *af;            /* scratch: a row in a panel's frame (d) */
+  float *c0, *c1;       /* scratch: each panel's bound coefficients of one call (npan each) */
+  kd_kernel_prefix_ pf; /* X packed in double precision for kd_kernel_screen_exact */
 };
 
 void kd_kernel_screen_free(kd_kernel_screen **S) {
@@ -227,6 +228,7 @@ void kd_kernel_screen_free(kd_kernel_screen **S) {
   free((*S)->af);
   free((*S)->c0);
   free((*S)->c1);
+  kd_kernel_prefix_free_(&(*S)->pf);
   free(*S);
   *S = NULL;
 }
@@ -280,6 +282,7 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
   KD_ALLOC(S->c0, S->npan);
   KD_ALLOC(S->c1, S->npan);
   memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
+  KD_TRY(kd_kernel_prefix_pack_(k, S->X, n, &S->pf));
   for (kd_lidx pj = 0; pj < S->npan; pj++) { /* panels: coordinate kk at kk npad, zero padding */
     const kd_lidx j0 = pj * P, nc = n - j0 < P ? n - j0 : P, npad = (nc + 15) / 16 * 16;
     double *c = S->cen + (size_t)d * (size_t)pj;
@@ -354,6 +357,17 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
     bound[i] = 1.01 * e + (double)nb * KD_SCR_TINY * wmax;
   }
   k->evals += (uint64_t)na * (uint64_t)nb;
+cleanup:
+  return err;
+}
+
+kd_err kd_kernel_screen_exact(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
+                              kd_lidx nb, const double *w, double *y) {
+  kd_err err = KD_OK;
+  KD_CHECK(S && i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n, KD_ERR_ARG,
+           "kernel: exact rows [%lld, %lld) or columns %lld out of %lld", (long long)i0,
+           (long long)(i0 + na), (long long)nb, (long long)(S ? S->n : 0));
+  KD_TRY(kd_kernel_prefix_matvec_(k, &S->pf, S->X + (size_t)i0 * (size_t)S->d, na, nb, w, y));
 cleanup:
   return err;
 }

@@ -59,18 +59,22 @@ static void kd_unpack_(const double *P, kd_lidx cnt, int d, double *X) {
   for (kd_lidx i = 0; i < cnt; i++) memcpy(X + i * d, P + i * (d + 1) + 1, sizeof(double) * d);
 }
 
-/* Halve a packed set of cnt rows with the plan's rule: cnt even; out gets cnt/2 rows. */
+/* Halve a packed set of cnt rows with the plan's rule: cnt even; out gets cnt/2 rows. team: the
+ * ranks that halve it together (kd_thin_halve_team; collective over them), or NULL (Local). */
 static kd_err kd_pk_halve_(kd_kernel *k, const kd_thin_plan *pl, const double *in, kd_lidx cnt,
-                           int d, double delta, uint64_t seed, uint64_t stream,
+                           int d, double delta, uint64_t seed, uint64_t stream, kd_thin_team *team,
                            kd_dist_block *out) {
-  kd_err err = KD_OK;
-  double *X = NULL;
-  kd_lidx *keep = NULL;
+  kd_err err = KD_OK, lerr = KD_OK;
   const int w = d + 1;
-  KD_ALLOC(X, cnt * d);
-  KD_ALLOC(keep, cnt / 2 + 1);
+  double *X = malloc(sizeof(double) * (size_t)(cnt * d + 1));
+  kd_lidx *keep = malloc(sizeof(kd_lidx) * (size_t)(cnt / 2 + 1));
+  if (!X || !keep)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                      "thin: cannot allocate a halving of %lld rows", (long long)cnt);
+  if (team) KD_TRY(kd_dist_agreed(team->comm, lerr));
+  KD_TRY(lerr);
   kd_unpack_(in, cnt, d, X);
-  KD_TRY(kd_thin_halve(k, pl->kind, X, cnt, d, delta, seed, stream, keep));
+  KD_TRY(kd_thin_halve_team(k, pl->kind, X, cnt, d, delta, seed, stream, team, keep));
   KD_ALLOC(out->v, (cnt / 2) * w);
   out->n = (cnt / 2) * w;
   for (kd_lidx i = 0; i < cnt / 2; i++)
@@ -245,9 +249,9 @@ typedef struct {
   kd_gidx n, n_out;
   kd_thin_tree tr;
   double t0, den, dsign, delta_rem;
-  uint64_t seed, ev0, ev1, ev_skip, ev_embed; /* ev1: kernel evaluations before the last steps */
-  kd_gidx *bstart;                            /* [nb + 1] first global row of each leaf bin */
-  kd_dist_tree *tree; /* arity 4 over the leaf bins (NULL for a direct plan) */
+  uint64_t seed, ev0, ev_skip; /* ev_skip: evaluations another rank also made (not counted) */
+  kd_gidx *bstart;             /* [nb + 1] first global row of each leaf bin */
+  kd_dist_tree *tree;          /* arity 4 over the leaf bins (NULL for a direct plan) */
   /* this rank's nodes at tree level `level` (height hl + level) */
   int level;
   kd_dist_block *nodes;
@@ -265,7 +269,13 @@ typedef struct {
   kd_lidx nc, m;
   double *C, *zc;
   kd_lidx *sel, *keep;
+  kd_thin_team team; /* every rank: the halvings at the root and the last steps run together */
 } kd_thin_drv_;
+
+/* The evaluations since e0 were made by every rank alike: counted on rank 0 only. Local. */
+static void kd_thin_redundant_(kd_thin_drv_ *D, uint64_t e0) {
+  if (D->rank != 0) D->ev_skip += kd_kernel_evals(D->k) - e0;
+}
 
 static void kd_thin_drv_free_(kd_thin_drv_ *D) {
   for (kd_gidx c = 0; D->nodes && c < D->n_nodes; c++) kd_dist_block_free(&D->nodes[c]);
@@ -305,6 +315,7 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->comm = in->comm;
   D->k = in->kernel;
   D->rank = kd_dist_rank(D->comm);
+  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0};
   D->t0 = kd_dist_wtime();
   D->n = kd_pointset_n_global(ps);
   D->d = kd_pointset_dim(ps);
@@ -531,7 +542,7 @@ static kd_err kd_thin_merge_node_(const kd_thin_drv_ *D, int h, kd_gidx q, kd_di
     double dl = pl->delta * (double)tot * (double)tot / D->den;
     if (dl >= 1.0) dl = 0.999999;
     KD_TRY(kd_pk_halve_(D->k, pl, cat.v, tot, D->d, D->dsign * dl, D->seed, KD_THIN_STREAM(q, h),
-                        out));
+                        NULL, out));
   } else {
     *out = cat;
     cat = (kd_dist_block){0, NULL};
@@ -541,23 +552,65 @@ cleanup:
   return err;
 }
 
+/* The roots (merge level K) of a Compress run on several ranks: every rank gets all their
+ * children (gathered to rank 0, broadcast) and all ranks halve each root together
+ * (kd_thin_halve_team), so that no rank waits while one halves the largest sets of the run; the
+ * owner of a root keeps it in up[q - plo]. The rows kd_thin_merge_node_ gives. Collective. */
+static kd_err kd_thin_merge_roots_(kd_thin_drv_ *D, int h, int64_t plo, int64_t phi,
+                                   kd_dist_block *up) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *all = NULL;
+  int64_t na = 0;
+  const kd_gidx F = D->tr.F;
+  lerr = kd_dist_tree_gather(D->tree, D->level, D->nodes, 0, &all, &na);
+  if (lerr == KD_OK && D->rank != 0 && !(all = malloc(sizeof(double) * (size_t)(na + 1))))
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "tree merge: cannot allocate %lld values",
+                      (long long)na);
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_TRY(kd_dist_bcast(D->comm, all, (int64_t)sizeof(double) * na, 0));
+  const kd_lidx rows = na / D->w / F; /* every root: 4 children of equal size */
+  KD_CHECK(rows * D->w * F == na && rows % 2 == 0, KD_ERR_INTERNAL,
+           "tree merge: %lld values for %lld roots", (long long)na, (long long)F);
+  double dl = D->pl.delta * (double)rows * (double)rows / D->den;
+  if (dl >= 1.0) dl = 0.999999;
+  for (kd_gidx q = 0; q < F; q++) {
+    kd_dist_block b = {0, NULL};
+    KD_TRY(kd_pk_halve_(D->k, &D->pl, all + q * rows * D->w, rows, D->d, D->dsign * dl, D->seed,
+                        KD_THIN_STREAM(q, h), &D->team, &b));
+    if (q >= plo && q < phi)
+      up[q - plo] = b;
+    else
+      kd_dist_block_free(&b);
+  }
+cleanup:
+  free(all);
+  return err;
+}
+
 /* Phase C, merge level h (h_leaf < h <= K): the children move to their parent's owner
- * (kd_dist_tree_up), which merges them; safe point h. Collective. */
+ * (kd_dist_tree_up), which merges them (the roots of a Compress run on several ranks: all ranks,
+ * kd_thin_merge_roots_); safe point h. Collective. */
 static kd_err kd_thin_merge_(kd_thin_drv_ *D, int h) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_dist_block *kids = NULL, *up = NULL;
   int64_t plo, phi;
   kd_dist_tree_range(D->tree, D->level + 1, &plo, &phi);
   const kd_gidx np = phi - plo;
+  const int together = D->pl.compress && h > D->pl.g && h == D->tr.K && kd_dist_size(D->comm) > 1;
   kids = calloc((size_t)(4 * np + 1), sizeof *kids);
   up = calloc((size_t)(np + 1), sizeof *up);
   KD_TRY(kd_dist_agreed(D->comm, kids && up ? KD_OK
                                             : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
                                                          "tree merge: cannot allocate")));
-  lerr = kd_dist_tree_up(D->tree, D->level, D->nodes, kids);
-  for (kd_gidx q = plo; q < phi && lerr == KD_OK; q++)
-    lerr = kd_thin_merge_node_(D, h, q, kids + 4 * (q - plo), &up[q - plo]);
+  if (together) {
+    lerr = kd_thin_merge_roots_(D, h, plo, phi, up);
+  } else {
+    lerr = kd_dist_tree_up(D->tree, D->level, D->nodes, kids);
+    for (kd_gidx q = plo; q < phi && lerr == KD_OK; q++)
+      lerr = kd_thin_merge_node_(D, h, q, kids + 4 * (q - plo), &up[q - plo]);
+  }
   /* (after a local error the new nodes are partly empty: freed with the driver) */
+  for (kd_gidx c = 0; together && c < D->n_nodes; c++) kd_dist_block_free(&D->nodes[c]);
   free(D->nodes);
   D->nodes = up;
   D->n_nodes = np;
@@ -581,6 +634,28 @@ static kd_err kd_thin_gather_root_(kd_thin_drv_ *D) {
   D->root.n = D->rank == 0 ? na : 0;
   D->root_rows = na / D->w;
   KD_TRY(kd_thin_nodes_reset_(D, 0));
+cleanup:
+  return err;
+}
+
+/* The set at the root (rank 0) to every rank, with the local error *lerr agreed first (so the
+ * ranks go on together or all stop). Collective. */
+static kd_err kd_thin_share_root_(kd_thin_drv_ *D, kd_err *lerr) {
+  kd_err err = KD_OK;
+  int64_t nr = D->root_rows;
+  KD_TRY(kd_dist_agreed(D->comm, *lerr));
+  KD_TRY(kd_dist_bcast(D->comm, &nr, sizeof nr, 0));
+  if (D->rank != 0) {
+    kd_dist_block_free(&D->root);
+    D->root.v = malloc(sizeof(double) * (size_t)(nr * D->w + 1));
+    D->root.n = nr * D->w;
+    D->root_rows = nr;
+  }
+  KD_TRY(kd_dist_agreed(
+      D->comm, D->root.v ? KD_OK
+                         : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                      "thin: cannot allocate %lld root rows", (long long)nr)));
+  KD_TRY(kd_dist_bcast(D->comm, D->root.v, (int64_t)sizeof(double) * nr * D->w, 0));
 cleanup:
   return err;
 }
@@ -617,10 +692,14 @@ static kd_err kd_thin_root_rounds_(kd_thin_drv_ *D) {
     else
       kd_unpack_(D->root.v, L0, d, D->Rall);
   }
+  /* several ranks: all of them halve together (kd_thin_halve_team), each holding the set */
+  const int together = D->team.size > 1;
+  if (together && D->r0 < rounds) KD_TRY(kd_thin_share_root_(D, &lerr));
   for (int rr = D->r0; rr < rounds; rr++) {
-    if (D->rank == 0 && lerr == KD_OK) {
+    if (together || (D->rank == 0 && lerr == KD_OK)) {
       lerr = kd_pk_halve_(D->k, pl, D->root.v, D->root_rows, d, D->dstep, D->seed,
-                          KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr), &tmp);
+                          KD_THIN_STREAM(0, KD_THIN_LEVEL_FINAL + rr), together ? &D->team : NULL,
+                          &tmp);
       kd_dist_block_free(&D->root);
       D->root = tmp;
       D->root_rows = tmp.n / D->w;
@@ -652,8 +731,8 @@ static kd_err kd_thin_candidates_(kd_thin_drv_ *D) {
     D->root_rows = nc;
   }
   KD_TRY(kd_dist_bcast(D->comm, D->root.v, (int64_t)sizeof(double) * nc * w, 0));
-  /* the last steps run on every rank (deterministic); kernel evaluations counted on rank 0 only */
-  D->ev1 = kd_kernel_evals(D->k);
+  /* the last steps run on every rank: their halvings and KH-Refine shared (D->team), the rest
+   * alike on every rank and counted once (kd_thin_redundant_) */
   D->nc = nc;
   KD_ALLOC(D->C, nc * D->d);
   kd_unpack_(D->root.v, nc, D->d, D->C);
@@ -665,27 +744,34 @@ cleanup:
   return err;
 }
 
-/* z at the candidates for KH-Refine: over the Compress output (uniform weights, rank 0, then
- * broadcast) or over P_in (distributed ring: not redundant, so counted on every rank).
- * Collective. */
+/* z at the candidates for KH-Refine: over the Compress output (uniform weights; the candidates
+ * shared over the ranks by rows) or over P_in (distributed ring). Neither is redundant: counted
+ * on every rank. Collective. */
 static kd_err kd_thin_embed_(kd_thin_drv_ *D) {
   kd_err err = KD_OK, lerr = KD_OK;
+  double *part = NULL;
   const kd_lidx nc = D->nc, L0 = D->tr.L0;
   KD_ALLOC(D->zc, nc);
   if (D->pl.refine_target == 1) {
-    if (D->rank == 0) {
-      lerr = kd_kernel_matvec(D->k, D->C, nc, D->Rall, L0, NULL, 0.0, D->zc);
-      for (kd_lidx i = 0; i < nc; i++) D->zc[i] /= (double)L0;
-    }
-    KD_TRY(kd_dist_agree(D->comm, &lerr));
-    KD_TRY(lerr);
-    KD_TRY(kd_dist_bcast(D->comm, D->zc, (int64_t)sizeof(double) * nc, 0));
+    /* the Compress output (rank 0) to every rank, the candidates' rows shared over the ranks */
+    const int size = kd_dist_size(D->comm);
+    kd_lidx lo, hi;
+    kd_thin_row_share(nc, D->rank, size, &lo, &hi);
+    if (D->rank != 0) D->Rall = malloc(sizeof(double) * (size_t)(L0 * D->d + 1));
+    part = malloc(sizeof(double) * (size_t)(hi - lo + 1));
+    KD_TRY(kd_dist_agreed(D->comm, D->Rall && part ? KD_OK
+                                                   : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                                                "refine: cannot allocate")));
+    if (size > 1) KD_TRY(kd_dist_bcast(D->comm, D->Rall, (int64_t)sizeof(double) * L0 * D->d, 0));
+    lerr = kd_kernel_matvec(D->k, D->C + lo * D->d, hi - lo, D->Rall, L0, NULL, 0.0, part);
+    for (kd_lidx i = 0; i < hi - lo; i++) part[i] /= (double)L0;
+    KD_TRY(kd_dist_agreed(D->comm, lerr));
+    KD_TRY(kd_dist_allgatherv(D->comm, part, hi - lo, D->zc));
   } else {
-    const uint64_t e0 = kd_kernel_evals(D->k);
     KD_TRY(kd_target_embed_rows(D->in->target, D->C, nc, D->zc));
-    D->ev_embed = kd_kernel_evals(D->k) - e0;
   }
 cleanup:
+  free(part);
   return err;
 }
 
@@ -717,18 +803,21 @@ static kd_err kd_thin_split_round_(kd_thin_drv_ *D, kd_thin_branches_ *b, int rr
   for (int bi = 0; bi < b->nbch; bi++) {
     kd_lidx *sb = b->br + (size_t)bi * b->st;
     mm = D->m;
-    if (mm % 2 == 1) {
+    if (mm % 2 == 1) { /* (every rank: agreed before the next halving, which is collective) */
+      const uint64_t e0 = kd_kernel_evals(D->k);
       for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
-      KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, mm, mm - 1, d, D->dstep, D->seed,
-                                      (uint64_t)D->tr.nb + 9 + (uint64_t)rr * 64 + (uint64_t)bi,
-                                      keep));
+      KD_TRY(kd_dist_agreed(D->comm,
+                            kd_thin_absorb_remainder(
+                                D->k, D->pl.kind, b->Cs, mm, mm - 1, d, D->dstep, D->seed,
+                                (uint64_t)D->tr.nb + 9 + (uint64_t)rr * 64 + (uint64_t)bi, keep)));
+      kd_thin_redundant_(D, e0);
       for (kd_lidx i = 0; i < mm - 1; i++) keep[i] = sb[keep[i]];
       for (kd_lidx i = 0; i < mm - 1; i++) sb[i] = keep[i];
       mm -= 1;
     }
     for (kd_lidx i = 0; i < mm; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
-    KD_TRY(kd_thin_halve(D->k, D->pl.kind, b->Cs, mm, d, D->dstep, D->seed,
-                         KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), keep));
+    KD_TRY(kd_thin_halve_team(D->k, D->pl.kind, b->Cs, mm, d, D->dstep, D->seed,
+                              KD_THIN_STREAM(bi, KD_THIN_LEVEL_FINAL + rr), &D->team, keep));
     kd_lidx *o1 = b->nbr + (size_t)(split ? 2 * bi : bi) * ns;
     for (kd_lidx i = 0; i < mm / 2; i++) o1[i] = sb[keep[i]];
     if (split) {
@@ -761,9 +850,11 @@ static kd_err kd_thin_branch_remainder_(kd_thin_drv_ *D, kd_thin_branches_ *b) {
   kd_lidx *keep = D->keep;
   for (int bi = 0; bi < b->nbch && m > n_out; bi++) {
     kd_lidx *sb = b->br + (size_t)bi * b->st;
+    const uint64_t e0 = kd_kernel_evals(D->k);
     for (kd_lidx i = 0; i < m; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
     KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, m, n_out, d, D->dstep, D->seed,
                                     (uint64_t)D->tr.nb + 7 + (uint64_t)bi * 64, keep));
+    kd_thin_redundant_(D, e0);
     for (kd_lidx i = 0; i < n_out; i++) keep[i] = sb[keep[i]];
     for (kd_lidx i = 0; i < n_out; i++) sb[i] = keep[i];
   }
@@ -774,23 +865,32 @@ cleanup:
 
 /* KH-Refine of the best branch against z (ties: lowest branch), with its metrics. Local. */
 static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, kd_result *out) {
-  kd_err err = KD_OK;
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *v = NULL;
   const int d = D->d;
   int best = 0;
   double bestv = 0.0, before = 0.0, after = 0.0;
   kd_lidx swaps = 0;
+  /* each branch's value on one rank (branch bi on rank bi mod size), then summed: one term is
+   * not zero, so every rank gets its bits */
+  KD_ALLOC_AGREED(D->comm, v, b->nbch);
+  for (int bi = D->rank; bi < b->nbch && lerr == KD_OK; bi += D->team.size)
+    lerr = kd_mmd2_rel_(D->k, D->C, d, D->zc, b->br + (size_t)bi * b->st, D->m, &v[bi]);
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_TRY(kd_dist_sum(D->comm, v, b->nbch));
   for (int bi = 0; bi < b->nbch; bi++) {
-    double v = 0.0;
-    KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, b->br + (size_t)bi * b->st, D->m, &v));
-    if (bi == 0) before = v;
-    if (bi == 0 || v < bestv) {
-      bestv = v;
+    if (bi == 0) before = v[bi];
+    if (bi == 0 || v[bi] < bestv) {
+      bestv = v[bi];
       best = bi;
     }
   }
   for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b->br[(size_t)best * b->st + i];
-  KD_TRY(kd_thin_refine(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes, &swaps));
+  KD_TRY(kd_thin_refine_team(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes,
+                             &D->team, &swaps));
+  const uint64_t e0 = kd_kernel_evals(D->k);
   KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after));
+  kd_thin_redundant_(D, e0);
   KD_TRY(kd_result_set_count(out, "refine_branches", (int64_t)b->nbch));
   KD_TRY(kd_result_set_count(out, "refine_swaps", (int64_t)swaps));
   KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
@@ -798,27 +898,28 @@ static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, 
   /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
   KD_TRY(kd_result_set_count(out, "refine_target_compress", (int64_t)D->pl.refine_target));
 cleanup:
+  free(v);
   return err;
 }
 
-/* The last steps on every rank: the halving rounds after those of rank 0 (the input of the last
- * `pool` of them is the KH-Refine candidate set), the remainder step, KH-Refine. Local. */
+/* The last steps on every rank: the halving rounds after the root rounds (the input of the last
+ * `pool` of them is the KH-Refine candidate set), the remainder step, KH-Refine; the halvings and
+ * KH-Refine shared over the ranks. Collective. */
 static kd_err kd_thin_last_steps_(kd_thin_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
   const int pool = D->pl.refine && D->pl.refine_pool > 1 ? D->pl.refine_pool : 1;
   const kd_lidx nc = D->nc;
   kd_thin_branches_ b = {NULL, NULL, NULL, nc, 1, D->pl.refine ? (1 << pool) : 1};
-  KD_ALLOC(b.br, nc);
-  KD_ALLOC(b.nbr, nc);
+  KD_ALLOC_AGREED(D->comm, b.br, nc);
+  KD_ALLOC_AGREED(D->comm, b.nbr, nc);
   for (kd_lidx i = 0; i < nc; i++) b.br[i] = i;
-  KD_ALLOC(b.Cs, nc * D->d);
+  KD_ALLOC_AGREED(D->comm, b.Cs, nc * D->d);
   for (int rr = D->tr.rounds; D->m >= 2 * D->n_out; rr++) KD_TRY(kd_thin_split_round_(D, &b, rr));
   KD_TRY(kd_thin_branch_remainder_(D, &b));
   if (D->pl.refine)
     KD_TRY(kd_thin_refine_best_(D, &b, out));
   else
     for (kd_lidx i = 0; i < D->m; i++) D->sel[i] = b.br[i];
-  if (D->rank != 0) D->ev_skip += kd_kernel_evals(D->k) - D->ev1 - D->ev_embed;
 cleanup:
   kd_thin_branches_free_(&b);
   return err;
@@ -835,7 +936,7 @@ static kd_err kd_thin_result_(kd_thin_drv_ *D, kd_result *out) {
     out->indices[i] = (int64_t)D->root.v[D->sel[i] * w];
     memcpy(out->points + i * d, D->C + D->sel[i] * d, sizeof(double) * d);
   }
-  uint64_t ev = kd_kernel_evals(D->k) - D->ev0 - D->ev_skip;
+  uint64_t ev = kd_kernel_evals(D->k) - D->ev0 - D->ev_skip - D->team.skip;
   out->seconds = kd_dist_wtime() - D->t0;
   KD_TRY(kd_dist_sum_u64(D->comm, &ev, 1));
   out->kernel_evals = ev;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
+#include "dist/dist_impl.h"
 
 /* Alg. B.1. psi = sum_{S2} k(x,.) - sum_{S1} k(x,.) is kept as signs s_j (+1: S2, -1: S1) of the
  * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')).
@@ -58,10 +59,67 @@ static int kd_kh_screened_(double u, double a, const double *ys, const double *y
   if (u >= kd_kh_prob_(alpha - e, a)) return 0;
   return -1; /* also when a bound is NaN */
 }
-static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
-                           int adaptive, uint64_t seed, uint64_t stream, kd_lidx *keep) {
+void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi) {
+  const kd_lidx u = (w + 3) / 4, a = 4 * (u * rank / size), b = 4 * (u * (rank + 1) / size);
+  *lo = a < w ? a : w;
+  *hi = b < w ? b : w;
+}
+
+/* The team's rows of a chunk to every rank: each rank sends [its error code, y, yb (screened)] for
+ * its rows (kd_kh_rows_); tx, rx scratch of 1 + 2w and size + 2w doubles (w rows). Any rank's error
+ * is agreed and returned on every rank. Collective. */
+static kd_err kd_kh_team_gather_(const kd_thin_team *t, kd_err lerr, int screened, kd_lidx w,
+                                 double *y, double *yb, double *tx, double *rx) {
   kd_err err = KD_OK;
-  double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL;
+  const kd_lidx per = screened ? 2 : 1;
+  kd_lidx lo, hi, off = 0;
+  int bad = 0;
+  kd_thin_row_share(w, t->rank, t->size, &lo, &hi);
+  tx[0] = (double)lerr;
+  memcpy(tx + 1, y + lo, sizeof(double) * (size_t)(hi - lo));
+  if (screened) memcpy(tx + 1 + (hi - lo), yb + lo, sizeof(double) * (size_t)(hi - lo));
+  KD_TRY(kd_dist_allgatherv(t->comm, tx, 1 + per * (hi - lo), rx));
+  for (int r = 0; r < t->size; r++) {
+    kd_thin_row_share(w, r, t->size, &lo, &hi);
+    bad |= rx[off] != 0.0;
+    memcpy(y + lo, rx + off + 1, sizeof(double) * (size_t)(hi - lo));
+    if (screened) memcpy(yb + lo, rx + off + 1 + (hi - lo), sizeof(double) * (size_t)(hi - lo));
+    off += 1 + per * (hi - lo);
+  }
+  if (bad) KD_TRY(kd_dist_agreed(t->comm, lerr)); /* every rank saw the code: all agree here */
+cleanup:
+  return err;
+}
+
+/* y (and its bounds yb when screened) of a chunk's w rows X + 2 i0 d against the 2 i0 earlier
+ * points with signs sgn: screened or exact, on one rank (team NULL; lerr unused) or shared over a
+ * team's ranks (collective: lerr, the rank's error so far, is agreed). */
+static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, int screened,
+                             const kd_thin_team *team, const double *X, kd_lidx i0, kd_lidx w,
+                             int d, const double *sgn, kd_err lerr, double *y, double *yb,
+                             double *tx, double *rx) {
+  kd_lidx lo = 0, hi = w;
+  if (team) kd_thin_row_share(w, team->rank, team->size, &lo, &hi);
+  if (lerr == KD_OK && hi > lo)
+    lerr = screened
+               ? kd_kernel_screen_matvec(k, scr, 2 * i0 + lo, hi - lo, 2 * i0, sgn, y + lo, yb + lo)
+               : kd_kernel_matvec(k, X + (2 * i0 + lo) * d, hi - lo, X, 2 * i0, sgn, 0.0, y + lo);
+  return team ? kd_kh_team_gather_(team, lerr, screened, w, y, yb, tx, rx) : lerr;
+}
+
+/* Alg. B.1 (or KHA, `adaptive`) on one rank (team NULL) or split over a team's ranks
+ * (kd_thin_halve_team): the same decisions either way. Local errors are carried in lerr to the
+ * next agreement so that no rank leaves a collective the others enter. */
+static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, double delta,
+                           int adaptive, uint64_t seed, uint64_t stream, kd_thin_team *team,
+                           kd_lidx *keep) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL, *tx = NULL, *rx = NULL;
+  const int multi = team != NULL && team->size > 1;
+  /* a team shares the screened rows but each rank computes every exact row: screening pays off
+   * only while the exact rows are fewer in proportion (dropped above one pair in 8 * size) */
+  const kd_lidx nteam = multi ? team->size : 1;
+  uint64_t ev_red = 0; /* evaluations every rank of the team makes (counted once, on rank 0) */
   /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
   const double logterm = delta < 0 ? 0.5 : 0.5 + log(2.0 * (double)n / delta);
   const kd_lidx np = n / 2, C = KD_KH_CHUNK;
@@ -71,36 +129,48 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   /* sized by the largest chunk, not KD_KH_CHUNK: the leaves of Compress halve a few rows, and a
    * zeroed 128 KB tile per call was 17% of a CTT run's time */
   const kd_lidx cm = np < C ? np : C;
-  KD_ALLOC(sgn, n);
-  KD_ALLOC(y, 2 * cm);
-  KD_ALLOC(G, 4 * cm * cm);
-  KD_ALLOC(yb, 2 * cm);
   /* screening (Gaussian kernel): the earlier chunks' contribution in single precision with a
    * proven bound, the exact rows only for the pairs whose coin the bound does not settle; dropped
-   * for the rest of the call once more than one pair in 8 needs them (it then costs more than it
-   * saves). The decisions are those of the exact mat-vec either way. */
+   * for the rest of the call once more than one pair in 8 (one rank) needs them (it then costs
+   * more than it saves). The decisions are those of the exact mat-vec either way. */
   kd_kernel_screen *scr = NULL;
   kd_lidx nscreened = 0, nexact = 0;
-  if (np > C) KD_TRY(kd_kernel_screen_prepare(k, X, n, &scr));
+  sgn = calloc((size_t)(n + 1), sizeof(double));
+  y = calloc((size_t)(2 * cm + 1), sizeof(double));
+  G = calloc((size_t)(4 * cm * cm + 1), sizeof(double));
+  yb = calloc((size_t)(2 * cm + 1), sizeof(double));
+  if (multi) {
+    tx = calloc((size_t)(4 * cm + 1), sizeof(double));
+    rx = calloc((size_t)(4 * cm + team->size), sizeof(double));
+  }
+  if (!sgn || !y || !G || !yb || (multi && (!tx || !rx)))
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "halving: cannot allocate for %lld rows",
+                      (long long)n);
+  if (lerr == KD_OK && np > C) lerr = kd_kernel_screen_prepare(k, X, n, &scr);
+  if (multi) {
+    /* the ranks' screening forms agree (the same rows), so every rank takes the same path */
+    KD_TRY(kd_dist_agreed(team->comm, lerr));
+  } else {
+    KD_TRY(lerr);
+  }
   for (kd_lidx i0 = 0; i0 < np; i0 += C) {
     const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
     const double *A = X + 2 * i0 * d;
-    if (scr && nscreened >= 4 * C && 8 * nexact > nscreened) kd_kernel_screen_free(&scr);
+    if (scr && nscreened >= 4 * C && 8 * nteam * nexact > nscreened) kd_kernel_screen_free(&scr);
     const int screened = i0 > 0 && scr != NULL;
-    if (i0 == 0) {
+    if (i0 == 0)
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
-    } else if (screened) {
-      KD_TRY(kd_kernel_screen_matvec(k, scr, 2 * i0, w, 2 * i0, sgn, y, yb));
-    } else {
-      KD_TRY(kd_kernel_matvec(k, A, w, X, 2 * i0, sgn, 0.0, y));
-    }
+    else
+      KD_TRY(kd_kh_earlier_(k, scr, screened, multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb,
+                            tx, rx));
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
-    for (kd_lidx r0 = 0; r0 < w; r0 += KD_KH_STRIP) {
+    uint64_t e0 = kd_kernel_evals(k);
+    for (kd_lidx r0 = 0; r0 < w && lerr == KD_OK; r0 += KD_KH_STRIP) {
       const kd_lidx rows = w - r0 < KD_KH_STRIP ? w - r0 : KD_KH_STRIP;
-      KD_TRY(kd_kernel_eval_block(k, A + r0 * d, rows, A, r0 + rows, G + r0 * w, w));
+      lerr = kd_kernel_eval_block(k, A + r0 * d, rows, A, r0 + rows, G + r0 * w, w);
     }
-    for (kd_lidx t = 0; t < c; t++) {
+    for (kd_lidx t = 0; t < c && lerr == KD_OK; t++) {
       const kd_lidx i = i0 + t, r = 2 * t;
       const double *g0 = G + r * w, *g1 = G + (r + 1) * w;
       double b2 = g0[r] + g1[r + 1] - 2.0 * g0[r + 1];
@@ -127,7 +197,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
         swap = kd_kh_screened_(coin, a, y + r, yb + r, sg, g0, g1, r);
         if (swap < 0) { /* the exact rows: the decision of the unscreened halving */
           nexact++;
-          KD_TRY(kd_kernel_matvec(k, A + r * d, 2, X, 2 * i0, sgn, 0.0, y + r));
+          lerr = kd_kernel_screen_exact(k, scr, 2 * (i0 + t), 2, 2 * i0, sgn, y + r);
         }
       }
       if (swap < 0) swap = coin < kd_kh_prob_(kd_kh_alpha_(y[r], y[r + 1], sg, g0, g1, r), a);
@@ -136,12 +206,20 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
       sgn[2 * i] = swap ? 1.0 : -1.0;
       sgn[2 * i + 1] = swap ? -1.0 : 1.0;
     }
+    ev_red += kd_kernel_evals(k) - e0;
+    if (!multi) KD_TRY(lerr);
+  }
+  if (multi) {
+    KD_TRY(kd_dist_agreed(team->comm, lerr));
+    if (team->rank != 0) team->skip += ev_red;
   }
 cleanup:
   free(sgn);
   free(y);
   free(G);
   free(yb);
+  free(tx);
+  free(rx);
   kd_kernel_screen_free(&scr);
   return err;
 }
@@ -415,45 +493,57 @@ cleanup:
   return err;
 }
 
+/* One halving rule on X. KH and KHA split over the team (NULL: one rank); LKH and GS run whole on
+ * every rank of it, counted once. Errors agreed over the team. */
 static kd_err kd_thin_halve_rule_(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n,
                                   int d, double delta, uint64_t seed, uint64_t stream,
-                                  kd_lidx *keep) {
-  kd_err err = KD_OK;
+                                  kd_thin_team *team, kd_lidx *keep) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const uint64_t e0 = k ? kd_kernel_evals(k) : 0;
   switch (kind) {
     case KD_HALVE_KH:
-      KD_TRY(kd_halve_kh_(k, X, n, d, delta, 0, seed, stream, keep));
-      break;
+      return kd_halve_kh_(k, X, n, d, delta, 0, seed, stream, team, keep);
     case KD_HALVE_KHA:
-      KD_TRY(kd_halve_kh_(k, X, n, d, delta > 0 ? delta : 0.5, 1, seed, stream, keep));
-      break;
+      return kd_halve_kh_(k, X, n, d, delta > 0 ? delta : 0.5, 1, seed, stream, team, keep);
     case KD_HALVE_LKH:
-      KD_TRY(kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep));
+      lerr = kd_halve_lkh_(X, n, d, delta > 0 ? delta : 0.5, seed, stream, keep);
       break;
     case KD_HALVE_GS:
-      KD_TRY(kd_halve_gs_(k, X, n, d, seed, stream, keep));
+      lerr = kd_halve_gs_(k, X, n, d, seed, stream, keep);
       break;
   }
+  if (!team) return lerr;
+  KD_TRY(kd_dist_agreed(team->comm, lerr));
+  if (team->rank != 0 && k) team->skip += kd_kernel_evals(k) - e0;
 cleanup:
   return err;
 }
 
-kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
-                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep) {
-  kd_err err = KD_OK;
+kd_err kd_thin_halve_team(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                          double delta, uint64_t seed, uint64_t stream, kd_thin_team *team,
+                          kd_lidx *keep) {
+  kd_err err = KD_OK, lerr = KD_OK;
   kd_lidx *perm = NULL;
   double *Xp = NULL;
+  if (team && team->size <= 1) team = NULL; /* one rank: the plain halving */
   KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "halving needs an even count (got %lld)", (long long)n);
   if (n == 0) goto cleanup;
   if (!((int)kind & KD_HALVE_LOCAL) || n <= 2) {
-    KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), X, n, d, delta, seed, stream, keep));
+    KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), X, n, d, delta, seed, stream, team, keep));
     goto cleanup;
   }
   /* pairing: local - halve the reordered sequence, map the kept rows back */
-  KD_ALLOC(perm, n);
-  KD_ALLOC(Xp, n * d);
-  KD_TRY(kd_thin_pair_local(X, n, d, perm));
+  perm = malloc(sizeof(kd_lidx) * (size_t)n);
+  Xp = malloc(sizeof(double) * (size_t)(n * d));
+  if (!perm || !Xp)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "halving: cannot allocate for %lld rows",
+                      (long long)n);
+  else
+    lerr = kd_thin_pair_local(X, n, d, perm);
+  if (team) KD_TRY(kd_dist_agreed(team->comm, lerr));
+  KD_TRY(lerr);
   for (kd_lidx i = 0; i < n; i++) memcpy(Xp + i * d, X + perm[i] * d, sizeof(double) * d);
-  KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), Xp, n, d, delta, seed, stream, keep));
+  KD_TRY(kd_thin_halve_rule_(k, KD_HALVE_RULE(kind), Xp, n, d, delta, seed, stream, team, keep));
   for (kd_lidx i = 0; i < n / 2; i++) keep[i] = perm[keep[i]];
   /* kept rows in input order, like the consecutive pairing: positions stay as random as the
    * input's, which the remainder rule and Compress's partitions rely on (distinct rows: marked in
@@ -468,4 +558,9 @@ cleanup:
   free(perm);
   free(Xp);
   return err;
+}
+
+kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                     double delta, uint64_t seed, uint64_t stream, kd_lidx *keep) {
+  return kd_thin_halve_team(k, kind, X, n, d, delta, seed, stream, NULL, keep);
 }

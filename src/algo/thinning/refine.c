@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
+#include "dist/dist_impl.h"
 
 /* The kernel values the pass needs: columns k(., x_j) of the candidates' Gram matrix, for the
  * coreset's points and the candidates swapped in. When the matrix is small they are kept once
@@ -25,18 +26,20 @@ typedef struct {
   const double *C;
   kd_lidx nc;
   int d;
-  double *K;  /* nc x nc (column j at K + j nc, valid where have[j]) or NULL */
-  char *have; /* nc flags, with K */
+  double *K;      /* nc x nc (column j at K + j nc, valid where have[j]) or NULL */
+  char *have;     /* nc flags, with K */
+  kd_lidx lo, hi; /* the candidates this rank evaluates (all of them on one rank) */
 } kd_rf_;
 
-/* *col[c] = k(x_c, x_j) for every candidate c: the kept column (computed on first use), else
- * evaluated into buf */
+/* *col[c] = k(x_c, x_j) for the candidates c in [lo, hi): the kept column (computed on first
+ * use), else evaluated into buf */
 static kd_err kd_rf_col_(kd_rf_ *r, kd_lidx j, double *buf, const double **col) {
   kd_err err = KD_OK;
   double *dst = r->K ? r->K + (size_t)j * r->nc : buf;
   *col = dst;
   if (r->K && r->have[j]) goto cleanup;
-  KD_TRY(kd_kernel_eval_block(r->k, r->C, r->nc, r->C + (size_t)j * r->d, 1, dst, 1));
+  KD_TRY(kd_kernel_eval_block(r->k, r->C + (size_t)r->lo * r->d, r->hi - r->lo,
+                              r->C + (size_t)j * r->d, 1, dst + r->lo, 1));
   if (r->K) r->have[j] = 1;
 cleanup:
   return err;
@@ -48,17 +51,18 @@ static inline double kd_rf_div_(double x, double q, double rq, int exact) {
   return exact ? x * rq : x / q;
 }
 
-/* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1; with kept
- * columns, the columns of the coreset's points are kept on the way */
+/* diag[c] = k(x_c, x_c); gs[c] = sum_j k(x_c, x_sel[j]) in the order j = 0..m-1, for c in
+ * [lo, hi); with kept columns, the columns of the coreset's points are kept on the way */
 static kd_err kd_rf_init_(kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double *diag, double *gs) {
   kd_err err = KD_OK;
   double *S = NULL, *blk = NULL;
   const kd_lidx nc = r->nc, R = 256;
+  (void)nc;
   KD_ALLOC(S, (size_t)m * r->d);
   KD_ALLOC(blk, (size_t)R * m);
   for (kd_lidx j = 0; j < m; j++) memcpy(S + j * r->d, r->C + sel[j] * r->d, sizeof(double) * r->d);
-  for (kd_lidx c0 = 0; c0 < nc; c0 += R) {
-    const kd_lidx nr = nc - c0 < R ? nc - c0 : R;
+  for (kd_lidx c0 = r->lo; c0 < r->hi; c0 += R) {
+    const kd_lidx nr = r->hi - c0 < R ? r->hi - c0 : R;
     KD_TRY(kd_kernel_eval_block(r->k, r->C + c0 * r->d, nr, S, m, blk, m));
     for (kd_lidx c = 0; c < nr; c++) {
       double s = 0.0;
@@ -78,43 +82,102 @@ cleanup:
   return err;
 }
 
-kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
-                      kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps) {
+/* One step's agreement over a team: each rank sends [error, best, bc, scale] over its candidates
+ * and, from the owner of the next point to replace (nx), its gs and diag (0 elsewhere); on return
+ * the lowest best (the first rank on ties: the lowest candidate, as one scan picks it), the
+ * largest scale, nxv = {gs, diag} of nx. A rank's error is agreed. Collective. */
+static kd_err kd_rf_team_step_(const kd_thin_team *t, const kd_rf_ *r, kd_err lerr, kd_lidx nx,
+                               const double *gs, const double *diag, double *best, kd_lidx *bc,
+                               double *scale, double *nxv, double *buf) {
   kd_err err = KD_OK;
-  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL;
+  const int own = nx >= r->lo && nx < r->hi;
+  const double mine[6] = {(double)lerr,      *best, (double)*bc, *scale, own ? gs[nx] : 0,
+                          own ? diag[nx] : 0};
+  int bad = 0;
+  KD_TRY(kd_dist_allgatherv(t->comm, mine, 6, buf));
+  for (int q = 0; q < t->size; q++) {
+    const double *v = buf + 6 * q;
+    kd_lidx lo, hi;
+    kd_thin_row_share(r->nc, q, t->size, &lo, &hi);
+    bad |= v[0] != 0.0;
+    if (v[1] < *best) {
+      *best = v[1];
+      *bc = (kd_lidx)v[2];
+    }
+    if (v[3] > *scale) *scale = v[3];
+    if (nx >= lo && nx < hi) {
+      nxv[0] = v[4];
+      nxv[1] = v[5];
+    }
+  }
+  if (bad) KD_TRY(kd_dist_agreed(t->comm, lerr));
+cleanup:
+  return err;
+}
+
+kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                           kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
+                           kd_lidx *n_swaps) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL, *buf = NULL;
   char *in = NULL;
   kd_lidx swaps = 0;
-  kd_rf_ r = {k, C, nc, d, NULL, NULL};
+  kd_rf_ r = {k, C, nc, d, NULL, NULL, 0, nc};
+  if (team && (team->size <= 1 || m < 2)) team = NULL; /* (m = 1: the next point is the swap) */
   if (m == 0) goto cleanup;
+  if (team) kd_thin_row_share(nc, team->rank, team->size, &r.lo, &r.hi);
+  for (kd_lidx j = 0; j < m; j++) /* the same on every rank */
+    KD_CHECK(sel[j] >= 0 && sel[j] < nc, KD_ERR_INTERNAL,
+             "refine: coreset indices must be candidates");
   if (nc <= KD_RF_DENSE_MAX) {
-    KD_ALLOC(r.K, nc * nc);
-    KD_ALLOC(r.have, nc);
+    r.K = malloc(sizeof(double) * (size_t)(nc * nc));
+    r.have = calloc((size_t)nc, 1);
   }
-  KD_ALLOC(gs, nc);
-  KD_ALLOC(diag, nc);
-  KD_ALLOC(csi, nc);
-  KD_ALLOC(cbc, nc);
-  KD_ALLOC(in, nc);
-  for (kd_lidx j = 0; j < m; j++) {
-    KD_CHECK(sel[j] >= 0 && sel[j] < nc && !in[sel[j]], KD_ERR_INTERNAL,
-             "refine: coreset indices must be distinct candidates");
+  gs = calloc((size_t)nc, sizeof(double));
+  diag = calloc((size_t)nc, sizeof(double));
+  csi = calloc((size_t)nc, sizeof(double));
+  cbc = calloc((size_t)nc, sizeof(double));
+  in = calloc((size_t)nc, 1);
+  buf = calloc((size_t)(6 * (team ? team->size : 1)), sizeof(double));
+  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !diag || !csi || !cbc || !in || !buf)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate for %lld candidates",
+                      (long long)nc);
+  for (kd_lidx j = 0; j < m && lerr == KD_OK; j++) {
+    if (in[sel[j]])
+      lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
+                        "refine: coreset indices must be distinct candidates");
     in[sel[j]] = 1;
   }
-  KD_TRY(kd_rf_init_(&r, sel, m, diag, gs));
+  if (lerr == KD_OK) lerr = kd_rf_init_(&r, sel, m, diag, gs);
+  /* xs = {gs, diag} of the point to replace: on a team only its owner has them; each step's
+   * agreement brings those of the next point (sel[i + 1] does not change in step i when m > 1),
+   * and every rank applies the step's swap to them as the owner does (k(a, b) = k(b, a) and a
+   * kernel value does not depend on the call that computes it: the same bits) */
+  double xs[2] = {0.0, 0.0}, one = 0.0;
+  kd_lidx nb0 = 0;
+  if (team) {
+    KD_TRY(kd_rf_team_step_(team, &r, lerr, sel[0], gs, diag, &one, &nb0, &one, xs, buf));
+  } else {
+    KD_TRY(lerr);
+  }
   const double fm = (double)m, fm2 = fm * fm, rm = 1.0 / fm, rm2 = 1.0 / fm2;
   const int p2 = (m & (m - 1)) == 0; /* m a power of two: exact reciprocals */
   kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
   for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
     kd_lidx i = it % m;
     if (i == 0 && it > 0 && last_swap < it - m) break;
-    const kd_lidx si = sel[i];
-    double best = 0.0, scale = 0.0;
+    const kd_lidx si = sel[i], nx = sel[(i + 1) % m];
+    if (!team) {
+      xs[0] = gs[si];
+      xs[1] = diag[si];
+    }
+    double best = 0.0, scale = 0.0, nxv[2] = {0.0, 0.0};
     kd_lidx bc = si;
-    const double *ci, *cb;
-    KD_TRY(kd_rf_col_(&r, si, csi, &ci));
-    for (kd_lidx c = 0; c < nc; c++) {
+    const double *ci = csi, *cb = cbc;
+    lerr = kd_rf_col_(&r, si, csi, &ci);
+    for (kd_lidx c = r.lo; c < r.hi && lerr == KD_OK; c++) {
       if (in[c]) continue;
-      double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - 2.0 * gs[si] + diag[si];
+      double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - 2.0 * xs[0] + xs[1];
       double delta = -2.0 / fm * (zc[c] - zc[si]) + kd_rf_div_(dt, fm2, rm2, p2);
       if (delta < best) {
         best = delta;
@@ -125,22 +188,42 @@ kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const do
           kd_rf_div_(fabs(zc[c]), fm, rm, p2) + kd_rf_div_(fabs(diag[c]), fm2, rm2, p2);
       if (v > scale) scale = v;
     }
+    if (team)
+      KD_TRY(kd_rf_team_step_(team, &r, lerr, nx, gs, diag, &best, &bc, &scale, nxv, buf));
+    else
+      KD_TRY(lerr);
     /* only strict improvements beyond round-off are taken, so the MMD never increases */
-    if (bc != si && best < -1e-13 * scale) {
-      KD_TRY(kd_rf_col_(&r, bc, cbc, &cb));
-      for (kd_lidx c = 0; c < nc; c++) gs[c] += cb[c] - ci[c];
+    const int swap = bc != si && best < -1e-13 * scale;
+    if (swap) {
+      lerr = kd_rf_col_(&r, bc, cbc, &cb);
+      for (kd_lidx c = r.lo; c < r.hi && lerr == KD_OK; c++) gs[c] += cb[c] - ci[c];
+      if (!team) KD_TRY(lerr); /* a team agrees it at the next step (or below) */
       in[si] = 0;
       in[bc] = 1;
       sel[i] = bc;
       swaps++;
       last_swap = it;
     }
+    if (team) { /* the next point's gs, updated as its owner updates it */
+      const double *xn = C + (size_t)nx * (size_t)d;
+      xs[0] = nxv[0];
+      if (swap)
+        xs[0] += kd_kernel_eval(k, xn, C + (size_t)bc * (size_t)d) -
+                 kd_kernel_eval(k, xn, C + (size_t)si * (size_t)d);
+      xs[1] = nxv[1];
+    }
   }
+  if (team) KD_TRY(kd_dist_agreed(team->comm, lerr));
 cleanup:
   if (n_swaps) *n_swaps = swaps;
   free(r.K);
   free(r.have);
-  free(gs), free(diag), free(csi), free(cbc);
+  free(gs), free(diag), free(csi), free(cbc), free(buf);
   free(in);
   return err;
+}
+
+kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                      kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps) {
+  return kd_thin_refine_team(k, C, nc, d, zc, sel, m, passes, NULL, n_swaps);
 }

@@ -35,6 +35,32 @@ typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA 
 kd_err kd_thin_halve(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
                      double delta, uint64_t seed, uint64_t stream, kd_lidx *keep);
 
+/** The rows [lo, hi) of w rows that rank `rank` of `size` computes when the ranks share one
+ *  kd_kernel_matvec by rows: whole groups of four rows, split evenly. kd_kernel_matvec sums each
+ *  row by itself; only the groups of four rows it forms (from the first row of a call) choose
+ *  between its paths, so a share starting at a multiple of four gives every row the bits of the
+ *  whole call. Local. */
+void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi);
+
+/** The ranks of comm halving one sequence together (kd_thin_halve_team): every rank holds the
+ *  whole sequence. skip accumulates the kernel evaluations this rank made that another rank also
+ *  made (0 on rank 0), for the driver's count of distinct evaluations. */
+typedef struct {
+  MPI_Comm comm;
+  int rank, size;
+  uint64_t skip;
+} kd_thin_team;
+
+/** kd_thin_halve by every rank of team->comm on the same X (collective; team NULL or one rank:
+ *  kd_thin_halve itself). The same keep[] bit for bit whatever the rank count: for KH and KHA each
+ *  chunk's mat-vec rows are split over the ranks (whole groups of four rows, whose sums do not
+ *  depend on the rows beside them) and all-gathered; the chunk's own pairs, the coins and the
+ *  exact rows of unsettled screened coins are computed by every rank. LKH and GS run whole on
+ *  every rank. Errors are agreed over the team. */
+kd_err kd_thin_halve_team(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
+                          double delta, uint64_t seed, uint64_t stream, kd_thin_team *team,
+                          kd_lidx *keep);
+
 /** perm[n] (n even): an order of the rows X[n*d] in which the two rows of every consecutive pair
  *  (perm[2i], perm[2i+1]) are close: a k-d split on the widest coordinate (median, even halves,
  *  ties by row) down to cells of two. Deterministic. Local. */
@@ -48,6 +74,12 @@ kd_err kd_thin_pair_local(const double *X, kd_lidx n, int d, kd_lidx *perm);
  *  *n_swaps (optional) counts the replacements. Local. */
 kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
                       kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps);
+/** kd_thin_refine by every rank of team->comm (collective; team NULL or one rank: kd_thin_refine):
+ *  the candidates are shared over the ranks (kd_thin_row_share), each step's best replacement
+ *  agreed in one all-gather; the same swaps and sel[] bit for bit whatever the rank count. */
+kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                           kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
+                           kd_lidx *n_swaps);
 
 /** Compress (Alg. B.4 / B.8) of one node of height h: X[4^h * d] rows -> out[2^(g+h)] indices into
  *  X (or all 4^h rows when h <= g). Node id `node` keys the randomness (children 4*node+c).

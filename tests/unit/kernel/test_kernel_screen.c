@@ -11,6 +11,10 @@
  *    without its radius term is exceeded there.
  *  - No screening form (a NULL handle, no error) for another kernel, screening switched off,
  *    points too spread for single precision, and a NaN coordinate.
+ *  - kd_kernel_screen_exact gives kd_kernel_matvec's bits for rows against every kind of prefix
+ *    of the columns (inside the first panel, exactly at a panel boundary, one past it, in the
+ *    last panel, all of them), 1 - 9 rows (groups of four and their remainder), d = 1, 2, 3, 7,
+ *    weights +-1, real and NULL, and counts the same evaluations.
  * Serial. */
 #include <math.h>
 #include <stdio.h>
@@ -195,11 +199,54 @@ static void no_form(void) {
   free(X);
 }
 
+/* the exact rows over the screening set's packed copy: kd_kernel_matvec's bits */
+static void exact_rows(void) {
+  const int dims[] = {1, 2, 3, 7};
+  int cases = 0, differ = 0;
+  for (int di = 0; di < 4; di++) {
+    const int d = dims[di];
+    kd_kernel *k = gauss(d, 1.5);
+    const kd_lidx P = kd_kernel_panel_(d), n = 2 * P + 77;
+    double *X = points(n, d, 2.0, 11 + (uint64_t)d), *w = malloc(sizeof(double) * (size_t)n);
+    double y1[9], y2[9];
+    kd_kernel_screen *S = NULL;
+    KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
+    KD_TEST(S != NULL, "d = %d: a screening form", d);
+    const kd_lidx nbs[] = {1, 5, 17, P - 1, P, P + 1, 2 * P + 3, n};
+    for (int wi = 0; wi < 3 && S; wi++) {
+      for (kd_lidx j = 0; j < n; j++)
+        w[j] = wi == 0 ? ((j * 7) % 3 == 0 ? 1.0 : -1.0) : kd_rng_uniform(5, 9, (uint64_t)j) - 0.5;
+      for (int bi = 0; bi < 8; bi++)
+        for (kd_lidx na = 1; na <= 9; na += 2) {
+          const kd_lidx i0 = (kd_lidx)(bi * 37 + na) % (n - na), nb = nbs[bi];
+          const double *wp = wi == 2 ? NULL : w;
+          kd_kernel_reset_evals(k);
+          KD_TEST_OK(kd_kernel_matvec(k, X + i0 * d, na, X, nb, wp, 0.0, y1));
+          const uint64_t e1 = kd_kernel_evals(k);
+          kd_kernel_reset_evals(k);
+          KD_TEST_OK(kd_kernel_screen_exact(k, S, i0, na, nb, wp, y2));
+          cases++;
+          if (memcmp(y1, y2, sizeof(double) * (size_t)na) != 0 || kd_kernel_evals(k) != e1) {
+            differ++;
+            KD_TEST(0, "d %d rows %lld+%lld columns %lld: %.17g vs %.17g", d, (long long)i0,
+                    (long long)na, (long long)nb, y1[0], y2[0]);
+          }
+        }
+    }
+    kd_kernel_screen_free(&S);
+    free(X), free(w);
+    kd_kernel_destroy(&k);
+  }
+  KD_TEST(cases == 480 && differ == 0, "%d exact-row cases, %d differ from kd_kernel_matvec", cases,
+          differ);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   exp_accuracy();
   bound_holds();
   wide_points();
   no_form();
+  exact_rows();
   return kd_test_finish();
 }

@@ -1,0 +1,131 @@
+/* test_thin_team.c - the ranks halving one sequence together (kd_thin_halve_team) and running
+ * KH-Refine together (kd_thin_refine_team) give, on every rank, exactly what one rank alone gives
+ * (kd_thin_halve, kd_thin_refine):
+ *  - halvings of 1000, 4096 and 8192 rows of the 8-component mixture (the last two with several
+ *    chunks in which the screened coins need the exact rows), KH(delta), KH with adaptive
+ *    thresholds, the tight heuristic, local pairing, LKH, and GS on 256 rows; length scales 0.3
+ *    and 2; screening on and off. Without screening the evaluations the ranks make, less those
+ *    each rank other than 0 made alike (team.skip), are exactly those of the one-rank halving;
+ *  - KH-Refine over 1500 candidates (kept columns) and 3000 (a column per step), Gaussian and
+ *    Matern 5/2, 2 - 3 passes: the same swaps (at least one) and the same coreset, index for
+ *    index; the ranks' evaluations add up to the one-rank count plus at most two per step and
+ *    rank (the next point's update).
+ * Run at 1, 2, 3 and 4 ranks. */
+#include "algo/thinning/thin_impl.h"
+#include "thin_test_util.h"
+
+static kd_thin_team team_world(void) {
+  kd_thin_team t = {MPI_COMM_WORLD, kd_test_rank(), kd_test_size(), 0};
+  return t;
+}
+
+static uint64_t sum_u64(uint64_t v) {
+  uint64_t s = 0;
+  MPI_Allreduce(&v, &s, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return s;
+}
+
+static void halvings(void) {
+  const int d = 2;
+  kd_measure mu = thin_test_mixture(d);
+  const kd_lidx sizes[] = {1000, 4096, 8192, 256};
+  const double lss[] = {0.3, 2.0};
+  const kd_halve_kind kinds[] = {KD_HALVE_KH,  KD_HALVE_KHA,
+                                 KD_HALVE_KH,  (kd_halve_kind)(KD_HALVE_KH | KD_HALVE_LOCAL),
+                                 KD_HALVE_LKH, KD_HALVE_GS};
+  const double deltas[] = {0.5, 0.5, -1.0, 0.5, 0.5, 0.5};
+  int cases = 0, differ = 0, counted = 0, miscounted = 0;
+  for (int si = 0; si < 4; si++) {
+    const kd_lidx n = sizes[si];
+    double *X = malloc(sizeof(double) * (size_t)(n * d));
+    kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
+    KD_TEST_OK(kd_measure_sample(&mu, 91, (uint64_t)si, n, X));
+    for (int li = 0; li < 2; li++) {
+      kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+      p.ls = lss[li];
+      kd_kernel *k = NULL;
+      KD_TEST_OK(kd_kernel_create(&p, d, &k));
+      for (int ki = 0; ki < 6; ki++) {
+        if ((kinds[ki] == KD_HALVE_GS) != (n == 256)) continue; /* GS is cubic: 256 rows only */
+        for (int scr = 0; scr < 2; scr++) {
+          kd_thin_team t = team_world();
+          kd_kernel_set_screening(k, scr);
+          kd_kernel_reset_evals(k);
+          KD_TEST_OK(kd_thin_halve(k, kinds[ki], X, n, d, deltas[ki], 3, 17, a));
+          const uint64_t one = kd_kernel_evals(k);
+          kd_kernel_reset_evals(k);
+          KD_TEST_OK(kd_thin_halve_team(k, kinds[ki], X, n, d, deltas[ki], 3, 17, &t, b));
+          const uint64_t all = sum_u64(kd_kernel_evals(k) - t.skip);
+          cases++;
+          if (memcmp(a, b, sizeof(kd_lidx) * (size_t)(n / 2)) != 0) {
+            differ++;
+            KD_TEST(0, "n %lld ls %g kind %d screening %d: the team keeps other rows", (long long)n,
+                    lss[li], (int)kinds[ki], scr);
+          }
+          if (!scr) {
+            counted++;
+            if (all != one) {
+              miscounted++;
+              KD_TEST(0, "n %lld kind %d: %llu evaluations by the team, %llu by one rank",
+                      (long long)n, (int)kinds[ki], (unsigned long long)all,
+                      (unsigned long long)one);
+            }
+          }
+        }
+      }
+      kd_kernel_destroy(&k);
+    }
+    free(X), free(a), free(b);
+  }
+  KD_TEST(cases == 64 && differ == 0 && counted == 32 && miscounted == 0,
+          "%d team halvings (%d ranks) keep the rows of one rank's, %d counted alike", cases,
+          kd_test_size(), counted - miscounted);
+  kd_measure_free(&mu);
+}
+
+static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
+  const int d = 2;
+  kd_measure mu = thin_test_mixture(d);
+  double *X = malloc(sizeof(double) * (size_t)(nc * d)), *z = malloc(sizeof(double) * (size_t)nc);
+  double *row = malloc(sizeof(double) * (size_t)nc);
+  KD_TEST_OK(kd_measure_sample(&mu, 43, (uint64_t)nc, nc, X));
+  kd_kernel_params p = kd_kernel_params_default(kt);
+  p.ls = 2.0;
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  for (kd_lidx c = 0; c < nc; c++) { /* z: the candidates' own empirical measure */
+    KD_TEST_OK(kd_kernel_eval_block(k, X + c * d, 1, X, nc, row, nc));
+    double s = 0.0;
+    for (kd_lidx j = 0; j < nc; j++) s += row[j];
+    z[c] = s / (double)nc;
+  }
+  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)m), *b = malloc(sizeof(kd_lidx) * (size_t)m);
+  kd_lidx sa = 0, sb = 0;
+  for (kd_lidx i = 0; i < m; i++) a[i] = b[i] = (i * 7919) % nc; /* distinct: 7919 prime > nc */
+  kd_kernel_reset_evals(k);
+  KD_TEST_OK(kd_thin_refine(k, X, nc, d, z, a, m, passes, &sa));
+  const uint64_t one = kd_kernel_evals(k);
+  kd_thin_team t = team_world();
+  kd_kernel_reset_evals(k);
+  KD_TEST_OK(kd_thin_refine_team(k, X, nc, d, z, b, m, passes, &t, &sb));
+  const uint64_t all = sum_u64(kd_kernel_evals(k));
+  const uint64_t steps = (uint64_t)passes * (uint64_t)m, extra = 2 * steps * kd_test_size();
+  KD_TEST(sa == sb && sa > 0 && !memcmp(a, b, sizeof(kd_lidx) * (size_t)m),
+          "%s nc %lld m %lld: %lld swaps together (%d ranks), %lld alone, the same coreset",
+          kd_kernel_name(kt), (long long)nc, (long long)m, (long long)sb, kd_test_size(),
+          (long long)sa);
+  KD_TEST(kd_test_size() == 1 ? all == one : (all >= one && all <= one + extra),
+          "%llu evaluations together, %llu alone", (unsigned long long)all,
+          (unsigned long long)one);
+  kd_kernel_destroy(&k);
+  kd_measure_free(&mu);
+  free(X), free(z), free(row), free(a), free(b);
+}
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  halvings();
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3);
+  refine(KD_KERNEL_MATERN52, 3000, 150, 2);
+  return kd_test_finish();
+}
