@@ -75,7 +75,12 @@ static kd_err kd_pk_halve_(kd_kernel *k, const kd_thin_plan *pl, const double *i
   KD_TRY(lerr);
   kd_unpack_(in, cnt, d, X);
   KD_TRY(kd_thin_halve_team(k, pl->kind, X, cnt, d, delta, seed, stream, team, keep));
-  KD_ALLOC(out->v, (cnt / 2) * w);
+  out->v = malloc(sizeof(double) * (size_t)((cnt / 2) * w + 1));
+  lerr = out->v ? KD_OK
+                : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "thin: cannot allocate %lld rows",
+                             (long long)(cnt / 2));
+  if (team) KD_TRY(kd_dist_agreed(team->comm, lerr)); /* the team goes on together or stops */
+  KD_TRY(lerr);
   out->n = (cnt / 2) * w;
   for (kd_lidx i = 0; i < cnt / 2; i++)
     memcpy(out->v + i * w, in + keep[i] * w, sizeof(double) * w);
