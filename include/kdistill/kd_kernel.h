@@ -119,6 +119,15 @@ typedef struct kd_kernel_screen kd_kernel_screen;
 kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_screen **out);
 kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
                                kd_lidx nb, const double *w, double *y, double *bound);
+/** The screening mat-vec of pairs' differences: for pairs p = 0 .. np-1 of rows (i0 + 2p,
+ *  i0 + 2p + 1) of X against its first nb rows, y[p] = sum_{j<nb} (k(X_{i0+2p}, X_j) -
+ *  k(X_{i0+2p+1}, X_j)) w[j] in single precision and bound[p] >= |y[p] - (y0 - y1)| proven for the
+ *  two rows y0, y1 kd_kernel_matvec returns. The bound grows with the pair's distance, not with
+ *  the rows' kernel sums: for the close pairs of a halving (k-d order) it stays small where the
+ *  row bounds of kd_kernel_screen_matvec do not settle a comparison of y0 - y1. Counts 2 np nb
+ *  evaluations. Local. */
+kd_err kd_kernel_screen_pairs(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx np,
+                              kd_lidx nb, const double *w, double *y, double *bound);
 /** The exact rows: y = what kd_kernel_matvec(k, X + i0 d, na, X, nb, w, 0, y) returns, bit for bit,
  *  from the double-precision copy of X the screening set keeps packed (the nb columns are not
  *  packed again per call: the exact rows of a comparison the bound leaves open cost their
@@ -134,6 +143,9 @@ void kd_kernel_set_screening(kd_kernel *k, int on);
 kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag);
 /** Total evaluations counted by this kernel object. */
 uint64_t kd_kernel_evals(const kd_kernel *k);
+/** Of those, the ones the screening mat-vecs computed in single precision
+ *  (kd_kernel_screen_matvec, kd_kernel_screen_pairs). */
+uint64_t kd_kernel_screened_evals(const kd_kernel *k);
 void kd_kernel_reset_evals(kd_kernel *k);
 
 #ifdef __cplusplus

@@ -257,4 +257,8 @@ double kd_kernel_length_scale(const kd_kernel *k) {
   return k && kd_kernel_has_ls_(k->p.type) && !k->ls_pending ? k->p.ls : 0.0;
 }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
-void kd_kernel_reset_evals(kd_kernel *k) { k->evals = 0; }
+uint64_t kd_kernel_screened_evals(const kd_kernel *k) { return k->evals_screened; }
+void kd_kernel_reset_evals(kd_kernel *k) {
+  k->evals = 0;
+  k->evals_screened = 0;
+}

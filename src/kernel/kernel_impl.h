@@ -53,6 +53,7 @@ struct kd_kernel {
   int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
   int screen_off;  /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
   uint64_t evals;
+  uint64_t evals_screened; /* those of evals computed by the screening mat-vecs */
   char desc[160];
   double *pre;   /* stein preconditioner (stein_precond.c): [L^-1 | M^-1], dx x dx each, or NULL */
   double pre_tr; /* tr(M^-1) */
@@ -160,6 +161,9 @@ void kd_matern12_finish_normal_(const kd_kernel *k, kd_lidx n, const double *s, 
 void kd_kernel_vexp_neg_(kd_lidx n, const double *x, double *y);
 /** Array form of the single-precision exp of kernel_screen.c (x[j] in [-80, 0]), for the test. */
 void kd_kernel_vfexp_neg_(kd_lidx n, const float *x, float *y);
+/** y[j] = the pair screening's single-precision expm1(x[j]), x[j] in [-80, 0] (for the unit
+ *  test). */
+void kd_kernel_vfexpm1_neg_(kd_lidx n, const float *x, float *y);
 
 /* The Stein kernel (stein.c) is not a map of per-pair accumulators (s, s2): it needs three, so
  * kernel_block.c hands its tiles, mat-vecs and pairs to these (same bitwise contract). */

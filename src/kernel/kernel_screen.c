@@ -23,45 +23,7 @@
  * (nb/8 + 4) 2^-53 S0 in kd_kernel_matvec. */
 #include <stdlib.h>
 
-#include "kernel/kernel_impl.h"
-
-/* Relative error bound of kd_fexp_neg_ on [-80, 0], in units u = 2^-24: the reduction's r is
- * x - k ln2hi exactly (k ln2hi has 16 bits, x - k ln2hi is a multiple of ulp(x) below 0.36) minus
- * k ln2lo rounded once (u |r| <= 0.35 u) with ln2lo's own error (116 x 1.3e-11 = 0.03 u); the
- * Taylor remainder of degree 7 on |r| <= 0.35 is 0.12 u; the Horner steps' roundings, each u of
- * its partial value, add u (1 + 0.6 + 0.1 + ...) <= 1.75 u relative to the result (>= 0.7);
- * 2^k is exact. In all 2.25 u; bounded by 3 u, measured 1.27 u (the unit test). */
-#define KD_SCR_EXP_ERR (3.0 * 0x1p-24)
-#define KD_SCR_ARG_MIN (-80.0f) /* exp(-80) = 1.8e-35: far above float's normal minimum */
-#define KD_SCR_TINY 4e-35       /* the error of a value clamped at -80 (both sides below 2e-35) */
-#define KD_SCR_BLOCK 64         /* columns per float partial sum of y (4 per lane) */
-#define KD_SCR_YTERMS 4.0       /* KD_SCR_BLOCK / 16 */
-
-/* exp(x) for -80 <= x <= 0 in single precision: k = round(x / ln2) through the shifter, r by
- * two-part Cody-Waite reduction, exp(r) by Taylor-Horner of degree 7, 2^k added to the exponent
- * field (k >= -116: the result stays normal). */
-static inline float kd_fexp_neg_(float x) {
-  const float shifter = 0x1.8p23f, log2e = 0x1.715476p0f;
-  const float ln2hi = 0x1.63p-1f, ln2lo = -0x1.bd0106p-13f;
-  const float t = fmaf(x, log2e, shifter);
-  const float kf = t - shifter;
-  float r = fmaf(-kf, ln2hi, x);
-  r = fmaf(-kf, ln2lo, r);
-  float q = 1.0f / 5040.0f;
-  q = fmaf(q, r, 1.0f / 720.0f);
-  q = fmaf(q, r, 1.0f / 120.0f);
-  q = fmaf(q, r, 1.0f / 24.0f);
-  q = fmaf(q, r, 1.0f / 6.0f);
-  q = fmaf(q, r, 0.5f);
-  q = fmaf(q, r, 1.0f);
-  q = fmaf(q, r, 1.0f);
-  uint32_t tb, qb;
-  memcpy(&tb, &t, sizeof tb);
-  memcpy(&qb, &q, sizeof qb);
-  qb += tb << 23; /* the low bits of t hold k (mod 2^9): k added to q's exponent */
-  memcpy(&q, &qb, sizeof q);
-  return q;
-}
+#include "kernel/kernel_screen_impl.h"
 
 /* Array form for the unit test (x[j] in [-80, 0]). */
 KD_KCLONES void kd_kernel_vfexp_neg_(kd_lidx n, const float *x, float *y) {
@@ -199,32 +161,20 @@ void kd_kernel_set_screening(kd_kernel *k, int on) {
   if (k) k->screen_off = !on;
 }
 
-struct kd_kernel_screen {
-  int d;
-  kd_lidx n, P, npan;
-  double sigma;
-  double *X;            /* the points (a copy): the rows, put in each panel's frame when used */
-  double *cen;          /* npan x d: each panel's centre */
-  double *A0, *A1;      /* npan: each panel's kd_screen_coef_ */
-  float *Bp;            /* the points as panels (coordinate kk of panel p at d p P + kk npad) */
-  float *wf, *wa;       /* scratch: w and |w| in float, n rounded up to 16 */
-  float *x, *kv;        /* scratch of the portable panel (P each) */
-  float *af;            /* scratch: a row in a panel's frame (d) */
-  float *c0, *c1;       /* scratch: each panel's bound coefficients of one call (npan each) */
-  kd_kernel_prefix_ pf; /* X packed in double precision for kd_kernel_screen_exact */
-};
-
 void kd_kernel_screen_free(kd_kernel_screen **S) {
   if (!S || !*S) return;
   free((*S)->X);
   free((*S)->cen);
   free((*S)->A0);
   free((*S)->A1);
+  free((*S)->rho);
   free((*S)->Bp);
   free((*S)->wf);
   free((*S)->wa);
   free((*S)->x);
   free((*S)->kv);
+  free((*S)->xd);
+  free((*S)->em);
   free((*S)->af);
   free((*S)->c0);
   free((*S)->c1);
@@ -273,12 +223,15 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
   KD_ALLOC(S->cen, (size_t)d * (size_t)S->npan);
   KD_ALLOC(S->A0, S->npan);
   KD_ALLOC(S->A1, S->npan);
+  KD_ALLOC(S->rho, S->npan);
   KD_ALLOC(S->Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(S->wf, nbp);
   KD_ALLOC(S->wa, nbp);
   KD_ALLOC(S->x, P);
   KD_ALLOC(S->kv, P);
-  KD_ALLOC(S->af, d);
+  KD_ALLOC(S->xd, P);
+  KD_ALLOC(S->em, P);
+  KD_ALLOC(S->af, 3 * d);
   KD_ALLOC(S->c0, S->npan);
   KD_ALLOC(S->c1, S->npan);
   memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
@@ -288,6 +241,8 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
     double *c = S->cen + (size_t)d * (size_t)pj;
     const double rho = kd_screen_frame_(d, X + (size_t)d * (size_t)j0, nc, S->sigma, c);
     if (!kd_screen_coef_(rho, d, &S->A0[pj], &S->A1[pj])) goto noform;
+    S->rho[pj] = rho;
+    S->rmax = rho > S->rmax ? rho : S->rmax;
     float *pan = S->Bp + (size_t)d * (size_t)j0;
     for (int kk = 0; kk < d; kk++)
       for (kd_lidx j = 0; j < npad; j++)
@@ -302,18 +257,9 @@ cleanup:
   return err;
 }
 
-kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
-                               kd_lidx nb, const double *w, double *y, double *bound) {
-  kd_err err = KD_OK;
-  KD_CHECK(k && S && S->d == k->d, KD_ERR_ARG, "kernel: screening set of another kernel");
-  KD_CHECK(
-      i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n && (na == 0 || (y && bound)),
-      KD_ERR_ARG, "kernel: screening mat-vec rows [%lld, %lld) or columns %lld out of %lld",
-      (long long)i0, (long long)(i0 + na), (long long)nb, (long long)S->n);
-  const int d = S->d;
+double kd_screen_setup_(const kd_kernel_screen *S, kd_lidx nb, const double *w) {
   const kd_lidx P = S->P, npan = (nb + P - 1) / P, nbr = (nb + 15) / 16 * 16;
   double wmax = 0.0;
-  float *c0 = S->c0, *c1 = S->c1;
   for (kd_lidx j = 0; j < nbr; j++) {
     const double wj = j < nb ? (w ? w[j] : 1.0) : 0.0; /* past nb: 0 */
     S->wf[j] = (float)wj;
@@ -325,38 +271,56 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
   const double sums =
       (KD_SCR_YTERMS + 1.0) * 0x1p-24 * (1.0 + 0x1p-20) + 2.0 * ((double)nb / 8.0 + 4.0) * 0x1p-53;
   for (kd_lidx pj = 0; pj < npan; pj++) { /* rounded up: never below the double coefficients */
-    c0[pj] = (float)(S->A0[pj] + sums) * (1.0f + 0x1p-22f);
-    c1[pj] = (float)S->A1[pj] * (1.0f + 0x1p-22f);
+    S->c0[pj] = (float)(S->A0[pj] + sums) * (1.0f + 0x1p-22f);
+    S->c1[pj] = (float)S->A1[pj] * (1.0f + 0x1p-22f);
   }
-  for (kd_lidx i = 0; i < na; i++) {
-    double acc[32] = {0};
-    const double *a = S->X + (i0 + i) * d;
-    for (kd_lidx pj = 0; pj < npan; pj++) {
-      const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
-      /* the panel's stored width: P when full, else its own rounding up to 16 */
-      const kd_lidx ld = S->n - j0 < P ? (S->n - j0 + 15) / 16 * 16 : P;
-      const float *pan = S->Bp + (size_t)d * (size_t)j0;
-      const double *c = S->cen + (size_t)d * (size_t)pj;
-      float *af = S->af;
-      for (int kk = 0; kk < d; kk++) af[kk] = (float)(S->sigma * (a[kk] - c[kk]));
+  return wmax;
+}
+
+void kd_screen_row_(const kd_kernel *k, const kd_kernel_screen *S, kd_lidx i, kd_lidx nb,
+                    double wmax, double *y, double *bound) {
+  const int d = S->d;
+  const kd_lidx npan = (nb + S->P - 1) / S->P;
+  double acc[32] = {0};
+  const double *a = S->X + i * d;
+  for (kd_lidx pj = 0; pj < npan; pj++) {
+    kd_lidx j0, npad, ld;
+    kd_screen_panel_at_(S, nb, pj, &j0, &npad, &ld);
+    const float *pan = S->Bp + (size_t)d * (size_t)j0;
+    const double *c = S->cen + (size_t)d * (size_t)pj;
+    float *af = S->af;
+    for (int kk = 0; kk < d; kk++) af[kk] = (float)(S->sigma * (a[kk] - c[kk]));
 #ifdef KD_SCR_X86
-      if (k->isa == 2)
-        kd_screen_panel_avx512_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, c0[pj], c1[pj], acc);
-      else
+    if (k->isa == 2)
+      kd_screen_panel_avx512_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, S->c0[pj], S->c1[pj],
+                              acc);
+    else
 #endif
-        kd_screen_panel_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, c0[pj], c1[pj], S->x, S->kv,
-                         acc);
-    }
-    double sum = 0.0, e = 0.0;
-    for (int l = 0; l < 16; l++) {
-      sum += acc[l];
-      e += acc[16 + l];
-    }
-    y[i] = sum;
-    /* 1% for the roundings of the bound's own sums (float, at most P/16 terms per lane) */
-    bound[i] = 1.01 * e + (double)nb * KD_SCR_TINY * wmax;
+      kd_screen_panel_(d, af, pan, ld, npad, S->wf + j0, S->wa + j0, S->c0[pj], S->c1[pj], S->x,
+                       S->kv, acc);
   }
+  double sum = 0.0, e = 0.0;
+  for (int l = 0; l < 16; l++) {
+    sum += acc[l];
+    e += acc[16 + l];
+  }
+  *y = sum;
+  /* 1% for the roundings of the bound's own sums (float, at most P/16 terms per lane) */
+  *bound = 1.01 * e + (double)nb * KD_SCR_TINY * wmax;
+}
+
+kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx na,
+                               kd_lidx nb, const double *w, double *y, double *bound) {
+  kd_err err = KD_OK;
+  KD_CHECK(k && S && S->d == k->d, KD_ERR_ARG, "kernel: screening set of another kernel");
+  KD_CHECK(
+      i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n && (na == 0 || (y && bound)),
+      KD_ERR_ARG, "kernel: screening mat-vec rows [%lld, %lld) or columns %lld out of %lld",
+      (long long)i0, (long long)(i0 + na), (long long)nb, (long long)S->n);
+  const double wmax = kd_screen_setup_(S, nb, w);
+  for (kd_lidx i = 0; i < na; i++) kd_screen_row_(k, S, i0 + i, nb, wmax, y + i, bound + i);
   k->evals += (uint64_t)na * (uint64_t)nb;
+  k->evals_screened += (uint64_t)na * (uint64_t)nb;
 cleanup:
   return err;
 }

@@ -10,6 +10,8 @@
  *    Matern 5/2, 2 - 3 passes: the same swaps (at least one) and the same coreset, index for
  *    index; the ranks' evaluations add up to the one-rank count plus at most two per step and
  *    rank (the next point's update).
+ *  - tight clusters, where the halvings screen the pairs' differences: the same rows, with at
+ *    least 90% of the mat-vec values screened (KH(0.5), KHA);
  * Run at 1, 2, 3 and 4 ranks. */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
@@ -83,6 +85,46 @@ static void halvings(void) {
   kd_measure_free(&mu);
 }
 
+/* Tight clusters (the mixture shrunk 500-fold, ls = 1, 8192 rows): the rows' bounds leave most
+ * coins open, so the halvings screen the pairs' differences (kernel_screen_pair.c; a team switches
+ * sooner than one rank): the team keeps one rank's rows, and with KH(0.5) and KHA at least 90% of
+ * the values of the halving's mat-vecs (n^2 / 2 in all) are screened over the ranks. (The tight
+ * heuristic's small thresholds leave more coins open: a team of 4 drops screening there.) */
+static void clusters(void) {
+  const int d = 2;
+  const kd_lidx n = 8192;
+  kd_measure mu = thin_test_mixture(d);
+  double *X = malloc(sizeof(double) * (size_t)(n * d));
+  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
+  KD_TEST_OK(kd_measure_sample(&mu, 92, 0, n, X));
+  for (kd_lidx i = 0; i < n * d; i++) X[i] *= 0.002;
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA, KD_HALVE_KH};
+  const double deltas[] = {0.5, 0.5, -1.0};
+  double least = 1.0;
+  for (int ki = 0; ki < 3; ki++) {
+    kd_thin_team t = team_world();
+    KD_TEST_OK(kd_thin_halve(k, kinds[ki], X, n, d, deltas[ki], 5, 23, a));
+    kd_kernel_reset_evals(k);
+    KD_TEST_OK(kd_thin_halve_team(k, kinds[ki], X, n, d, deltas[ki], 5, 23, &t, b));
+    const double scr = (double)sum_u64(kd_kernel_screened_evals(k)) / (0.5 * (double)n * n);
+    if (deltas[ki] > 0) least = scr < least ? scr : least; /* tight: see above */
+    KD_TEST(memcmp(a, b, sizeof(kd_lidx) * (size_t)(n / 2)) == 0,
+            "tight cluster, kind %d delta %g: the team keeps other rows", (int)kinds[ki],
+            deltas[ki]);
+  }
+  if (kd_test_rank() == 0)
+    printf("tight clusters (%d ranks): at least %.1f%% of the values screened\n", kd_test_size(),
+           100.0 * least);
+  KD_TEST(least >= 0.9, "tight clusters: %.1f%% of the values screened (test >= 90%%)",
+          100.0 * least);
+  kd_kernel_destroy(&k);
+  free(X), free(a), free(b);
+  kd_measure_free(&mu);
+}
+
 static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
   const int d = 2;
   kd_measure mu = thin_test_mixture(d);
@@ -125,6 +167,7 @@ static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   halvings();
+  clusters();
   refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3);
   refine(KD_KERNEL_MATERN52, 3000, 150, 2);
   return kd_test_finish();

@@ -857,8 +857,10 @@ static kd_err kd_thin_branch_remainder_(kd_thin_drv_ *D, kd_thin_branches_ *b) {
     kd_lidx *sb = b->br + (size_t)bi * b->st;
     const uint64_t e0 = kd_kernel_evals(D->k);
     for (kd_lidx i = 0; i < m; i++) memcpy(b->Cs + i * d, D->C + sb[i] * d, sizeof(double) * d);
-    KD_TRY(kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, m, n_out, d, D->dstep, D->seed,
-                                    (uint64_t)D->tr.nb + 7 + (uint64_t)bi * 64, keep));
+    /* every rank alike; agreed so that a lone failure leaves no rank in KH-Refine's collectives */
+    KD_TRY(kd_dist_agreed(
+        D->comm, kd_thin_absorb_remainder(D->k, D->pl.kind, b->Cs, m, n_out, d, D->dstep, D->seed,
+                                          (uint64_t)D->tr.nb + 7 + (uint64_t)bi * 64, keep)));
     kd_thin_redundant_(D, e0);
     for (kd_lidx i = 0; i < n_out; i++) keep[i] = sb[keep[i]];
     for (kd_lidx i = 0; i < n_out; i++) sb[i] = keep[i];
@@ -868,7 +870,21 @@ cleanup:
   return err;
 }
 
-/* KH-Refine of the best branch against z (ties: lowest branch), with its metrics. Local. */
+/* KH-Refine's metrics into out. Local. */
+static kd_err kd_thin_refine_metrics_(kd_result *out, int nbch, kd_lidx swaps, double before,
+                                      double after, int target) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_result_set_count(out, "refine_branches", (int64_t)nbch));
+  KD_TRY(kd_result_set_count(out, "refine_swaps", (int64_t)swaps));
+  KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
+  KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
+  /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
+  KD_TRY(kd_result_set_count(out, "refine_target_compress", (int64_t)target));
+cleanup:
+  return err;
+}
+
+/* KH-Refine of the best branch against z (ties: lowest branch), with its metrics. Collective. */
 static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *v = NULL;
@@ -894,14 +910,11 @@ static kd_err kd_thin_refine_best_(kd_thin_drv_ *D, const kd_thin_branches_ *b, 
   KD_TRY(kd_thin_refine_team(D->k, D->C, D->nc, d, D->zc, D->sel, D->m, D->pl.refine_passes,
                              &D->team, &swaps));
   const uint64_t e0 = kd_kernel_evals(D->k);
-  KD_TRY(kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after));
+  lerr = kd_mmd2_rel_(D->k, D->C, d, D->zc, D->sel, D->m, &after);
   kd_thin_redundant_(D, e0);
-  KD_TRY(kd_result_set_count(out, "refine_branches", (int64_t)b->nbch));
-  KD_TRY(kd_result_set_count(out, "refine_swaps", (int64_t)swaps));
-  KD_TRY(kd_result_set_metric(out, "refine_mmd2_before_minus_self", before));
-  KD_TRY(kd_result_set_metric(out, "refine_mmd2_after_minus_self", after));
-  /* the measure the two values above refer to: 0 = P_in, 1 = the Compress output */
-  KD_TRY(kd_result_set_count(out, "refine_target_compress", (int64_t)D->pl.refine_target));
+  if (lerr == KD_OK)
+    lerr = kd_thin_refine_metrics_(out, b->nbch, swaps, before, after, D->pl.refine_target);
+  KD_TRY(kd_dist_agreed(D->comm, lerr)); /* before the result's collectives */
 cleanup:
   free(v);
   return err;
@@ -936,7 +949,7 @@ static kd_err kd_thin_result_(kd_thin_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
   const int d = D->d, w = D->w;
   const kd_lidx m = D->m;
-  KD_TRY(kd_result_alloc(out, m, d));
+  KD_TRY(kd_dist_agreed(D->comm, kd_result_alloc(out, m, d)));
   for (kd_lidx i = 0; i < m; i++) {
     out->indices[i] = (int64_t)D->root.v[D->sel[i] * w];
     memcpy(out->points + i * d, D->C + D->sel[i] * d, sizeof(double) * d);
@@ -953,26 +966,31 @@ cleanup:
 /* reweight: convex - the output weights re-optimised over the simplex against P_in
  * (kd_simplex_qp), with the MMD of both weightings. Collective. */
 static kd_err kd_thin_reweight_(kd_thin_drv_ *D, kd_result *out) {
-  kd_err err = KD_OK;
+  kd_err err = KD_OK, lerr = KD_OK;
   double *Q = NULL, *zs = NULL, *wq = NULL;
   const kd_lidx m = D->m;
   kd_mmd_info info;
+  /* the local steps' errors are agreed before the next collective (kd_target_embed_rows,
+   * kd_mmd_eval) */
   KD_TRY(kd_mmd_eval(D->in->target, out->points, out->weights, m, &info));
-  KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", info.mmd));
-  KD_TRY(kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", info.mmd2_minus_self));
-  KD_ALLOC(Q, m * m);
-  KD_ALLOC(zs, m);
-  KD_ALLOC(wq, m);
-  KD_TRY(kd_kernel_eval_block(D->k, out->points, m, out->points, m, Q, m));
+  lerr = kd_result_set_metric(out, "mmd_uniform_weights", info.mmd);
+  if (lerr == KD_OK)
+    lerr = kd_result_set_metric(out, "mmd2_minus_self_uniform_weights", info.mmd2_minus_self);
+  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_ALLOC_AGREED(D->comm, Q, m * m);
+  KD_ALLOC_AGREED(D->comm, zs, m);
+  KD_ALLOC_AGREED(D->comm, wq, m);
+  KD_TRY(kd_dist_agreed(D->comm, kd_kernel_eval_block(D->k, out->points, m, out->points, m, Q, m)));
   KD_TRY(kd_target_embed_rows(D->in->target, out->points, m, zs));
   for (kd_lidx i = 0; i < m; i++) wq[i] = 1.0 / (double)m;
-  KD_TRY(kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq));
+  /* the same inputs on every rank: the same outcome; agreed all the same */
+  KD_TRY(kd_dist_agreed(D->comm, kd_simplex_qp((int)m, Q, zs, 1e-12, 10000, wq)));
   double s = 0.0;
   for (kd_lidx i = 0; i < m; i++) s += wq[i] > 0 ? wq[i] : 0.0;
-  KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights");
+  KD_CHECK(s > 0, KD_ERR_NUMERIC, "reweight: QP returned zero weights"); /* alike on all ranks */
   for (kd_lidx i = 0; i < m; i++) out->weights[i] = (wq[i] > 0 ? wq[i] : 0.0) / s;
   KD_TRY(kd_mmd_eval(D->in->target, out->points, out->weights, m, &info));
-  KD_TRY(kd_result_set_metric(out, "mmd_convex_weights", info.mmd));
+  KD_TRY(kd_dist_agreed(D->comm, kd_result_set_metric(out, "mmd_convex_weights", info.mmd)));
   out->mmd = info.mmd;
 cleanup:
   free(Q);

@@ -92,19 +92,46 @@ cleanup:
 }
 
 /* y (and its bounds yb when screened) of a chunk's w rows X + 2 i0 d against the 2 i0 earlier
- * points with signs sgn: screened or exact, on one rank (team NULL; lerr unused) or shared over a
- * team's ranks (collective: lerr, the rank's error so far, is agreed). */
-static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, int screened,
+ * points with signs sgn: exact (mode 0), screened by rows (1) or by pairs (2: y[2t] the pair's
+ * difference and yb[2t] its bound, y[2t + 1] = yb[2t + 1] = 0), on one rank (team NULL; lerr
+ * unused) or shared over a team (kd_kh_team_gather_; lerr carried). */
+static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, int mode,
                              const kd_thin_team *team, const double *X, kd_lidx i0, kd_lidx w,
                              int d, const double *sgn, kd_err lerr, double *y, double *yb,
                              double *tx, double *rx) {
   kd_lidx lo = 0, hi = w;
   if (team) kd_thin_row_share(w, team->rank, team->size, &lo, &hi);
-  if (lerr == KD_OK && hi > lo)
-    lerr = screened
-               ? kd_kernel_screen_matvec(k, scr, 2 * i0 + lo, hi - lo, 2 * i0, sgn, y + lo, yb + lo)
-               : kd_kernel_matvec(k, X + (2 * i0 + lo) * d, hi - lo, X, 2 * i0, sgn, 0.0, y + lo);
-  return team ? kd_kh_team_gather_(team, lerr, screened, w, y, yb, tx, rx) : lerr;
+  if (lerr == KD_OK && hi > lo) {
+    if (mode == 2) {
+      const kd_lidx q = (hi - lo) / 2; /* lo, hi even: whole groups of four rows */
+      lerr = kd_kernel_screen_pairs(k, scr, 2 * i0 + lo, q, 2 * i0, sgn, y + lo, yb + lo);
+      for (kd_lidx t = q - 1; t >= 0 && lerr == KD_OK; t--) { /* pair t's values to row 2t */
+        y[lo + 2 * t] = y[lo + t];
+        yb[lo + 2 * t] = yb[lo + t];
+        y[lo + 2 * t + 1] = yb[lo + 2 * t + 1] = 0.0;
+      }
+    } else if (mode == 1) {
+      lerr = kd_kernel_screen_matvec(k, scr, 2 * i0 + lo, hi - lo, 2 * i0, sgn, y + lo, yb + lo);
+    } else {
+      lerr = kd_kernel_matvec(k, X + (2 * i0 + lo) * d, hi - lo, X, 2 * i0, sgn, 0.0, y + lo);
+    }
+  }
+  return team ? kd_kh_team_gather_(team, lerr, mode != 0, w, y, yb, tx, rx) : lerr;
+}
+
+/* The screening form of the next chunk (see kd_halve_kh_): the rows while their bounds leave at
+ * most 1 coin in 32 nteam open, then the pairs' differences (counts restarted) while those leave
+ * at most 1 in 8 nteam, then none (*scr freed). */
+static void kd_kh_screen_form_(kd_kernel_screen **scr, int *pairs, kd_lidx *nscreened,
+                               kd_lidx *nexact, kd_lidx nteam) {
+  if (!*scr || *nscreened < 4 * KD_KH_CHUNK || (*pairs ? 8 : 32) * nteam * *nexact <= *nscreened)
+    return;
+  if (*pairs) {
+    kd_kernel_screen_free(scr);
+  } else {
+    *pairs = 1;
+    *nscreened = *nexact = 0;
+  }
 }
 
 /* Alg. B.1 (or KHA, `adaptive`) on one rank (team NULL) or split over a team's ranks
@@ -116,8 +143,8 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   kd_err err = KD_OK, lerr = KD_OK;
   double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL, *tx = NULL, *rx = NULL;
   const int multi = team != NULL && team->size > 1;
-  /* a team shares the screened rows but each rank computes every exact row: screening pays off
-   * only while the exact rows are fewer in proportion (dropped above one pair in 8 * size) */
+  /* a team shares the screened rows but each rank computes every exact row: the thresholds below
+   * are divided by the team's size */
   const kd_lidx nteam = multi ? team->size : 1;
   uint64_t ev_red = 0; /* evaluations every rank of the team makes (counted once, on rank 0) */
   /* tight (delta < 0): the log factor replaced by 1/2 (a heuristic, see docs/thinning.md) */
@@ -130,11 +157,15 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
    * zeroed 128 KB tile per call was 17% of a CTT run's time */
   const kd_lidx cm = np < C ? np : C;
   /* screening (Gaussian kernel): the earlier chunks' contribution in single precision with a
-   * proven bound, the exact rows only for the pairs whose coin the bound does not settle; dropped
-   * for the rest of the call once more than one pair in 8 (one rank) needs them (it then costs
-   * more than it saves). The decisions are those of the exact mat-vec either way. */
+   * proven bound, the exact rows only for the pairs whose coin the bound does not settle. The rows'
+   * bounds grow with the set (single precision times each row's kernel sum): once more than one
+   * pair in 32 (one rank) needs the exact rows, the pairs' differences are screened instead
+   * (their bounds grow with the pair's distance, like the threshold; about 1.1x the rows' cost);
+   * if even those leave more than one in 8 open, screening is dropped for the rest of the call
+   * (kd_kh_screen_form_). The decisions are those of the exact mat-vec either way. */
   kd_kernel_screen *scr = NULL;
   kd_lidx nscreened = 0, nexact = 0;
+  int pairs = 0; /* screening by the pairs' differences (kd_kernel_screen_pairs) */
   sgn = calloc((size_t)(n + 1), sizeof(double));
   y = calloc((size_t)(2 * cm + 1), sizeof(double));
   G = calloc((size_t)(4 * cm * cm + 1), sizeof(double));
@@ -156,13 +187,13 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   for (kd_lidx i0 = 0; i0 < np; i0 += C) {
     const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
     const double *A = X + 2 * i0 * d;
-    if (scr && nscreened >= 4 * C && 8 * nteam * nexact > nscreened) kd_kernel_screen_free(&scr);
+    kd_kh_screen_form_(&scr, &pairs, &nscreened, &nexact, nteam);
     const int screened = i0 > 0 && scr != NULL;
     if (i0 == 0)
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     else
-      KD_TRY(kd_kh_earlier_(k, scr, screened, multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb,
-                            tx, rx));
+      KD_TRY(kd_kh_earlier_(k, scr, screened ? 1 + pairs : 0, multi ? team : NULL, X, i0, w, d, sgn,
+                            lerr, y, yb, tx, rx));
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
     uint64_t e0 = kd_kernel_evals(k);
