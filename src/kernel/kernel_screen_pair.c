@@ -14,12 +14,12 @@
  * KD_SCR_EM1_ERR, and Delta from delta rounded once (from double precision) and the frame's
  * differences: with u = 2^-24 and rho the panel's radius,
  *   |Delta~ - Delta| <= u' |delta| ((4 + d)(2 sqrt(S_h) + |delta|) + 4 rho sqrt(d))
- *                    <= u' |delta| ((4 + d)(1 + |delta| + S_h) + 4 rho sqrt(d))
- * (each coordinate's sum D0_k + D1_k within u (3 |D0_k| + 3 |D1_k| + 4 rho), d fma roundings,
- * Cauchy-Schwarz, |D_other| <= |D_h| + |delta|, 2 sqrt(S) <= S + 1), whichever side the rounded
- * sign picks. A pair is screened this way when that error stays below 1e-3 at S_h = 80 (then
- * e^error <= 1.001), else its two rows are screened by rows. Per column, with k~ = exp(x_h),
- * e~ = |expm1~|:
+ *                    <= u' |delta| ((4 + d)(1 + |delta| + S_h) + 4 rho sqrt(d)) =: E(x_h)
+ * (S_h <= 1.001 |x_h| + 1e-3; each coordinate's sum D0_k + D1_k within u (3 |D0_k| + 3 |D1_k| +
+ * 4 rho), d fma roundings, Cauchy-Schwarz, |D_other| <= |D_h| + |delta|, 2 sqrt(S) <= S + 1),
+ * whichever side the rounded sign picks. A pair is screened this way when that error stays below
+ * 1e-3 at S_h = 80 (then e^error <= 1.001), else its two rows are screened by rows. Per column,
+ * with k~ = exp(x_h) and e~ = |expm1~|:
  *   |value~ - value| <= k~ e~ (A0 + A1 |x_h| + 1.0011 KD_SCR_EM1_ERR + u) + 1.003 k~ E(x_h)
  * and kd_kernel_matvec's two values are within 1.02 k~ (6e-16 + (d + 2) 1.2e-16 (2 |x_h| + 1))
  * of the exact ones, its two sums within (nb/8 + 4) 2^-53 sum |w| k~ each. The bound is kept as
