@@ -5,11 +5,12 @@
  * each. Screening must also have needed the exact rows for some pairs (the kernel evaluations
  * with screening exceed those without it by exactly what those rows cost), so that path is
  * exercised too.
- * Tight clusters (the mixture shrunk 500-fold against ls = 1, 8192 and 16384 rows): there the
- * rows' bounds leave most coins open, so after its first chunks the halving screens the pairs'
- * differences (kd_kernel_screen_pairs, kernel_screen_pair.c). It must keep the same rows, compute
- * at least 90% of its values screened (the row form alone drops screening after its first 256
- * pairs: under 1%) and need exact rows for at most 1.5% of its evaluations. Serial. */
+ * Tight clusters (the mixture shrunk 500-fold against ls = 1, 8192 and 16384 rows, 3 seeds; under
+ * the sanitizers 8192 rows, 1 seed): there the rows' bounds leave most coins open, so after its
+ * first chunks the halving screens the pairs' differences (kd_kernel_screen_pairs,
+ * kernel_screen_pair.c). It must keep the same rows, compute at least 90% of its values screened
+ * (the row form alone drops screening after its first 256 pairs: under 1%) and need exact rows for
+ * at most 1.5% of its evaluations. Serial. */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
 
@@ -45,13 +46,14 @@ static void clusters(kd_measure *mu) {
   KD_TEST_OK(kd_kernel_create(&p, d, &k));
   double worst = 0.0, least = 1.0;
   int same = 1;
-  for (int si = 0; si < 2; si++) {
+  const int nsizes = KD_TEST_SANITIZED ? 1 : 2, seeds = KD_TEST_SANITIZED ? 1 : 3;
+  for (int si = 0; si < nsizes; si++) {
     const kd_lidx n = sizes[si];
     double *X = malloc(sizeof(double) * (size_t)(n * d));
     kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
     KD_TEST_OK(kd_measure_sample(mu, 78, (uint64_t)si, n, X));
     for (kd_lidx i = 0; i < n * d; i++) X[i] *= 0.002;
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < seeds; s++) {
       uint64_t ev_off = 0, extra = 0, ev_scr = 0;
       same &= on_off(k, KD_HALVE_KH, X, n, d, 0.5, (uint64_t)s, a, b, &extra, &ev_off, &ev_scr);
       const double share = (double)extra / (double)ev_off, scr = (double)ev_scr / (double)ev_off;

@@ -2,10 +2,11 @@
  * KH-Refine together (kd_thin_refine_team) give, on every rank, exactly what one rank alone gives
  * (kd_thin_halve, kd_thin_refine):
  *  - halvings of 1000, 4096 and 8192 rows of the 8-component mixture (the last two with several
- *    chunks in which the screened coins need the exact rows), KH(delta), KH with adaptive
- *    thresholds, the tight heuristic, local pairing, LKH, and GS on 256 rows; length scales 0.3
- *    and 2; screening on and off. Without screening the evaluations the ranks make, less those
- *    each rank other than 0 made alike (team.skip), are exactly those of the one-rank halving;
+ *    chunks in which the screened coins need the exact rows; not 8192 under the sanitizers),
+ *    KH(delta), KH with adaptive thresholds, the tight heuristic, local pairing, LKH, and GS on
+ *    256 rows; length scales 0.3 and 2; screening on and off. Without screening the evaluations
+ *    the ranks make, less those each rank other than 0 made alike (team.skip), are exactly those
+ *    of the one-rank halving;
  *  - KH-Refine over 1500 candidates (kept columns) and 3000 (a column per step), Gaussian and
  *    Matern 5/2, 2 - 3 passes: the same swaps (at least one) and the same coreset, index for
  *    index; the ranks' evaluations add up to the one-rank count plus at most two per step and
@@ -38,6 +39,7 @@ static void halvings(void) {
   const double deltas[] = {0.5, 0.5, -1.0, 0.5, 0.5, 0.5};
   int cases = 0, differ = 0, counted = 0, miscounted = 0;
   for (int si = 0; si < 4; si++) {
+    if (KD_TEST_SANITIZED && si == 2) continue; /* 8192 rows: 4096 has the same paths */
     const kd_lidx n = sizes[si];
     double *X = malloc(sizeof(double) * (size_t)(n * d));
     kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
@@ -79,7 +81,8 @@ static void halvings(void) {
     }
     free(X), free(a), free(b);
   }
-  KD_TEST(cases == 64 && differ == 0 && counted == 32 && miscounted == 0,
+  const int want = KD_TEST_SANITIZED ? 44 : 64; /* 20 per mixture size, 4 GS */
+  KD_TEST(cases == want && differ == 0 && 2 * counted == want && miscounted == 0,
           "%d team halvings (%d ranks) keep the rows of one rank's, %d counted alike", cases,
           kd_test_size(), counted - miscounted);
   kd_measure_free(&mu);
