@@ -257,7 +257,11 @@ requeue_job() {
     if [ "$state" = PENDING ] && grep -q "Reason=BeginTime" <<< "$info"; then
       scontrol update JobId="$JOBID" StartTime=now
     elif grep -q "Restarts=[1-9]" <<< "$info" &&
-         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; then
+         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]] &&
+         [ "$(grep -c "^\[kd-job\] job $JOBID " "$WORK/$name.err" 2>/dev/null)" -ge 2 ]; then
+      # the requeued run itself has ended: right after the requeue, the first run's cancellation
+      # can show as a final state with Restarts=1 before the job is pending again (a CI run once
+      # took that as the job's end); kd_job.sh logs "[kd-job] job ID ..." when each run starts
       RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
       break
     fi
@@ -268,6 +272,7 @@ requeue_job() {
   check $? "$name: first run interrupted (exit 3)"
   grep -q "requeuing job" "$WORK/$name.err"; check $? "$name: job requeued itself"
   check $(( RC != 0 )) "$name: final exit $RC, expected 0"
+  [ "$RC" = 0 ] || tail -n 12 "$WORK/$name.err" 2>/dev/null | sed "s/^/  | $name.err: /"
 }
 
 if want requeue; then
