@@ -249,10 +249,16 @@ requeue_job() {
   RC=$(cat "$WORK/$name.rc" 2>/dev/null)
   # `sbatch --wait` can return while the job is being requeued (it then reports 1 although the
   # requeued run has not started): wait for the requeued run itself and take its exit code.
-  local info state
+  local info state misses=0
   for _ in $(seq 1500); do
     [ -n "$JOBID" ] || break
-    info=$(scontrol show job -o "$JOBID" 2>/dev/null) || break
+    if ! info=$(scontrol show job -o "$JOBID" 2>/dev/null); then
+      misses=$((misses + 1)) # a busy slurmctld can miss a query: give up after 5 s of misses
+      [ "$misses" -ge 25 ] && break
+      sleep 0.2
+      continue
+    fi
+    misses=0
     state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<< "$info")
     if [ "$state" = PENDING ] && grep -q "Reason=BeginTime" <<< "$info"; then
       scontrol update JobId="$JOBID" StartTime=now
