@@ -266,8 +266,9 @@ requeue_job() {
          [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]] &&
          [ "$(grep -c "^\[kd-job\] job $JOBID " "$WORK/$name.err" 2>/dev/null)" -ge 2 ]; then
       # the requeued run itself has ended: right after the requeue, the first run's cancellation
-      # can show as a final state with Restarts=1 before the job is pending again (a CI run once
-      # took that as the job's end); kd_job.sh logs "[kd-job] job ID ..." when each run starts
+      # may show as a final state with Restarts=1 before the job is pending again (the likely
+      # cause of a CI run's "final exit 1 after 10 s"); kd_job.sh logs "[kd-job] job ID ..." when
+      # each run starts
       RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
       break
     fi
