@@ -218,6 +218,16 @@ EOF2
   check $? "array: summary.h5 datasets equal the single-allocation sweep's; points on 2 ranks; best output"
 fi
 
+# start_requeued: start the requeued job JOBID 2 s from now. SLURM holds a requeued job back so
+# that its relaunch carries a job credential younger (in whole seconds) than the one slurmd revoked
+# when the first run was killed. A relaunch within the same second as that revocation is refused
+# ("already killed, do not launch batch job") and the job ends without a second run: the likely
+# cause of two CI failures (final exit 1 after 10 s; no second run within 300 s). The revocation
+# happened before the requeue we have seen, so 2 s later is safe. The wait is here, not in
+# StartTime=now+2: only an update makes the scheduler look at the job at once, a begin time that
+# merely passes waits for its next periodic pass (up to a minute).
+start_requeued() { sleep 2; scontrol update JobId="$JOBID" StartTime=now; }
+
 # requeue_job NAME SCRIPT READY: submit SCRIPT (2 tasks, KD_REQUEUE=1, environment KD_* from the
 # caller) in the background, wait until the shell test READY succeeds (the job has started its
 # work), send USR1 to the batch shell (as SLURM's --signal=B:USR1 does before the time limit), let
@@ -235,11 +245,11 @@ requeue_job() {
   for _ in $(seq 600); do eval "$ready" && break; [ -s "$WORK/$name.rc" ] && break; sleep 0.2; done
   JOBID=$(cut -d';' -f1 "$WORK/$name.id" 2>/dev/null)
   [ -n "$JOBID" ] && scancel --signal=USR1 --batch "$JOBID"
-  # SLURM holds a requeued job back (reason BeginTime, ~2 min); start it now
+  # SLURM holds a requeued job back (reason BeginTime, ~2 min): start it sooner (start_requeued)
   for _ in $(seq 300); do
     [ -n "$JOBID" ] || break
     if [ "$(squeue -h -j "$JOBID" -o %r 2>/dev/null)" = BeginTime ]; then
-      scontrol update JobId="$JOBID" StartTime=now && echo "  requeued job $JOBID: StartTime=now"
+      start_requeued && echo "  requeued job $JOBID: started 2 s after the requeue"
       break
     fi
     [ -s "$WORK/$name.rc" ] && break
@@ -249,7 +259,7 @@ requeue_job() {
   RC=$(cat "$WORK/$name.rc" 2>/dev/null)
   # `sbatch --wait` can return while the job is being requeued (it then reports 1 although the
   # requeued run has not started): wait for the requeued run itself and take its exit code.
-  local info state misses=0
+  local info state misses=0 unstarted=0
   for _ in $(seq 1500); do
     [ -n "$JOBID" ] || break
     if ! info=$(scontrol show job -o "$JOBID" 2>/dev/null); then
@@ -261,25 +271,46 @@ requeue_job() {
     misses=0
     state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<< "$info")
     if [ "$state" = PENDING ] && grep -q "Reason=BeginTime" <<< "$info"; then
-      scontrol update JobId="$JOBID" StartTime=now
+      start_requeued
     elif grep -q "Restarts=[1-9]" <<< "$info" &&
-         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]] &&
-         [ "$(grep -c "^\[kd-job\] job $JOBID " "$WORK/$name.err" 2>/dev/null)" -ge 2 ]; then
-      # the requeued run itself has ended: right after the requeue, the first run's cancellation
-      # may show as a final state with Restarts=1 before the job is pending again (the likely
-      # cause of a CI run's "final exit 1 after 10 s"); kd_job.sh logs "[kd-job] job ID ..." when
-      # each run starts
-      RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
-      break
+         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; then
+      # a final state counts once the requeued run has started: kd_job.sh logs "[kd-job] job ID"
+      # as each run starts, and right after the requeue the first run's cancellation may show as
+      # final with Restarts=1 before the job is pending again. Final for 15 s with one run only:
+      # the requeued run was never launched.
+      if [ "$(grep -c "^\[kd-job\] job $JOBID " "$WORK/$name.err" 2>/dev/null)" -ge 2 ]; then
+        RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
+        break
+      fi
+      unstarted=$((unstarted + 1))
+      if [ "$unstarted" -ge 75 ]; then
+        echo "  job $JOBID: ended ($state) without starting its requeued run"; RC=1; break
+      fi
+    else
+      unstarted=0
     fi
     sleep 0.2
   done
   echo "  job ${JOBID:-?}: final exit ${RC:-?} after $((SECONDS - t0)) s"
+  [ "$RC" = 0 ] || requeue_diagnose "$name"
   grep -q "interrupted: checkpoint written (exit 3)" "$WORK/$name.err"
   check $? "$name: first run interrupted (exit 3)"
   grep -q "requeuing job" "$WORK/$name.err"; check $? "$name: job requeued itself"
   check $(( RC != 0 )) "$name: final exit $RC, expected 0"
-  [ "$RC" = 0 ] || tail -n 12 "$WORK/$name.err" 2>/dev/null | sed "s/^/  | $name.err: /"
+}
+
+# requeue_diagnose NAME: after a failed requeue test, print what SLURM says about the job (state,
+# reason, restarts), the daemons' log lines that name it, and the tail of the job's own log.
+requeue_diagnose() {
+  local name=$1 f fields
+  fields=$(scontrol show job -o "$JOBID" 2>/dev/null |
+    grep -o "JobState=[^ ]*\|Reason=[^ ]*\|Restarts=[^ ]*\|ExitCode=[^ ]*" | tr '\n' ' ')
+  echo "  | scontrol show job $JOBID: ${fields:-(not known any more)}"
+  for f in $(scontrol show config 2>/dev/null | sed -n 's/^Slurm\(ctld\|d\)LogFile *= *//p'); do
+    grep -E "(JobId=|job |Job )$JOBID([^0-9_]|\$)" "$f" 2>/dev/null | tail -n 8 |
+      sed "s#^#  | ${f##*/}: #"
+  done
+  tail -n 12 "$WORK/$name.err" 2>/dev/null | sed "s/^/  | $name.err: /"
 }
 
 if want requeue; then
