@@ -85,7 +85,10 @@ for cfg in "${all[@]}"; do
   t1=$(date +%s.%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   if [ "$rc" != 0 ]; then
-    echo "FAIL $cfg: run exit $rc (${secs} s): $(grep -m1 'error' "$dir/run.log" || tail -n 1 "$dir/run.log")"
+    # the whole log (up to 40 lines): a launcher's message spans several lines and may not say
+    # "error" at all
+    echo "FAIL $cfg: run exit $rc (${secs} s); its log:"
+    grep -v '^ *$' "$dir/run.log" | head -n 40 | sed 's/^/  | /'
     FAIL=$((FAIL + 1))
     continue
   fi
