@@ -135,6 +135,7 @@ typedef struct {
   int ncols;                    /* columns kept, in this order (0: all; see below) */
   const int *cols;              /* ncols 0-based indices, or ... */
   const char *const *col_names; /* ... ncols header names (an entry NULL: use cols[i]) */
+  const char *section; /* config section the hints name ("target": target.header); NULL: data */
 } kd_csv_opts;
 /** kd_pointset_read_csv with a separator and a column selection. Without a selection, a header
  *  whose first name is empty (pandas' index column) drops that column (logged). Errors name the

@@ -139,6 +139,9 @@ static int kd_csv_name_(const char *s, char delim, int i, char *buf, size_t len)
   return k;
 }
 
+/* The config section whose keys (header, delimiter, columns) the messages name. */
+static const char *kd_csv_sec_(const kd_csv_ *c) { return c->o.section ? c->o.section : "data"; }
+
 /* The kept columns from the options, given the first line (header or not). */
 static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
   kd_err err = KD_OK;
@@ -150,20 +153,20 @@ static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
       int col = -1;
       if (o->col_names && o->col_names[i]) {
         KD_CHECK(hdr, KD_ERR_CONFIG,
-                 "%s: data.columns names a column ('%s') but the file has no header line", c->path,
-                 o->col_names[i]);
+                 "%s: %s.columns names a column ('%s') but the file has no header line", c->path,
+                 kd_csv_sec_(c), o->col_names[i]);
         for (int j = 0; j < c->nf_all && col < 0; j++) {
           kd_csv_name_(hdr, c->delim, j, name, sizeof name);
           if (!strcmp(name, o->col_names[i])) col = j;
         }
-        KD_CHECK(col >= 0, KD_ERR_CONFIG, "%s: data.columns: no column named '%s' in the header",
-                 c->path, o->col_names[i]);
+        KD_CHECK(col >= 0, KD_ERR_CONFIG, "%s: %s.columns: no column named '%s' in the header",
+                 c->path, kd_csv_sec_(c), o->col_names[i]);
       } else {
         col = o->cols[i];
         KD_CHECK(col >= 0 && col < c->nf_all, KD_ERR_CONFIG,
-                 "%s: data.columns: column %d does not exist (the file has %d columns, counted "
+                 "%s: %s.columns: column %d does not exist (the file has %d columns, counted "
                  "from 0)",
-                 c->path, col, c->nf_all);
+                 c->path, kd_csv_sec_(c), col, c->nf_all);
       }
       c->sel[i] = col;
     }
@@ -177,8 +180,8 @@ static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
       if (!c->quiet)
         kd_log_info(
             "%s: the first column has no name in the header (a pandas index): left out "
-            "(set data.columns to keep it)",
-            c->path);
+            "(set %s.columns to keep it)",
+            c->path, kd_csv_sec_(c));
     }
   }
   if (c->sel) KD_ALLOC(c->tmp, c->nf_all);
@@ -239,10 +242,11 @@ static int kd_csv_first_(kd_csv_ *c, char *s, kd_err *err) {
                       : c->delim == '\t' ? "tab"
                                          : "whitespace";
     kd_log_info(
-        "%s: %d %s-separated columns; line %ld is %s (data.header: auto; set true or "
+        "%s: %d %s-separated columns; line %ld is %s (%s.header: auto; set true or "
         "false to decide)",
         c->path, c->nf_all, sep, c->lineno,
-        is_header ? "a header (no field starts like a number)" : "data, not a header");
+        is_header ? "a header (no field starts like a number)" : "data, not a header",
+        kd_csv_sec_(c));
   }
   if (c->nf_all > KD_CSV_MAX_COLS) {
     *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "%s:%ld: %d columns, more than %d", c->path,
@@ -269,13 +273,14 @@ static char *kd_csv_row_(kd_csv_ *c, double *vals, int cap, int *nf, kd_err *err
         bad = kd_csv_fields_(s, c->delim, c->sel ? c->tmp : vals, c->sel ? c->nf_all : cap, &all);
     if (bad) {
       *err = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
-                        "%s:%ld: column %d is not a number (separator '%s'; set data.delimiter "
+                        "%s:%ld: column %d is not a number (separator '%s'; set %s.delimiter "
                         "if the file uses another)",
                         c->path, c->lineno, bad,
                         c->delim == ' '    ? "blanks"
                         : c->delim == '\t' ? "tab"
                         : c->delim == ';'  ? ";"
-                                           : ",");
+                                           : ",",
+                        kd_csv_sec_(c));
       return NULL;
     }
     if (!c->data_seen++ && !c->sel) c->nf_all = all; /* without a selection: the first row's */

@@ -360,6 +360,7 @@ static kd_err kd_task_read_csv_(const kd_task_ctx *ctx, const char *section, con
   int *cols = NULL;
   const char **names = NULL;
   memset(&o, 0, sizeof o);
+  o.section = section;
   kd_key_(key, sizeof key, section, "header");
   KD_TRY(kd_config_get_str(cfg, key, "auto", "auto|true|false", 0, &h));
   o.header = !strcmp(h, "auto") ? -1 : !strcmp(h, "true");

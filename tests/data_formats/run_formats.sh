@@ -9,7 +9,8 @@
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
 #    absent array, np.savez_compressed, 3-D, a truncated file, not an .npy, a missing HDF5
 #    dataset (the message lists the datasets the file has), a separator that does not match, an
-#    absent column name, a column index out of range.
+#    absent column name, a column index out of range; the hints of a CSV quadrature target name
+#    target.* keys, not data.*.
 KD_E2E_NAME=formats
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -98,4 +99,13 @@ err "separator mismatch" "csv, path: blank.txt, delimiter: comma" "blank.txt:1: 
 err "absent column name" "csv, path: pandas.csv, columns: [a, zz]" "pandas.csv: data.columns: no column named 'zz'"
 err "column index out of range" "csv, path: blank.txt, columns: [0, 3]" "blank.txt: data.columns: column 3 does not exist (the file has 3 columns"
 err "column names without a header" "csv, path: blank.txt, columns: [a]" "blank.txt: data.columns names a column ('a') but the file has no header line"
+# a CSV in another section (a quadrature target): its hints name that section's keys
+qcfg() { printf 'task: quad\ntarget: {type: csv, path: %s}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: nystrom_recombination, n: 16}\noutput: {path: bad.h5}\n' "$1" >"$2"; }
+qcfg "pandas.csv, columns: [a, zz]" e.yaml
+refused "target csv, absent column name" "pandas.csv: target.columns: no column named 'zz'" run e.yaml
+qcfg "semi.csv, delimiter: comma" e.yaml
+refused "target csv, separator mismatch" "set target.delimiter if the file uses another" run e.yaml
+qcfg "tab.tsv" q.yaml
+mpi 1 validate q.yaml > q.txt 2>&1 && grep -q "tab.tsv: 3 tab-separated columns; line 1 is a header (no field starts like a number) (target.header: auto" q.txt &&
+  ok "target csv: the header note names target.header" || bad "target csv header note: $(cat q.txt)"
 [ $fails = 0 ]
