@@ -44,8 +44,9 @@ static herr_t kd_h5_list_cb_(hid_t obj, const char *name, const H5O_info_t *info
   return 0;
 }
 
-/* "; it has: /X (1000 x 5), /y (1000)" or "; it has no datasets" into buf. */
-static void kd_h5_datasets_(hid_t f, char *buf, size_t len) {
+/* "; it has: /X (1000 x 5), /y (1000) (set data.dataset)" or "; it has no datasets" into buf;
+ * the hint names the config section `sec` (NULL: data). */
+static void kd_h5_datasets_(hid_t f, const char *sec, char *buf, size_t len) {
   char names[1024] = "";
   kd_h5_list_ l = {names, sizeof names, 0};
   if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, kd_h5_list_cb_, &l, H5O_INFO_BASIC) < 0)
@@ -53,10 +54,12 @@ static void kd_h5_datasets_(hid_t f, char *buf, size_t len) {
   if (l.count == 0)
     snprintf(buf, len, "; it has no datasets");
   else
-    snprintf(buf, len, "; it has: %s%s (set data.dataset)", names, l.count > 10 ? ", ..." : "");
+    snprintf(buf, len, "; it has: %s%s (set %s.dataset)", names, l.count > 10 ? ", ..." : "",
+             sec ? sec : "data");
 }
 
-static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *d) {
+static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int64_t *n,
+                           int *d) {
   kd_err err = KD_OK;
   hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
   hsize_t dims[2] = {0, 0};
@@ -70,7 +73,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, int64_t *n, int *
   if (ex <= 0) {
     char have[1200];
     H5Eclear2(H5E_DEFAULT);
-    kd_h5_datasets_(f, have, sizeof have);
+    kd_h5_datasets_(f, sec, have, sizeof have);
     KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
   }
   KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
@@ -101,13 +104,14 @@ cleanup:
   return err;
 }
 
-kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, int64_t *n, int *d) {
+kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                           int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   int64_t shape[2] = {0, 0};
   kd_h5_quiet();
   if (kd_dist_rank(comm) == 0) {
     int dd = 0;
-    lerr = kd_h5_probe_(path, dset, &shape[0], &dd);
+    lerr = kd_h5_probe_(path, dset, sec, &shape[0], &dd);
     shape[1] = dd;
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
@@ -182,13 +186,18 @@ cleanup:
 }
 
 kd_err kd_pointset_read_h5(MPI_Comm comm, const char *path, const char *dset, kd_pointset **out) {
+  return kd_pointset_read_h5_sec(comm, path, dset, NULL, out);
+}
+
+kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                               kd_pointset **out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_pointset *ps = NULL;
   kd_h5_par_ h = {-1, -1, -1, -1, -1};
   int64_t n = 0;
   int d = 0;
   *out = NULL;
-  KD_TRY(kd_h5_check_dataset(comm, path, dset, &n, &d));
+  KD_TRY(kd_h5_check_dataset(comm, path, dset, sec, &n, &d));
   KD_TRY(kd_pointset_create(comm, n, d, &ps));
   const int64_t per = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
   int64_t n_calls = (ps->n_local + per - 1) / per;

@@ -138,7 +138,8 @@ cleanup:
 
 /* Find the stored entry `name`.npy (name NULL or "": the only entry) of a zip archive; *at = the
  * offset of its data. */
-static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name, int64_t *at) {
+static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name,
+                           const char *sec, int64_t *at) {
   kd_err err = KD_OK;
   unsigned char *tail = NULL, *cd = NULL, b[64];
   char names[1024] = "", want[512];
@@ -207,8 +208,8 @@ static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *
     pos += 46 + nl + xl + cl;
   }
   if (!(name && name[0])) {
-    KD_CHECK(only >= 0, KD_ERR_CONFIG, "%s: the archive holds %s; set data.dataset to one of: %s",
-             path, only == -1 ? "no arrays" : "several arrays", names);
+    KD_CHECK(only >= 0, KD_ERR_CONFIG, "%s: the archive holds %s; set %s.dataset to one of: %s",
+             path, only == -1 ? "no arrays" : "several arrays", sec ? sec : "data", names);
     found = only;
   }
   KD_CHECK(found >= 0, KD_ERR_FILE, "%s: no array '%s' in the archive; it has: %s", path, name,
@@ -223,8 +224,9 @@ cleanup:
   return err;
 }
 
-/* Rank 0: the layout of the array (npz: entry `name`). */
-static kd_err kd_npy_probe_(const char *path, int npz, const char *name, kd_npy_layout_ *L) {
+/* Rank 0: the layout of the array (npz: entry `name`; hints name the config section sec). */
+static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *sec,
+                            kd_npy_layout_ *L) {
   kd_err err = KD_OK;
   int fd = -1;
   struct stat st;
@@ -233,19 +235,19 @@ static kd_err kd_npy_probe_(const char *path, int npz, const char *name, kd_npy_
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
-  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, &at));
+  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, sec, &at));
   KD_TRY(kd_npy_header_(fd, path, at, (int64_t)st.st_size, L));
 cleanup:
   if (fd >= 0) close(fd);
   return err;
 }
 
-kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, int64_t *n,
-                    int *d) {
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
+                    int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
-  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, &L);
+  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, sec, &L);
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   if (n) *n = L.n;
@@ -303,12 +305,17 @@ cleanup:
 
 kd_err kd_pointset_read_npy(MPI_Comm comm, const char *path, int npz, const char *name,
                             kd_pointset **out) {
+  return kd_pointset_read_npy_sec(comm, path, npz, name, NULL, out);
+}
+
+kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
+                                const char *sec, kd_pointset **out) {
   kd_err err = KD_OK;
   kd_pointset *ps = NULL;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
   *out = NULL;
-  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, &L);
+  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, sec, &L);
   KD_TRY(kd_dist_agreed(comm, err));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   KD_TRY(kd_pointset_create(comm, L.n, (int)L.d, &ps));

@@ -1,5 +1,7 @@
 /* pointset_io.h - checks of point-set input files without loading them (src/pointset/io_h5.c,
- * io_csv.c), for validating a configuration (task/: `kdistill validate`, sweep points). */
+ * io_csv.c, io_npy.c), for validating a configuration (task/: `kdistill validate`, sweep points),
+ * and the readers whose hints name the config section being read. `sec` is that section
+ * ("target": "set target.dataset"); NULL: data. */
 #ifndef KDISTILL_POINTSET_IO_H
 #define KDISTILL_POINTSET_IO_H
 
@@ -8,7 +10,11 @@
 /** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
  *  its shape (optional). Rank 0 checks with a serial open, the result is agreed and broadcast.
  *  Collective. */
-kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, int64_t *n, int *d);
+kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                           int64_t *n, int *d);
+/** kd_pointset_read_h5 for the config section sec. Collective. */
+kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                               kd_pointset **out);
 /** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d);
@@ -16,6 +22,10 @@ kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64
 /** Check a .npy file (npz = 0) or the array `name` of an .npz archive (npz = 1; name NULL or "":
  *  the only array); *n, *d get its shape (optional). Rank 0 checks, the result is agreed and
  *  broadcast. Collective. */
-kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, int64_t *n, int *d);
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
+                    int64_t *n, int *d);
+/** kd_pointset_read_npy for the config section sec. Collective. */
+kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
+                                const char *sec, kd_pointset **out);
 
 #endif

@@ -467,9 +467,9 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
       KD_TRY(kd_config_get_str(cfg, key, "", NULL, 0, &arr));
     }
     if (ctx->validate_only)
-      KD_TRY(kd_npy_check(ctx->comm, path, npz, arr, &n, &d));
+      KD_TRY(kd_npy_check(ctx->comm, path, npz, arr, section, &n, &d));
     else
-      KD_TRY(kd_pointset_read_npy(ctx->comm, path, npz, arr, &ps));
+      KD_TRY(kd_pointset_read_npy_sec(ctx->comm, path, npz, arr, section, &ps));
   } else if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     kd_key_(key, sizeof key, section, "path");
     KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
@@ -481,9 +481,9 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
       kd_key_(key, sizeof key, section, "dataset");
       KD_TRY(kd_config_get_str(cfg, key, "data", NULL, 0, &dset));
       if (ctx->validate_only)
-        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, &n, &d));
+        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, &n, &d));
       else
-        KD_TRY(kd_pointset_read_h5(ctx->comm, path, dset, &ps));
+        KD_TRY(kd_pointset_read_h5_sec(ctx->comm, path, dset, section, &ps));
     } else {
       KD_TRY(kd_task_read_csv_(ctx, section, path, ctx->validate_only, &ps, &n, &d));
     }

@@ -9,8 +9,8 @@
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
 #    absent array, np.savez_compressed, 3-D, a truncated file, not an .npy, a missing HDF5
 #    dataset (the message lists the datasets the file has), a separator that does not match, an
-#    absent column name, a column index out of range; the hints of a CSV quadrature target name
-#    target.* keys, not data.*.
+#    absent column name, a column index out of range; the hints of a quadrature target read
+#    from CSV, HDF5 or .npz name target.* keys, not data.*.
 KD_E2E_NAME=formats
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -106,6 +106,11 @@ refused "target csv, absent column name" "pandas.csv: target.columns: no column 
 qcfg "semi.csv, delimiter: comma" e.yaml
 refused "target csv, separator mismatch" "set target.delimiter if the file uses another" run e.yaml
 qcfg "tab.tsv" q.yaml
+qtype() { qcfg "$1" e.yaml; sed -i "s/type: csv/type: $2/" e.yaml; }
+qtype "other.h5" hdf5
+refused "target hdf5, dataset missing" "other.h5: dataset 'data' not found; it has: /X (3000 x 3), /grp/y (3000) (set target.dataset)" run e.yaml
+qtype "named.npz" npz
+refused "target npz with several arrays" "named.npz: the archive holds several arrays; set target.dataset to one of: X, y" run e.yaml
 mpi 1 validate q.yaml > q.txt 2>&1 && grep -q "tab.tsv: 3 tab-separated columns; line 1 is a header (no field starts like a number) (target.header: auto" q.txt &&
   ok "target csv: the header note names target.header" || bad "target csv header note: $(cat q.txt)"
 [ $fails = 0 ]
