@@ -640,8 +640,10 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   } else if (!strcmp(type, "data") || kd_task_is_file_type(type) || !strcmp(type, "memory")) {
     const kd_pointset *pts = data;
     if (strcmp(type, "data")) {
-      if (!*owned_points) KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
-      pts = *owned_points;
+      KD_CHECK(owned_points || ctx->validate_only, KD_ERR_INTERNAL, "no point set for %s", section);
+      if (owned_points && !*owned_points)
+        KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
+      pts = owned_points ? *owned_points : NULL;
     }
     KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows, &cross));
     if (pts && k && kd_pointset_is_lazy(pts)) {

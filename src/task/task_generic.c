@@ -187,7 +187,8 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
                            "hdf5|csv|npy|npz|memory|uniform_box|gaussian|gaussian_mixture|sphere|"
                            "torus|grid|trunc_gaussian",
                            1, &type));
-  if (kd_task_is_file_type(type) || !strcmp(type, "memory")) {
+  const int read = kd_task_is_file_type(type) || !strcmp(type, "memory");
+  if (read) {
     KD_TRY(kd_task_read_pointset(ctx, "target", &s->tpts, &n_emp, &d));
   } else {
     KD_TRY(kd_task_read_measure(ctx, "target", &m));
@@ -210,7 +211,9 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
     }
     KD_TRY(kd_task_kernel_finish(ctx, s->kernel, mp));
   }
-  KD_TRY(kd_task_read_target(ctx, "target", s->kernel, NULL, 0, &s->target, &s->tpts));
+  /* validate_only: the target's file was checked above and is not checked (and logged) again */
+  KD_TRY(kd_task_read_target(ctx, "target", s->kernel, NULL, 0, &s->target,
+                             ctx->validate_only && read && !s->tpts ? NULL : &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
   if (!strcmp(s->desc->name, "nystrom_recombination") ||
       !strcmp(s->desc->name, "mercer_recombination"))

@@ -116,7 +116,9 @@ kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char
  *  although it has one, so `type: data` is allowed and is the default). *owned_points receives a
  *  point set the target borrows and the caller must destroy after the target (NULL if none); if
  *  it is non-NULL on entry it is the already-loaded point set of a file target (type hdf5/csv)
- *  and is used instead of reading the file again. In validate_only mode *out may be NULL.
+ *  and is used instead of reading the file again. owned_points NULL (validate_only only): the
+ *  caller has already checked the file target's section, which is not read again (its notes
+ *  would be logged twice). In validate_only mode *out may be NULL.
  *  Collective. */
 kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kernel *k,
                            kd_pointset *data, int has_data, kd_target **out,
