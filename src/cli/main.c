@@ -245,10 +245,12 @@ int main(int argc, char **argv) {
   /* Started without a launcher, Open MPI 4.1 forks a helper daemon for the process; it removes
    * the session directory only after this process has exited, so an mpirun started right after
    * (`kdistill validate c.yaml && mpirun ... kdistill run c.yaml`) can find that directory gone
-   * and fail in MPI_Init, about once in a thousand. kdistill never spawns processes and needs no
-   * such daemon; without it a single-process command also starts about 0.1 s sooner. Only a
-   * process started without a launcher reads the setting; a value the user set is kept. */
-  setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+   * and fail in MPI_Init (rarely: the removal must fall between that mpirun's own steps).
+   * kdistill never spawns processes and needs no such daemon; without it a single-process
+   * command also starts about 0.1 s sooner. Only a process started without a launcher reads the
+   * setting; a value the user set is kept. Should setenv fail (no memory), the daemon is simply
+   * forked as before, so its result is not needed. */
+  (void)setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     fprintf(stderr, "kdistill: error: MPI_Init failed\n");
     return 2;
