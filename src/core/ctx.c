@@ -47,6 +47,7 @@ void kd_ctx_destroy(kd_ctx **ctx) {
   if (!ctx || !*ctx) return;
   kd_stop_guard_end_(*ctx);
   if (kd_ctx_bound_ == *ctx) kd_ctx_bound_ = NULL;
+  kd_ctx_claims_reset(*ctx);
   if ((*ctx)->comm != MPI_COMM_NULL) MPI_Comm_free(&(*ctx)->comm);
   free(*ctx);
   *ctx = NULL;
@@ -114,6 +115,17 @@ void kd_ctx_reset_clock(kd_ctx *ctx) {
 }
 
 double kd_ctx_comm_seconds(const kd_ctx *ctx) { return ctx ? ctx->comm_seconds : 0.0; }
+
+void kd_ctx_claims_reset(kd_ctx *ctx) {
+  if (!ctx) return;
+  for (int i = 0; i < ctx->n_claims; i++) {
+    free(ctx->claims[i].canon);
+    free(ctx->claims[i].shown);
+  }
+  free(ctx->claims);
+  ctx->claims = NULL;
+  ctx->n_claims = ctx->cap_claims = 0;
+}
 
 void kd_ctx_session_reset(kd_ctx *ctx) {
   if (!ctx) return;

@@ -11,6 +11,26 @@
 #include "kdistill/kd_ctx.h"
 #include "kdistill/kd_io.h"
 
+/** Which file a path named when it was looked at (io/paths.c: kd_path_id): device, inode, size
+ *  and change time. A file that was replaced, or removed and created again, differs in one of
+ *  them. `set` is 0 when nothing was recorded. */
+typedef struct {
+  unsigned long long dev, ino;
+  long long size, ctime_s, ctime_ns;
+  int set;
+} kd_file_id;
+
+/** A file the job reads or writes, as recorded by io/paths.c (kd_path_claim) on the rank that
+ *  checks paths (rank 0): an output must not be the same file as an input or as another output
+ *  (docs/reliability.md, "same-file refusal"). */
+typedef struct {
+  char *canon;   /* absolute path with the existing part resolved (realpath) */
+  char *shown;   /* the path as the user gave it */
+  char role[48]; /* "output.path", "run.checkpoint_path", "CSV input", ... */
+  kd_file_id id; /* set when the file exists */
+  int output;    /* 1: the job writes it */
+} kd_file_claim;
+
 /** Checkpoint session of the job running on a context: set by the job entry point (config_yaml,
  *  cfg, resume) and by the task that checkpoints (path, last written iteration). Reset between
  *  jobs. */
@@ -23,6 +43,8 @@ typedef struct {
   int64_t resume_iteration; /* iteration it was written at */
   char path[4096];          /* where the task writes checkpoints ("" = not checkpointing) */
   int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
+  kd_file_id written;       /* the last checkpoint this process placed at `path` (rank 0) */
+  kd_file_id resumed;       /* the file read with --resume, as it was read (rank 0) */
 } kd_checkpoint_session;
 
 struct kd_ctx {
@@ -57,6 +79,9 @@ struct kd_ctx {
   int64_t comm_bytes, comm_ops;
   /* checkpoint session (io/checkpoint.c, task/) */
   kd_checkpoint_session ckpt;
+  /* the files the current job reads and writes (io/paths.c; reset between jobs) */
+  kd_file_claim *claims;
+  int n_claims, cap_claims;
 };
 
 /** Stop the guard thread of kd_ctx_stop_guard, if any (kd_ctx_destroy). Local. */
@@ -67,6 +92,8 @@ void kd_ctx_publish_mark(int begin);
 
 /** Forget the checkpoint session (between jobs). Local. */
 void kd_ctx_session_reset(kd_ctx *ctx);
+/** Forget the files claimed by the last job (between jobs; kd_ctx_destroy). Local. */
+void kd_ctx_claims_reset(kd_ctx *ctx);
 /** Non-zero once a SIGTERM/SIGUSR1 reached the process since the last clear (interrupt.c). */
 int kd_interrupt_signal_seen_(void);
 /** Clear the process's signal flag (interrupt.c). */

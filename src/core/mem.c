@@ -94,18 +94,46 @@ uint64_t kd_mem_available(const char **what) {
   return best;
 }
 
+/* KD_MEMORY_LIMIT is the user's: a value that is not a size ("1x", "lots", "-5") is refused, not
+ * ignored. Accepted: a positive number, optionally a K/M/G/T suffix, optionally followed by B or
+ * iB ("16G", "512MiB", "1e9"). */
+static kd_err kd_mem_env_check_(void) {
+  kd_err err = KD_OK;
+  const char *s = getenv("KD_MEMORY_LIMIT");
+  if (!s) return KD_OK;
+  char *end = NULL;
+  const double v = strtod(s, &end);
+  int ok = end != s && v > 0 && v < 1.8e19;
+  if (ok) {
+    while (*end == ' ') end++;
+    if (*end && strchr("kKmMgGtT", *end)) end++;
+    if (*end == 'i') end++;
+    if (*end == 'B' || *end == 'b') end++;
+    ok = *end == '\0';
+  }
+  KD_CHECK(ok, KD_ERR_CONFIG,
+           "KD_MEMORY_LIMIT: '%.40s' is not a size; give bytes or a number with K, M, G or T "
+           "(e.g. KD_MEMORY_LIMIT=16G)",
+           s);
+cleanup:
+  return err;
+}
+
 kd_err kd_mem_require(uint64_t need, const char *what, const char *size_key) {
   kd_err err = KD_OK;
   const char *src = NULL;
+  KD_TRY(kd_mem_env_check_());
   const uint64_t have = kd_mem_available(&src);
   const double gib = 1073741824.0;
   if (need == UINT64_MAX)
     KD_FAIL(KD_ERR_MEM, "%s: needs more memory than can be addressed; use a smaller %s", what,
             size_key);
+  const double unit = have < gib / 4 ? 1048576.0 : gib; /* "0.00 GiB" says nothing */
+  const char *un = unit == gib ? "GiB" : "MiB";
   KD_CHECK(!have || need <= have, KD_ERR_MEM,
-           "%s: needs about %.2f GiB of memory per rank but %.2f GiB are available (%s); use more "
+           "%s: needs about %.2f %s of memory per rank but %.2f %s are available (%s); use more "
            "ranks or a smaller %s",
-           what, (double)need / gib, (double)have / gib, src, size_key);
+           what, (double)need / unit, un, (double)have / unit, un, src, size_key);
 cleanup:
   return err;
 }

@@ -407,7 +407,8 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
   int64_t fmt = 0, ev = 0;
   int a1, a2, b1, b2;
   kd_h5_quiet();
-  KD_TRY(kd_path_check_input(path, "checkpoint")); /* not a FIFO, directory or device */
+  KD_TRY(kd_path_check_input(path, "checkpoint"));     /* not a FIFO, directory or device */
+  KD_TRY(kd_path_claim(path, "resume checkpoint", 0)); /* only run.checkpoint_path may be it */
   KD_TRY(kd_h5_verify(path)); /* a damaged file never reaches the HDF5 parser */
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), KD_ERR_FILE,
          "%s: not a readable HDF5 checkpoint (truncated or corrupt?)", path);

@@ -346,6 +346,7 @@ kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out) {
   *out = NULL;
   if (kd_dist_rank(comm) == 0) {
     lerr = kd_path_check_input(path, "config"); /* a FIFO is refused instead of blocking */
+    if (!lerr) lerr = kd_path_claim(path, "config file", 0); /* no output may replace it */
     f = lerr ? NULL : fopen(path, "rb");
     if (!f) {
       if (!lerr)

@@ -101,11 +101,12 @@ cleanup:
   return err;
 }
 
-/* Write n bytes to a new file at path and fsync it. */
+/* Write n bytes to the temporary at path that the publish created (io/publish.h: opened without
+ * O_CREAT, never through a symbolic link) and fsync it. On failure the publish removes it. */
 static kd_err kd_h5_write_bytes_(const char *path, const char *buf, size_t n) {
   kd_err err = KD_OK;
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
-  KD_CHECK(fd >= 0, KD_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  int fd = kd_publish_open_tmp(path);
+  KD_CHECK(fd >= 0, KD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   for (size_t at = 0; at < n;) {
     ssize_t w = write(fd, buf + at, n - at);
     if (w < 0 && errno == EINTR) continue;
@@ -121,7 +122,6 @@ static kd_err kd_h5_write_bytes_(const char *path, const char *buf, size_t n) {
   }
 cleanup:
   if (fd >= 0) close(fd);
-  if (err) remove(path);
   return err;
 }
 

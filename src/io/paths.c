@@ -1,8 +1,10 @@
 /* paths.c - input and output path checks (io/paths.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "io/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +23,12 @@ static const char *kd_path_kind_(mode_t m) {
 kd_err kd_path_check_input(const char *path, const char *role) {
   kd_err err = KD_OK;
   struct stat st;
+  int fd = -1;
+  KD_CHECK(strlen(path) <= KD_PATH_MAX, KD_ERR_FILE,
+           "%.60s...: the %s path is %zu characters long; at most %d are accepted", path, role,
+           strlen(path), KD_PATH_MAX);
   /* O_NONBLOCK: opening a FIFO with no writer must not block; the type is then checked */
-  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  fd = open(path, O_RDONLY | O_NONBLOCK);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open %s: %s", path,
            strcmp(role, "config") ? "file" : "config file", strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: cannot stat %s file: %s", path, role,
@@ -112,11 +118,35 @@ cleanup:
   return err;
 }
 
+/* The shape of an output path: not over KD_PATH_MAX, no component over NAME_MAX, not ending in
+ * '/' (that names a directory, which kdistill never writes). Local; KD_ERR_CONFIG. */
+static kd_err kd_path_check_shape_(const char *path, const char *role) {
+  kd_err err = KD_OK;
+  const size_t len = strlen(path);
+  KD_CHECK(len <= KD_PATH_MAX, KD_ERR_CONFIG,
+           "%s: %.60s...: the path is %zu characters long; at most %d are accepted", role, path,
+           len, KD_PATH_MAX);
+  KD_CHECK(path[len - 1] != '/', KD_ERR_CONFIG,
+           "%s: %s ends in '/': name the file to write, not a directory", role, path);
+  for (const char *c = path; *c;) {
+    const size_t n = strcspn(c, "/");
+    KD_CHECK(n <= NAME_MAX, KD_ERR_CONFIG,
+             "%s: %.60s...: a file or directory name of %zu bytes in this path; at most %d are "
+             "allowed",
+             role, path, n, NAME_MAX);
+    c += n;
+    c += *c == '/';
+  }
+cleanup:
+  return err;
+}
+
 kd_err kd_path_check_output(const char *path, const char *role, int make_dirs) {
   kd_err err = KD_OK;
   struct stat st;
   char *dir = NULL;
   KD_CHECK(path && path[0], KD_ERR_CONFIG, "%s: the output path is empty", role);
+  KD_TRY(kd_path_check_shape_(path, role));
   if (lstat(path, &st) == 0)
     KD_CHECK(S_ISREG(st.st_mode), KD_ERR_CONFIG,
              "%s: %s is %s; kdistill only replaces regular files", role, path,
@@ -164,4 +194,136 @@ int kd_path_resolve_input(const char *path, const char *cfg_file, char *out, siz
   if (found) snprintf(out, len, "%s", alt);
   free(alt);
   return found;
+}
+
+void kd_path_id(const char *path, kd_file_id *id) {
+  struct stat st;
+  memset(id, 0, sizeof *id);
+  if (!path || stat(path, &st) != 0) return;
+  id->dev = (unsigned long long)st.st_dev;
+  id->ino = (unsigned long long)st.st_ino;
+  id->size = (long long)st.st_size;
+  id->ctime_s = (long long)st.st_ctim.tv_sec;
+  id->ctime_ns = (long long)st.st_ctim.tv_nsec;
+  id->set = 1;
+}
+
+int kd_path_remove_own(const char *path, const kd_file_id *id) {
+  struct stat st;
+  if (!path || !path[0] || !id || !id->set || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  if ((unsigned long long)st.st_dev != id->dev || (unsigned long long)st.st_ino != id->ino ||
+      (long long)st.st_size != id->size || (long long)st.st_ctim.tv_sec != id->ctime_s ||
+      (long long)st.st_ctim.tv_nsec != id->ctime_ns)
+    return 0;
+  return unlink(path) == 0;
+}
+
+/* Append the components of rest ("a/./b/../c") to out[cap], folding "." and "..". */
+static void kd_path_fold_(char *out, size_t cap, const char *rest) {
+  size_t o = strlen(out);
+  for (const char *c = rest; *c;) {
+    const size_t n = strcspn(c, "/");
+    if (n == 2 && c[0] == '.' && c[1] == '.') {
+      while (o > 1 && out[o - 1] != '/') o--; /* drop the last component */
+      if (o > 1) o--;
+      out[o] = '\0';
+    } else if (n && !(n == 1 && c[0] == '.') && o + n + 2 < cap) {
+      if (o == 0 || out[o - 1] != '/') out[o++] = '/';
+      memcpy(out + o, c, n);
+      o += n;
+      out[o] = '\0';
+    }
+    c += n;
+    c += *c == '/';
+  }
+}
+
+/* `path` made absolute with its longest existing prefix resolved (realpath) and the rest folded
+ * lexically: the same string for two spellings of one file, whether it exists yet or not.
+ * malloc'ed; NULL when out of memory. */
+static char *kd_path_canon_(const char *path) {
+  const size_t cap = 2 * PATH_MAX + 2;
+  char *abs = malloc(cap), *out = malloc(cap);
+  if (!abs || !out) {
+    free(abs);
+    free(out);
+    return NULL;
+  }
+  abs[0] = '\0';
+  if (path[0] != '/' && getcwd(abs, PATH_MAX) == NULL) snprintf(abs, cap, ".");
+  snprintf(abs + strlen(abs), cap - strlen(abs), "%s%s", path[0] == '/' ? "" : "/", path);
+  for (size_t cut = strlen(abs);;) {
+    const char keep = abs[cut];
+    abs[cut] = '\0';
+    char *r = realpath(cut ? abs : "/", NULL);
+    abs[cut] = keep;
+    if (r || cut == 0) {
+      snprintf(out, cap, "%s", r ? r : "/");
+      free(r);
+      kd_path_fold_(out, cap, abs + cut);
+      break;
+    }
+    while (cut > 0 && abs[--cut] != '/') {
+    }
+  }
+  free(abs);
+  return out;
+}
+
+/* 1 if a and b may name one file without that being a conflict: the same role (a key checked
+ * twice), two inputs, or the checkpoint a run resumes from and the one it goes on writing. */
+static int kd_path_claims_compatible_(const kd_file_claim *a, const kd_file_claim *b) {
+  if (!strcmp(a->role, b->role) || (!a->output && !b->output)) return 1;
+  const kd_file_claim *w = a->output ? a : b, *r = a->output ? b : a;
+  return !strcmp(w->role, "run.checkpoint_path") && !strcmp(r->role, "resume checkpoint");
+}
+
+static kd_err kd_path_claim_conflict_(const kd_file_claim *a, const kd_file_claim *b) {
+  /* the message starts with the key to change: the newer output, else the output */
+  const kd_file_claim *w = a->output ? a : b, *r = w == a ? b : a;
+  if (r->output)
+    return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
+                      "%s: %s is the same file as %s (%s); every file a run writes needs a path "
+                      "of its own",
+                      w->role, w->shown, r->role, r->shown);
+  return kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
+                    "%s: %s is the same file as the %s %s; kdistill never overwrites a file its "
+                    "run reads: choose another path",
+                    w->role, w->shown, r->role, r->shown);
+}
+
+kd_err kd_path_claim(const char *path, const char *role, int output) {
+  kd_err err = KD_OK;
+  kd_ctx *ctx = kd_ctx_current();
+  kd_file_claim c;
+  memset(&c, 0, sizeof c);
+  if (!ctx || !path || !path[0]) return KD_OK;
+  snprintf(c.role, sizeof c.role, "%s", role);
+  c.output = output;
+  kd_path_id(path, &c.id);
+  c.canon = kd_path_canon_(path);
+  c.shown = strdup(path);
+  KD_CHECK(c.canon && c.shown, KD_ERR_MEM, "out of memory recording the path %s", role);
+  for (int i = 0; i < ctx->n_claims; i++) {
+    const kd_file_claim *o = &ctx->claims[i];
+    const int same = (c.id.set && o->id.set && c.id.dev == o->id.dev && c.id.ino == o->id.ino) ||
+                     !strcmp(c.canon, o->canon);
+    if (!same) continue;
+    if (!strcmp(o->role, c.role) && !strcmp(o->canon, c.canon)) goto cleanup; /* known */
+    if (!kd_path_claims_compatible_(o, &c)) KD_TRY(kd_path_claim_conflict_(&c, o));
+  }
+  if (ctx->n_claims == ctx->cap_claims) {
+    const int cap = ctx->cap_claims ? 2 * ctx->cap_claims : 8;
+    kd_file_claim *g = realloc(ctx->claims, (size_t)cap * sizeof *g);
+    KD_CHECK(g, KD_ERR_MEM, "out of memory recording the path %s", role);
+    ctx->claims = g;
+    ctx->cap_claims = cap;
+  }
+  ctx->claims[ctx->n_claims++] = c;
+  memset(&c, 0, sizeof c);
+cleanup:
+  free(c.canon);
+  free(c.shown);
+  return err;
 }

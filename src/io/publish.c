@@ -7,11 +7,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/ctx_impl.h"
 #include "dist/dist_impl.h"
 #include "io/paths.h"
+
+/* The root creates the temporary: exclusive, not through a symbolic link, readable by the owner
+ * only until it is published; dev/ino recorded so that only this file is ever removed. */
+static kd_err kd_publish_create_(kd_publish *pub) {
+  kd_err err = KD_OK;
+  struct stat st;
+  const mode_t mask = umask(077);
+  umask(mask);
+  pub->mode = 0666u & ~(unsigned)mask;
+  int fd = open(pub->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  KD_CHECK(fd >= 0, KD_ERR_IO, "%s: cannot create the temporary %s: %s%s", pub->path, pub->tmp,
+           strerror(errno),
+           errno == EEXIST ? " (something is already there; it is left alone: remove it)" : "");
+  KD_CHECK(fstat(fd, &st) == 0, KD_ERR_IO, "%s: %s", pub->tmp, strerror(errno));
+  pub->created = 1;
+  pub->dev = (unsigned long long)st.st_dev;
+  pub->ino = (unsigned long long)st.st_ino;
+cleanup:
+  if (fd >= 0) close(fd);
+  return err;
+}
+
+/* The root removes its temporary, only while that name still holds the file it created. */
+static void kd_publish_remove_tmp_(kd_publish *pub) {
+  struct stat st;
+  if (!pub->root || !pub->tmp || !pub->created) return;
+  if (lstat(pub->tmp, &st) == 0 && (unsigned long long)st.st_dev == pub->dev &&
+      (unsigned long long)st.st_ino == pub->ino)
+    unlink(pub->tmp);
+  pub->created = 0;
+}
+
+int kd_publish_open_tmp(const char *tmp) {
+  return open(tmp, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+}
+
+FILE *kd_publish_fopen(const kd_publish *pub) {
+  if (!pub->root || !pub->tmp) {
+    errno = EINVAL;
+    return NULL;
+  }
+  const int fd = kd_publish_open_tmp(pub->tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f && fd >= 0) close(fd);
+  return f;
+}
 
 kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub) {
   kd_err err = KD_OK;
@@ -28,6 +75,7 @@ kd_err kd_publish_begin(MPI_Comm comm, const char *path, kd_publish *pub) {
     KD_TRY(kd_path_check_output(path, "output", 1));
     KD_ALLOC(pub->tmp, n);
     snprintf(pub->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    KD_TRY(kd_publish_create_(pub));
   }
 cleanup:
   if (err) kd_publish_abort(pub);
@@ -36,7 +84,7 @@ cleanup:
 
 void kd_publish_abort(kd_publish *pub) {
   if (!pub) return;
-  if (pub->root && pub->tmp) remove(pub->tmp);
+  kd_publish_remove_tmp_(pub);
   if (pub->marked) kd_ctx_publish_mark(0);
   pub->marked = 0;
   free(pub->tmp);
@@ -45,12 +93,21 @@ void kd_publish_abort(kd_publish *pub) {
 }
 
 /* fsync the file or directory at path; a directory that cannot be synced on this file system
- * (EINVAL, ENOTSUP) is not an error. Local. */
-static kd_err kd_publish_sync_(const char *path, int is_dir) {
+ * (EINVAL, ENOTSUP) is not an error. The file (pub given) must still be the temporary the publish
+ * created; it gets its published mode. Local. */
+static kd_err kd_publish_sync_(const char *path, int is_dir, const kd_publish *pub) {
   kd_err err = KD_OK;
-  int fd = open(path, is_dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  struct stat st;
+  int fd = open(path, is_dir ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NOFOLLOW);
   if (fd < 0 && is_dir) goto cleanup; /* e.g. no read permission on the directory */
   KD_CHECK(fd >= 0, KD_ERR_IO, "%s: cannot open to sync: %s", path, strerror(errno));
+  if (pub) {
+    KD_CHECK(fstat(fd, &st) == 0 && (unsigned long long)st.st_dev == pub->dev &&
+                 (unsigned long long)st.st_ino == pub->ino,
+             KD_ERR_IO, "%s: the temporary was replaced while it was written; not published", path);
+    KD_CHECK(fchmod(fd, (mode_t)pub->mode) == 0, KD_ERR_IO, "%s: cannot set its mode: %s", path,
+             strerror(errno));
+  }
   if (fsync(fd) != 0 && !(is_dir && (errno == EINVAL || errno == ENOTSUP)))
     KD_FAIL(KD_ERR_IO, "%s: cannot sync to disk: %s", path, strerror(errno));
 cleanup:
@@ -59,12 +116,13 @@ cleanup:
 }
 
 /* The root's half of the commit: sync, rename, sync the directory. Local. */
-static kd_err kd_publish_place_(const kd_publish *pub) {
+static kd_err kd_publish_place_(kd_publish *pub) {
   kd_err err = KD_OK;
   char *dir = NULL;
-  KD_TRY(kd_publish_sync_(pub->tmp, 0));
+  KD_TRY(kd_publish_sync_(pub->tmp, 0, pub));
   KD_CHECK(rename(pub->tmp, pub->path) == 0, KD_ERR_IO, "%s: cannot move into place: %s", pub->path,
            strerror(errno));
+  pub->created = 0; /* placed: the temporary's name no longer holds it */
   {
     const char *slash = strrchr(pub->path, '/');
     const size_t n = slash ? (size_t)(slash - pub->path) : 0;
@@ -74,7 +132,7 @@ static kd_err kd_publish_place_(const kd_publish *pub) {
     else
       dir[0] = '.';
   }
-  KD_TRY(kd_publish_sync_(dir, 1));
+  KD_TRY(kd_publish_sync_(dir, 1, NULL));
 cleanup:
   free(dir);
   return err;
@@ -87,7 +145,7 @@ kd_err kd_publish_commit(kd_publish *pub, kd_err local) {
   const kd_err written = kd_dist_agreed(pub->comm, local);
   if (pub->root) {
     if (written == KD_OK) lerr = kd_publish_place_(pub);
-    if (written != KD_OK || lerr != KD_OK) remove(pub->tmp);
+    if (written != KD_OK || lerr != KD_OK) kd_publish_remove_tmp_(pub);
   }
   err = kd_dist_agreed(pub->comm, written != KD_OK ? written : lerr);
   free(pub->tmp); /* placed or removed above */

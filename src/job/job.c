@@ -12,6 +12,7 @@
 #include "core/ctx_impl.h"
 #include "dist/dist_impl.h"
 #include "io/io_impl.h"
+#include "io/paths.h"
 #include "job/job_registry.h"
 #include "task/task_impl.h"
 
@@ -110,10 +111,12 @@ static void kd_job_free_(kd_ctx *ctx, kd_job *job) {
 static kd_ctx *kd_job_enter_(kd_ctx *ctx) {
   kd_ctx *prev = kd_ctx_bind(ctx);
   kd_err_clear();
+  kd_ctx_claims_reset(ctx); /* the files this job reads and writes (io/paths.h) */
   return prev;
 }
 
 static kd_err kd_job_leave_(kd_ctx *ctx, kd_ctx *prev, kd_err err) {
+  kd_ctx_claims_reset(ctx);
   if (kd_dist_agree(ctx->comm, &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   kd_ctx_unbind(prev);
   return err;
@@ -133,6 +136,7 @@ static kd_err kd_job_resume_(kd_ctx *ctx, const kd_job *job, const char *path, c
     KD_TRY(kd_config_get_str(job->cfg, "algorithm.name", NULL, NULL, 1, &algo));
   KD_TRY(kd_checkpoint_read(ctx->comm, path, job->task->name, algo, yaml, resume,
                             &ss->resume_iteration));
+  if (ctx->rank == 0) kd_path_id(path, &ss->resumed); /* removed at the end only if unchanged */
   ss->resume = resume;
   ss->resume_path = path;
 cleanup:
@@ -217,10 +221,11 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
     t_write = kd_dist_wtime() - t_write;
     KD_TRY(kd_dist_max(ctx->comm, &t_write, 1));
-    /* the output is in place: the checkpoint of this run is no longer needed */
-    if (ctx->rank == 0 && ss->path[0] &&
-        (ss->last_iteration >= 0 || (ss->resume_path && !strcmp(ss->resume_path, ss->path))))
-      remove(ss->path);
+    /* the output is in place: the checkpoint of this run is no longer needed. Removed only if it
+     * is still the file this run placed there (or the one it resumed from, unchanged): a file
+     * someone put at that path since is left alone */
+    if (ctx->rank == 0 && ss->path[0])
+      kd_path_remove_own(ss->path, ss->last_iteration >= 0 ? &ss->written : &ss->resumed);
   }
   if (sum) {
     kd_job_summarize_(ctx, &job, &info, res, write, sum);
@@ -276,6 +281,22 @@ kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out) {
   return kd_job_leave_(ctx, prev, err);
 }
 
+/* A rule with a NaN or Inf in a point or a weight has no MMD (the sums would give NaN, and a NaN
+ * compared as 0 was once reported as MMD 0): refused naming its first such row (1-based), like
+ * data. Local (every rank holds the same rule). */
+static kd_err kd_job_rule_finite_(const char *what, const double *points, const double *weights,
+                                  int64_t n, int d) {
+  kd_err err = KD_OK;
+  for (int64_t i = 0; i < n; i++) {
+    int ok = isfinite(weights[i]);
+    for (int j = 0; j < d && ok; j++) ok = isfinite(points[i * d + j]);
+    KD_CHECK(ok, KD_ERR_INPUT, "%s: row %lld of the rule has a non-finite %s (NaN or Inf)", what,
+             (long long)i + 1, isfinite(weights[i]) ? "point" : "weight");
+  }
+cleanup:
+  return err;
+}
+
 /* A Stein target works on rows (x, s(x)) of width 2d: the output's points and its
  * /coreset/scores are joined back into those rows. Local. */
 static kd_err kd_job_join_scores_(const char *path, int tdim, kd_result *rule) {
@@ -329,6 +350,7 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
   KD_CHECK(kd_target_dim(t) == rule.d, KD_ERR_INPUT,
            "%s: the rule has dimension %d but the config's target has %d", path, rule.d,
            kd_target_dim(t));
+  KD_TRY(kd_job_rule_finite_(path, rule.points, rule.weights, rule.n, rule.d));
   KD_TRY(kd_mmd(t, rule.points, rule.weights, (kd_lidx)rule.n, &m, &m2));
   if (mmd) *mmd = m;
   if (mmd2) *mmd2 = m2;
@@ -359,6 +381,7 @@ kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
   KD_TRY(kd_task_basic_target(job.task, job.state, &t));
   KD_CHECK(kd_target_dim(t) == d, KD_ERR_INPUT,
            "the rule has dimension %d but the target has dimension %d", d, kd_target_dim(t));
+  KD_TRY(kd_job_rule_finite_("mmd", points, weights, n, d));
   KD_TRY(kd_mmd(t, points, weights, (kd_lidx)n, &m, &m2));
   if (mmd) *mmd = m;
   if (mmd2) *mmd2 = m2;

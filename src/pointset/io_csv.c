@@ -105,37 +105,45 @@ static char kd_csv_guess_delim_(const char *s) {
   return ' ';
 }
 
-/* The i-th header name (trimmed) into buf; returns the number of names. */
-static int kd_csv_name_(const char *s, char delim, int i, char *buf, size_t len) {
+/* The next header name of a line (trimmed, quotes removed) into buf (NULL: skip it); *pp moves
+ * past it and becomes NULL after the last one. Returns 0 when no name is left. Walking a line
+ * name by name is linear in its length (looking up the i-th name from the start each time made
+ * header detection quadratic in the column count). */
+static int kd_csv_next_name_(const char **pp, char delim, char *buf, size_t len) {
+  const char *p = *pp;
+  if (!p) return 0;
+  while (*p == ' ' || (*p == '\t' && delim != '\t')) p++;
+  const char *e = p;
+  if (delim == ' ')
+    while (*e && *e != ' ' && *e != '\t') e++;
+  else
+    while (*e && *e != delim) e++;
+  const char *t = e;
+  while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
+  if (buf) {
+    size_t n = (size_t)(t - p) < len - 1 ? (size_t)(t - p) : len - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (n >= 2 && (buf[0] == '"' || buf[0] == '\'') && buf[n - 1] == buf[0]) {
+      memmove(buf, buf + 1, n - 2);
+      buf[n - 2] = '\0';
+    }
+  }
+  p = *e ? e + 1 : NULL;
+  if (p && delim == ' ') {
+    while (*p == ' ' || *p == '\t') p++;
+    if (!*p) p = NULL;
+  }
+  *pp = p;
+  return 1;
+}
+
+/* The first header name of s into buf; returns the number of names. */
+static int kd_csv_name_(const char *s, char delim, char *buf, size_t len) {
   int k = 0;
   const char *p = s;
   buf[0] = '\0';
-  for (;;) {
-    while (*p == ' ' || (*p == '\t' && delim != '\t')) p++;
-    const char *e = p;
-    if (delim == ' ')
-      while (*e && *e != ' ' && *e != '\t') e++;
-    else
-      while (*e && *e != delim) e++;
-    const char *t = e;
-    while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
-    if (k == i) {
-      size_t n = (size_t)(t - p) < len - 1 ? (size_t)(t - p) : len - 1;
-      memcpy(buf, p, n);
-      buf[n] = '\0';
-      if (n >= 2 && (buf[0] == '"' || buf[0] == '\'') && buf[n - 1] == buf[0]) {
-        memmove(buf, buf + 1, n - 2);
-        buf[n - 2] = '\0';
-      }
-    }
-    k++;
-    if (!*e) break;
-    p = e + 1;
-    if (delim == ' ') {
-      while (*p == ' ' || *p == '\t') p++;
-      if (!*p) break;
-    }
-  }
+  while (kd_csv_next_name_(&p, delim, k ? NULL : buf, len)) k++;
   return k;
 }
 
@@ -155,10 +163,10 @@ static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
         KD_CHECK(hdr, KD_ERR_CONFIG,
                  "%s: %s.columns names a column ('%s') but the file has no header line", c->path,
                  kd_csv_sec_(c), o->col_names[i]);
-        for (int j = 0; j < c->nf_all && col < 0; j++) {
-          kd_csv_name_(hdr, c->delim, j, name, sizeof name);
-          if (!strcmp(name, o->col_names[i])) col = j;
-        }
+        const char *p = hdr;
+        for (int j = 0; j < c->nf_all && col < 0; j++)
+          if (kd_csv_next_name_(&p, c->delim, name, sizeof name) && !strcmp(name, o->col_names[i]))
+            col = j;
         KD_CHECK(col >= 0, KD_ERR_CONFIG, "%s: %s.columns: no column named '%s' in the header",
                  c->path, kd_csv_sec_(c), o->col_names[i]);
       } else {
@@ -172,7 +180,7 @@ static kd_err kd_csv_select_(kd_csv_ *c, const char *hdr) {
     }
     c->nsel = o->ncols;
   } else if (hdr && c->nf_all > 1) { /* pandas' unnamed index column */
-    kd_csv_name_(hdr, c->delim, 0, name, sizeof name);
+    kd_csv_name_(hdr, c->delim, name, sizeof name);
     if (name[0] == '\0') {
       KD_ALLOC(c->sel, c->nf_all - 1);
       for (int j = 1; j < c->nf_all; j++) c->sel[j - 1] = j;
@@ -225,12 +233,12 @@ static int kd_csv_first_(kd_csv_ *c, char *s, kd_err *err) {
   int nf = 0, is_header = c->o.header == 1;
   c->delim = c->o.delim ? c->o.delim : kd_csv_guess_delim_(s);
   char name[64];
-  c->nf_all = kd_csv_name_(s, c->delim, 0, name, sizeof name);
+  c->nf_all = kd_csv_name_(s, c->delim, name, sizeof name);
   if (c->o.header == -1) { /* a header if no field starts like a number */
     is_header = 1;
-    for (int i = 0; i < c->nf_all && is_header; i++) {
+    const char *p = s;
+    while (is_header && kd_csv_next_name_(&p, c->delim, name, sizeof name)) {
       char *end = NULL;
-      kd_csv_name_(s, c->delim, i, name, sizeof name);
       (void)strtod(name, &end);
       if (end != name) is_header = 0;
     }
@@ -311,7 +319,8 @@ static kd_err kd_csv_scan_(const char *path, const kd_csv_opts *o, int64_t *n, i
   c.first = 1;
   *n = 0;
   *d = 0;
-  KD_TRY(kd_path_check_input(path, "CSV")); /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_path_check_input(path, "CSV"));    /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_path_claim(path, "CSV input", 0)); /* no output of the run may replace it */
   c.f = fopen(path, "r");
   KD_CHECK(c.f, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   while (kd_csv_row_(&c, NULL, 0, &nf, &err)) {

@@ -58,17 +58,67 @@ static void kd_h5_datasets_(hid_t f, const char *sec, char *buf, size_t len) {
              sec ? sec : "data");
 }
 
-static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int64_t *n,
-                           int *d) {
+/* A link on the way to dset that points into another file: the dataset's values would come from
+ * a file the user did not name. Checked component by component before anything is opened through
+ * them. Local. */
+static kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset,
+                                      const char *sec) {
+  kd_err err = KD_OK;
+  char *p = strdup(dset);
+  KD_CHECK(p, KD_ERR_MEM, "out of memory");
+  for (char *c = p + (p[0] == '/');; c++) {
+    if (*c != '/' && *c != '\0') continue;
+    const char keep = *c;
+    *c = '\0';
+    H5L_info_t li;
+    if (c > p && H5Lget_info(f, p, &li, H5P_DEFAULT) >= 0)
+      KD_CHECK(li.type != H5L_TYPE_EXTERNAL, KD_ERR_INPUT,
+               "%s: '%s' is an external link into another file; kdistill reads only the file it "
+               "is given (set %s.allow_external: true to follow it)",
+               path, p, sec ? sec : "data");
+    *c = keep;
+    if (!keep) break;
+  }
+cleanup:
+  H5Eclear2(H5E_DEFAULT);
+  free(p);
+  return err;
+}
+
+/* Values stored outside the file: external raw data (H5Pset_external) or a virtual dataset, whose
+ * sources may be other files. Local. */
+static kd_err kd_h5_no_external_data_(hid_t ds, const char *path, const char *dset,
+                                      const char *sec) {
+  kd_err err = KD_OK;
+  hid_t dcpl = -1;
+  KD_H5C(dcpl = H5Dget_create_plist(ds), KD_ERR_H5, "%s: %s: H5Dget_create_plist", path, dset);
+  const int n_ext = H5Pget_external_count(dcpl);
+  KD_CHECK(n_ext == 0, KD_ERR_INPUT,
+           "%s: dataset '%s' keeps its values in %s file(s) outside this one (external storage); "
+           "kdistill reads only the file it is given (set %s.allow_external: true to read them)",
+           path, dset, n_ext > 0 ? "other" : "unknown", sec ? sec : "data");
+  KD_CHECK(H5Pget_layout(dcpl) != H5D_VIRTUAL, KD_ERR_INPUT,
+           "%s: dataset '%s' is a virtual dataset whose sources may be other files; kdistill "
+           "reads only the file it is given (set %s.allow_external: true to read it)",
+           path, dset, sec ? sec : "data");
+cleanup:
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return err;
+}
+
+static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int allow_ext,
+                           int64_t *n, int *d) {
   kd_err err = KD_OK;
   hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
   hsize_t dims[2] = {0, 0};
-  KD_TRY(kd_path_check_input(path, "HDF5")); /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_path_check_input(path, "HDF5"));    /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_path_claim(path, "HDF5 input", 0)); /* no output of the run may replace it */
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
   htri_t is_h5 = H5Fis_hdf5(path);
   KD_CHECK(is_h5 > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
+  if (!allow_ext) KD_TRY(kd_h5_no_external_link_(f, path, dset, sec));
   htri_t ex = H5Lexists(f, dset, H5P_DEFAULT);
   if (ex <= 0) {
     char have[1200];
@@ -77,6 +127,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, 
     KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
   }
   KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
+  if (!allow_ext) KD_TRY(kd_h5_no_external_data_(ds, path, dset, sec));
   KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
   H5T_class_t cls = H5Tget_class(ty);
   KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,
@@ -105,13 +156,13 @@ cleanup:
 }
 
 kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
-                           int64_t *n, int *d) {
+                           int allow_external, int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   int64_t shape[2] = {0, 0};
   kd_h5_quiet();
   if (kd_dist_rank(comm) == 0) {
     int dd = 0;
-    lerr = kd_h5_probe_(path, dset, sec, &shape[0], &dd);
+    lerr = kd_h5_probe_(path, dset, sec, allow_external, &shape[0], &dd);
     shape[1] = dd;
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
@@ -186,18 +237,18 @@ cleanup:
 }
 
 kd_err kd_pointset_read_h5(MPI_Comm comm, const char *path, const char *dset, kd_pointset **out) {
-  return kd_pointset_read_h5_sec(comm, path, dset, NULL, out);
+  return kd_pointset_read_h5_sec(comm, path, dset, NULL, 0, out);
 }
 
 kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,
-                               kd_pointset **out) {
+                               int allow_external, kd_pointset **out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_pointset *ps = NULL;
   kd_h5_par_ h = {-1, -1, -1, -1, -1};
   int64_t n = 0;
   int d = 0;
   *out = NULL;
-  KD_TRY(kd_h5_check_dataset(comm, path, dset, sec, &n, &d));
+  KD_TRY(kd_h5_check_dataset(comm, path, dset, sec, allow_external, &n, &d));
   KD_TRY(kd_pointset_create(comm, n, d, &ps));
   const int64_t per = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
   int64_t n_calls = (ps->n_local + per - 1) / per;

@@ -187,9 +187,16 @@ static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *
       for (uint64_t x = 0; x + 4 <= xl;) {
         const unsigned char *xf = r + 46 + nl + x;
         const uint64_t id = kd_le_(xf, 2), sz = kd_le_(xf + 2, 2);
+        /* every field lies inside its record's extra area (which lies inside the directory) */
+        KD_CHECK(x + 4 + sz <= xl, KD_ERR_INPUT,
+                 "%s: the zip directory is damaged (an extra field of '%s' runs past its record)",
+                 path, ename);
         if (id == 1 && sz >= 8) lho = kd_le_(xf + 4 + sz - 8, 8);
         x += 4 + sz;
       }
+    KD_CHECK(lho < (uint64_t)fsize, KD_ERR_INPUT,
+             "%s: the zip directory is damaged (entry '%s' starts at byte %llu of %lld)", path,
+             ename, (unsigned long long)lho, (long long)fsize);
     size_t o = strlen(names);
     if (o + ncopy + 3 < sizeof names)
       snprintf(names + o, sizeof names - o, "%s%.*s", o ? ", " : "",
@@ -232,6 +239,7 @@ static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const c
   struct stat st;
   int64_t at = 0;
   KD_TRY(kd_path_check_input(path, npz ? "npz" : "npy"));
+  KD_TRY(kd_path_claim(path, npz ? "npz input" : "npy input", 0)); /* no output may replace it */
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
@@ -263,11 +271,16 @@ static kd_err kd_npy_read_block_(const char *path, const kd_npy_layout_ *L, int6
   int fd = -1;
   unsigned char *raw = NULL;
   const int es = kd_npy_size_[L->type];
-  const int64_t d = L->d, B = 1 << 16; /* rows (or column elements) per read */
+  const int64_t d = L->d, w0 = L->fortran ? 1 : d;
+  /* rows (or column elements) per read: a buffer of about 4 MiB whatever the width (a row of
+   * 200 000 columns is 1.6 MB: sizing by rows would ask for 100 GB) */
+  int64_t B = ((int64_t)1 << 22) / (w0 * es);
+  if (B < 1) B = 1;
+  if (B > nl) B = nl;
   if (nl <= 0) return KD_OK;
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
-  KD_ALLOC(raw, (size_t)B * (size_t)(L->fortran ? 1 : d) * (size_t)es);
+  KD_ALLOC(raw, (size_t)B * (size_t)w0 * (size_t)es);
   for (int64_t c = 0; c < (L->fortran ? d : 1); c++)
     for (int64_t i0 = 0; i0 < nl; i0 += B) {
       const int64_t m = nl - i0 < B ? nl - i0 : B, w = L->fortran ? 1 : d;

@@ -26,12 +26,22 @@ kd_err kd_pointset_create(MPI_Comm comm, kd_gidx n, int d, kd_pointset **out) {
   ps->offset = kd_block_off_(n, ps->rank, ps->size);
   ps->n_local = kd_block_off_(n, ps->rank + 1, ps->size) - ps->offset;
   {
-    /* decided on the largest block, so that every rank decides the same way (no agreement) */
+    /* decided on the largest block, and agreed with the allocation: the memory each rank sees
+     * (KD_MEMORY_LIMIT, cgroups, MemAvailable) can differ between ranks, and no rank may be left
+     * in the next collective when another refuses */
     size_t bytes = 0;
     const int fits = kd_size_ok(n / ps->size + 1, d, sizeof(double), &bytes);
-    KD_TRY(kd_mem_require(fits ? (uint64_t)bytes : UINT64_MAX, "point set", "n"));
+    kd_err local = kd_mem_require(fits ? (uint64_t)bytes : UINT64_MAX, "point set", "n");
+    if (local == KD_OK) {
+      const size_t cnt = (size_t)ps->n_local * (size_t)d;
+      ps->rows = calloc(cnt ? cnt : 1, sizeof(double));
+      if (!ps->rows)
+        local = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                           "out of memory allocating the %lld x %d point set",
+                           (long long)ps->n_local, d);
+    }
+    KD_TRY(kd_dist_agreed(comm, local));
   }
-  KD_ALLOC(ps->rows, (size_t)ps->n_local * (size_t)d);
   *out = ps;
   ps = NULL;
 cleanup:

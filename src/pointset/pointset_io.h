@@ -8,13 +8,16 @@
 #include "kdistill/kd_pointset.h"
 
 /** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
- *  its shape (optional). Rank 0 checks with a serial open, the result is agreed and broadcast.
- *  Collective. */
+ *  its shape (optional). Unless allow_external (the key `<sec>.allow_external: true`), a dataset
+ *  whose values live outside the file is refused: an external link on its path, external raw
+ *  data storage, or a virtual dataset. Rank 0 checks with a serial open, the result is agreed
+ *  and broadcast. Collective. */
 kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
-                           int64_t *n, int *d);
-/** kd_pointset_read_h5 for the config section sec. Collective. */
+                           int allow_external, int64_t *n, int *d);
+/** kd_pointset_read_h5 for the config section sec (allow_external as in kd_h5_check_dataset).
+ *  Collective. */
 kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,
-                               kd_pointset **out);
+                               int allow_external, kd_pointset **out);
 /** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "dist/dist_impl.h"
+#include "io/io_impl.h"
 #include "io/paths.h"
 #include "sweep/sweep_impl.h"
 #include "task/task_impl.h"
@@ -126,7 +127,10 @@ static kd_err kd_sweep_point_remove_checkpoint_(kd_config *pcfg, const char *tas
     snprintf(buf, sizeof buf, "%s", cp);
   else
     snprintf(buf, sizeof buf, "%s.ckpt.h5", out);
-  remove(buf);
+  /* only the checkpoint this point placed (the last one this rank wrote), never a file someone
+   * put there since */
+  const kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  if (ss) kd_path_remove_own(buf, &ss->written);
 cleanup:
   return err;
 }
@@ -141,6 +145,13 @@ static void kd_sweep_point_message_(const kd_sweep_spec *sp, int p) {
 
 /* ---------------------------------------------------------------- setup */
 
+/* One file the sweep writes: a regular file or nothing, in a writable place, and not a file the
+ * run reads (the config, the data). Local. */
+static kd_err kd_sweep_check_path_(const char *path) {
+  kd_err err = kd_path_check_output(path, "sweep.dir", 0);
+  return err ? err : kd_path_claim(path, "sweep.dir", 1);
+}
+
 /* Every file the sweep will write, checked on rank 0 before any point runs (and by validate):
  * the summary files (unless only one point runs) and the point files that will be computed;
  * one agreement. A missing sweep.dir is fine when its parent is writable (created by run). */
@@ -150,13 +161,13 @@ static kd_err kd_sweep_check_paths_(const kd_task_ctx *ctx, const kd_sweep_spec 
   if (kd_dist_rank(ctx->comm) == 0) {
     if (sp->point < 0) {
       snprintf(path, sizeof path, "%s/summary.csv", sp->dir);
-      err = kd_path_check_output(path, "sweep.dir", 0);
+      err = kd_sweep_check_path_(path);
       snprintf(path, sizeof path, "%s/summary.h5", sp->dir);
-      if (err == KD_OK) err = kd_path_check_output(path, "sweep.dir", 0);
+      if (err == KD_OK) err = kd_sweep_check_path_(path);
     }
     for (int p = 0; p < sp->n_points && err == KD_OK && !sp->summary_only; p++)
       if (sp->point < 0 || p == sp->point)
-        err = kd_path_check_output(kd_sweep_point_path(sp, p, path, sizeof path), "sweep.dir", 0);
+        err = kd_sweep_check_path_(kd_sweep_point_path(sp, p, path, sizeof path));
   }
   return kd_dist_agreed(ctx->comm, err);
 }

@@ -43,8 +43,8 @@ static kd_err kd_sweep_write_csv_(const kd_sweep_spec *sp, const kd_sweep_row *r
   snprintf(path, sizeof path, "%s/summary.csv", sp->dir);
   KD_TRY(kd_publish_begin(MPI_COMM_SELF, path, &pub)); /* rank 0 of the sweep writes it alone */
   const char *tmp = pub.tmp;
-  f = fopen(tmp, "w");
-  KD_CHECK(f, KD_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+  f = kd_publish_fopen(&pub);
+  KD_CHECK(f, KD_ERR_IO, "%s: cannot open: %s", tmp, strerror(errno));
   fputs("point", f);
   for (int k = 0; k < sp->n_keys; k++) {
     fputc(',', f);
@@ -65,7 +65,7 @@ static kd_err kd_sweep_write_csv_(const kd_sweep_spec *sp, const kd_sweep_row *r
     kd_sweep_csv_field_(f, r->message);
     fputc('\n', f);
   }
-  KD_CHECK(!ferror(f), KD_ERR_IO, "%s: write failed", tmp);
+  KD_CHECK(!ferror(f) && fflush(f) == 0, KD_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
   {
     int rc = fclose(f);
     f = NULL;

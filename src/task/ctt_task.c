@@ -7,6 +7,7 @@
  *                    `study.g` and the exact test; /study/... datasets and a CSV table.
  * Tasks read config and write the CSV; the algorithms in ctt.c / ctt_exact.c / ctt_study.c do not.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,11 +344,13 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
   if (!s->csv[0]) return KD_OK;
   KD_TRY(kd_dist_agreed(ctx->comm, kd_publish_begin(ctx->comm, s->csv, &pub)));
   if (pub.root) {
-    FILE *fp = fopen(pub.tmp, "w");
+    FILE *fp = kd_publish_fopen(&pub);
     if (!fp) {
-      lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot create %s", pub.tmp);
+      lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot open %s: %s", pub.tmp,
+                        strerror(errno));
     } else {
       const kd_ctt_study_spec *sp = &s->sp;
+      errno = 0;
       int bad = fprintf(fp,
                         "method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
                         "mean_seconds\n") < 0;
@@ -357,9 +360,12 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
                       (long long)sp->m, (long long)sp->n, s->mx.d, (long long)sp->B, sp->alpha,
                       (long long)st->T, (long long)st->rejections[c], st->rate[c], st->se[c],
                       st->mean_seconds[c]) < 0;
+      bad |= fflush(fp) != 0;
+      const int why = errno; /* e.g. ENOSPC: a full disk is named */
       bad |= fclose(fp) != 0;
       if (bad)
-        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s", pub.tmp);
+        lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "study.csv: cannot write %s: %s", pub.tmp,
+                          strerror(why ? why : errno));
     }
   }
   KD_TRY(kd_publish_commit(&pub, lerr));

@@ -415,7 +415,12 @@ static kd_err kd_task_resolve_path_(const kd_task_ctx *ctx, const char *key, con
   kd_err err = KD_OK, lerr = KD_OK;
   int moved = 0;
   char tried[8300];
-  if (kd_dist_rank(ctx->comm) == 0) {
+  if (kd_dist_rank(ctx->comm) == 0 && strlen(path) >= (size_t)len) {
+    /* refused, never cut: a shortened path could name another, existing file */
+    lerr = kd_err_set(KD_ERR_CONFIG, __FILE__, __LINE__,
+                      "%s: %.60s...: the path is %zu characters long; at most %d are accepted", key,
+                      path, strlen(path), len - 1);
+  } else if (kd_dist_rank(ctx->comm) == 0) {
     moved = kd_path_resolve_input(path, kd_config_name(ctx->cfg), out, (size_t)len);
     if (kd_path_input_missing(out, kd_config_name(ctx->cfg), tried, sizeof tried))
       lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__,
@@ -478,12 +483,15 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
     snprintf(what, sizeof what, "%s (%s)", section, path);
     if (!strcmp(type, "hdf5")) {
       const char *dset = NULL;
+      int ext = 0; /* values stored outside the named file are read only when asked for */
       kd_key_(key, sizeof key, section, "dataset");
       KD_TRY(kd_config_get_str(cfg, key, "data", NULL, 0, &dset));
+      kd_key_(key, sizeof key, section, "allow_external");
+      KD_TRY(kd_config_get_bool(cfg, key, 0, &ext));
       if (ctx->validate_only)
-        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, &n, &d));
+        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, ext, &n, &d));
       else
-        KD_TRY(kd_pointset_read_h5_sec(ctx->comm, path, dset, section, &ps));
+        KD_TRY(kd_pointset_read_h5_sec(ctx->comm, path, dset, section, ext, &ps));
     } else {
       KD_TRY(kd_task_read_csv_(ctx, section, path, ctx->validate_only, &ps, &n, &d));
     }
@@ -806,7 +814,11 @@ cleanup:
 }
 
 kd_err kd_task_check_output(const kd_task_ctx *ctx, const char *key, const char *path) {
-  const kd_err local = kd_dist_rank(ctx->comm) == 0 ? kd_path_check_output(path, key, 0) : KD_OK;
+  kd_err local = KD_OK;
+  if (kd_dist_rank(ctx->comm) == 0) {
+    local = kd_path_check_output(path, key, 0);
+    if (local == KD_OK) local = kd_path_claim(path, key, 1); /* not an input, not another output */
+  }
   return kd_dist_agreed(ctx->comm, local);
 }
 
@@ -839,6 +851,8 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
   *iteration = (int64_t)it;
   *reason = meta.reason;
   if (ss) ss->last_iteration = (int64_t)it;
+  /* which file was placed: only that one is removed once the output is in place */
+  if (ss && kd_dist_rank(ctx->comm) == 0) kd_path_id(path, &ss->written);
 cleanup:
   free(own);
   return err;

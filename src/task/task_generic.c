@@ -129,7 +129,8 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
     KD_TRY(kd_task_read_pointset_lazy(ctx, section, &s->points, &n, &d, &lazy));
   else
     KD_TRY(kd_task_read_pointset(ctx, section, &s->points, &n, &d));
-  KD_TRY(kd_generic_mem_check_(ctx, task, section, n, d, lazy));
+  /* agreed: the memory each rank sees can differ (KD_MEMORY_LIMIT, cgroups, MemAvailable) */
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_generic_mem_check_(ctx, task, section, n, d, lazy)));
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
   if (!ctx->validate_only) KD_TRY(kd_task_kernel_finish(ctx, s->kernel, s->points));
   if (!strcmp(task, "herd")) {

@@ -1,0 +1,210 @@
+#!/bin/bash
+# run_files.sh CASE NP - file safety and agreed refusals (issue 34, "reliability, round two"), one
+# case per finding, on the real kdistill binary under mpirun (KD_BIN, MPIEXEC, KD_SRC; the crafted
+# files come from Debian's python3 with numpy and h5py, tests/hostile/mknpz.py). Each case checks
+# the exit status, one error line naming the file or key, no hang, and that the files the run
+# must not touch are byte for byte as they were (docs/reliability.md, "File safety").
+source "$(dirname "$0")/lib.sh"
+here=$(dirname "$KD_MKH5")
+mkdata() { # in.csv, in.npy, in.h5 (dataset data): the same 256 x 2 rows
+  "$PY" -c "
+import numpy as np, h5py
+X = np.random.default_rng(1).standard_normal((256, 2))
+np.savetxt('in.csv', X, delimiter=','); np.save('in.npy', X)
+with h5py.File('in.h5', 'w') as f: f['data'] = X"
+}
+same() { cmp -s "$1" "$2" || bad "$1 changed"; }
+
+case $case in
+f3_external_storage) # values or links that reach outside the named file are refused
+  printf 'TOPSECRET-0123456789abcdef\n' >secret.txt
+  "$PY" -c "
+import h5py, numpy as np, os
+with h5py.File('other.h5', 'w') as f: f['X'] = np.ones((64, 2))
+with h5py.File('ext.h5', 'w') as f:
+    f.create_dataset('x', shape=(20, 1), dtype='u1', external=[(os.path.abspath('secret.txt'), 0, 20)])
+with h5py.File('elink.h5', 'w') as f:
+    f['x'] = h5py.ExternalLink('other.h5', '/X'); f['g'] = h5py.ExternalLink('other.h5', '/')
+lay = h5py.VirtualLayout(shape=(64, 2), dtype='f8'); lay[:] = h5py.VirtualSource('other.h5', 'X', shape=(64, 2))
+with h5py.File('vds.h5', 'w') as f: f.create_virtual_dataset('v', lay)"
+  for spec in "ext.h5 x external storage" "elink.h5 x external link" "elink.h5 g/X external link" \
+    "vds.h5 v virtual dataset"; do
+    set -- $spec
+    kd thin "$1" --dataset "$2" --n-out 4 -o o.h5 --set algorithm.name=uniform
+    expect_err 1 "$1"
+    grep '^kdistill: error:' all.txt | grep -q "allow_external" || bad "$spec: no hint of data.allow_external"
+    [ ! -e o.h5 ] || bad "$spec: output written"
+  done
+  printf 'task: thin\ndata: {type: hdf5, path: ext.h5, dataset: x}\nalgorithm: {name: uniform, n_out: 4}\noutput: {path: o.h5}\n' >t.yaml
+  kd validate t.yaml
+  expect_err 1 "external storage"
+  # the explicit opt-in reads the external raw data
+  kd run t.yaml --set data.allow_external=true
+  expect_ok
+  ;;
+f4_output_is_input) # an output never replaces a file the run reads
+  mkdata
+  for f in in.csv in.npy in.h5; do
+    cp "$f" "keep_$f"
+    kd thin "$f" -o "$f" --n-out 4
+    expect_err 1 "is the same file as the"
+    same "$f" "keep_$f"
+    kd thin "$f" -o "./sub/../$f" --n-out 4 # another spelling of the same file
+    expect_err 1 "same file"
+    same "$f" "keep_$f"
+    [ ! -d sub ] || bad "a directory was created for a refused output"
+  done
+  ln -s in.csv alias.csv # the input read through a link is still the same file
+  kd thin alias.csv -o in.csv --n-out 4
+  expect_err 1 "same file"
+  same in.csv keep_in.csv
+  herd_cfg c.yaml
+  cp c.yaml keep.yaml
+  kd run c.yaml --output c.yaml
+  expect_err 1 "config file"
+  same c.yaml keep.yaml
+  kd validate c.yaml --set output.path=c.yaml
+  expect_err 1 "output.path"
+  # the study CSV and a checkpoint path are outputs too
+  sed -e 's|replicates: 200|replicates: 2|' -e 's|m: 2048|m: 128|' -e 's|n: 2048|n: 128|' \
+    -e 's|path: out/ctt_study.h5|path: s.h5|' "$KD_SRC/configs/ctt_study.yaml" >s.yaml
+  cp s.yaml keep_s.yaml
+  kd run s.yaml --set study.csv=s.yaml
+  expect_err 1 "study.csv"
+  same s.yaml keep_s.yaml
+  sed 's|^candidates:.*|candidates: {type: hdf5, path: in.h5}|' c.yaml >ch.yaml
+  kd run ch.yaml --set run.checkpoint_path=in.h5 --set run.checkpoint_every=5
+  expect_err 1 "run.checkpoint_path"
+  same in.h5 keep_in.h5
+  # a resume checkpoint is an input of every output but run.checkpoint_path
+  mkckpt
+  cp ck.h5 keep_ck.h5
+  kd run herd.yaml --resume ck.h5 --output ck.h5
+  expect_err 1 "resume checkpoint"
+  same ck.h5 keep_ck.h5
+  kd run herd.yaml --resume ck.h5 --set run.checkpoint_path=ck.h5 --set run.checkpoint_keep=true
+  expect_ok
+  ;;
+f5_checkpoint_is_output) # run.checkpoint_path = output.path: refused by validate and run
+  herd_cfg c.yaml
+  echo previous >out.h5
+  for cmd in validate run; do
+    kd $cmd c.yaml --set run.checkpoint_path=out.h5 --set run.checkpoint_every=5
+    expect_err 1 "run.checkpoint_path: out.h5 is the same file as output.path"
+    [ "$(cat out.h5)" = previous ] || bad "$cmd: the previous output was replaced or deleted"
+  done
+  kd run c.yaml --set run.checkpoint_path=./out.h5
+  expect_err 1 "same file"
+  ;;
+f7_memory_one_rank) # a memory refusal seen by one rank only is agreed: every rank leaves
+  mkdata
+  herd_cfg c.yaml
+  printf 'task: thin\ndata: {type: csv, path: in.csv}\nalgorithm: {name: kt_compress, n_out: 16}\noutput: {path: t.h5}\n' >tc.yaml
+  sed 's|type: csv, path: in.csv|type: npy, path: in.npy|' tc.yaml >tn.yaml
+  sed 's|type: csv, path: in.csv|type: hdf5, path: in.h5|' tc.yaml >th.yaml
+  printf 'task: quad\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: nystrom_recombination, n: 24}\noutput: {path: q.h5}\n' >q.yaml
+  for cfg in c.yaml tc.yaml tn.yaml th.yaml q.yaml; do
+    for cmd in run validate; do
+      if [ "$np" -ge 2 ]; then # the limit on the last rank only
+        timeout -k 5 60 "$MPIEXEC" --oversubscribe -n $((np - 1)) "$KD_BIN" $cmd $cfg : \
+          -n 1 env KD_MEMORY_LIMIT=1K "$KD_BIN" $cmd $cfg >stdout.txt 2>stderr.txt
+      else
+        KD_MEMORY_LIMIT=1K timeout -k 5 60 "$MPIEXEC" -n 1 "$KD_BIN" $cmd $cfg >stdout.txt 2>stderr.txt
+      fi
+      rc=$?
+      cat stdout.txt stderr.txt >all.txt
+      [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || bad "$cmd $cfg: hung (killed by the timeout)"
+      expect_err 2 "memory"
+    done
+  done
+  [ ! -e t.h5 ] && [ ! -e out.h5 ] && [ ! -e q.h5 ] || bad "an output was written"
+  KD_MEMORY_LIMIT=1x kd validate c.yaml # a limit that is not a size is refused, not ignored
+  expect_err 1 "KD_MEMORY_LIMIT"
+  KD_MEMORY_LIMIT=512MiB kd validate c.yaml
+  expect_ok
+  ;;
+f1_csv_many_columns) # header detection is linear in the column count (200 000 columns)
+  "$PY" -c "
+import numpy as np
+X = np.random.default_rng(2).standard_normal((4, 200000))
+np.savetxt('wide.csv', X, delimiter=',', fmt='%.4f')
+with open('hdr.csv', 'w') as f:
+    f.write(','.join('c%d' % i for i in range(200000)) + '\n'); f.write(open('wide.csv').read())"
+  for f in wide.csv hdr.csv; do
+    KD_TIMEOUT=30 kd thin $f --n-out 2 -o o.h5 --set algorithm.name=uniform
+    expect_ok
+    grep -q "4 points in 200000 dimensions" all.txt || bad "$f: not read as 4 x 200000"
+  done
+  grep -q "a header" all.txt || bad "hdr.csv: the header was not detected"
+  ;;
+f2_npz_directory) # damaged zip directory records are refused, never read past
+  for kind in extra_overrun huge_offset; do
+    "$PY" "$here/mknpz.py" $kind z.npz
+    kd thin z.npz --n-out 4 -o o.h5 --set algorithm.name=uniform
+    expect_err 1 "zip directory is damaged"
+    [ ! -e o.h5 ] || bad "$kind: output written"
+  done
+  "$PY" "$here/mknpz.py" good z.npz
+  kd thin z.npz --n-out 4 -o o.h5 --set algorithm.name=uniform
+  expect_ok
+  ;;
+f8_nonfinite_rule) # a rule with NaN or Inf has no MMD: refused naming the row
+  mkdata
+  kd thin in.csv --n-out 8 -o r.h5 --set algorithm.name=uniform
+  expect_ok
+  for edit in "p=f['coreset/points']; a=p[...]; a[2,1]=np.nan; p[...]=a" \
+    "w=f['coreset/weights']; a=w[...]; a[4]=np.inf; w[...]=a"; do
+    cp r.h5 bad.h5
+    # edited with h5py, the checksum tag is dropped: the file is then read as a foreign file
+    "$PY" -c "
+import h5py, numpy as np
+f = h5py.File('bad.h5', 'r+'); $edit; f.close()
+b = open('bad.h5', 'rb').read(); open('bad.h5', 'wb').write(bytes(512) + b[512:])"
+    kd mmd bad.h5 in.csv
+    expect_err 1 "bad.h5: row"
+    grep -q "non-finite" all.txt || bad "the message does not say non-finite"
+  done
+  ;;
+f9_wide_npy) # 8 x 200 000 .npy and .npz are read (the read buffer is sized by bytes)
+  "$PY" -c "
+import numpy as np
+X = np.random.default_rng(3).standard_normal((8, 200000))
+np.save('w.npy', X); np.savez('w.npz', X=X)"
+  for f in w.npy w.npz; do
+    kd thin $f --n-out 2 -o o.h5 --set algorithm.name=uniform
+    expect_ok
+  done
+  ;;
+f10_output_path_shape) # refused before any work, by validate too, nothing created
+  herd_cfg c.yaml
+  long=$(printf 'a%.0s' $(seq 1 300))
+  for p in "out/" "d/$long.h5" "$long.h5"; do
+    for cmd in validate run; do
+      kd $cmd c.yaml --set "output.path=$p"
+      expect_err 1 "output.path"
+      ! grep -q "running" all.txt || bad "$cmd $p: the work started"
+    done
+  done
+  [ ! -e out ] && [ ! -e d ] || bad "a directory was created"
+  kd validate c.yaml --set run.checkpoint_path=ck/ --set run.checkpoint_every=5
+  expect_err 1 "run.checkpoint_path"
+  ;;
+f12_long_input_path) # a path longer than 4095 characters is refused, never cut
+  mkdata
+  long=$(printf 'x/%.0s' $(seq 1 2100))in.csv
+  printf 'task: thin\ndata: {type: csv, path: %s}\nalgorithm: {name: uniform, n_out: 4}\noutput: {path: o.h5}\n' "$long" >t.yaml
+  kd run t.yaml
+  expect_err 1 "characters long"
+  [ ! -e o.h5 ] || bad "output written"
+  ;;
+*)
+  echo "unknown case $case"
+  exit 1
+  ;;
+esac
+if [ $fail -ne 0 ]; then
+  echo "---- last output ($case, $np ranks, exit $rc):"
+  head -c 3000 all.txt
+  exit 1
+fi
+echo "PASS $case np$np"
