@@ -116,12 +116,11 @@ cleanup:
 
 kd_err kd_cli_quick_config(const kd_cli_opts *o, char **yaml) {
   kd_err err = KD_OK;
-  char a[5000], b[5000], outp[4200] = "";
-  KD_CHECK(!o->output || strlen(o->output) < 4000, KD_ERR_ARG, "--output: path too long");
+  char a[5000], b[5000];
+  const char *outp = ""; /* -o is set as one value by the job (kd_job_opts.output), never as text */
   const size_t len = 16384;
   *yaml = NULL;
   KD_ALLOC(*yaml, len);
-  if (o->output) snprintf(outp, sizeof outp, "output: {path: '%s'}\n", o->output);
   if (!strcmp(o->cmd, "thin")) {
     KD_TRY(kd_cli_data_section(o->file, o->dataset, a, sizeof a));
     char nout[64] = "";

@@ -271,6 +271,13 @@ static herr_t kd_info_visit_(hid_t o, const char *name, const H5O_info_t *info, 
   return 0;
 }
 
+/* Attribute text is the file's, not ours: control characters (an escape sequence, a carriage
+ * return that overwrites the line) are shown as '?' so that `info` prints only what is there. */
+static void kd_info_printable_(char *s) {
+  for (; s && *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f) *s = '?';
+}
+
 kd_err kd_output_info(const char *path, FILE *out) {
   kd_err err = KD_OK;
   kd_result res = KD_RESULT_INIT;
@@ -282,7 +289,10 @@ kd_err kd_output_info(const char *path, FILE *out) {
   hid_t f = -1;
   KD_TRY(kd_output_read(path, &res, NULL, NULL, NULL));
   KD_TRY(kd_h5_open_ro_(path, &f));
-  for (int i = 0; i < 6; i++) KD_TRY(kd_h5_read_attr_str_(f, names[i], path, &s[i]));
+  for (int i = 0; i < 6; i++) {
+    KD_TRY(kd_h5_read_attr_str_(f, names[i], path, &s[i]));
+    if (i < 5) kd_info_printable_(s[i]); /* config_yaml (s[5]) has its newlines */
+  }
   KD_TRY(kd_h5_read_attr_num_(f, "n_ranks", path, H5T_NATIVE_INT32, &nr));
   KD_TRY(kd_h5_read_attr_num_(f, "seed", path, H5T_NATIVE_UINT64, &seed));
   double wsum = 0, wmin = INFINITY, wmax = -INFINITY;

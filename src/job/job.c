@@ -25,17 +25,23 @@ typedef struct {
   double saved_interval; /* the context's log interval, restored after the job */
 } kd_job;
 
-/* "output.path=<yaml double-quoted path>" so any file name survives the YAML parse. */
+/* "output.path=<yaml double-quoted path>" so any file name survives the YAML parse as one value:
+ * quotes and backslashes escaped, control characters (a newline would fold) as \xHH. */
 static kd_err kd_job_set_output_(kd_config *cfg, const char *path) {
   kd_err err = KD_OK;
   size_t n = strlen(path);
   char *a = NULL;
-  KD_ALLOC(a, 2 * n + 32);
+  KD_ALLOC(a, 4 * n + 32);
   static const char head[] = "output.path=\"";
   memcpy(a, head, sizeof head - 1);
   char *p = a + sizeof head - 1;
   for (size_t i = 0; i < n; i++) {
-    if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
+    const unsigned char c = (unsigned char)path[i];
+    if (c < 0x20 || c == 0x7f) {
+      p += snprintf(p, 5, "\\x%02x", c);
+      continue;
+    }
+    if (c == '"' || c == '\\') *p++ = '\\';
     *p++ = path[i];
   }
   *p++ = '"';

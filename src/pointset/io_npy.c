@@ -98,10 +98,12 @@ static kd_err kd_npy_header_(int fd, const char *path, int64_t at, int64_t fsize
   if (descr[0] == '\'' && (descr[1] == '<' || descr[1] == '=' || descr[1] == '|'))
     for (int t = 0; t < 4; t++)
       if (!strncmp(descr + 2, types[t], 3)) L->type = t;
+  /* the type as written, without its quotes and what follows ("'>f8', 'fortran..." -> >f8) */
+  const int tl = descr[0] == '\'' ? (int)strcspn(descr + 1, "'") : (int)strcspn(descr, ",}");
   KD_CHECK(L->type >= 0, KD_ERR_INPUT,
-           "%s: element type %.8s is not supported (little-endian float64, float32, int64 or "
+           "%s: element type '%.*s' is not supported (little-endian float64, float32, int64 or "
            "int32)",
-           path, descr);
+           path, tl < 16 ? tl : 16, descr + (descr[0] == '\''));
   L->fortran = !strncmp(fo, "True", 4);
   KD_CHECK(L->fortran || !strncmp(fo, "False", 5), KD_ERR_INPUT, "%s: bad fortran_order", path);
   KD_CHECK(shape[0] == '(', KD_ERR_INPUT, "%s: bad shape in the .npy header", path);

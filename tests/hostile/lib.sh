@@ -51,3 +51,12 @@ mkckpt() { # a checkpoint of herd.yaml at ck.h5 (kept after the run)
 }
 h5edit() { "$PY" -c "import h5py,numpy as np,sys; f=h5py.File('ck.h5','r+'); $1; f.close()"; }
 
+# kd_finish: the case's verdict (its last output when it failed) and exit status
+kd_finish() {
+  if [ $fail -ne 0 ]; then
+    echo "---- last output ($case, $np ranks, exit ${rc:-none}):"
+    head -c 3000 all.txt 2>/dev/null
+    exit 1
+  fi
+  echo "PASS $case np$np"
+}
