@@ -18,10 +18,17 @@
 #include "io/io_impl.h"
 #include "io/publish.h"
 
+typedef struct {
+  char text[256]; /* the innermost message */
+  int oom;        /* some level could not allocate (a chunk too big to decompress) */
+} kd_h5_walk_;
+
 /* The innermost HDF5 message, reduced to one short line: the driver's "file write failed: time =
  * ...\n, filename = ..., error message = 'No space left on device', ..." becomes its error text. */
 static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
-  char *buf = data;
+  kd_h5_walk_ *w = data;
+  char *buf = w->text;
+  if (e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE) w->oom = 1;
   if (n != 0 || !e->desc || !e->desc[0]) return 0;
   const char *em = strstr(e->desc, "error message = '");
   if (em) {
@@ -35,14 +42,18 @@ static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
 }
 
 kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...) {
-  char msg[768], h5[256] = "";
+  char msg[768];
+  kd_h5_walk_ w;
+  memset(&w, 0, sizeof w);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, kd_h5_walk_cb_, h5);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, kd_h5_walk_cb_, &w);
   H5Eclear2(H5E_DEFAULT);
-  if (h5[0]) return kd_err_set(code, file, line, "%s (HDF5: %s)", msg, h5);
+  /* HDF5 out of memory (a compressed chunk too big to inflate) is the environment's: status 2 */
+  if (w.oom) code = KD_ERR_MEM;
+  if (w.text[0]) return kd_err_set(code, file, line, "%s (HDF5: %s)", msg, w.text);
   return kd_err_set(code, file, line, "%s", msg);
 }
 

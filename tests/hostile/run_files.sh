@@ -217,6 +217,23 @@ f12_long_input_path) # a path longer than 4095 characters is refused, never cut
   expect_err 1 "characters long"
   [ ! -e o.h5 ] || bad "output written"
   ;;
+f13_h5_inflate_memory) # a compressed chunk too big to inflate is the environment's: status 2
+  # 64 rows in one gzip chunk of 2^26 x 2 doubles (1 GiB inflated, 1 MB on disk)
+  "$PY" -c "
+import h5py, numpy as np
+with h5py.File('bomb.h5', 'w') as f:
+    f.create_dataset('X', data=np.ones((64, 2)), maxshape=(None, 2), chunks=(2**26, 2), compression='gzip')"
+  if ldd "$KD_BIN" | grep -q libasan; then # ASan maps terabytes: no address-space limit there
+    echo "note: not under ASan"
+  else
+    (ulimit -v 1800000 && kd thin bomb.h5 --dataset X --n-out 4 --set algorithm.name=uniform -o o.h5 &&
+      echo "$rc" >rc.txt)
+    rc=$(cat rc.txt)
+    expect_err 2 "bomb.h5"
+    grep -q "memory" all.txt || bad "the line does not say memory"
+    [ ! -e o.h5 ] || bad "output written"
+  fi
+  ;;
 *)
   echo "unknown case $case"
   exit 1
