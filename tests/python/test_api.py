@@ -221,6 +221,13 @@ class ErrorTest(unittest.TestCase):
             kdistill.ctt(self.X, np.zeros((100, 3)))
         with self.assertRaises(kdistill.DataError):
             kdistill.mmd(self.X[:3], [1.0, -1.0, 1.0], self.X)
+        # a rule with NaN or Inf has no MMD (it returned 0.0): refused naming the row
+        with self.assertRaises(kdistill.DataError) as c:
+            kdistill.mmd(np.array([[np.nan, 0.0]]), None, self.X)
+        self.assertIn("row 1 of the rule has a non-finite point", str(c.exception))
+        with self.assertRaises(kdistill.DataError) as c:
+            kdistill.mmd(np.array([[0.0, 0.0], [np.inf, 1.0]]), None, self.X)
+        self.assertIn("row 2", str(c.exception))
 
     def test_file_and_unsupported_errors(self):
         with self.assertRaises(kdistill.FileError) as c:
