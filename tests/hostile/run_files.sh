@@ -234,6 +234,17 @@ with h5py.File('bomb.h5', 'w') as f:
     [ ! -e o.h5 ] || bad "output written"
   fi
   ;;
+f14_study_csv_full_disk) # a full disk under the study CSV is named, not just "cannot write"
+  sed -e 's|replicates: 200|replicates: 2|' -e 's|m: 2048|m: 128|' -e 's|n: 2048|n: 128|' \
+    -e 's|csv: out/ctt_study.csv|csv: s.csv|' -e 's|path: out/ctt_study.h5|path: s.h5|' \
+    "$KD_SRC/configs/ctt_study.yaml" >s.yaml
+  LD_PRELOAD="$KD_FAILWRITE" KD_FAILWRITE_AFTER=0 KD_FAILWRITE_MATCH=s.csv.tmp. \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" kd run s.yaml
+  expect_err 2 "s.csv"
+  grep '^kdistill: error:' all.txt | grep -q "No space left on device" || bad "ENOSPC not named"
+  [ ! -e s.csv ] && [ ! -e s.h5 ] || bad "a file was published"
+  no_tmp s.csv
+  ;;
 *)
   echo "unknown case $case"
   exit 1
