@@ -974,6 +974,16 @@ cleanup:
 }
 
 /* ---------------------------------------------------------------- --set */
+/* Levels below n (0 for a scalar); bounded by the parser's depth limit. */
+static int kd_cnode_height_(const kd_cnode *n) {
+  int h = 0;
+  for (int i = 0; n->kind != KD_CN_SCALAR && i < n->n; i++) {
+    const int k = 1 + kd_cnode_height_(n->kids[i]);
+    if (k > h) h = k;
+  }
+  return h;
+}
+
 kd_err kd_config_set(kd_config *cfg, const char *assignment) {
   kd_err err = KD_OK;
   char *key = NULL;
@@ -994,6 +1004,15 @@ kd_err kd_config_set(kd_config *cfg, const char *assignment) {
     KD_TRY(kd_cfg_parse_bytes_(eq + 1, strlen(eq + 1), name, &val));
   }
   KD_CHECK(val, KD_ERR_ARG, "--set %s: the value is empty", assignment);
+  {
+    /* the value lands as many levels down as the key has parts: the whole must stay within the
+     * limit the parser holds a file to, or the resolved config (stored in every output) could not
+     * be read back (found by tests/fuzz/lf/lf_config.c) */
+    int levels = 1;
+    for (const char *c = key; *c; c++) levels += *c == '.';
+    KD_CHECK(levels + kd_cnode_height_(val) < KD_CFG_MAX_DEPTH, KD_ERR_ARG,
+             "--set %s: nesting deeper than %d levels", key, KD_CFG_MAX_DEPTH);
+  }
   KD_TRY(kd_cfg_walk_(cfg, key, 1, KD_ORIGIN_SET, &n, NULL));
   /* replace n's content with val's, keeping n's key */
   for (int i = 0; i < n->n; i++) kd_cnode_free_(n->kids[i]);

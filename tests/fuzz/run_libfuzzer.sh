@@ -41,7 +41,7 @@ for h in "${harnesses[@]}"; do
     tail -n 40 "$build/lf-$h.log"
     ls -l "$crashes" | grep "$h-" || true
   fi
-  rm -rf "$scratch"
+  if [ $rc -eq 0 ]; then rm -rf "$scratch"; else echo "(its corpus is kept in $scratch)"; fi
 done
 if [ $fail -ne 0 ]; then
   echo "libFuzzer: FAILED"

@@ -19,16 +19,21 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* MPI (no helper daemon: kdistill never spawns) and a bound context on MPI_COMM_SELF. */
-static inline void lf_init(int *argc, char ***argv) {
+/* libFuzzer calls this once: MPI (no helper daemon: kdistill never spawns) and a bound context on
+ * MPI_COMM_SELF. Defined here, once per harness (each includes this header once). */
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
   static kd_ctx *ctx = NULL; /* the harness process's one context, alive until exit */
   setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+  /* Open MPI's own handlers for SIGABRT/SIGSEGV/... would replace libFuzzer's and ASan's: a
+   * crash would then print Open MPI's backtrace and leave no reproducer */
+  setenv("OMPI_MCA_opal_signal", "", 0);
   int done = 0;
   MPI_Initialized(&done);
   if (!done && MPI_Init(argc, argv) != MPI_SUCCESS) abort();
   if (kd_ctx_create(MPI_COMM_SELF, &ctx) != KD_OK) abort();
   kd_ctx_set_log_level(ctx, KD_LOG_QUIET);
   kd_ctx_bind(ctx);
+  return 0;
 }
 
 /* The bytes as a regular file at path[len] (a memfd, re-opened by the readers through /proc);

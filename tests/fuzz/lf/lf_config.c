@@ -52,11 +52,6 @@ static void lf_read_all(kd_config *cfg) {
   }
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  lf_init(argc, argv);
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1), *yaml = NULL, set[256] = "";
   kd_config *cfg = NULL, *copy = NULL;

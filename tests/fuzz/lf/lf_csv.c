@@ -5,11 +5,6 @@
 #include "kdistill/kd_pointset.h"
 #include "lf_common.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  lf_init(argc, argv);
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char delims[4] = {0, ',', ';', ' '};
   static const int cols[2] = {1, 0};

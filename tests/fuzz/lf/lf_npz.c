@@ -4,11 +4,6 @@
 #include "kdistill/kd_pointset.h"
 #include "lf_common.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  lf_init(argc, argv);
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char path[64];
   kd_pointset *ps = NULL;
