@@ -8,30 +8,28 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* "12", "512M", "2G", "max" -> bytes; 0 for unset, unknown or "max". */
-static uint64_t kd_mem_parse_(const char *s) {
+/* "12", "512M", "2G", "16GiB", "max" -> bytes in *v; 0 for unset, unknown or "max". Returns 1 when
+ * the whole text is such a size (blanks and a newline around it allowed), else 0 ("1x" gives
+ * *v = 1 and 0). */
+static int kd_mem_parse_(const char *s, uint64_t *v) {
+  *v = 0;
   if (!s) return 0;
   char *end = NULL;
-  double v = strtod(s, &end);
-  if (end == s || v <= 0) return 0;
+  double x = strtod(s, &end);
+  if (end == s || !(x > 0)) return 0;
   while (*end && isspace((unsigned char)*end)) end++;
-  switch (toupper((unsigned char)*end)) {
-    case 'K':
-      v *= 1024.0;
-      break;
-    case 'M':
-      v *= 1048576.0;
-      break;
-    case 'G':
-      v *= 1073741824.0;
-      break;
-    case 'T':
-      v *= 1099511627776.0;
-      break;
-    default:
-      break;
+  static const char units[] = "KMGT";
+  const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+  if (u) {
+    for (const char *k = units; k <= u; k++) x *= 1024.0;
+    end++;
+    if (*end == 'i') end++;
   }
-  return v >= 1.8e19 ? 0 : (uint64_t)v;
+  if (*end == 'B' || *end == 'b') end++;
+  while (*end && isspace((unsigned char)*end)) end++;
+  if (x >= 1.8e19) return 0;
+  *v = (uint64_t)x;
+  return *end == '\0';
 }
 
 static uint64_t kd_mem_file_(const char *path) {
@@ -41,7 +39,8 @@ static uint64_t kd_mem_file_(const char *path) {
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
-  uint64_t v = kd_mem_parse_(buf);
+  uint64_t v = 0;
+  (void)kd_mem_parse_(buf, &v);
   return v >= ((uint64_t)1 << 60) ? 0 : v; /* v1 "no limit" is a huge number */
 }
 
@@ -81,11 +80,12 @@ uint64_t kd_mem_available(const char **what) {
   struct {
     uint64_t v;
     const char *name;
-  } src[5] = {{kd_mem_parse_(getenv("KD_MEMORY_LIMIT")), "KD_MEMORY_LIMIT"},
+  } src[5] = {{0, "KD_MEMORY_LIMIT"},
               {kd_mem_file_("/sys/fs/cgroup/memory.max"), "the cgroup limit"},
               {kd_mem_file_("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "the cgroup limit"},
               {kd_mem_rlimit_(), "the address-space limit, ulimit -v"},
               {kd_mem_meminfo_(), "MemAvailable"}};
+  (void)kd_mem_parse_(getenv("KD_MEMORY_LIMIT"), &src[0].v);
   uint64_t best = 0;
   const char *name = "no limit";
   for (int i = 0; i < 5; i++)
@@ -95,23 +95,12 @@ uint64_t kd_mem_available(const char **what) {
 }
 
 /* KD_MEMORY_LIMIT is the user's: a value that is not a size ("1x", "lots", "-5") is refused, not
- * ignored. Accepted: a positive number, optionally a K/M/G/T suffix, optionally followed by B or
- * iB ("16G", "512MiB", "1e9"). */
+ * ignored. */
 static kd_err kd_mem_env_check_(void) {
   kd_err err = KD_OK;
+  uint64_t v = 0;
   const char *s = getenv("KD_MEMORY_LIMIT");
-  if (!s) return KD_OK;
-  char *end = NULL;
-  const double v = strtod(s, &end);
-  int ok = end != s && v > 0 && v < 1.8e19;
-  if (ok) {
-    while (*end == ' ') end++;
-    if (*end && strchr("kKmMgGtT", *end)) end++;
-    if (*end == 'i') end++;
-    if (*end == 'B' || *end == 'b') end++;
-    ok = *end == '\0';
-  }
-  KD_CHECK(ok, KD_ERR_CONFIG,
+  KD_CHECK(!s || kd_mem_parse_(s, &v), KD_ERR_CONFIG,
            "KD_MEMORY_LIMIT: '%.40s' is not a size; give bytes or a number with K, M, G or T "
            "(e.g. KD_MEMORY_LIMIT=16G)",
            s);
