@@ -2,7 +2,7 @@
 # comm_volume.sh BUILD/kdistill - communication volume per rank of the four main tasks at
 # p = 1, 2, 4, 8, 16 ranks (oversubscribed on a small machine: the volumes are exact, the times
 # are not scaling figures), from the --verbose /metrics comm_bytes_max, comm_bytes_mean,
-# comm_ops_max (payload bytes sent plus received by a rank through the dist/ helpers; ScaLAPACK's
+# comm_ops_max (payload bytes sent plus received by a rank through the comm/ helpers; ScaLAPACK's
 # own traffic is not counted). Prints a Markdown table (bench/RESULTS_scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@ runs=${2:-3}
 lg=${3:-18}
 ranks=${4:-"1 2"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if [ ! -x "$build/tests/unit/target/bench_mmd" ]; then
+if [ ! -x "$build/tests/unit/embed/bench_mmd" ]; then
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j2 --target bench_mmd >/dev/null
 fi
@@ -19,7 +19,7 @@ for np in $ranks; do
   times=""
   i=0
   while [ "$i" -lt "$runs" ]; do
-    line=$(mpirun -np "$np" "$build/tests/unit/target/bench_mmd" "$lg" 512 0.5)
+    line=$(mpirun -np "$np" "$build/tests/unit/embed/bench_mmd" "$lg" 512 0.5)
     echo "$line"
     times="$times $(echo "$line" | sed 's/.*total_s \([0-9.]*\).*/\1/')"
     i=$((i + 1))

@@ -1,13 +1,13 @@
 #!/bin/bash
 # ci/check_layers.sh - the layering rules of src/ (docs/ARCHITECTURE.md), checked by grep:
-#   (a) src/algo/ calls no MPI_* and no H5* function directly (dist/ and io/ do that);
+#   (a) src/algo/ calls no MPI_* and no H5* function directly (comm/ and io/ do that);
 #   (b) src/algo/ reads no configuration (kd_config_*, kd_cfg_*) and no checkpoint session
 #       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
 #   (c) the include graph between the folders of src/ follows the layer order
-#         core <- dist, la, io <- pointset <- kernel <- target <- algo <- task <- sweep <- job <- cli
+#         core <- comm, la, io <- pointset <- kernel <- embed <- algo <- task <- sweep <- job <- cli
 #       (an arrow X -> Y, "a file of X includes a header of Y", must point to a lower layer or stay
 #       within the layer) and has no cycle. Subfolders of algo/ count as algo. Folders of one
-#       layer (dist/la/io) may include each other as long as no cycle forms (checked
+#       layer (comm/la/io) may include each other as long as no cycle forms (checked
 #       on the folder graph). Public headers (#include "kdistill/...", include/kdistill/) are the
 #       API surface every layer may use; they are not part of the graph;
 #   (d) public headers in include/kdistill/ include only other public headers;
@@ -21,7 +21,7 @@ fail=0
 
 echo "--- (a) raw MPI / HDF5 calls in src/algo/"
 if grep -rnE '\bMPI_[A-Z][a-z_]+\s*\(|\bH5[A-Z][a-z_0-9]*\s*\(' src/algo; then
-  echo "    raw MPI/HDF5 calls in src/algo (use the dist/ helpers; I/O belongs to io/ and task/)"
+  echo "    raw MPI/HDF5 calls in src/algo (use the comm/ helpers; I/O belongs to io/ and task/)"
   fail=1
 fi
 
@@ -36,10 +36,10 @@ echo "--- (c) include graph between the folders of src/"
 layer_of() {
   case "$1" in
     core) echo 0 ;;
-    dist | la | io) echo 1 ;;
+    comm | la | io) echo 1 ;;
     pointset) echo 2 ;;
     kernel) echo 3 ;;
-    target) echo 4 ;;
+    embed) echo 4 ;;
     algo) echo 5 ;;
     task) echo 6 ;;
     sweep) echo 7 ;;

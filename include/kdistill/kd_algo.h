@@ -97,7 +97,7 @@ typedef struct kd_ckpt kd_ckpt; /* kd_ckpt.h */
 
 /** Inputs of run(). All pointers borrowed. Fields a task does not use are NULL. */
 typedef struct {
-  MPI_Comm comm; /* pass only to dist/ helpers */
+  MPI_Comm comm; /* pass only to comm/ helpers */
   kd_kernel *kernel;
   kd_pointset *points;     /* candidates (herd), input (thin), sample pool (quad) */
   kd_target *target;       /* mu: closed form or empirical */

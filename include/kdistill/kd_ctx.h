@@ -110,7 +110,7 @@ kd_err kd_ctx_stop_guard(kd_ctx *ctx, double grace);
 double kd_ctx_elapsed(const kd_ctx *ctx);
 /** Restart the elapsed-time clock and zero the communication timer. Local. */
 void kd_ctx_reset_clock(kd_ctx *ctx);
-/** Seconds spent inside the dist/ communication helpers while this context was bound. Local. */
+/** Seconds spent inside the comm/ communication helpers while this context was bound. Local. */
 double kd_ctx_comm_seconds(const kd_ctx *ctx);
 
 #ifdef __cplusplus

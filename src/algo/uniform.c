@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kdistill/kd_algo.h"
 
 typedef struct {

@@ -1,5 +1,5 @@
 /* ctx_impl.h - the inside of kd_ctx (include/kdistill/kd_ctx.h) for src/core/ and the few layers
- * that keep per-run state in it: dist/ (communication timer), io/ and task/ (checkpoint session).
+ * that keep per-run state in it: comm/ (communication timer), io/ and task/ (checkpoint session).
  * The binding of a context to a thread lives in ctx.c; everything here acts on a given context. */
 #ifndef KDISTILL_CTX_IMPL_H
 #define KDISTILL_CTX_IMPL_H
@@ -73,7 +73,7 @@ struct kd_ctx {
   atomic_int guard_quit; /* set by kd_ctx_destroy */
   atomic_int publishing; /* files being published now (io/publish.c) */
   atomic_int published;  /* files published or begun so far (io/publish.c) */
-  /* communication timer and volume (dist/dist.c): seconds in the helpers, payload bytes sent plus
+  /* communication timer and volume (comm/dist.c): seconds in the helpers, payload bytes sent plus
    * received by this rank, point-to-point and collective operations */
   double comm_seconds;
   int64_t comm_bytes, comm_ops;

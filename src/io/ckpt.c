@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kdistill/kd_ckpt.h"
 
 struct kd_ckpt {

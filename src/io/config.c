@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
 

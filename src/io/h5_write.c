@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/publish.h"
 

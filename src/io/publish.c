@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/ctx_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/paths.h"
 
 /* The root creates the temporary: exclusive, not through a symbolic link, readable by the owner

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/ctx_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
 #include "job/job_registry.h"

@@ -1,7 +1,7 @@
 /* lib.c - process setup for library callers without a main() (include/kdistill/kd_data.h): what
  * cli/main.c does around its context (MPI, quiet HDF5, one BLAS thread), callable from Python. */
-#include "dist/dist_impl.h"
-#include "dist/dist_lib.h"
+#include "comm/dist_impl.h"
+#include "comm/dist_lib.h"
 #include "io/io_impl.h"
 #include "kdistill/kd_data.h"
 #include "la/la_impl.h"

@@ -11,7 +11,7 @@
  * accumulation, so they are bitwise the same as inside the kernels. */
 #include <stdlib.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kernel/kernel_impl.h"
 
 #define KD_MEDIAN_STREAM 0x6d656469616e6c73ULL /* "medianls" */

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_dist_impl.h"
 
 /* C interface of BLACS (Debian's libscalapack-openmpi). */

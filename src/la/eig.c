@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_dist_impl.h"
 
 /* Fortran LAPACK / ScaLAPACK (gfortran ABI: hidden string lengths last). */

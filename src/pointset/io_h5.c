@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/h5_util.h"
 #include "io/paths.h"
 #include "pointset/pointset_io.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/paths.h"
 #include "pointset/pointset_impl.h"
 #include "pointset/pointset_io.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "pointset/pointset_impl.h"
 
 static kd_gidx kd_block_off_(kd_gidx n, int r, int p) {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
 #include "sweep/sweep_impl.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "algo/apps/apps_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "task/task_impl.h"
 
 /* The keys of the `attention:` section, in reading order; defaults stated here only. */

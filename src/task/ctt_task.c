@@ -16,7 +16,7 @@
 
 #include "algo/testing/ctt_impl.h"
 #include "core/mem.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/publish.h"
 #include "kdistill/kd_ckpt.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
 #include "kdistill/kd_ckpt.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "task/task_impl.h"
 

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "ctt_test_util.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ctt_test_util.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kd_test.h"
 
 static void test_decide(void) {

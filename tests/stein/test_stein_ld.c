@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kd_test.h"
 #include "la/la_impl.h"
 

@@ -1,5 +1,5 @@
 /* thin_test_util.h - helpers for the thinning tests: the seeded 8-component mixture of issue 4 and
- * a direct (serial, independent of src/target/) MMD between the uniform measure on all rows and a
+ * a direct (serial, independent of src/embed/) MMD between the uniform measure on all rows and a
  * weighted subset. */
 #ifndef KDISTILL_THIN_TEST_UTIL_H
 #define KDISTILL_THIN_TEST_UTIL_H

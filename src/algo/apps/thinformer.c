@@ -9,7 +9,7 @@
 
 #include "algo/apps/apps_impl.h"
 #include "algo/thinning/thin_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 /* rows T[nq*dv] of softmax attention of Q[nq*dk] over (Ks, Vs)[m]; stable (max-shifted). */
 static kd_err kd_attention_rows_(const double *Q, kd_lidx nq, int dk, const double *Ks,

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "algo/herding/herding_accel.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 typedef struct {
   kd_herd_accel_mode mode;

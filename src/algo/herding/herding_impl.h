@@ -79,7 +79,7 @@
 #define KD_HERD_N_COMMON 6
 
 typedef struct {
-  /* inputs (borrowed; in->comm is passed only to dist/ helpers) */
+  /* inputs (borrowed; in->comm is passed only to comm/ helpers) */
   const kd_algo_in *in;
   kd_kernel *kernel;
   const kd_pointset *cand;

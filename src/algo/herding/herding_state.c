@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "algo/herding/herding_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_impl.h"
 
 /* Keep the first local failure for the next collective; the caller continues in step. */

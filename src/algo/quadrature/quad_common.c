@@ -16,7 +16,7 @@
 
 #include "algo/quadrature/recombination.h"
 #include "kdistill/kd_ckpt.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_dist_impl.h"
 #include "la/la_impl.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_dist_impl.h"
 
 kd_err kd_recomb_set_alloc(kd_recomb_set *s, int64_t cap, int m) {
@@ -279,7 +279,7 @@ cleanup:
   return err;
 }
 
-/* Common set-up of begin / restore: the tree (owners, moves: dist/tree_impl.h), the node array
+/* Common set-up of begin / restore: the tree (owners, moves: comm/tree_impl.h), the node array
  * and the buffer of the root's broadcast. Collective; local allocation errors go to *lerr. */
 static kd_err kd_tree_setup_(MPI_Comm comm, int m, int64_t n_leaves, const int64_t *leaf_start,
                              kd_recomb_tree_state *t, kd_err *lerr) {

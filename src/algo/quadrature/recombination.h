@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include "dist/tree_impl.h"
+#include "comm/tree_impl.h"
 #include "kdistill/kd_types.h"
 
 /** A weighted point set seen through its test functions: n points, global ids gid[n], weights
@@ -42,7 +42,7 @@ void kd_recomb_leaf_range(int64_t n_leaves, int rank, int size, int64_t *lo, int
 /** Distributed recombination over a fixed binary tree of n_leaves leaves (independent of the rank
  *  count): this rank passes its leaves leaves[0 .. hi-lo) (the block given by kd_recomb_leaf_range;
  *  contents are consumed), every leaf is reduced locally, then leaves 2j and 2j+1 are merged and
- *  reduced again, level by level, sending through dist/ helpers when the two halves live on
+ *  reduced again, level by level, sending through comm/ helpers when the two halves live on
  *  different ranks. Exact: every reduction preserves the weighted sums. *out (allocated here) is
  *  the final set of at most m+1 points, replicated on every rank. Collective over comm. */
 kd_err kd_recomb_tree(MPI_Comm comm, int m, int64_t n_leaves, kd_recomb_set *leaves,
@@ -59,7 +59,7 @@ kd_err kd_recomb_tree_map(MPI_Comm comm, int m, int64_t n_leaves, const int64_t 
  *  points of checkpoint/restart). Level 0 = every leaf reduced locally; level L = the nodes of
  *  the L-th merge round (node j covers leaves [j 2^L, (j+1) 2^L)); the last level,
  *  kd_recomb_tree_levels(n_leaves), has one node, the root. The placement is a binary
- *  kd_dist_tree (dist/tree_impl.h): node j of a level lives on the owner of leaf j 2^L, so the
+ *  kd_dist_tree (comm/tree_impl.h): node j of a level lives on the owner of leaf j 2^L, so the
  *  nodes of a rank are consecutive and rank order is node order; a level moves every node to its
  *  parent's owner (kd_dist_tree_up), which merges the two children in child order.
  *  Every level ends with one error agreement over comm; a rank may ask to stop there (`ask`, e.g.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 kd_err kd_recomb_rows(MPI_Comm comm, const kd_pointset *data, const kd_pointset *F, int64_t T,
                       kd_recomb_set *rule, double *sums) {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "la/la_impl.h"
 
 typedef struct {

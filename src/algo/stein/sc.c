@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,

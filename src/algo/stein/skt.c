@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 extern const kd_algo_desc kd_algo_kt_compress;
 

@@ -18,7 +18,7 @@
 
 #include "algo/quadrature/recombine_rows.h"
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 typedef struct {
   int64_t n_out, iters;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 kd_err kd_stein_column(kd_kernel *k, const double *X, kd_lidx nl, const double *row, double *col) {
   if (nl == 0) return KD_OK;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "algo/stein/stein_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 typedef struct {
   int64_t n_out;

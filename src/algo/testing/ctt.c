@@ -14,8 +14,8 @@
 
 #include "algo/testing/ctt_impl.h"
 #include "algo/thinning/compress_impl.h"
-#include "dist/dist_impl.h"
-#include "dist/tree_impl.h"
+#include "comm/dist_impl.h"
+#include "comm/tree_impl.h"
 
 static const kd_param_spec kd_ctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
@@ -48,7 +48,7 @@ static const kd_pointset *kd_ctt_bin_src_(const kd_pointset *X, const kd_pointse
  * kd_ctt_test = setup, distribute the bins, compress them, gather the coresets, their mean-kernel
  * matrix G, the permutations and the decision, metrics. The distribution logistics (bin b on the
  * rank holding its first row, compressed in place unless it straddles a rank boundary, coresets
- * back in bin order) are the dist/tree_impl.h bin primitive, called from kd_ctt_distribute_ and
+ * back in bin order) are the comm/tree_impl.h bin primitive, called from kd_ctt_distribute_ and
  * kd_ctt_gather_ only. */
 typedef struct {
   const kd_algo_in *in;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "algo/testing/ctt_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 static const kd_param_spec kd_ctt_exact_params_[] = {
     {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "algo/testing/ctt_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kdistill/kd_ckpt.h"
 
 #define KD_CTT_STREAM_STUDY 0x4354570000000000ULL

@@ -15,7 +15,7 @@
  * against z over P_in (kd_target_embed_rows). Every random draw is keyed by (seed, node id, level),
  * node ids by logical position, so the output is identical for any rank count. Who owns a bin or a
  * node, and moving rows to their owners, is the distributed tree / bin primitive of
- * dist/tree_impl.h (a tree of arity 4 over the leaf bins; the owner of a bin or node is the owner
+ * comm/tree_impl.h (a tree of arity 4 over the leaf bins; the owner of a bin or node is the owner
  * of its first row).
  *
  * kd_thin_run is a sequence of phases over one driver state (kd_thin_drv_): set-up, resume or leaf
@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
-#include "dist/dist_impl.h"
-#include "dist/tree_impl.h"
+#include "comm/dist_impl.h"
+#include "comm/tree_impl.h"
 #include "la/la_impl.h"
 
 kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 /* Alg. B.1. psi = sum_{S2} k(x,.) - sum_{S1} k(x,.) is kept as signs s_j (+1: S2, -1: S1) of the
  * points already processed, so alpha_i = <psi, f_i> = sum_j s_j (k(x_j,x) - k(x_j,x')).

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 /* The kernel values the pass needs: columns k(., x_j) of the candidates' Gram matrix, for the
  * coreset's points and the candidates swapped in. When the matrix is small they are kept once

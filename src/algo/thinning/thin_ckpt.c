@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "algo/thinning/thin_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 void kd_thin_tree_init(kd_thin_tree *t, kd_gidx n, int d, const kd_thin_plan *pl) {
   memset(t, 0, sizeof *t);

@@ -3,7 +3,7 @@
  * on MPI_COMM_SELF in the same program (the one-rank reference). An entry whose task has no case
  * in kCases fails the suite, so an algorithm cannot be registered without joining it.
  *
- * Problems (all closed form or exact double sums written here, independent of src/target/):
+ * Problems (all closed form or exact double sums written here, independent of src/embed/):
  *   herd: Gaussian kernel ls = 0.5, 200 candidates uniform on [-1,1]^2, target uniform on [-1,1]^2
  *         with z(x) = prod_j ls sqrt(pi/2)/2 [erf((1-x_j)/(ls sqrt2)) + erf((1+x_j)/(ls sqrt2))]
  *         and zz = prod_j (1/4)(2 ls sqrt(2 pi) erf(2/(ls sqrt2)) + 2 ls^2 (exp(-2/ls^2) - 1));

@@ -1,7 +1,7 @@
 /* test_dist.c - reductions with ties, error agreement, ring shift, gathers at 1/2/4 ranks. */
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kd_test.h"
 
 int main(int argc, char **argv) {

@@ -1,4 +1,4 @@
-/* test_exact_sum.c - kd_dist_sum_exact (dist/exact_sum.c) at 1/2/4 ranks: the sum of non-negative
+/* test_exact_sum.c - kd_dist_sum_exact (comm/exact_sum.c) at 1/2/4 ranks: the sum of non-negative
  * doubles is the same double whatever the rank count or the split, and it is the exact total
  * rounded: 1 + 1000 * 2^-60 (3.9 ulp of 1 lost one by one in a plain left-to-right sum) gives
  * 1 + 4 * 2^-52; subnormals, huge values and zeros are added exactly; and kd_pointset_set_weights
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 #include "kd_test.h"
 #include "kdistill/kd_pointset.h"
 

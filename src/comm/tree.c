@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "dist/tree_impl.h"
+#include "comm/dist_impl.h"
+#include "comm/tree_impl.h"
 
 /* tags on the tree's own communicator / on the caller's communicator (bins) */
 #define KD_TREE_TAG 7301

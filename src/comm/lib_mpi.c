@@ -1,6 +1,6 @@
 /* lib_mpi.c - MPI process setup for library callers (dist_lib.h): the only place besides
  * cli/main.c that initialises or finalises MPI, and only when nobody else has. */
-#include "dist/dist_lib.h"
+#include "comm/dist_lib.h"
 
 kd_err kd_dist_lib_init(int *here, int *level) {
   kd_err err = KD_OK;

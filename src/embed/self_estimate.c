@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "target/target_impl.h"
+#include "comm/dist_impl.h"
+#include "embed/target_impl.h"
 
 /* the row budget of target.self_rows = 0: ~2^28 kernel evaluations (~0.1 s on 2 cores at d = 5,
  * the order of a fast thinning run of the same input), at least 256 rows */

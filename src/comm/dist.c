@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/ctx_impl.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 /* Seconds spent inside the communication helpers (for --verbose timings) are added to the bound
  * context's timer. */

@@ -1,4 +1,4 @@
-/* target_impl.h - the target struct and the helpers shared by the files of src/target/ only.
+/* target_impl.h - the target struct and the helpers shared by the files of src/embed/ only.
  *   closed.c     closed-form kernel mean embeddings z(x) and double integrals zz
  *   empirical.c  weighted point sets distributed over ranks (ring passes of target blocks)
  *   target.c     creation, accessors and the MMD (exact, or estimated: self_estimate.c)

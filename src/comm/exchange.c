@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 kd_err kd_dist_exscan_i64(MPI_Comm comm, int64_t v, int64_t *before) {
   kd_err err = KD_OK;

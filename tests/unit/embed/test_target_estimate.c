@@ -1,5 +1,5 @@
 /* test_target_estimate.c - the estimated MMD of an empirical target (target.self: estimate,
- * src/target/self_estimate.c) against a serial transcription and the exact value:
+ * src/embed/self_estimate.c) against a serial transcription and the exact value:
  *  - one estimate equals the serial transcription (same sampled rows, brute-force z_P and z_Q)
  *    to 1e-12 relative, identical bits on every rank, at 1, 2 and 4 ranks;
  *  - unbiased: the mean of 200 seeded estimates of MMD^2 is within 4 standard errors of the

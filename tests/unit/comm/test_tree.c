@@ -1,4 +1,4 @@
-/* test_tree.c - the distributed tree / bin primitive (dist/tree_impl.h) at 1/2/4 ranks: the owners
+/* test_tree.c - the distributed tree / bin primitive (comm/tree_impl.h) at 1/2/4 ranks: the owners
  * of every level cover every node exactly once and a parent lives with its first child; merging a
  * tree level by level delivers every child to its parent's owner in child order, so the root (and
  * every gathered level) is the leaves' concatenation whatever the rank count and placement; bins
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "dist/tree_impl.h"
+#include "comm/dist_impl.h"
+#include "comm/tree_impl.h"
 #include "kd_test.h"
 
 /* leaf j's block: 1 + j % 3 values 1000 j + k */

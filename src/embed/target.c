@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "target/target_impl.h"
+#include "comm/dist_impl.h"
+#include "embed/target_impl.h"
 
 kd_err kd_target_create_closed(MPI_Comm comm, kd_kernel *k, const kd_measure *m, kd_target **out) {
   kd_err err = KD_OK;

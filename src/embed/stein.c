@@ -4,7 +4,7 @@
  * returns the zeros; this file only creates the object. */
 #include <stdlib.h>
 
-#include "target/target_impl.h"
+#include "embed/target_impl.h"
 
 kd_err kd_target_create_stein(MPI_Comm comm, kd_kernel *k, kd_target **out) {
   kd_err err = KD_OK;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/clones.h"
-#include "dist/dist_impl.h"
+#include "comm/dist_impl.h"
 
 /* bit 0 of the integer is 2^-1074 (the smallest subnormal); 2^1024 * 2^64 terms fit below bit
  * 1074 + 1024 + 64 = 2162, i.e. 68 digits of 32 bits */

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "target/target_impl.h"
+#include "embed/target_impl.h"
 
 #define KD_SQRT2_ 1.41421356237309504880
 #define KD_SQRT_PI_2_ 1.25331413731550025121 /* sqrt(pi/2) */

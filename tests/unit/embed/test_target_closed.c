@@ -1,5 +1,5 @@
 /* test_target_closed.c - closed-form mean embeddings z and double integrals zz against tensor
- * Gauss-Legendre quadrature written here (independent of src/target), Monte Carlo for the sphere,
+ * Gauss-Legendre quadrature written here (independent of src/embed), Monte Carlo for the sphere,
  * the exact Sobolev worst-case error of a uniform grid (pi^2/(3 n^2)), the 1/sqrt(n) rate of iid
  * samples, and KD_ERR_UNSUPPORTED for pairs without a closed form. */
 #include <stdlib.h>

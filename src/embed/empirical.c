@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_impl.h"
-#include "target/target_impl.h"
+#include "comm/dist_impl.h"
+#include "embed/target_impl.h"
 
 static void kd_neu_add_(double *s, double *c, double v) {
   double t = *s + v;
