@@ -8,7 +8,8 @@
 #        the tests use 4 ranks; slurm-local.sh lets that exceed the real cores)
 # Exit status: the tests' (0 all passed). When SLURM cannot start here (no root, no
 # slurm-local.sh, daemons fail) it prints a "SKIP: ..." line with the reason and exits 0; it never
-# skips silently. Missing h5py or a failing test is a failure, not a skip.
+# skips silently. Under CI=true (the CI service sets it) a skip is a failure (exit 1): there the
+# stage must run. Missing h5py or a failing test is a failure, not a skip.
 set -uo pipefail
 repo=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel 2>/dev/null ||
        (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd))
@@ -16,7 +17,14 @@ build=${1:-$repo/build}
 local_sh=${SLURM_LOCAL_SH:-$repo/../shared/slurm-local.sh}
 export SLURM_LOCAL_CPUS=${SLURM_LOCAL_CPUS:-4}
 
-skip() { echo "SKIP: SLURM job tests not run: $*"; exit 0; }
+skip() {
+  echo "SKIP: SLURM job tests not run: $*"
+  if [ "${CI:-}" = true ]; then
+    echo "ci/slurm.sh: CI=true, so a skipped SLURM stage fails" >&2
+    exit 1
+  fi
+  exit 0
+}
 
 [ -x "$build/kdistill" ] || { echo "ci/slurm.sh: $build/kdistill not built" >&2; exit 1; }
 [ -f "$local_sh" ] || skip "$local_sh not found"

@@ -47,6 +47,8 @@ int main(int argc, char **argv) {
   kd_ctt_study_out st;
   double t0 = MPI_Wtime();
   KD_TEST_OK(kd_ctt_study_run(MPI_COMM_WORLD, &sp, NULL, &st));
+  /* one g and the exact test: two configurations, or nothing below would be checked */
+  KD_TEST(st.n_conf == 2, "study has %d configurations, expected 2 (ctt g=1, exact)", st.n_conf);
   if (st.n_conf == 2) {
     if (kd_test_rank() == 0)
       for (int c = 0; c < 2; c++)
