@@ -11,6 +11,8 @@
 #       on the folder graph). Public headers (#include "kdistill/...", include/kdistill/) are the
 #       API surface every layer may use; they are not part of the graph;
 #   (d) public headers in include/kdistill/ include only other public headers;
+#   (f) calls through public headers: a function declared in include/kdistill/ counts as the
+#       layer of the folder of src/ that defines it, and no file calls one of a higher layer;
 #   (e) HDF5 is called only by io/, the point-set readers (pointset/io_h5.c) and cli/main.c, and
 #       libyaml only by io/config.c: other modules (e.g. sweep/) read and write through kd_io.h.
 # Prints every offender and exits 1 if there is any. Run from anywhere: paths are relative to the
@@ -93,8 +95,9 @@ fi
 awk '$1 != $2 { print $1 " -> " $2 }' "$edges" | sort | uniq -c | sed 's/^/    /'
 
 echo "--- (d) public headers include only public headers"
-if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' include/kdistill/*.h |
-  grep -vE '#[[:space:]]*include[[:space:]]*"(kdistill/)?kd[a-z_]*\.h"'; then
+if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' include/kdistill/*.h \
+  include/kdistill/author/*.h |
+  grep -vE '#[[:space:]]*include[[:space:]]*"(kdistill/|author/|\.\./)?kd[a-z_]*\.h"'; then
   echo "    include/kdistill/ must not include private headers of src/"
   fail=1
 fi
@@ -110,6 +113,46 @@ if grep -rnE '\byaml_[a-z_]+\s*\(|#[[:space:]]*include[[:space:]]*<yaml\.h>' src
   echo "    parse and emit YAML through io/'s config API (kd_io.h: kd_config_*)"
   fail=1
 fi
+
+echo "--- (f) calls through the public headers follow the layer order"
+# A function declared in include/kdistill/ (either tier) belongs to the layer of the folder of
+# src/ that defines it; a call from a lower layer is an arrow up the order that (c) cannot see,
+# since public headers are not part of the include graph.
+python3 - <<'PY' || { echo "    call the function from its layer or above, or move it down"; fail=1; }
+import os, re, sys, glob
+LAYER = {"core": 0, "comm": 1, "la": 1, "io": 1, "pointset": 2, "kernel": 3, "embed": 4,
+         "algo": 5, "task": 6, "sweep": 7, "job": 8, "cli": 9}
+def strip(s):
+    s = re.sub(r'/\*.*?\*/', lambda m: '\n'*m.group(0).count('\n'), s, flags=re.S)
+    s = re.sub(r'//[^\n]*', '', s)
+    s = re.sub(r'"(\\.|[^"\\\n])*"', '""', s)
+    return s
+declared = set()
+for h in glob.glob('include/kdistill/**/*.h', recursive=True):
+    declared |= set(re.findall(r'\b(kd_[a-z0-9_]+)\s*\(', strip(open(h).read())))
+defined = {}
+files = sorted(glob.glob('src/**/*.[ch]', recursive=True))
+for f in files:
+    if not f.endswith('.c'): continue
+    txt = strip(open(f).read())
+    for m in re.finditer(r'^[A-Za-z_][^;{}()\n]*?\b(kd_[a-z0-9_]+)\s*\([^;{]*?\)\s*\{', txt, re.M):
+        name = m.group(1)
+        if name in declared:
+            defined.setdefault(name, f.split('/')[1])
+bad = 0
+for f in files:
+    src_folder = f.split('/')[1]
+    lf = LAYER[src_folder]
+    txt = strip(open(f).read())
+    for i, line in enumerate(txt.split('\n'), 1):
+        for m in re.finditer(r'\b(kd_[a-z0-9_]+)\s*\(', line):
+            callee = defined.get(m.group(1))
+            if callee is None or LAYER[callee] <= lf: continue
+            print("%s:%d: %s (layer %d) calls %s, defined in %s/ (layer %d)" % (f, i, src_folder, lf, m.group(1), callee, LAYER[callee]))
+            bad = 1
+print("%d public functions, %d with a definition in src/" % (len(declared), len(defined)), file=sys.stderr)
+sys.exit(bad)
+PY
 
 if [ "$fail" -ne 0 ]; then
   echo "layering check FAILED"

@@ -7,7 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 
 /** MPI_Init + MPI_ERRORS_RETURN on MPI_COMM_WORLD + a context on MPI_COMM_WORLD (quiet logging)
  *  bound to the main thread, so kd_err_message / kd_interrupt_set / ... work in every test. */

@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include "kd_api.h"
 #include "kd_err.h"
 #include "kd_types.h"
 
@@ -42,60 +43,60 @@ typedef void (*kd_log_sink)(void *user, kd_log_level level, const char *line);
  *  @param[in] comm borrowed; the context owns its duplicate.
  *  @param[out] out new context, destroy with kd_ctx_destroy.
  *  Errors: KD_ERR_MEM, KD_ERR_MPI (no message is recorded: no context exists yet). */
-kd_err kd_ctx_create(MPI_Comm comm, kd_ctx **out);
+KD_API kd_err kd_ctx_create(MPI_Comm comm, kd_ctx **out);
 /** Free the context and its duplicate communicator; *ctx becomes NULL (NULL-safe). If it is bound
  *  to the calling thread it is unbound first. Collective over the context's communicator. */
-void kd_ctx_destroy(kd_ctx **ctx);
+KD_API void kd_ctx_destroy(kd_ctx **ctx);
 /** The context's (duplicate) communicator, borrowed. Local. */
 MPI_Comm kd_ctx_comm(const kd_ctx *ctx);
 /** Rank and size in the context's communicator. Local. */
-int kd_ctx_rank(const kd_ctx *ctx);
-int kd_ctx_size(const kd_ctx *ctx);
+KD_API int kd_ctx_rank(const kd_ctx *ctx);
+KD_API int kd_ctx_size(const kd_ctx *ctx);
 
 /** Bind ctx (may be NULL) to the calling thread; returns the previously bound context, to be given
  *  back to kd_ctx_unbind. Entry points do this themselves; callers of the lower-level API (tests)
  *  bind once. Local. */
-kd_ctx *kd_ctx_bind(kd_ctx *ctx);
+KD_API kd_ctx *kd_ctx_bind(kd_ctx *ctx);
 /** Restore the binding returned by kd_ctx_bind. Local. */
-void kd_ctx_unbind(kd_ctx *prev);
+KD_API void kd_ctx_unbind(kd_ctx *prev);
 /** The context bound to the calling thread, or NULL. Local. */
-kd_ctx *kd_ctx_current(void);
+KD_API kd_ctx *kd_ctx_current(void);
 
 /* ---- logging ---- */
 /** Log level (KD_LOG_QUIET: nothing; NORMAL: info, warnings, progress; VERBOSE: also details).
  *  Local. */
-void kd_ctx_set_log_level(kd_ctx *ctx, kd_log_level level);
-kd_log_level kd_ctx_log_level(const kd_ctx *ctx);
+KD_API void kd_ctx_set_log_level(kd_ctx *ctx, kd_log_level level);
+KD_API kd_log_level kd_ctx_log_level(const kd_ctx *ctx);
 /** Minimum seconds between two rate-limited progress lines (0 = every one). A job's
  *  run.log_interval key overrides it for the duration of the job. Local. */
-void kd_ctx_set_log_interval(kd_ctx *ctx, double seconds);
-double kd_ctx_log_interval(const kd_ctx *ctx);
+KD_API void kd_ctx_set_log_interval(kd_ctx *ctx, double seconds);
+KD_API double kd_ctx_log_interval(const kd_ctx *ctx);
 /** Replace the sink (NULL restores the default: stderr, one line per call, flushed). user is
  *  borrowed and passed back to the sink. Local. */
-void kd_ctx_set_log_sink(kd_ctx *ctx, kd_log_sink sink, void *user);
+KD_API void kd_ctx_set_log_sink(kd_ctx *ctx, kd_log_sink sink, void *user);
 
 /* ---- errors ---- */
 /** The message of the last error recorded on this context ("" if none); after an entry point
  *  failed it is the agreed message (the same on every rank that needs it; always on rank 0).
  *  Owned by the context, valid until the next call that uses it. Local. */
-const char *kd_ctx_message(const kd_ctx *ctx);
+KD_API const char *kd_ctx_message(const kd_ctx *ctx);
 /** Forget the recorded message. Local. */
-void kd_ctx_clear_error(kd_ctx *ctx);
+KD_API void kd_ctx_clear_error(kd_ctx *ctx);
 
 /* ---- interruption ---- */
 /** Ask the run on this context to stop at its next safe point (iterative algorithms checkpoint
  *  first, then return KD_ERR_INTERRUPTED). Safe to call from another thread. Local. */
-void kd_ctx_interrupt(kd_ctx *ctx);
+KD_API void kd_ctx_interrupt(kd_ctx *ctx);
 /** Non-zero once kd_ctx_interrupt was called, or a SIGTERM/SIGUSR1 arrived while the context
  *  listens to signals. Local (agree before acting on it: a signal may reach only some ranks). */
-int kd_ctx_interrupted(const kd_ctx *ctx);
+KD_API int kd_ctx_interrupted(const kd_ctx *ctx);
 /** Clear the interrupt flag (and, for a context listening to signals, the process's signal flag).
  *  Local. */
-void kd_ctx_clear_interrupt(kd_ctx *ctx);
+KD_API void kd_ctx_clear_interrupt(kd_ctx *ctx);
 /** on = 1: install the SIGTERM/SIGUSR1 handlers (process-wide, idempotent) and let this context
  *  see them; on = 0: ignore signals again (the handlers stay installed). The CLI listens; a
  *  library caller usually does not. Local. */
-void kd_ctx_listen_signals(kd_ctx *ctx, int on);
+KD_API void kd_ctx_listen_signals(kd_ctx *ctx, int on);
 /** For a process that runs one command on this context (the CLI), never for a host process such
  *  as Python: once a signal has reached the process, if the command is still running after grace
  *  seconds (it found no safe point to stop at), rank 0 prints one line and the process ends with
@@ -103,15 +104,15 @@ void kd_ctx_listen_signals(kd_ctx *ctx, int on);
  *  stands down once the run publishes a file after the signal (an output or a checkpoint: the run
  *  is stopping by itself). grace <= 0: no guard. Starts a thread; kd_ctx_destroy stops it. Local.
  */
-kd_err kd_ctx_stop_guard(kd_ctx *ctx, double grace);
+KD_API kd_err kd_ctx_stop_guard(kd_ctx *ctx, double grace);
 
 /* ---- timers ---- */
 /** Seconds since the context was created or kd_ctx_reset_clock. Local. */
-double kd_ctx_elapsed(const kd_ctx *ctx);
+KD_API double kd_ctx_elapsed(const kd_ctx *ctx);
 /** Restart the elapsed-time clock and zero the communication timer. Local. */
-void kd_ctx_reset_clock(kd_ctx *ctx);
+KD_API void kd_ctx_reset_clock(kd_ctx *ctx);
 /** Seconds spent inside the comm/ communication helpers while this context was bound. Local. */
-double kd_ctx_comm_seconds(const kd_ctx *ctx);
+KD_API double kd_ctx_comm_seconds(const kd_ctx *ctx);
 
 #ifdef __cplusplus
 }

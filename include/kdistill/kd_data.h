@@ -21,9 +21,9 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "kd_api.h"
 #include "kd_ctx.h"
 #include "kd_err.h"
-#include "kd_pointset.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,15 +43,6 @@ typedef struct {
   int64_t row_stride, col_stride;
 } kd_data_array;
 
-/** Build a point set from the ranks' blocks of `a` (see the file comment for the row order and
- *  when the rows are borrowed: then `a->data` must outlive the point set). Rows are not checked
- *  for NaN here (kd_pointset_validate does). Collective over comm; errors agreed.
- *  @param[in] what names the array in messages (e.g. "data (memory X)"). Errors: KD_ERR_INPUT
- *  (d differs across ranks, negative n_local, unknown dtype, bad strides), KD_ERR_MEM, KD_ERR_MPI.
- */
-kd_err kd_pointset_from_array(MPI_Comm comm, const kd_data_array *a, const char *what,
-                              kd_pointset **out);
-
 /* ---------------- process setup for callers without a main() of their own ---------------- */
 /** Initialise MPI unless someone already has (an MPI singleton without a launcher; under mpirun
  *  the launched world), asking for MPI_THREAD_SERIALIZED; switch off HDF5's automatic error
@@ -59,24 +50,24 @@ kd_err kd_pointset_from_array(MPI_Comm comm, const kd_data_array *a, const char 
  *  Idempotent. @param[out] initialized_here 1 if this call initialised MPI (then the caller
  *  finalises it with kd_lib_finalize), else 0 (may be NULL). @param[out] thread_level the MPI
  *  thread level in effect (may be NULL). Errors: KD_ERR_MPI (MPI was already finalised). */
-kd_err kd_lib_init(int *initialized_here, int *thread_level);
+KD_API kd_err kd_lib_init(int *initialized_here, int *thread_level);
 /** MPI_Finalize unless MPI is not initialised or already finalised. Every kd_ctx must have been
  *  destroyed. Collective over MPI_COMM_WORLD. */
-void kd_lib_finalize(void);
+KD_API void kd_lib_finalize(void);
 /** The Fortran handle (MPI_Comm_c2f) of MPI_COMM_WORLD, for callers that pass communicators as
  *  integers (mpi4py's Comm.py2f()). Local. */
-int64_t kd_lib_comm_world_f(void);
+KD_API int64_t kd_lib_comm_world_f(void);
 /** The Fortran handle of MPI_COMM_SELF (a context for one process's own work, e.g. reading an
  *  output file). Local. */
-int64_t kd_lib_comm_self_f(void);
+KD_API int64_t kd_lib_comm_self_f(void);
 /** kd_ctx_create on the communicator whose Fortran handle is fcomm (MPI_Comm_f2c). Collective.
  *  Errors: as kd_ctx_create; KD_ERR_ARG for a null communicator. */
-kd_err kd_ctx_create_f(int64_t fcomm, kd_ctx **out);
+KD_API kd_err kd_ctx_create_f(int64_t fcomm, kd_ctx **out);
 /** Agree over the context's communicator on an error a caller found on some ranks before a
  *  collective call (e.g. a bad argument on one rank): returns the code of the lowest failing rank
  *  on every rank, with that rank's message (msg, or the code's text when msg is NULL) in
  *  kd_ctx_message(ctx). KD_OK everywhere when no rank failed. Collective. */
-kd_err kd_ctx_agree(kd_ctx *ctx, kd_err err, const char *msg);
+KD_API kd_err kd_ctx_agree(kd_ctx *ctx, kd_err err, const char *msg);
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,6 @@
-/* kd_err.h - error codes, messages and the checking macros used everywhere.
+/* kd_err.h - error codes and their messages (user tier).
  *
  * One X-macro table gives each code its number, name, message and exit status.
- * Convention in every fallible function:
- *
- *   kd_err f(...) {
- *     kd_err err = KD_OK;
- *     double *buf = NULL;            // owned resources start NULL / -1
- *     KD_TRY(g(...));                // propagate
- *     KD_CHECK(n > 0, KD_ERR_INPUT, "data: n must be > 0, got %ld", n);
- *   cleanup:
- *     free(buf);                     // destroy unconditionally
- *     return err;
- *   }
  */
 #ifndef KDISTILL_KD_ERR_H
 #define KDISTILL_KD_ERR_H
@@ -19,6 +8,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kd_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,107 +39,12 @@ typedef enum {
 } kd_err;
 
 /** Static message for a code. Local. */
-const char *kd_err_string(kd_err code);
+KD_API const char *kd_err_string(kd_err code);
 /** Process exit status for a code (0 ok, 1 bad input, 2 environment, 3 interrupted). Local. */
-int kd_err_exit_status(kd_err code);
-
-/** Record a formatted message for code on the bound context (kd_ctx.h; the first message since
- *  kd_err_clear wins) and return code. Without a bound context the message is dropped and code is
- *  still returned. Local. Used through KD_CHECK; call directly only when no goto is wanted. */
-kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-/** Message recorded on the bound context ("" if none or no context). Local; the string is owned
- *  by the context. */
-const char *kd_err_message(void);
-/** Replace the bound context's message (used by kd_dist_agree to install the failing rank's
- *  text). Local. */
-void kd_err_set_message(const char *msg);
-/** Forget the bound context's message. Local. */
-void kd_err_clear(void);
-/** Record an MPI failure with MPI_Error_string text; returns KD_ERR_MPI. Local. */
-kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what);
-
-#define KD_TRY(expr)           \
-  do {                         \
-    kd_err kd_try_e_ = (expr); \
-    if (kd_try_e_ != KD_OK) {  \
-      err = kd_try_e_;         \
-      goto cleanup;            \
-    }                          \
-  } while (0)
-
-#define KD_CHECK(cond, code, ...)                                \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \
-      goto cleanup;                                              \
-    }                                                            \
-  } while (0)
-
-/** Jump to cleanup with code and message (unconditional KD_CHECK). */
-#define KD_FAIL(code, ...)                                     \
-  do {                                                         \
-    err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \
-    goto cleanup;                                              \
-  } while (0)
-
-#define KD_MPI(call)                                               \
-  do {                                                             \
-    int kd_mpi_rc_ = (call);                                       \
-    if (kd_mpi_rc_ != MPI_SUCCESS) {                               \
-      err = kd_err_set_mpi(kd_mpi_rc_, __FILE__, __LINE__, #call); \
-      goto cleanup;                                                \
-    }                                                              \
-  } while (0)
-
-/** ScaLAPACK/LAPACK info check. */
-#define KD_LA(info)                                                                               \
-  do {                                                                                            \
-    int kd_la_info_ = (int)(info);                                                                \
-    if (kd_la_info_ != 0) {                                                                       \
-      err = kd_err_set(KD_ERR_LA, __FILE__, __LINE__, "%s returned info=%d", #info, kd_la_info_); \
-      goto cleanup;                                                                               \
-    }                                                                                             \
-  } while (0)
-
-/** Allocate n elements of *ptr's type, zeroed; fails with KD_ERR_MEM naming what was being
- *  allocated (the expression ptr). n may be 0 (allocates 1). */
-#define KD_ALLOC(ptr, n)                                                                      \
-  do {                                                                                        \
-    size_t kd_alloc_n_ = (size_t)(n);                                                         \
-    (ptr) = calloc(kd_alloc_n_ ? kd_alloc_n_ : 1, sizeof(*(ptr)));                            \
-    if (!(ptr)) {                                                                             \
-      err = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,                                        \
-                       "cannot allocate %zu x %zu bytes for %s (try more ranks or a smaller " \
-                       "problem)",                                                            \
-                       kd_alloc_n_, sizeof(*(ptr)), #ptr);                                    \
-      goto cleanup;                                                                           \
-    }                                                                                         \
-  } while (0)
-
-/** Overflow-checked size: *out = a * b * elem bytes (a, b >= 0). Returns 0 when the product does
- *  not fit in size_t or exceeds KD_SIZE_MAX_BYTES (2^60: more than any machine holds, so that
- *  sums of a few such sizes cannot wrap either), non-zero otherwise. Local. */
-#define KD_SIZE_MAX_BYTES ((uint64_t)1 << 60)
-static inline int kd_size_ok(int64_t a, int64_t b, size_t elem, size_t *out) {
-  if (a < 0 || b < 0) return 0;
-  uint64_t ua = (uint64_t)a, ub = (uint64_t)b, ue = (uint64_t)elem, lim = KD_SIZE_MAX_BYTES;
-  if (ua && ub > lim / ua) return 0;
-  uint64_t ab = ua * ub;
-  if (ue && ab > lim / ue) return 0;
-  if (out) *out = (size_t)(ab * ue);
-  return 1;
-}
-
-/** Debug assertion: aborts all ranks (never for user errors). */
-#define KD_ASSERT(cond)                                       \
-  do {                                                        \
-    if (!(cond)) kd_abort_assert_(#cond, __FILE__, __LINE__); \
-  } while (0)
-void kd_abort_assert_(const char *what, const char *file, int line);
+KD_API int kd_err_exit_status(kd_err code);
+/** The enumerator's name of a code ("KD_ERR_CONFIG"), NULL for a value that is no code. The codes
+ *  are 0 .. n-1 with no gap, so a binding lists them by counting up to the first NULL. Local. */
+KD_API const char *kd_err_name(int code);
 
 #ifdef __cplusplus
 }

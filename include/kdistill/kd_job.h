@@ -8,9 +8,10 @@
 
 #include <stdio.h>
 
-#include "kd_algo.h"
+#include "kd_api.h"
 #include "kd_ctx.h"
 #include "kd_data.h"
+#include "kd_result.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +48,7 @@ typedef struct {
   double mmd_se;  /* standard error of mmd (0 exact, NaN skipped; kd_mmd_info) */
   int mmd_method; /* kd_mmd_method: 0 exact, 1 estimate, 2 skipped */
   double seconds_load, seconds_evaluation, seconds_write, seconds_total; /* max over ranks */
-  int stop_reason;    /* kd_stop_reason (kd_algo.h); 0 when the algorithm does not record one */
+  int stop_reason;    /* kd_stop_reason (kd_result.h); 0 when the algorithm does not record one */
   int64_t iterations; /* iterative algorithms: iterations run (else 0) */
 } kd_job_summary;
 
@@ -59,39 +60,40 @@ typedef struct {
  *  caller, free with kd_result_free), replicated on every rank.
  *  Errors: any code; KD_ERR_INTERRUPTED after a checkpoint was written on a signal or
  *  kd_ctx_interrupt. */
-kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res);
+KD_API kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res);
 
 /** Read every key and open every input without computing. Collective.
  *  @param[out] yaml if non-NULL, the resolved configuration with defaults filled in (caller
  *  frees). @param[out] task if non-NULL, the task name (task_len bytes).
  *  Errors: KD_ERR_CONFIG, KD_ERR_FILE, KD_ERR_INPUT, ... naming file, line and key. */
-kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *task, int task_len);
+KD_API kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *task,
+                              int task_len);
 
 /** Rank 0 writes a human summary of the kdistill output file `path` to `out` (borrowed; other
  *  ranks write nothing). Collective. Errors: KD_ERR_FILE naming the file. */
-kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out);
+KD_API kd_err kd_job_info(kd_ctx *ctx, const char *path, FILE *out);
 
 /** MMD of the rule stored in the output file `path` against the target of the job's config
  *  (herd, thin and quad tasks). Collective.
  *  @param[out] mmd, mmd2 recomputed MMD and MMD^2; stored: the file's /metrics mmd (all may be
  *  NULL). Errors: KD_ERR_FILE, KD_ERR_INPUT (dimension mismatch), KD_ERR_UNSUPPORTED, ... */
-kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
-                  double *stored);
+KD_API kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd,
+                         double *mmd2, double *stored);
 
 /** MMD of the rule stored in the output file `path` against the empirical measure of a data file,
  *  with the kernel the run used (its config's kernel section, the length scale as resolved by
  *  the median heuristic). data_yaml is a point-set section as YAML, e.g.
  *  "{type: npy, path: 'x.npy'}". Collective. Outputs as kd_job_mmd. Errors: as kd_job_mmd;
  *  KD_ERR_UNSUPPORTED for a Stein kernel (its target is a score, not data). */
-kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
-                       double *mmd2, double *stored);
+KD_API kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
+                              double *mmd2, double *stored);
 
 /** MMD of the rule (points[n*d], weights[n]; the same on every rank, borrowed) against the target
  *  of the job's config (herd, thin and quad tasks), with the config's kernel (ls: median resolved
  *  as a run would). Collective. @param[out] mmd, mmd2 as kd_job_mmd (may be NULL).
  *  Errors: KD_ERR_INPUT (empty rule, dimension mismatch), KD_ERR_UNSUPPORTED, config errors. */
-kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
-                       const double *weights, int64_t n, int d, double *mmd, double *mmd2);
+KD_API kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
+                              const double *weights, int64_t n, int d, double *mmd, double *mmd2);
 
 #ifdef __cplusplus
 }

@@ -1,87 +1,115 @@
 """Exceptions: one class per error code of the C library (include/kdistill/kd_err.h), carrying
-the one-line message the command line prints after ``kdistill: error:``."""
+the one-line message the command line prints after ``kdistill: error:``.
 
-KD_ERR_ARG = 3
-KD_ERR_INTERNAL = 13
+Each class names its C code (``c_name``); its number and exit status are taken from the loaded
+library (:func:`bind`, at import), which also checks that every C code has exactly one class, so
+the two cannot drift apart."""
 
 
 class Error(Exception):
     """Base class of every kdistill error. ``code`` is the C error code, ``exit_status`` the status
     the command line would exit with (1 bad input, 2 environment, 3 interrupted)."""
 
-    code = KD_ERR_INTERNAL
-    exit_status = 2
+    c_name = None
+    code = exit_status = None  # set by bind() from the library's table
 
 
 class ConfigError(Error, ValueError):
     """Invalid configuration: unknown key, wrong type, value out of range (names the key)."""
-    code, exit_status = 1, 1
+    c_name = "KD_ERR_CONFIG"
 
 
 class DataError(Error, ValueError):
     """Invalid input data: NaN/Inf row (names the 1-based row), empty set, dimension mismatch."""
-    code, exit_status = 2, 1
+    c_name = "KD_ERR_INPUT"
 
 
 class ArgumentError(Error, ValueError):
     """Invalid argument of a call."""
-    code, exit_status = 3, 1
+    c_name = "KD_ERR_ARG"
 
 
 class FileError(Error, OSError):
     """An input file cannot be read (names the file)."""
-    code, exit_status = 4, 1
+    c_name = "KD_ERR_FILE"
 
 
 class UnsupportedError(Error, ValueError):
     """An unsupported combination (e.g. a kernel without a closed form for that target)."""
-    code, exit_status = 5, 1
+    c_name = "KD_ERR_UNSUPPORTED"
 
 
 class NumericError(Error, ArithmeticError):
     """A numerical failure."""
-    code, exit_status = 6, 1
+    c_name = "KD_ERR_NUMERIC"
 
 
 class Interrupted(Error):
     """The call was interrupted (Ctrl-C, or SIGTERM/SIGUSR1 for the command line); iterative
     algorithms wrote a checkpoint first (the message names it)."""
-    code, exit_status = 7, 3
+    c_name = "KD_ERR_INTERRUPTED"
 
 
 class OutOfMemory(Error, MemoryError):
     """Out of memory."""
-    code, exit_status = 8, 2
+    c_name = "KD_ERR_MEM"
 
 
 class IOFailure(Error, OSError):
     """An I/O error (e.g. the output directory is not writable)."""
-    code, exit_status = 9, 2
+    c_name = "KD_ERR_IO"
 
 
 class MPIError(Error):
     """An MPI failure."""
-    code, exit_status = 10, 2
+    c_name = "KD_ERR_MPI"
 
 
 class HDF5Error(Error):
     """An HDF5 failure."""
-    code, exit_status = 11, 2
+    c_name = "KD_ERR_H5"
 
 
 class LinAlgError(Error, ArithmeticError):
     """A linear-algebra (LAPACK/ScaLAPACK) failure."""
-    code, exit_status = 12, 2
+    c_name = "KD_ERR_LA"
 
 
 class InternalError(Error):
     """A bug in kdistill."""
-    code, exit_status = 13, 2
+    c_name = "KD_ERR_INTERNAL"
 
 
-_BY_CODE = {c.code: c for c in (ConfigError, DataError, ArgumentError, FileError,
-                                UnsupportedError, NumericError, Interrupted, OutOfMemory,
-                                IOFailure, MPIError, HDF5Error, LinAlgError, InternalError)}
+_CLASSES = (ConfigError, DataError, ArgumentError, FileError, UnsupportedError, NumericError,
+            Interrupted, OutOfMemory, IOFailure, MPIError, HDF5Error, LinAlgError, InternalError)
+_BY_CODE = {}  # filled by bind()
+
+
+def bind(lib):
+    """Take each class's code and exit status from the library's table (kd_err_name,
+    kd_err_exit_status); ImportError when a C code has no class or a class names no C code."""
+    by_name = {c.c_name: c for c in _CLASSES}
+    seen = set()
+    code = 1  # 0 is KD_OK
+    while True:
+        name = lib.kd_err_name(code)
+        if name is None:
+            break
+        name = name.decode()
+        cls = by_name.get(name)
+        if cls is None:
+            raise ImportError("kdistill: the C library has error code %s (%d) that this package "
+                              "does not know; install the package and the library from one build"
+                              % (name, code))
+        cls.code, cls.exit_status = code, lib.kd_err_exit_status(code)
+        seen.add(name)
+        code += 1
+    missing = sorted(set(by_name) - seen)
+    if missing:
+        raise ImportError("kdistill: error classes for codes the C library does not have: %s"
+                          % ", ".join(missing))
+    _BY_CODE.clear()
+    _BY_CODE.update({c.code: c for c in _CLASSES})
 
 
 def from_code(code, message):

@@ -127,18 +127,30 @@ def _load():
         "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
         "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),
         "kd_result_free": (None, [u(Result)]),
+        "kd_free": (None, [p]),
+        "kd_abi_sizeof": (ctypes.c_size_t, [ctypes.c_char_p]),
+        "kd_err_name": (ctypes.c_char_p, [i]),
+        "kd_err_exit_status": (i, [i]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
+    # the structs mirrored above must have the library's layout (a library of another version
+    # would otherwise be read through the wrong offsets)
+    for cname, mirror in (("kd_result", Result), ("kd_result_metric", _Metric),
+                          ("kd_result_dataset", _Dataset), ("kd_job_opts", JobOpts),
+                          ("kd_job_summary", JobSummary), ("kd_data_array", DataArray)):
+        size = lib.kd_abi_sizeof(cname.encode())
+        if size != ctypes.sizeof(mirror):
+            raise ImportError("kdistill: the C library %s does not match this package: sizeof(%s) "
+                              "is %d there, %d here; install the package and the library from "
+                              "one build" % (path, cname, size, ctypes.sizeof(mirror)))
+    _errors.bind(lib)
     return lib
 
 
 lib = _load()
-_libc = ctypes.CDLL(None)
-_libc.free.argtypes = [ctypes.c_void_p]
-_libc.free.restype = None
 
 
 class _Process:
@@ -249,7 +261,7 @@ def _message(ctx, err):
 def agree(ctx, exc):
     """Agree over the context's ranks on a Python-side error found on some ranks only, before any
     collective: every rank raises (the lowest failing rank's message), or none does."""
-    code = 0 if exc is None else getattr(exc, "code", _errors.KD_ERR_ARG)
+    code = 0 if exc is None else getattr(exc, "code", _errors.ArgumentError.code)
     msg = None if exc is None else str(exc).encode()
     err = lib.kd_ctx_agree(ctx, code, msg)
     if err:
@@ -298,7 +310,7 @@ def call(ctx, fn, *args, progress=None):
             work()
     finally:
         _progress.finish()
-    err = box.get("err", _errors.KD_ERR_INTERNAL)
+    err = box.get("err", _errors.InternalError.code)
     if err:
         raise _errors.from_code(err, _message(ctx, err))
 
@@ -364,5 +376,5 @@ def take_string(p):
     if not p.value:
         return None
     s = ctypes.string_at(p.value).decode("utf-8", "replace")
-    _libc.free(p.value)
+    lib.kd_free(p.value)
     return s

@@ -1,7 +1,7 @@
 /* monte_carlo.c - baseline quadrature: n iid points from the target's generator, weights 1/n. */
 #include <math.h>
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 typedef struct {
   int64_t n;

@@ -1,7 +1,7 @@
 /* registry.c - the algorithm registry generated from algo_list.h. */
 #include <string.h>
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 #define KD_ALGO(sym) extern const kd_algo_desc sym;
 #include "algo/algo_list.h"

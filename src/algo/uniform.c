@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "comm/dist_impl.h"
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 typedef struct {
   int64_t n_out;

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 
 #define KD_MAX_SETS 256
 

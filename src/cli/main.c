@@ -19,7 +19,7 @@
 
 #include "cli/cli.h"
 #include "job/job_registry.h"
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 #include "la/la_impl.h"
 
 static void kd_cli_usage_(FILE *out) {

@@ -6,8 +6,8 @@
 
 #include <mpi.h>
 
-#include "kdistill/kd_algo.h"
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_algo.h"
+#include "kdistill/author/kd_util.h"
 
 int kd_dist_rank(MPI_Comm comm); /* Local; 0 on failure */
 int kd_dist_size(MPI_Comm comm); /* Local; 1 on failure */

@@ -7,7 +7,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 /** MPI_Init_thread(MPI_THREAD_SERIALIZED) unless MPI is initialised; *here = 1 if this call did
  *  it; *level = the thread level in effect. KD_ERR_MPI if MPI was already finalised. Local

@@ -37,7 +37,7 @@
 
 #include <mpi.h>
 
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 /** A block of n doubles; v is owned by the holder (free with kd_dist_block_free). */
 typedef struct {

@@ -7,9 +7,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 #include "kdistill/kd_ctx.h"
-#include "kdistill/kd_io.h"
+#include "kdistill/author/kd_io.h"
 
 /** Which file a path named when it was looked at (io/paths.c: kd_path_id): device, inode, size
  *  and change time. A file that was replaced, or removed and created again, differs in one of

@@ -29,6 +29,17 @@ int kd_err_exit_status(kd_err code) {
   return 2;
 }
 
+const char *kd_err_name(int code) {
+  switch (code) {
+#define KD_ERR_NAME_(c, v, s, m) \
+  case v:                        \
+    return #c;
+    KD_ERR_LIST(KD_ERR_NAME_)
+#undef KD_ERR_NAME_
+  }
+  return NULL;
+}
+
 kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...) {
   kd_ctx *c = kd_ctx_current();
   if (c && c->err_msg[0] == '\0') {

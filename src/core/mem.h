@@ -4,7 +4,7 @@
 #define KD_CORE_MEM_H
 #include <stdint.h>
 
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 /** Bytes this process may use: the smallest of $KD_MEMORY_LIMIT (a number with an optional
  *  K/M/G/T suffix), the cgroup limit (v2 memory.max, v1 memory.limit_in_bytes), what an

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 static char *kd_strdup_(const char *s) {
   size_t n = strlen(s) + 1;

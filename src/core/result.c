@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 kd_err kd_result_alloc(kd_result *r, kd_gidx n, int d) {
   kd_err err = KD_OK;

@@ -6,7 +6,7 @@
 #ifndef KDISTILL_TARGET_IMPL_H
 #define KDISTILL_TARGET_IMPL_H
 
-#include "kdistill/kd_target.h"
+#include "kdistill/author/kd_target.h"
 
 struct kd_target {
   int closed;               /* 1: closed form (measure m), 0: empirical (points pts) */

@@ -1,5 +1,5 @@
 /* ckpt.c - the checkpoint object algorithms get through kd_algo_in.ckpt
- * (include/kdistill/kd_ckpt.h): due / state writer / typed reader over one communicator. Files are
+ * (include/kdistill/author/kd_ckpt.h): due / state writer / typed reader over one communicator. Files are
  * the sink's business (the task layer publishes them with io/checkpoint.c); this file does no I/O.
  */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "comm/dist_impl.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_ckpt.h"
 
 struct kd_ckpt {
   MPI_Comm comm; /* borrowed */

@@ -7,7 +7,7 @@
 
 #include <hdf5.h>
 
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 /** Check an HDF5 call (negative hid_t / herr_t = failure): jump to cleanup with `code` and the
  *  formatted message, followed by HDF5's own description of the innermost failure. */

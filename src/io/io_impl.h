@@ -8,7 +8,7 @@
 
 #include "core/ctx_impl.h"
 #include "io/h5_util.h"
-#include "kdistill/kd_io.h"
+#include "kdistill/author/kd_io.h"
 
 /** Print a human summary of a kdistill output file to `out` (root attributes, coreset size and
  *  weight sum, metrics, trace length, extra datasets). Local. Errors name the file. */

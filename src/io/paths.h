@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "core/ctx_impl.h"
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 /** The longest path kdistill accepts (PATH_MAX less the terminator): a longer one is refused,
  *  never cut. */

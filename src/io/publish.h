@@ -23,7 +23,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 typedef struct {
   MPI_Comm comm; /* borrowed */

@@ -1,9 +1,14 @@
 /* lib.c - process setup for library callers without a main() (include/kdistill/kd_data.h): what
  * cli/main.c does around its context (MPI, quiet HDF5, one BLAS thread), callable from Python. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "comm/dist_impl.h"
 #include "comm/dist_lib.h"
 #include "io/io_impl.h"
 #include "kdistill/kd_data.h"
+#include "kdistill/kd_job.h"
+#include "kdistill/kd_output.h"
 #include "la/la_impl.h"
 
 kd_err kd_lib_init(int *initialized_here, int *thread_level) {
@@ -36,4 +41,21 @@ kd_err kd_ctx_agree(kd_ctx *ctx, kd_err err, const char *msg) {
   if (kd_dist_agree(kd_ctx_comm(ctx), &err) != KD_OK && err == KD_OK) err = KD_ERR_MPI;
   kd_ctx_unbind(prev);
   return err;
+}
+
+void kd_free(void *p) { free(p); }
+
+size_t kd_abi_sizeof(const char *name) {
+  static const struct {
+    const char *name;
+    size_t size;
+  } sizes[] = {{"kd_result", sizeof(kd_result)},
+               {"kd_result_metric", sizeof(kd_result_metric)},
+               {"kd_result_dataset", sizeof(kd_result_dataset)},
+               {"kd_job_opts", sizeof(kd_job_opts)},
+               {"kd_job_summary", sizeof(kd_job_summary)},
+               {"kd_data_array", sizeof(kd_data_array)}};
+  for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
+    if (!strcmp(sizes[i].name, name)) return sizes[i].size;
+  return 0;
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kdistill/kd_kernel.h"
+#include "kdistill/author/kd_kernel.h"
 
 #include "core/clones.h" /* KD_KCLONES: multi-versioned hot loops */
 

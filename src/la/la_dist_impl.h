@@ -7,7 +7,7 @@
 
 #include <mpi.h>
 
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 /** A BLACS process grid over all ranks of a communicator (nprow x npcol = size, nprow the largest
  *  divisor of size not above sqrt(size)). */

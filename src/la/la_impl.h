@@ -3,7 +3,7 @@
 #ifndef KDISTILL_LA_IMPL_H
 #define KDISTILL_LA_IMPL_H
 
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 /** Minimise f(w) = 1/2 w^T Q w - c^T w over the probability simplex {w >= 0, sum w = 1}.
  *  Q: n x n symmetric PSD, row-major. w: in = starting point (any point of the simplex, or all

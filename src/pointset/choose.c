@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "comm/dist_impl.h"
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 typedef struct {
   uint64_t key;

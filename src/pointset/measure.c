@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 static const char *const kd_measure_names_[] = {
     "none",   "uniform_box", "gaussian", "gaussian_mixture",

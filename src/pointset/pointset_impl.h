@@ -2,7 +2,7 @@
 #ifndef KDISTILL_POINTSET_IMPL_H
 #define KDISTILL_POINTSET_IMPL_H
 
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 struct kd_pointset {
   MPI_Comm comm; /* borrowed */

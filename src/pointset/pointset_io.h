@@ -5,7 +5,7 @@
 #ifndef KDISTILL_POINTSET_IO_H
 #define KDISTILL_POINTSET_IO_H
 
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 /** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
  *  its shape (optional). Unless allow_external (the key `<sec>.allow_external: true`), a dataset

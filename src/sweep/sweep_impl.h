@@ -28,7 +28,7 @@
 #ifndef KDISTILL_SWEEP_IMPL_H
 #define KDISTILL_SWEEP_IMPL_H
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 #include "task/task_impl.h"
 
 /** The sweep task (registered with the entry points: job/job_tasks.h, not in task/). */

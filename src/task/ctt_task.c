@@ -19,7 +19,7 @@
 #include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/publish.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_ckpt.h"
 #include "task/task_impl.h"
 
 /* ------------------------------------------------------------------ shared */

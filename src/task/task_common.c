@@ -10,7 +10,7 @@
 #include "comm/dist_impl.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_ckpt.h"
 #include "pointset/pointset_io.h"
 #include "task/task_impl.h"
 

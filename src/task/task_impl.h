@@ -21,7 +21,7 @@
 #ifndef KDISTILL_TASK_IMPL_H
 #define KDISTILL_TASK_IMPL_H
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 
 typedef struct {
   MPI_Comm comm;               /* the job's communicator (borrowed) */

@@ -4,7 +4,7 @@
 #define KDISTILL_CTT_TEST_UTIL_H
 
 #include "algo/testing/ctt_impl.h"
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 
 /** Run algorithm `name` ("ctt" or "ctt_exact") of task "ctt" on comm. settings: NULL-terminated
  *  list of "key=value" strings applied to the defaults. Collective. */

@@ -6,7 +6,7 @@
 #ifndef KDISTILL_TESTS_KD_ALGO_KV_H
 #define KDISTILL_TESTS_KD_ALGO_KV_H
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -179,18 +179,29 @@ class ErrorTest(unittest.TestCase):
     X = np.random.default_rng(0).normal(size=(512, 2))
 
     def test_classes_and_codes(self):
+        """Every code of the C table (the X-macro of include/kdistill/kd_err.h, read here as text)
+        maps to its class, with the table's number and exit status."""
+        import re
         from kdistill._errors import from_code
-        expect = {1: kdistill.ConfigError, 2: kdistill.DataError, 3: kdistill.ArgumentError,
-                  4: kdistill.FileError, 5: kdistill.UnsupportedError, 6: kdistill.NumericError,
-                  7: kdistill.Interrupted, 8: kdistill.OutOfMemory, 9: kdistill.IOFailure,
-                  10: kdistill.MPIError, 11: kdistill.HDF5Error, 12: kdistill.LinAlgError,
-                  13: kdistill.InternalError}
-        status = {1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 3, 8: 2, 9: 2, 10: 2, 11: 2, 12: 2, 13: 2}
-        for code, cls in expect.items():
-            e = from_code(code, "msg %d" % code)
-            self.assertIs(type(e), cls)
+        with open(os.path.join(ROOT, "include", "kdistill", "kd_err.h")) as f:
+            table = re.findall(r"X\((KD_\w+), (\d+), (\d+), \"[^\"]*\"\)", f.read())
+        self.assertEqual(len(table), 14)
+        cls_of = {"KD_ERR_CONFIG": kdistill.ConfigError, "KD_ERR_INPUT": kdistill.DataError,
+                  "KD_ERR_ARG": kdistill.ArgumentError, "KD_ERR_FILE": kdistill.FileError,
+                  "KD_ERR_UNSUPPORTED": kdistill.UnsupportedError,
+                  "KD_ERR_NUMERIC": kdistill.NumericError,
+                  "KD_ERR_INTERRUPTED": kdistill.Interrupted, "KD_ERR_MEM": kdistill.OutOfMemory,
+                  "KD_ERR_IO": kdistill.IOFailure, "KD_ERR_MPI": kdistill.MPIError,
+                  "KD_ERR_H5": kdistill.HDF5Error, "KD_ERR_LA": kdistill.LinAlgError,
+                  "KD_ERR_INTERNAL": kdistill.InternalError}
+        for name, code, status in table:
+            if name == "KD_OK":
+                continue
+            e = from_code(int(code), "msg %s" % code)
+            self.assertIs(type(e), cls_of[name])
             self.assertIsInstance(e, kdistill.Error)
-            self.assertEqual((e.code, e.exit_status, str(e)), (code, status[code], "msg %d" % code))
+            self.assertEqual((e.code, e.exit_status, str(e)), (int(code), int(status),
+                                                               "msg %s" % code))
 
     def test_config_errors(self):
         with self.assertRaises(kdistill.ConfigError) as c:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_kdplot.py - render every kdplot picture from small output files written here with h5py in
-the documented layout (include/kdistill/kd_io.h, docs/hpc.md) and check each PNG: exists, valid
+the documented layout (include/kdistill/author/kd_io.h, docs/hpc.md) and check each PNG: exists, valid
 PNG signature and IHDR, at least 8 KiB, and more than one colour with real spread. Also checks
 that bad input fails with exit status 1 and one message. The figures' content is checked through
 kdplot's make_* functions (the module loaded from its file): the pair grid's axes count and

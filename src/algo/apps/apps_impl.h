@@ -3,7 +3,7 @@
 #ifndef KDISTILL_APPS_IMPL_H
 #define KDISTILL_APPS_IMPL_H
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 typedef enum { KD_ATTN_KH_COMPRESS = 0, KD_ATTN_UNIFORM = 1 } kd_attn_method;
 

@@ -19,8 +19,8 @@
 #ifndef KDISTILL_HERDING_IMPL_H
 #define KDISTILL_HERDING_IMPL_H
 
-#include "kdistill/kd_algo.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_algo.h"
+#include "kdistill/author/kd_ckpt.h"
 #include "la/la_impl.h" /* kd_nonneg_qp */
 
 /** The common stopping / tracing keys every herding algorithm declares first (in this order);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "algo/quadrature/recombination.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_ckpt.h"
 #include "comm/dist_impl.h"
 #include "la/la_dist_impl.h"
 #include "la/la_impl.h"

@@ -4,7 +4,7 @@
 #ifndef KDISTILL_QUAD_COMMON_H
 #define KDISTILL_QUAD_COMMON_H
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 typedef enum { KD_QUAD_NYSTROM = 0, KD_QUAD_MERCER = 1 } kd_quad_kind;
 

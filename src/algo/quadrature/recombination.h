@@ -10,7 +10,7 @@
 #include <mpi.h>
 
 #include "comm/tree_impl.h"
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 /** A weighted point set seen through its test functions: n points, global ids gid[n], weights
  *  w[n] >= 0, test-function values F[n*m] row-major (F[i*m + j] = phi_j(x_i)). Arrays owned. */

@@ -4,7 +4,7 @@
 #define KDISTILL_RECOMBINE_ROWS_H
 
 #include "algo/quadrature/recombination.h"
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 /** Recombine the weighted rows of data (N rows; its row weights, or 1/N each when it has none)
  *  against the test functions F (N x m, distributed like data; pass data itself to use the

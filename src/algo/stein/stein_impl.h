@@ -13,7 +13,7 @@
 #ifndef KDISTILL_STEIN_IMPL_H
 #define KDISTILL_STEIN_IMPL_H
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 /** Simplex weights of the rows of in->points minimising MMD^2(w) against in->target (for the
  *  Stein target: KSD^2(w) = w^T K_p w) by pairwise Frank-Wolfe with exact line search, at most

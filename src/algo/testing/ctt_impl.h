@@ -4,7 +4,7 @@
 #ifndef KDISTILL_CTT_IMPL_H
 #define KDISTILL_CTT_IMPL_H
 
-#include "kdistill/kd_algo.h"
+#include "kdistill/author/kd_algo.h"
 
 /** task_in of the algorithms of task "ctt": in->points is X (m rows), y is Y (n rows). Both
  *  point sets live on in->comm (any row split). Borrowed. */

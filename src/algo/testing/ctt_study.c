@@ -15,7 +15,7 @@
 
 #include "algo/testing/ctt_impl.h"
 #include "comm/dist_impl.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_ckpt.h"
 
 #define KD_CTT_STREAM_STUDY 0x4354570000000000ULL
 

@@ -5,7 +5,7 @@
 #ifndef KDISTILL_COMPRESS_IMPL_H
 #define KDISTILL_COMPRESS_IMPL_H
 
-#include "kdistill/kd_kernel.h"
+#include "kdistill/author/kd_kernel.h"
 
 /** KT-Compress(delta) of n rows X[n*d] (Local): returns n_out = 2^g * sqrt(n) rows (n a power of 4
  *  times 4^g... see the implementation for the exact size rule and the handling of n not a power

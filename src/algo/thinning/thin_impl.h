@@ -7,8 +7,8 @@
 #ifndef KDISTILL_THIN_IMPL_H
 #define KDISTILL_THIN_IMPL_H
 
-#include "kdistill/kd_algo.h"
-#include "kdistill/kd_ckpt.h"
+#include "kdistill/author/kd_algo.h"
+#include "kdistill/author/kd_ckpt.h"
 
 /* KD_HALVE_KHA: KH(delta) with the adaptive get_swap_params thresholds (threshold: adaptive) */
 typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA = 3 } kd_halve_kind;

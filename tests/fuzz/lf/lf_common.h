@@ -14,7 +14,7 @@
 
 #include "core/ctx_impl.h"
 #include "kdistill/kd_ctx.h"
-#include "kdistill/kd_err.h"
+#include "kdistill/author/kd_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

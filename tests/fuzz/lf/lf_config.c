@@ -5,7 +5,7 @@
  * is also applied as --set. */
 #include <string.h>
 
-#include "kdistill/kd_io.h"
+#include "kdistill/author/kd_io.h"
 #include "lf_common.h"
 
 /* Read every key of every section, each with the getter its first letter picks. */

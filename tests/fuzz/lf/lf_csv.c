@@ -2,7 +2,7 @@
  * detection, the BOM, comments, NUL bytes, numbers, the column selection by index and by name.
  * The first byte picks the options (header auto/yes/no, delimiter auto or forced, columns none,
  * [1, 0] or the names ["b", "a"]); the rest is the file. */
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 #include "lf_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

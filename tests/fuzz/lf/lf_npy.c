@@ -1,6 +1,6 @@
 /* lf_npy.c - libFuzzer harness of the .npy reader (src/pointset/io_npy.c): the header (magic,
  * version, dict, descr, fortran_order, shape) and, when it is accepted, the rows. */
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 #include "lf_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

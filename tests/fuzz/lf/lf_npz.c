@@ -1,7 +1,7 @@
 /* lf_npz.c - libFuzzer harness of the .npz reader (src/pointset/io_npy.c): the zip end record,
  * zip64 records and extra fields, the central directory, the local header, then the entry's .npy
  * header and rows. The first byte picks the entry asked for: the only one, or "X". */
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 #include "lf_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -9,7 +9,7 @@
 
 #include "comm/dist_impl.h"
 #include "kd_test.h"
-#include "kdistill/kd_pointset.h"
+#include "kdistill/author/kd_pointset.h"
 
 /* this rank's block [a, b) of n values under a split by kind: 0 even, 1 all on the last rank,
  * 2 skewed */

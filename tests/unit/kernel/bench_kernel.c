@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kdistill/kdistill.h"
+#include "kdistill/author.h"
 #include "kernel/kernel_impl.h"
 
 extern void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,

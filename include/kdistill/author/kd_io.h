@@ -1,4 +1,4 @@
-/* kd_io.h - configuration (YAML via libyaml) and HDF5 output.
+/* kd_io.h - (author tier) configuration (YAML via libyaml), HDF5 output, small serial HDF5 files.
  *
  * Config model: the YAML file is parsed into a tree; modules read their keys with typed getters
  * that also validate (type, range, choices) and record the resolved value. Afterwards
@@ -9,6 +9,7 @@
 #ifndef KDISTILL_KD_IO_H
 #define KDISTILL_KD_IO_H
 
+#include "../kd_output.h"
 #include "kd_algo.h"
 
 #ifdef __cplusplus
@@ -92,10 +93,6 @@ typedef struct {
  *  n_atoms, mmd, seconds} when a trace exists; extra datasets at their paths. Collective. */
 kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
                        const kd_result *res);
-/** Read an output file back (coreset, metrics, trace; extras not read). meta strings are
- *  malloc'ed into *yaml_out / *algo_out etc. when non-NULL (caller frees). Local. */
-kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
-                      char **algorithm);
 
 /* ---------------- small serial HDF5 files (summaries and tables written by one process) ----
  * A file is written as "<path>.tmp.<pid>" and appears at path only on kd_h5_file_commit (closed,

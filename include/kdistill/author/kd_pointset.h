@@ -6,7 +6,8 @@
 
 #include <mpi.h>
 
-#include "kd_types.h"
+#include "../kd_data.h"
+#include "kd_util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,16 @@ typedef struct {
  *  file, line and column. Collective. */
 kd_err kd_pointset_read_csv_opts(MPI_Comm comm, const char *path, const kd_csv_opts *o,
                                  kd_pointset **out);
+
+/* ---------------- in-memory arrays (kd_data.h) ---------------- */
+/** Build a point set from the ranks' blocks of `a` (see kd_data.h for the row order and
+ *  when the rows are borrowed: then `a->data` must outlive the point set). Rows are not checked
+ *  for NaN here (kd_pointset_validate does). Collective over comm; errors agreed.
+ *  @param[in] what names the array in messages (e.g. "data (memory X)"). Errors: KD_ERR_INPUT
+ *  (d differs across ranks, negative n_local, unknown dtype, bad strides), KD_ERR_MEM, KD_ERR_MPI.
+ */
+kd_err kd_pointset_from_array(MPI_Comm comm, const kd_data_array *a, const char *what,
+                              kd_pointset **out);
 
 #ifdef __cplusplus
 }
