@@ -3,7 +3,7 @@
  * and the numbers do not depend on how rows are split over ranks. */
 #include <math.h>
 
-#include "kdistill/kd_types.h"
+#include "kdistill/author/kd_util.h"
 
 static uint64_t kd_mix64_(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
