@@ -51,6 +51,9 @@ typedef struct {
  *  finalises it with kd_lib_finalize), else 0 (may be NULL). @param[out] thread_level the MPI
  *  thread level in effect (may be NULL). Errors: KD_ERR_MPI (MPI was already finalised). */
 KD_API kd_err kd_lib_init(int *initialized_here, int *thread_level);
+/** What kd_lib_init does besides MPI, for a program that initialises MPI itself (the CLI): HDF5's
+ *  automatic error printing off, OpenBLAS on one thread. Local. */
+KD_API void kd_lib_quiet(void);
 /** MPI_Finalize unless MPI is not initialised or already finalised. Every kd_ctx must have been
  *  destroyed. Collective over MPI_COMM_WORLD. */
 KD_API void kd_lib_finalize(void);

@@ -28,6 +28,12 @@ cleanup:
   return err;
 }
 
-const kd_algo_desc kd_algo_monte_carlo = {
-    "monte_carlo", "quad", "iid sample from the target measure, uniform weights",
-    kd_mc_params_, 1,      kd_mc_run_};
+const kd_algo_desc kd_algo_monte_carlo = {"monte_carlo",
+                                          "quad",
+                                          "iid sample from the target measure, uniform weights",
+                                          kd_mc_params_,
+                                          1,
+                                          kd_mc_run_,
+                                          0,
+                                          NULL,
+                                          NULL};

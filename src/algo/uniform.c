@@ -25,8 +25,9 @@ static kd_err kd_uniform_run_(const kd_algo_in *in, kd_result *out) {
   kd_uniform_params_t_ up = {0};
   KD_TRY(kd_params_fill(in->params, &up));
   const kd_gidx n_out = up.n_out;
-  KD_CHECK(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)n_out, (long long)n);
+  KD_CHECK_KEY(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)n_out,
+               (long long)n);
   KD_ALLOC(pick, n_out);
   KD_TRY(kd_pointset_choose_keyed(ps, in->seed, 7, n_out, pick));
   KD_TRY(kd_result_alloc(out, n_out, d));
@@ -40,4 +41,5 @@ cleanup:
 
 const kd_algo_desc kd_algo_uniform = {
     "uniform",          "thin", "uniform random subsample without replacement (seeded)",
-    kd_uniform_params_, 1,      kd_uniform_run_};
+    kd_uniform_params_, 1,      kd_uniform_run_,
+    KD_ALGO_N_OUT,      NULL,   NULL};

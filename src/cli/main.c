@@ -10,7 +10,6 @@
  * Each command is one library entry point (kd_job.h) on the context main creates over
  * MPI_COMM_WORLD. Errors: every rank unwinds to here with the agreed error, rank 0 prints exactly
  * one line "kdistill: error: <message>", every rank calls MPI_Finalize and exits non-zero. */
-#include <hdf5.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -20,7 +19,6 @@
 #include "cli/cli.h"
 #include "job/job_registry.h"
 #include "kdistill/author.h"
-#include "la/la_impl.h"
 
 static void kd_cli_usage_(FILE *out) {
   char tasks[1024];
@@ -262,8 +260,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  kd_la_single_thread();
+  kd_lib_quiet(); /* HDF5 prints no errors of its own, OpenBLAS runs one thread */
   kd_ctx_listen_signals(ctx, 1);
   kd_ctx *prev = kd_ctx_bind(ctx); /* parse errors are recorded on it */
   err = kd_cli_parse_(argc, argv, &o);

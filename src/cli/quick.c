@@ -49,6 +49,26 @@ static const char *kd_cli_advice_for_(const char *name) {
   return NULL;
 }
 
+/* The capabilities of an algorithm (kd_algo_desc.flags) as " [lazy data, resumable, ...]". */
+static const char *kd_cli_caps_(const kd_algo_desc *a, char *buf, size_t len) {
+  static const struct {
+    unsigned flag;
+    const char *text;
+  } caps[] = {{KD_ALGO_LAZY_INPUT, "lazy data"},
+              {KD_ALGO_RESUMABLE, "resumable"},
+              {KD_ALGO_WEIGHTED, "weighted"},
+              {KD_ALGO_SCORE, "Stein kernel"}};
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+    if ((a->flags & caps[i].flag) && used + 2 < len) {
+      int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : " [", caps[i].text);
+      used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+    }
+  if (used && used + 2 < len) snprintf(buf + used, len - used, "]");
+  return buf;
+}
+
 kd_err kd_cli_algorithms(const char *task, FILE *out) {
   kd_err err = KD_OK;
   static const char *const tasks[] = {"thin", "herd", "quad", "ctt"};
@@ -61,7 +81,9 @@ kd_err kd_cli_algorithms(const char *task, FILE *out) {
       const kd_algo_desc *a = kd_algo_at(i);
       if (strcmp(a->task, tasks[t])) continue;
       const char *why = kd_cli_advice_for_(a->name);
-      fprintf(out, "  %-22s %s\n", a->name, why ? why : a->summary);
+      char caps[96];
+      fprintf(out, "  %-22s %s%s\n", a->name, why ? why : a->summary,
+              kd_cli_caps_(a, caps, sizeof caps));
     }
   }
   KD_CHECK(shown, KD_ERR_ARG, "algorithms: unknown task '%s' (thin, herd, quad, ctt)", task);

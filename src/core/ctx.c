@@ -78,7 +78,7 @@ void kd_ctx_set_log_sink(kd_ctx *ctx, kd_log_sink sink, void *user) {
 const char *kd_ctx_message(const kd_ctx *ctx) { return ctx ? ctx->err_msg : ""; }
 
 void kd_ctx_clear_error(kd_ctx *ctx) {
-  if (ctx) ctx->err_msg[0] = '\0';
+  if (ctx) ctx->err_msg[0] = ctx->err_key[0] = '\0';
 }
 
 void kd_ctx_interrupt(kd_ctx *ctx) {

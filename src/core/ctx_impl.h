@@ -62,6 +62,7 @@ struct kd_ctx {
   double log_phase_t0; /* elapsed time when the phase's budget was announced */
   /* errors (err.c) */
   char err_msg[1024];
+  char err_key[128]; /* the config key the message is about (kd_err_set_key), "" if none */
   /* interruption (interrupt.c) */
   atomic_int interrupted;
   int listen_signals;

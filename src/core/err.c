@@ -40,15 +40,14 @@ const char *kd_err_name(int code) {
   return NULL;
 }
 
-kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...) {
+/* Record the formatted message (and key, may be NULL) unless a message is already recorded. */
+static kd_err kd_err_vset_(kd_err code, const char *key, const char *file, int line,
+                           const char *fmt, va_list ap) {
   kd_ctx *c = kd_ctx_current();
   if (c && c->err_msg[0] == '\0') {
     char *msg = c->err_msg;
     const size_t cap = sizeof c->err_msg;
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, cap, fmt, ap);
-    va_end(ap);
     /* one line: text copied from libraries (HDF5's "time = ...\n, filename = ...") or from the
      * user's input may carry line breaks or control characters */
     for (char *q = msg; *q; q++)
@@ -57,8 +56,36 @@ kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...)
       size_t len = strlen(msg);
       snprintf(msg + len, cap - len, " [%s:%d]", file, line);
     }
+    snprintf(c->err_key, sizeof c->err_key, "%s", key ? key : "");
   }
   return code;
+}
+
+kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kd_err e = kd_err_vset_(code, NULL, file, line, fmt, ap);
+  va_end(ap);
+  return e;
+}
+
+kd_err kd_err_set_key(kd_err code, const char *key, const char *file, int line, const char *fmt,
+                      ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kd_err e = kd_err_vset_(code, key, file, line, fmt, ap);
+  va_end(ap);
+  return e;
+}
+
+const char *kd_err_key(void) {
+  kd_ctx *c = kd_ctx_current();
+  return c ? c->err_key : "";
+}
+
+void kd_err_put_key(const char *key) {
+  kd_ctx *c = kd_ctx_current();
+  if (c) snprintf(c->err_key, sizeof c->err_key, "%s", key ? key : "");
 }
 
 const char *kd_err_message(void) { return kd_ctx_message(kd_ctx_current()); }

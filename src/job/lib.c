@@ -11,11 +11,15 @@
 #include "kdistill/kd_output.h"
 #include "la/la_impl.h"
 
+void kd_lib_quiet(void) {
+  kd_h5_quiet();
+  kd_la_single_thread();
+}
+
 kd_err kd_lib_init(int *initialized_here, int *thread_level) {
   kd_err err = kd_dist_lib_init(initialized_here, thread_level);
   if (err) return err;
-  kd_h5_quiet();
-  kd_la_single_thread();
+  kd_lib_quiet();
   return KD_OK;
 }
 

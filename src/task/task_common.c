@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "comm/dist_impl.h"
+#include "core/mem.h"
 #include "io/io_impl.h"
 #include "io/paths.h"
 #include "kdistill/author/kd_ckpt.h"
@@ -695,20 +696,38 @@ cleanup:
 }
 
 /* ------------------------------------------------------------------ run */
-/* Algorithms cannot see the config; when one rejects a parameter its message starts with the key
- * ("algorithm.n_out = ..."). Prefix it with the key's FILE:LINE so every config error reads the
- * same way. */
+/* Algorithms cannot see the config; when one rejects a parameter it records the key with the
+ * message (KD_CHECK_KEY, kd_err_key). Prefix the message with the key's FILE:LINE so every config
+ * error reads the same way. */
 static void kd_task_locate_message_(const kd_config *cfg) {
-  char key[128], where[512], msg[1024];
-  const char *m = kd_err_message();
-  if (strncmp(m, "algorithm.", 10) != 0) return;
-  size_t n = strcspn(m, " :=");
-  if (n == 0 || n >= sizeof key) return;
-  memcpy(key, m, n);
-  key[n] = '\0';
-  if (!kd_config_has(cfg, key)) return;
-  snprintf(msg, sizeof msg, "%s: %s", kd_config_where(cfg, key, where, sizeof where), m);
+  char where[512], msg[1024];
+  const char *key = kd_err_key();
+  if (!key[0] || !kd_config_has(cfg, key)) return;
+  snprintf(msg, sizeof msg, "%s: %s", kd_config_where(cfg, key, where, sizeof where),
+           kd_err_message());
   kd_err_set_message(msg);
+}
+
+kd_err kd_task_check_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *p,
+                          const kd_algo_shape *shape) {
+  kd_err err = KD_OK;
+  for (int i = 0; (desc->flags & KD_ALGO_N_OUT) && i < p->n; i++)
+    if (!strcmp(p->spec[i].key, "n_out") && p->spec[i].type == KD_PARAM_INT)
+      KD_CHECK_KEY(p->v[i].i <= shape->n_in, KD_ERR_CONFIG, "algorithm.n_out",
+                   "algorithm.n_out = %lld exceeds the %lld input points", (long long)p->v[i].i,
+                   (long long)shape->n_in);
+  if (desc->check) KD_TRY(desc->check(p, shape));
+  if (desc->mem) {
+    kd_algo_mem m;
+    memset(&m, 0, sizeof m);
+    kd_err local = desc->mem(p, shape, &m);
+    if (!local)
+      local = kd_mem_require(m.bytes < 1.8e19 ? (uint64_t)m.bytes : UINT64_MAX, m.what, m.key);
+    KD_TRY(kd_dist_agreed(ctx->comm, local));
+  }
+cleanup:
+  if (err == KD_ERR_CONFIG) kd_task_locate_message_(ctx->cfg);
+  return err;
 }
 
 /* The MMD of the algorithm's rule against the target, unless the algorithm reported an exact

@@ -65,54 +65,23 @@ static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, co
   return kd_mem_require((uint64_t)bytes, what, "n");
 }
 
-/* Up-front memory estimate of a quad run per rank (docs/reliability.md), from the algorithm's
- * sizes: n nodes, a sample of N rows (n^2 by default, at most the empirical rows), l Nystrom
- * points. Counted: the rank's share of the sample rows with their weights, the N sampled row ids
- * of an empirical target, the l x (n - 1) eigenvectors, and the l x l Nystrom matrix with its
- * eigenvectors (rank 0 alone on the LAPACK path, 1/p each with ScaLAPACK). Not counted: the
- * test-function values of the rank's leaves, up to N/p x n but far fewer when small Nystrom
- * eigenvalues are dropped (eig_rtol), so the estimate is a floor that refuses only runs that
- * cannot fit. Measured peak RSS at p = 1 (gaussian target, d = 2): n = 200: 98 MB (estimate 69 MB
- * + ~30 MB of MPI and libraries), n = 400: 325 MB (estimate 277 MB). Agreed. Collective. */
-static kd_err kd_quad_mem_check_(const kd_task_ctx *ctx, const kd_generic_state *s, int d,
-                                 kd_gidx n_emp) {
-  const int nys = !strcmp(s->desc->name, "nystrom_recombination");
-  const int p = kd_dist_size(ctx->comm);
-  const double n = (double)kd_params_int(&s->params, "n");
-  double N = (double)kd_params_int(&s->params, "sample_size");
-  double l = nys ? (double)kd_params_int(&s->params, "nystrom_points") : 0.0;
-  if (N == 0) N = n * n;
-  if (n_emp > 0 && N > (double)n_emp) N = (double)n_emp;
-  if (nys && l == 0) l = 10 * n;
-  const int lapack = nys && l < (double)kd_params_int(&s->params, "eig_parallel_min");
-  const double doubles = (N / p + 1) * (d + 2) + (n_emp > 0 ? N : 0.0) + l * (n - 1) +
-                         (nys ? (lapack ? 2 * l * l : 2 * l * l / p) : 0.0);
-  const double bytes = 8.0 * doubles;
-  char what[128];
-  snprintf(what, sizeof what, "quad with n = %.0f nodes from a sample of N = %.0f rows", n, N);
-  kd_err local = kd_mem_require(bytes < 1.8e19 ? (uint64_t)bytes : UINT64_MAX, what,
-                                "algorithm.n or algorithm.sample_size");
-  return kd_dist_agreed(ctx->comm, local);
-}
-
 /* run.checkpoint_* (docs/checkpoint.md): the herd, thin and quad tasks checkpoint - periodic with
  * checkpoint_every > 0, else on a signal; algorithms without a safe point simply run to the end. */
-/* thin: an n_out above the input rows is refused before anything is computed, by validate too
- * (stein_thin may repeat rows, so it may ask for more). */
-static kd_err kd_generic_check_n_out_(const kd_task_ctx *ctx, const kd_generic_state *s,
-                                      kd_gidx n) {
-  kd_err err = KD_OK;
-  char where[512];
-  if (!strcmp(s->desc->name, "stein_thin")) return KD_OK;
-  for (int i = 0; i < s->params.n; i++) {
-    if (strcmp(s->params.spec[i].key, "n_out") || s->params.spec[i].type != KD_PARAM_INT) continue;
-    const int64_t m = s->params.v[i].i;
-    KD_CHECK(m <= n, KD_ERR_CONFIG, "%s: algorithm.n_out = %lld exceeds the %lld input points",
-             kd_config_where(ctx->cfg, "algorithm.n_out", where, sizeof where), (long long)m,
-             (long long)n);
-  }
-cleanup:
-  return err;
+/* The shape the algorithm's checks see (kd_algo_shape). */
+static kd_algo_shape kd_generic_shape_(const kd_task_ctx *ctx, kd_gidx n_in, kd_gidx n_target,
+                                       int d) {
+  kd_algo_shape sh = {n_in, n_target, d, kd_dist_size(ctx->comm)};
+  return sh;
+}
+
+/* run.checkpoint_every asks for periodic checkpoints; an algorithm without a safe point
+ * (no KD_ALGO_RESUMABLE) writes none and says so once. */
+static void kd_generic_warn_no_safe_point_(const kd_task_ctx *ctx, const kd_generic_state *s) {
+  if (ctx->validate_only || s->ckpt_every <= 0 || (s->desc->flags & KD_ALGO_RESUMABLE)) return;
+  kd_log_warn(
+      "run.checkpoint_every: %s has no safe point; it runs to the end without a "
+      "checkpoint",
+      s->desc->name);
 }
 
 /* herd and thin: a point set section, then kernel, median, target, algorithm. */
@@ -145,15 +114,20 @@ static kd_err kd_generic_setup_points_(const kd_task_ctx *ctx, const char *task,
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, s->points, 1, &s->target, &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", task, &s->desc, &s->params));
   if (lazy) {
-    char where[512];
+    char where[512], names[256];
     KD_CHECK(kd_algo_accepts_lazy(s->desc), KD_ERR_CONFIG,
              "%s: data.lazy: true: %s reads every row of its input; the thinning-tree algorithms "
-             "(kh, lkh, rkh, kh_compress, kt_compress, kh_refine, gs_thin, gs_compress) generate "
-             "the rows bin by bin; set lazy: false or choose one of them",
-             kd_config_where(ctx->cfg, "data.lazy", where, sizeof where), s->desc->name);
+             "(%s) generate the rows bin by bin; set lazy: false or choose one of them",
+             kd_config_where(ctx->cfg, "data.lazy", where, sizeof where), s->desc->name,
+             kd_algo_names_with("thin", KD_ALGO_LAZY_INPUT, names, sizeof names));
   }
-  if (!strcmp(task, "thin") && !ctx->evaluate_only) KD_TRY(kd_generic_check_n_out_(ctx, s, n));
+  if (!ctx->evaluate_only) {
+    const kd_algo_shape sh =
+        kd_generic_shape_(ctx, n, s->tpts ? kd_pointset_n_global(s->tpts) : 0, d);
+    KD_TRY(kd_task_check_algo(ctx, s->desc, &s->params, &sh));
+  }
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
+  kd_generic_warn_no_safe_point_(ctx, s);
   if (!ctx->validate_only)
     kd_log_info("task %s: %lld points (%s) in %d dimension%s, kernel %s", task, (long long)n,
                 section, d, d == 1 ? "" : "s", kd_kernel_describe(s->kernel));
@@ -216,10 +190,12 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   KD_TRY(kd_task_read_target(ctx, "target", s->kernel, NULL, 0, &s->target,
                              ctx->validate_only && read && !s->tpts ? NULL : &s->tpts));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "quad", &s->desc, &s->params));
-  if (!strcmp(s->desc->name, "nystrom_recombination") ||
-      !strcmp(s->desc->name, "mercer_recombination"))
-    KD_TRY(kd_quad_mem_check_(ctx, s, d, n_emp));
+  if (!ctx->evaluate_only) {
+    const kd_algo_shape sh = kd_generic_shape_(ctx, n_pool, n_pool ? 0 : n_emp, d);
+    KD_TRY(kd_task_check_algo(ctx, s->desc, &s->params, &sh));
+  }
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
+  kd_generic_warn_no_safe_point_(ctx, s);
   if (!ctx->validate_only)
     kd_log_info("task quad: target %s in %d dimension%s, kernel %s", type, d, d == 1 ? "" : "s",
                 kd_kernel_describe(s->kernel));

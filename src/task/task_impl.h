@@ -111,6 +111,12 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
 /** Read an algorithm section for `task`: finds the descriptor by name and fills its params. */
 kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
                          const kd_algo_desc **desc, kd_params *params);
+/** The algorithm's own checks against the inputs' shape before anything is computed (and by
+ *  validate): n_out against the input rows (KD_ALGO_N_OUT), the descriptor's check hook, and its
+ *  memory estimate (kd_algo_desc.mem, agreed over ranks). A config error is located at its key's
+ *  file and line. Collective. */
+kd_err kd_task_check_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *p,
+                          const kd_algo_shape *shape);
 /** Read the target section: closed form (needs a kernel) or empirical (data = the pointset given,
  *  or a file). has_data says whether the task has a data set (in validate_only mode data is NULL
  *  although it has one, so `type: data` is allowed and is the default). *owned_points receives a

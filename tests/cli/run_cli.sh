@@ -184,7 +184,9 @@ mpi ctt ox.npy ox.npy -o res/t0.h5 >c0.txt 2>&1 && grep -q "^decision:   no reje
 mpi thin data.bin >ob.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c 'error: data.bin: cannot tell the format from the file name' ob.txt)" = 1 ] &&
   ok "one-liner with an unknown extension: one line" || bad "unknown extension: $(cat ob.txt)"
-mpi algorithms thin >al.txt 2>&1 && grep -q "^  kt_compress .*(default)" al.txt && ! grep -q "^herd" al.txt &&
+mpi algorithms thin >al.txt 2>&1 && grep -q "^  kt_compress .*(default) \[lazy data, resumable\]$" al.txt &&
+  grep -q "^  sc .*\[weighted, Stein kernel\]$" al.txt && grep -q "^  uniform .*[^]]$" al.txt &&
+  ! grep -q "^herd" al.txt &&
   ok "kdistill algorithms thin" || bad "algorithms: $(cat al.txt)"
 mpi algorithms >al2.txt 2>&1 && [ "$(grep -c '^[a-z]*:$' al2.txt)" = 4 ] && ok "kdistill algorithms: four tasks" ||
   bad "algorithms (all): $(cat al2.txt)"

@@ -58,6 +58,35 @@ typedef struct {
   kd_ctx *ctx;
 } kd_algo_in;
 
+/** Capabilities of an algorithm (kd_algo_desc.flags): what the task layer asks of it, so that no
+ *  task tests algorithm names. */
+enum {
+  KD_ALGO_LAZY_INPUT = 1 << 0, /* reads its rows bin by bin (kd_pointset_rows_at): accepts lazy
+                                  (generated on demand) data */
+  KD_ALGO_N_OUT = 1 << 1,      /* has a key n_out that may not exceed the input rows (checked by
+                                  the task before anything is computed, and by validate) */
+  KD_ALGO_SCORE = 1 << 2,      /* built for the Stein kernel: its rows carry the score grad log p
+                                  (kernel: {name: stein}); docs/stein.md */
+  KD_ALGO_WEIGHTED = 1 << 3,   /* returns non-uniform weights (a quadrature rule, not a coreset) */
+  KD_ALGO_RESUMABLE = 1 << 4   /* writes checkpoints at safe points (run.checkpoint_*; it has a
+                                  row in tests/conformance/checkpoint/) */
+};
+
+/** What a task knows about the inputs before anything is computed (every rank the same). */
+typedef struct {
+  kd_gidx n_in;     /* rows of the input (thin), candidates (herd) or sample pool (quad); 0: none */
+  kd_gidx n_target; /* rows of an empirical target; 0 for a closed-form target */
+  int d;            /* dimension of the rows */
+  int n_ranks;      /* ranks of the run */
+} kd_algo_shape;
+
+/** An algorithm's own memory estimate for one rank (kd_algo_desc.mem). */
+typedef struct {
+  double bytes;    /* per rank, beyond the rank's block of the input rows */
+  char what[160];  /* what is estimated, for the refusal ("quad with n = 40 nodes ...") */
+  const char *key; /* the key(s) to change, e.g. "algorithm.n or algorithm.sample_size" */
+} kd_algo_mem;
+
 typedef struct {
   const char *name;    /* algorithm.name */
   const char *task;    /* "herd", "thin", "quad", ... */
@@ -65,6 +94,16 @@ typedef struct {
   const kd_param_spec *params;
   int n_params;
   kd_err (*run)(const kd_algo_in *in, kd_result *out); /* Collective over in->comm */
+  unsigned flags;                                      /* KD_ALGO_* */
+  /** The checks of the parameters against the inputs' shape that the key ranges cannot express
+   *  (g against n_in, n_out against the Compress output, ...), made by the task before anything
+   *  is computed and by validate; run() makes the same checks through the same function. Errors
+   *  KD_ERR_CONFIG with the key recorded (KD_CHECK_KEY). NULL: none. Local (every rank agrees:
+   *  parameters and shape are replicated). */
+  kd_err (*check)(const kd_params *p, const kd_algo_shape *s);
+  /** The memory estimate of one rank that the up-front refusal and validate use. NULL: the task's
+   *  generic estimate for its family. Local. */
+  kd_err (*mem)(const kd_params *p, const kd_algo_shape *s, kd_algo_mem *out);
 } kd_algo_desc;
 
 /** Registry lookup by (task, name); NULL if unknown. Local. */
@@ -72,8 +111,11 @@ const kd_algo_desc *kd_algo_find(const char *task, const char *name);
 /** Iterate the registry: returns NULL past the end. */
 const kd_algo_desc *kd_algo_at(int i);
 /** 1 if the algorithm reads its input rows bin by bin through kd_pointset_rows_at, so it accepts
- *  a lazy (generated on demand) point set: the thinning tree's algorithms. Local. */
+ *  a lazy (generated on demand) point set (flag KD_ALGO_LAZY_INPUT). Local. */
 int kd_algo_accepts_lazy(const kd_algo_desc *a);
+/** The names of the algorithms of `task` with every flag of `flags`, comma separated, into
+ *  buf[len] (for messages). Local. */
+const char *kd_algo_names_with(const char *task, unsigned flags, char *buf, int len);
 
 #ifdef __cplusplus
 }

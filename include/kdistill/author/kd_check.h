@@ -35,6 +35,19 @@ kd_err kd_err_set(kd_err code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/** kd_err_set that also records the configuration key the error is about ("algorithm.n_out"),
+ *  so the task layer can point at the key's file and line (kd_err_key) without reading it back
+ *  out of the text. Used through KD_CHECK_KEY / KD_FAIL_KEY. Local. */
+kd_err kd_err_set_key(kd_err code, const char *key, const char *file, int line, const char *fmt,
+                      ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/** The key recorded with the bound context's message ("" if none). Local. */
+const char *kd_err_key(void);
+/** Replace the recorded key (kd_dist_agree installs the failing rank's). Local. */
+void kd_err_put_key(const char *key);
 /** Message recorded on the bound context ("" if none or no context). Local; the string is owned
  *  by the context. */
 const char *kd_err_message(void);
@@ -61,6 +74,15 @@ kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what
       err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \
       goto cleanup;                                              \
     }                                                            \
+  } while (0)
+
+/** KD_CHECK whose message is about the configuration key `key` (kd_err_set_key). */
+#define KD_CHECK_KEY(cond, code, key, ...)                                  \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      err = kd_err_set_key((code), (key), __FILE__, __LINE__, __VA_ARGS__); \
+      goto cleanup;                                                         \
+    }                                                                       \
   } while (0)
 
 /** Jump to cleanup with code and message (unconditional KD_CHECK). */

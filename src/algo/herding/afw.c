@@ -34,5 +34,12 @@ static kd_err kd_afw_run_(const kd_algo_in *in, kd_result *out) {
   return kd_herd_drive(in, out, kd_afw_iter_, NULL, NULL);
 }
 
-const kd_algo_desc kd_algo_afw = {"afw",          "herd",           "away-step Frank-Wolfe herding",
-                                  kd_afw_params_, KD_HERD_N_COMMON, kd_afw_run_};
+const kd_algo_desc kd_algo_afw = {"afw",
+                                  "herd",
+                                  "away-step Frank-Wolfe herding",
+                                  kd_afw_params_,
+                                  KD_HERD_N_COMMON,
+                                  kd_afw_run_,
+                                  KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+                                  NULL,
+                                  NULL};

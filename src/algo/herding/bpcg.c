@@ -40,7 +40,8 @@ static kd_err kd_bpcg_run_(const kd_algo_in *in, kd_result *out) {
   kd_herd_params hp;
   KD_TRY(kd_herd_params_read(in->params, &hp));
   double ksc = hp.K_sc;
-  KD_CHECK(ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", ksc);
+  KD_CHECK_KEY(ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc",
+               "algorithm.K_sc must be >= 1 (App. C), got %g", ksc);
   KD_TRY(kd_herd_drive(in, out, kd_bpcg_iter_, &ksc, NULL));
 cleanup:
   return err;
@@ -52,4 +53,7 @@ const kd_algo_desc kd_algo_bpcg = {
     "Blended Pairwise Conditional Gradients herding (BPCG Alg. 3, K_sc of App. C)",
     kd_bpcg_params_,
     KD_HERD_N_COMMON + 1,
-    kd_bpcg_run_};
+    kd_bpcg_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

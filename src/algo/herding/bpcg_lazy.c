@@ -83,8 +83,10 @@ static kd_err kd_bpcg_lazy_run_(const kd_algo_in *in, kd_result *out) {
   kd_herd_params hp;
   KD_TRY(kd_herd_params_read(in->params, &hp));
   kd_bpcg_lazy_ctx_ c = {hp.J, hp.K_sc, 0, 0};
-  KD_CHECK(c.J >= 1.0, KD_ERR_CONFIG, "algorithm.J must be >= 1 (Alg. 2), got %g", c.J);
-  KD_CHECK(c.ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc must be >= 1 (App. C), got %g", c.ksc);
+  KD_CHECK_KEY(c.J >= 1.0, KD_ERR_CONFIG, "algorithm.J",
+               "algorithm.J must be >= 1 (Alg. 2), got %g", c.J);
+  KD_CHECK_KEY(c.ksc >= 1.0, KD_ERR_CONFIG, "algorithm.K_sc",
+               "algorithm.K_sc must be >= 1 (App. C), got %g", c.ksc);
   const kd_herd_ctx_io io = {kd_bpcg_lazy_save_, kd_bpcg_lazy_load_};
   KD_TRY(kd_herd_drive(in, out, kd_bpcg_lazy_iter_, &c, &io));
 cleanup:
@@ -97,4 +99,7 @@ const kd_algo_desc kd_algo_bpcg_lazy = {
     "lazified BPCG herding (BPCG Alg. 4, accuracy J, K_sc of App. C)",
     kd_bpcg_lazy_params_,
     KD_HERD_N_COMMON + 2,
-    kd_bpcg_lazy_run_};
+    kd_bpcg_lazy_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

@@ -14,4 +14,7 @@ const kd_algo_desc kd_algo_fc_gcos = {
     "accelerated herding, fully-corrective greedy cos (Alg. 4 + Alg. 7)",
     kd_fc_gcos_params_,
     KD_HERD_N_COMMON + 2,
-    kd_fc_gcos_run_};
+    kd_fc_gcos_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

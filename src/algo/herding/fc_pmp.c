@@ -14,4 +14,7 @@ const kd_algo_desc kd_algo_fc_pmp = {
     "accelerated herding, fully-corrective PMP (Alg. 4 + Alg. 5 with (3.9))",
     kd_fc_pmp_params_,
     KD_HERD_N_COMMON + 2,
-    kd_fc_pmp_run_};
+    kd_fc_pmp_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

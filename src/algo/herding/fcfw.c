@@ -69,4 +69,7 @@ const kd_algo_desc kd_algo_fcfw = {
     "fully-corrective Frank-Wolfe herding (weights re-optimised every step)",
     kd_fcfw_params_,
     KD_HERD_N_COMMON,
-    kd_fcfw_run_};
+    kd_fcfw_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

@@ -31,4 +31,7 @@ const kd_algo_desc kd_algo_fw_eq = {"fw_eq",
                                     "kernel herding, Frank-Wolfe with step 1/(t+1) (equal weights)",
                                     kd_fw_eq_params_,
                                     KD_HERD_N_COMMON,
-                                    kd_fw_eq_run_};
+                                    kd_fw_eq_run_,
+                                    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+                                    NULL,
+                                    NULL};

@@ -27,6 +27,12 @@ static kd_err kd_fw_ls_run_(const kd_algo_in *in, kd_result *out) {
   return kd_herd_drive(in, out, kd_fw_ls_iter_, NULL, NULL);
 }
 
-const kd_algo_desc kd_algo_fw_linesearch = {
-    "fw_linesearch",  "herd",           "kernel herding, Frank-Wolfe with exact line search",
-    kd_fw_ls_params_, KD_HERD_N_COMMON, kd_fw_ls_run_};
+const kd_algo_desc kd_algo_fw_linesearch = {"fw_linesearch",
+                                            "herd",
+                                            "kernel herding, Frank-Wolfe with exact line search",
+                                            kd_fw_ls_params_,
+                                            KD_HERD_N_COMMON,
+                                            kd_fw_ls_run_,
+                                            KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+                                            NULL,
+                                            NULL};

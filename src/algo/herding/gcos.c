@@ -14,4 +14,7 @@ const kd_algo_desc kd_algo_gcos = {
     "accelerated herding, greedy cos-theta maximisation (Alg. 4 + Alg. 6)",
     kd_gcos_params_,
     KD_HERD_N_COMMON + 2,
-    kd_gcos_run_};
+    kd_gcos_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

@@ -386,10 +386,10 @@ kd_err kd_herd_accel_run(const kd_algo_in *in, kd_result *out, kd_herd_accel_mod
   KD_TRY(kd_herd_params_read(in->params, &hp));
   const int64_t kmax = hp.K_max;
   x.delta = hp.delta;
-  KD_CHECK(kmax >= 1 && kmax <= 100000, KD_ERR_CONFIG,
-           "algorithm.K_max must be in [1, 100000] (Alg. 5/6), got %lld", (long long)kmax);
-  KD_CHECK(x.delta < 1.0 && x.delta >= -1.0, KD_ERR_CONFIG,
-           "algorithm.delta must be in [-1, 1), got %g", x.delta);
+  KD_CHECK_KEY(kmax >= 1 && kmax <= 100000, KD_ERR_CONFIG, "algorithm.K_max",
+               "algorithm.K_max must be in [1, 100000] (Alg. 5/6), got %lld", (long long)kmax);
+  KD_CHECK_KEY(x.delta < 1.0 && x.delta >= -1.0, KD_ERR_CONFIG, "algorithm.delta",
+               "algorithm.delta must be in [-1, 1), got %g", x.delta);
   x.kmax = (int)kmax;
   KD_CHECK(in->points, KD_ERR_ARG, "herd: candidates are required");
   const kd_lidx nl = kd_pointset_n_local(in->points);

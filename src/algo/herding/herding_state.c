@@ -760,10 +760,11 @@ kd_err kd_herd_drive(const kd_algo_in *in, kd_result *out, kd_herd_iter_fn fn, v
   const kd_herd_stop st = hp.stop;
   if (in->kernel) kd_kernel_reset_evals(in->kernel); /* count setup (diag, embedding) too */
   KD_TRY(kd_herd_init(in, st.cache_mb, &h));
-  KD_CHECK(st.max_atoms <= kd_pointset_n_global(in->points), KD_ERR_CONFIG,
-           "algorithm.max_atoms = %lld: more than the %lld candidates (a rule has at most one atom "
-           "per candidate)",
-           (long long)st.max_atoms, (long long)kd_pointset_n_global(in->points));
+  KD_CHECK_KEY(
+      st.max_atoms <= kd_pointset_n_global(in->points), KD_ERR_CONFIG, "algorithm.max_atoms",
+      "algorithm.max_atoms = %lld: more than the %lld candidates (a rule has at most one atom "
+      "per candidate)",
+      (long long)st.max_atoms, (long long)kd_pointset_n_global(in->points));
   h.tol_gap = st.tol_gap;
   if (kd_ckpt_resume(in->ckpt)) {
     KD_TRY(kd_herd_restore_(&h, in->ckpt, st.max_iter, &it, &last_gap, out));

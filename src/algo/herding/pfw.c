@@ -30,5 +30,12 @@ static kd_err kd_pfw_run_(const kd_algo_in *in, kd_result *out) {
   return kd_herd_drive(in, out, kd_pfw_iter_, NULL, NULL);
 }
 
-const kd_algo_desc kd_algo_pfw = {"pfw",          "herd",           "pairwise Frank-Wolfe herding",
-                                  kd_pfw_params_, KD_HERD_N_COMMON, kd_pfw_run_};
+const kd_algo_desc kd_algo_pfw = {"pfw",
+                                  "herd",
+                                  "pairwise Frank-Wolfe herding",
+                                  kd_pfw_params_,
+                                  KD_HERD_N_COMMON,
+                                  kd_pfw_run_,
+                                  KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+                                  NULL,
+                                  NULL};

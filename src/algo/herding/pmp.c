@@ -14,4 +14,7 @@ const kd_algo_desc kd_algo_pmp = {
     "accelerated herding with positive matching pursuit (Alg. 4 + Alg. 5)",
     kd_pmp_params_,
     KD_HERD_N_COMMON + 2,
-    kd_pmp_run_};
+    kd_pmp_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_RESUMABLE,
+    NULL,
+    NULL};

@@ -496,21 +496,10 @@ static kd_err kd_quad_setup_(kd_quad_drv_ *D) {
   KD_CHECK(!emp || kd_pointset_dim(emp) == d, KD_ERR_INPUT,
            "quadrature: the sample pool has dimension %d but the kernel %d",
            emp ? kd_pointset_dim(emp) : 0, d);
-  if (N == 0) N = n * n;
-  if (emp && N > kd_pointset_n_global(emp)) N = kd_pointset_n_global(emp);
-  if (ell == 0) ell = 10 * n;
-  KD_CHECK(N >= n + 1, KD_ERR_CONFIG,
-           "algorithm.sample_size: N = %lld must be at least n + 1 = %lld", (long long)N,
-           (long long)(n + 1));
-  if (D->kind == KD_QUAD_NYSTROM) {
-    KD_CHECK(ell >= n, KD_ERR_CONFIG,
-             "algorithm.nystrom_points: l = %lld must be at least n = %lld", (long long)ell,
-             (long long)n);
-    if (emp)
-      KD_CHECK(ell <= kd_pointset_n_global(emp), KD_ERR_CONFIG,
-               "algorithm.nystrom_points: l = %lld exceeds the %lld target rows", (long long)ell,
-               (long long)kd_pointset_n_global(emp));
-  } else {
+  const kd_gidx n_emp = emp ? kd_pointset_n_global(emp) : 0;
+  kd_quad_sizes(n, N, ell, n_emp, &N, &ell);
+  KD_TRY(kd_quad_check_sizes(D->kind, n, N, ell, n_emp));
+  if (D->kind == KD_QUAD_MERCER) {
     const kd_kernel_params *kp = kd_kernel_get_params(D->k);
     KD_CHECK(kp->type == KD_KERNEL_SOBOLEV && meas &&
                  (meas->type == KD_MEASURE_TORUS ||

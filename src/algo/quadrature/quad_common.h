@@ -12,6 +12,16 @@ typedef enum { KD_QUAD_NYSTROM = 0, KD_QUAD_MERCER = 1 } kd_quad_kind;
 #define KD_QUAD_N_PARAMS 12
 extern const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS];
 
+/** The sizes a run resolves: N = n^2 unless given (at most the n_emp empirical rows when
+ *  n_emp > 0), l = 10 n unless given. Local. */
+void kd_quad_sizes(int64_t n, int64_t N, int64_t ell, kd_gidx n_emp, int64_t *N_out,
+                   int64_t *ell_out);
+/** N >= n + 1; Nystrom: n <= l (<= n_emp when n_emp > 0). KD_ERR_CONFIG naming the key. Local. */
+kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell, kd_gidx n_emp);
+/** The descriptors' check and memory hooks (kd_algo_desc.check / .mem) for `kind`. Local. */
+kd_err kd_quad_check(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind);
+kd_err kd_quad_mem(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind, kd_algo_mem *out);
+
 /** Run the pipeline: sample, test functions, distributed recombination, Alg. 1 steps 2-4,
  *  optional convex re-weighting. Collective over in->comm. */
 kd_err kd_quad_run(const kd_algo_in *in, kd_result *out, kd_quad_kind kind);

@@ -169,8 +169,9 @@ static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
   int64_t m = 0;
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
-  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)p.n_out, (long long)n);
+  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
+               (long long)n);
   KD_ALLOC(piv, p.n_out);
   KD_TRY(kd_stein_rpc_factor(in, p.n_out, NULL, &F, piv, &m, NULL));
   KD_CHECK(m >= 1, KD_ERR_NUMERIC, "rpcholesky: the kernel matrix is zero");
@@ -192,4 +193,7 @@ const kd_algo_desc kd_algo_rpcholesky = {
     "simplex weights (with a Stein kernel: Stein Cholesky)",
     kd_rpc_spec_,
     (int)(sizeof kd_rpc_spec_ / sizeof kd_rpc_spec_[0]),
-    kd_rpc_run_};
+    kd_rpc_run_,
+    KD_ALGO_WEIGHTED | KD_ALGO_N_OUT,
+    NULL,
+    NULL};

@@ -122,8 +122,9 @@ static kd_err kd_sc_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
   const kd_lidx nl = kd_pointset_n_local(in->points);
-  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)p.n_out, (long long)n);
+  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
+               (long long)n);
   KD_ALLOC_AGREED(in->comm, w, nl);
   KD_ALLOC_AGREED(in->comm, piv, p.n_out);
   if (low_rank)
@@ -164,7 +165,10 @@ const kd_algo_desc kd_algo_sc = {
     "RPCholesky pivots, constant-preserving (or simplex) weights",
     kd_sc_spec_,
     (int)(sizeof kd_sc_spec_ / sizeof kd_sc_spec_[0]),
-    kd_sc_run_};
+    kd_sc_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT | KD_ALGO_WEIGHTED,
+    NULL,
+    NULL};
 
 const kd_algo_desc kd_algo_lsc = {
     "lsc",
@@ -173,4 +177,7 @@ const kd_algo_desc kd_algo_lsc = {
     "constant-preserving (or simplex) weights",
     kd_lsc_spec_,
     (int)(sizeof kd_lsc_spec_ / sizeof kd_lsc_spec_[0]),
-    kd_lsc_run_};
+    kd_lsc_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT | KD_ALGO_WEIGHTED,
+    NULL,
+    NULL};

@@ -89,8 +89,9 @@ static kd_err kd_skt_common_(const kd_algo_in *in, int low_rank, kd_result *out)
   int64_t steps = 0;
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
-  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)p.n_out, (long long)n);
+  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
+               (long long)n);
   KD_TRY(kd_skt_kt_params_(&p, &kp));
   const kd_lidx nl = kd_pointset_n_local(in->points);
   w = calloc((size_t)(nl > 0 ? nl : 1), sizeof *w);
@@ -143,7 +144,10 @@ const kd_algo_desc kd_algo_skt = {
     "(KSD), resampling, KT-Compress to n_out points",
     kd_skt_spec_,
     (int)(sizeof kd_skt_spec_ / sizeof kd_skt_spec_[0]),
-    kd_skt_run_};
+    kd_skt_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT,
+    NULL,
+    NULL};
 
 const kd_algo_desc kd_algo_lskt = {
     "lskt",
@@ -152,4 +156,7 @@ const kd_algo_desc kd_algo_lskt = {
     "target (KSD) in O(n rank) per step, resampling, KT-Compress to n_out points",
     kd_lskt_spec_,
     (int)(sizeof kd_lskt_spec_ / sizeof kd_lskt_spec_[0]),
-    kd_lskt_run_};
+    kd_lskt_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT,
+    NULL,
+    NULL};

@@ -79,8 +79,9 @@ static kd_err kd_sr_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
   const kd_lidx nl = kd_pointset_n_local(in->points);
-  KD_CHECK(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)p.n_out, (long long)n);
+  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
+               (long long)n);
   w = calloc((size_t)(nl > 0 ? nl : 1), sizeof *w);
   piv = calloc((size_t)p.n_out, sizeof *piv);
   sums = calloc((size_t)p.n_out + 1, sizeof *sums);
@@ -136,7 +137,10 @@ const kd_algo_desc kd_algo_sr = {
     "to n_out rows preserving RPCholesky features, simplex weights",
     kd_sr_spec_,
     (int)(sizeof kd_sr_spec_ / sizeof kd_sr_spec_[0]),
-    kd_sr_run_};
+    kd_sr_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT | KD_ALGO_WEIGHTED,
+    NULL,
+    NULL};
 
 const kd_algo_desc kd_algo_lsr = {
     "lsr",
@@ -145,4 +149,7 @@ const kd_algo_desc kd_algo_lsr = {
     "rows preserving weighted-RPCholesky features, simplex weights",
     kd_lsr_spec_,
     (int)(sizeof kd_lsr_spec_ / sizeof kd_lsr_spec_[0]),
-    kd_lsr_run_};
+    kd_lsr_run_,
+    KD_ALGO_SCORE | KD_ALGO_N_OUT | KD_ALGO_WEIGHTED,
+    NULL,
+    NULL};

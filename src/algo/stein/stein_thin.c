@@ -23,6 +23,25 @@ static const kd_param_spec kd_stein_thin_spec_[] = {
      KD_PARAM_AT(kd_stein_thin_params_, replacement)},
 };
 
+/* Without replacement the rows are distinct: n_out <= n. Used by run() and by validate. */
+static kd_err kd_stein_thin_sizes_(const kd_stein_thin_params_ *p, kd_gidx n) {
+  kd_err err = KD_OK;
+  KD_CHECK_KEY(p->replacement || p->n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points (replacement: false)",
+               (long long)p->n_out, (long long)n);
+cleanup:
+  return err;
+}
+
+static kd_err kd_stein_thin_check_(const kd_params *params, const kd_algo_shape *s) {
+  kd_err err = KD_OK;
+  kd_stein_thin_params_ p = {0};
+  KD_TRY(kd_params_fill(params, &p));
+  KD_TRY(kd_stein_thin_sizes_(&p, s->n_in));
+cleanup:
+  return err;
+}
+
 static kd_err kd_stein_thin_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_stein_thin_params_ p = {0};
@@ -34,9 +53,7 @@ static kd_err kd_stein_thin_run_(const kd_algo_in *in, kd_result *out) {
   const kd_lidx nl = kd_pointset_n_local(ps);
   const int d = kd_pointset_dim(ps);
   const double *X = kd_pointset_rows_const(ps);
-  KD_CHECK(p.replacement || p.n_out <= n, KD_ERR_CONFIG,
-           "algorithm.n_out = %lld exceeds the %lld input points (replacement: false)",
-           (long long)p.n_out, (long long)n);
+  KD_TRY(kd_stein_thin_sizes_(&p, n));
   const size_t nn = (size_t)(nl > 0 ? nl : 1);
   z = calloc(nn, sizeof *z), dg = calloc(nn, sizeof *dg), acc = calloc(nn, sizeof *acc);
   col = calloc(nn, sizeof *col), used = calloc(nn, 1), row = calloc((size_t)d, sizeof *row);
@@ -84,4 +101,7 @@ const kd_algo_desc kd_algo_stein_thin = {
     "(any kernel: the MMD) of the chosen multiset",
     kd_stein_thin_spec_,
     (int)(sizeof kd_stein_thin_spec_ / sizeof kd_stein_thin_spec_[0]),
-    kd_stein_thin_run_};
+    kd_stein_thin_run_,
+    KD_ALGO_SCORE,
+    kd_stein_thin_check_,
+    NULL};

@@ -105,28 +105,30 @@ static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_p
   D->m = m;
   D->n = n;
   D->d = kd_pointset_dim(D->X);
-  KD_CHECK(s >= 2, KD_ERR_CONFIG, "algorithm.s must be >= 2, got %lld", (long long)s);
-  KD_CHECK(g >= 0 && g <= 30, KD_ERR_CONFIG, "algorithm.g must be in [0,30], got %lld",
-           (long long)g);
-  KD_CHECK(delta > 0.0 && delta < 1.0, KD_ERR_CONFIG, "algorithm.delta must be in (0,1), got %g",
-           delta);
-  KD_CHECK(s <= m + n, KD_ERR_CONFIG, "algorithm.s = %lld exceeds m + n = %lld points",
-           (long long)s, (long long)(m + n));
-  KD_CHECK((s * m) % (m + n) == 0, KD_ERR_CONFIG,
-           "algorithm.s = %lld: s*m/(m+n) = %lld*%lld/%lld is not an integer, so X and Y cannot "
-           "be split into equal bins (Alg. 3)",
-           (long long)s, (long long)s, (long long)m, (long long)(m + n));
+  KD_CHECK_KEY(s >= 2, KD_ERR_CONFIG, "algorithm.s", "algorithm.s must be >= 2, got %lld",
+               (long long)s);
+  KD_CHECK_KEY(g >= 0 && g <= 30, KD_ERR_CONFIG, "algorithm.g",
+               "algorithm.g must be in [0,30], got %lld", (long long)g);
+  KD_CHECK_KEY(delta > 0.0 && delta < 1.0, KD_ERR_CONFIG, "algorithm.delta",
+               "algorithm.delta must be in (0,1), got %g", delta);
+  KD_CHECK_KEY(s <= m + n, KD_ERR_CONFIG, "algorithm.s",
+               "algorithm.s = %lld exceeds m + n = %lld points", (long long)s, (long long)(m + n));
+  KD_CHECK_KEY(
+      (s * m) % (m + n) == 0, KD_ERR_CONFIG, "algorithm.s",
+      "algorithm.s = %lld: s*m/(m+n) = %lld*%lld/%lld is not an integer, so X and Y cannot "
+      "be split into equal bins (Alg. 3)",
+      (long long)s, (long long)s, (long long)m, (long long)(m + n));
   const int64_t s_m = s * m / (m + n), s_n = s - s_m;
-  KD_CHECK(s_m >= 1 && s_n >= 1, KD_ERR_CONFIG,
-           "algorithm.s = %lld gives %lld bins of X and %lld of Y; both need at least one",
-           (long long)s, (long long)s_m, (long long)s_n);
-  KD_CHECK(m % s_m == 0 && n % s_n == 0, KD_ERR_CONFIG,
-           "algorithm.s = %lld: m = %lld and n = %lld do not split into equal bins of (m+n)/s",
-           (long long)s, (long long)m, (long long)n);
+  KD_CHECK_KEY(s_m >= 1 && s_n >= 1, KD_ERR_CONFIG, "algorithm.s",
+               "algorithm.s = %lld gives %lld bins of X and %lld of Y; both need at least one",
+               (long long)s, (long long)s_m, (long long)s_n);
+  KD_CHECK_KEY(m % s_m == 0 && n % s_n == 0, KD_ERR_CONFIG, "algorithm.s",
+               "algorithm.s = %lld: m = %lld and n = %lld do not split into equal bins of (m+n)/s",
+               (long long)s, (long long)m, (long long)n);
   const int64_t n_in = m / s_m;
-  KD_CHECK(n_in >= 4, KD_ERR_CONFIG,
-           "algorithm.s = %lld leaves bins of %lld points; every bin needs at least 4 points",
-           (long long)s, (long long)n_in);
+  KD_CHECK_KEY(n_in >= 4, KD_ERR_CONFIG, "algorithm.s",
+               "algorithm.s = %lld leaves bins of %lld points; every bin needs at least 4 points",
+               (long long)s, (long long)n_in);
   /* KT-Compress keeps F 2^(g+K) rows, K = floor(log4 n_in), F = floor(n_in / 4^K) (= 2^g sqrt(n_in)
    * for n_in a power of 4); it compresses only when 4^(g+1) <= n_in. Otherwise the coreset would
    * be at least the whole bin, so the bin is kept as it is (no compression). */
@@ -368,4 +370,7 @@ const kd_algo_desc kd_algo_ctt = {
     "Compress Then Test: KT-Compress s bins, permutation MMD test on the coresets (Alg. 3)",
     kd_ctt_params_,
     (int)(sizeof kd_ctt_params_ / sizeof kd_ctt_params_[0]),
-    kd_ctt_run_};
+    kd_ctt_run_,
+    0,
+    NULL,
+    NULL};

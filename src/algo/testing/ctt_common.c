@@ -9,9 +9,10 @@
 kd_err kd_ctt_decide(const double *stat2, int64_t B, double alpha, uint64_t seed,
                      kd_ctt_decision *out) {
   kd_err err = KD_OK;
-  KD_CHECK(B >= 1, KD_ERR_ARG, "algorithm.B must be >= 1, got %lld", (long long)B);
-  KD_CHECK(alpha > 0.0 && alpha < 1.0, KD_ERR_ARG, "algorithm.alpha must be in (0,1), got %g",
-           alpha);
+  KD_CHECK_KEY(B >= 1, KD_ERR_ARG, "algorithm.B", "algorithm.B must be >= 1, got %lld",
+               (long long)B);
+  KD_CHECK_KEY(alpha > 0.0 && alpha < 1.0, KD_ERR_ARG, "algorithm.alpha",
+               "algorithm.alpha must be in (0,1), got %g", alpha);
   const double obs = stat2[B];
   int64_t less = 0, ties = 0, greater = 0;
   for (int64_t b = 0; b < B; b++) {
@@ -71,9 +72,10 @@ kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const k
   *y = ti->y;
   const int64_t B = p->B;
   const double alpha = p->alpha;
-  KD_CHECK(B >= 1, KD_ERR_CONFIG, "algorithm.B must be >= 1, got %lld", (long long)B);
-  KD_CHECK(alpha > 0.0 && alpha < 1.0, KD_ERR_CONFIG, "algorithm.alpha must be in (0,1), got %g",
-           alpha);
+  KD_CHECK_KEY(B >= 1, KD_ERR_CONFIG, "algorithm.B", "algorithm.B must be >= 1, got %lld",
+               (long long)B);
+  KD_CHECK_KEY(alpha > 0.0 && alpha < 1.0, KD_ERR_CONFIG, "algorithm.alpha",
+               "algorithm.alpha must be in (0,1), got %g", alpha);
   const kd_gidx m = kd_pointset_n_global(in->points), n = kd_pointset_n_global(*y);
   KD_CHECK(m >= 1, KD_ERR_INPUT, "ctt: the first sample X is empty (m = 0)");
   KD_CHECK(n >= 1, KD_ERR_INPUT, "ctt: the second sample Y is empty (n = 0)");

@@ -74,7 +74,7 @@ static kd_err kd_exact_setup_(kd_exact_drv_ *D, const kd_algo_in *in, const kd_c
   D->nt = (N + bt - 1) / bt;
   D->wx = 1.0 / (double)m;
   D->wy = -1.0 / (double)n;
-  KD_CHECK(bt >= 1, KD_ERR_CONFIG, "algorithm.tile must be >= 1");
+  KD_CHECK_KEY(bt >= 1, KD_ERR_CONFIG, "algorithm.tile", "algorithm.tile must be >= 1");
   KD_ALLOC(D->Z, N * d);
   KD_TRY(kd_pointset_allgather(in->points, D->Z));
   KD_TRY(kd_pointset_allgather(Y, D->Z + (size_t)m * d));
@@ -224,4 +224,7 @@ const kd_algo_desc kd_algo_ctt_exact = {
     "exact quadratic-time permutation MMD test on the full samples (CTT's reference)",
     kd_ctt_exact_params_,
     (int)(sizeof kd_ctt_exact_params_ / sizeof kd_ctt_exact_params_[0]),
-    kd_ctt_exact_run_};
+    kd_ctt_exact_run_,
+    0,
+    NULL,
+    NULL};

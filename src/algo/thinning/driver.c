@@ -52,6 +52,71 @@ cleanup:
   return err;
 }
 
+kd_err kd_thin_plan_check(kd_thin_plan *pl, kd_gidx n, int log) {
+  kd_err err = KD_OK;
+  const kd_gidx n_out = pl->n_out;
+  KD_CHECK_KEY(n_out >= 1, KD_ERR_CONFIG, "algorithm.n_out", "algorithm.n_out = %lld: must be >= 1",
+               (long long)n_out);
+  KD_CHECK_KEY(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld exceeds the %lld input points", (long long)n_out,
+               (long long)n);
+  /* GS-Halve has no threshold (GS algorithms declare no delta) */
+  KD_CHECK_KEY(KD_HALVE_RULE(pl->kind) == KD_HALVE_GS || (pl->delta > 0 && pl->delta < 1),
+               KD_ERR_CONFIG, "algorithm.delta",
+               "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
+  if (pl->compress && pl->g < 0) { /* automatic: 4, or the largest g with 4^(g+1) <= n_in */
+    int K0 = 0;
+    while (((kd_gidx)1 << (2 * (K0 + 1))) <= n) K0++;
+    pl->g = K0 - 1 < 4 ? (K0 > 0 ? K0 - 1 : 0) : 4;
+    if (log && pl->g < 4)
+      kd_log_info("algorithm.g: %d for n_in = %lld (4 needs 4^5 = 1024 input rows)", pl->g,
+                  (long long)n);
+  }
+  if (pl->compress) {
+    kd_thin_tree t;
+    kd_thin_tree_init(&t, n, 0, pl);
+    KD_CHECK_KEY(pl->g >= 0 && t.K > pl->g, KD_ERR_CONFIG, "algorithm.g",
+                 "algorithm.g = %d too large for n_in = %lld: Compress needs 4^(g+1) <= n_in "
+                 "(g <= %d)",
+                 pl->g, (long long)n, t.K - 1);
+    KD_CHECK_KEY(t.F << (pl->g + t.K) >= n_out, KD_ERR_CONFIG, "algorithm.n_out",
+                 "algorithm.n_out = %lld exceeds the Compress output %lld (= %lld * 2^(g+%d)); "
+                 "raise algorithm.g",
+                 (long long)n_out, (long long)(t.F << (pl->g + t.K)), (long long)t.F, t.K);
+  }
+cleanup:
+  return err;
+}
+
+kd_err kd_thin_plan_make(const kd_params *p, const kd_thin_variant *v, kd_gidx n,
+                         kd_thin_plan *plan) {
+  kd_err err = kd_thin_plan_from_params(p, plan);
+  if (err) return err;
+  plan->kind = v->kind;
+  plan->compress = v->compress;
+  if (v->refine) plan->refine = 1; /* else as the key `refine` says (when declared) */
+  if (v->half) plan->n_out = n / 2;
+  return KD_OK;
+}
+
+kd_err kd_thin_run_variant(const kd_algo_in *in, const kd_thin_variant *v, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_thin_plan plan;
+  KD_TRY(kd_thin_plan_make(in->params, v, kd_pointset_n_global(in->points), &plan));
+  KD_TRY(kd_thin_run(in, &plan, out));
+cleanup:
+  return err;
+}
+
+kd_err kd_thin_check_variant(const kd_params *p, const kd_algo_shape *s, const kd_thin_variant *v) {
+  kd_err err = KD_OK;
+  kd_thin_plan plan;
+  KD_TRY(kd_thin_plan_make(p, v, s->n_in, &plan));
+  KD_TRY(kd_thin_plan_check(&plan, s->n_in, 0));
+cleanup:
+  return err;
+}
+
 /* A node's output is a kd_dist_block of packed rows [gidx, x_1..x_d] (n = rows * (d+1)). */
 
 /* coords of packed rows into X */
@@ -329,36 +394,13 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->ev0 = kd_kernel_evals(D->k);
   D->s0 = -1;
   D->n_out = pl->n_out;
-  const kd_gidx n = D->n, n_out = D->n_out;
-  KD_CHECK(n_out >= 1, KD_ERR_CONFIG, "algorithm.n_out = %lld: must be >= 1", (long long)n_out);
-  KD_CHECK(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out = %lld exceeds the %lld input points",
-           (long long)n_out, (long long)n);
-  /* GS-Halve has no threshold (GS algorithms declare no delta) */
-  KD_CHECK(KD_HALVE_RULE(pl->kind) == KD_HALVE_GS || (pl->delta > 0 && pl->delta < 1),
-           KD_ERR_CONFIG, "algorithm.delta = %g: must lie strictly between 0 and 1", pl->delta);
+  const kd_gidx n = D->n;
+  KD_TRY(kd_thin_plan_check(pl, n, 1));
   KD_CHECK(kd_kernel_dim(D->k) == D->d, KD_ERR_ARG, "kernel dimension %d != data dimension %d",
            kd_kernel_dim(D->k), D->d);
-  if (pl->compress && pl->g < 0) { /* automatic: 4, or the largest g with 4^(g+1) <= n_in */
-    int K0 = 0;
-    while (((kd_gidx)1 << (2 * (K0 + 1))) <= n) K0++;
-    pl->g = K0 - 1 < 4 ? (K0 > 0 ? K0 - 1 : 0) : 4;
-    if (pl->g < 4)
-      kd_log_info("algorithm.g: %d for n_in = %lld (4 needs 4^5 = 1024 input rows)", pl->g,
-                  (long long)n);
-  }
   kd_thin_tree_init(&D->tr, n, D->d, pl);
   const int K = D->tr.K;
   const kd_gidx F = D->tr.F;
-  if (pl->compress) {
-    KD_CHECK(pl->g >= 0 && K > pl->g, KD_ERR_CONFIG,
-             "algorithm.g = %d too large for n_in = %lld: Compress needs 4^(g+1) <= n_in "
-             "(g <= %d)",
-             pl->g, (long long)n, K - 1);
-    KD_CHECK(F << (pl->g + K) >= n_out, KD_ERR_CONFIG,
-             "algorithm.n_out = %lld exceeds the Compress output %lld (= %lld * 2^(g+%d)); raise "
-             "algorithm.g",
-             (long long)n_out, (long long)(F << (pl->g + K)), (long long)F, K);
-  }
   KD_TRY(kd_pointset_validate(ps, "data"));
   D->den = pl->compress ? (double)(F << (2 * K)) * pow(4.0, pl->g + 1) * (K - pl->g) : 1;
   /* a negative delta tells kd_thin_halve to use the tight KH threshold */
@@ -456,10 +498,10 @@ static kd_err kd_thin_direct_(kd_thin_drv_ *D) {
   kd_err err = KD_OK;
   double *buf = NULL;
   const kd_lidx nl = kd_pointset_n_local(D->in->points);
-  KD_CHECK(!kd_pointset_is_lazy(D->in->points), KD_ERR_CONFIG,
-           "algorithm.n_out = %lld: above half the input, all rows go to one rank, which lazy "
-           "(generated) data does not allow; lower n_out or set data.lazy: false",
-           (long long)D->pl.n_out);
+  KD_CHECK_KEY(!kd_pointset_is_lazy(D->in->points), KD_ERR_CONFIG, "algorithm.n_out",
+               "algorithm.n_out = %lld: above half the input, all rows go to one rank, which lazy "
+               "(generated) data does not allow; lower n_out or set data.lazy: false",
+               (long long)D->pl.n_out);
   KD_TRY(kd_thin_pack_local_(D, &buf));
   KD_ALLOC(D->root.v, D->n * D->w + 1);
   D->root.n = D->n * D->w;

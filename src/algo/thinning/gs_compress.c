@@ -14,15 +14,14 @@ static const kd_param_spec kd_gs_compress_params_[] = {
     KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_gs_compress_v_ = {KD_HALVE_GS, 1, 0, 0};
+
 static kd_err kd_gs_compress_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_GS;
-  plan.compress = 1;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_gs_compress_v_, out);
+}
+
+static kd_err kd_gs_compress_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_gs_compress_v_);
 }
 
 const kd_algo_desc kd_algo_gs_compress = {
@@ -31,4 +30,7 @@ const kd_algo_desc kd_algo_gs_compress = {
     "GS-Compress: Compress with GS-Halve-Cubic halving (Alg. B.8)",
     kd_gs_compress_params_,
     (int)(sizeof kd_gs_compress_params_ / sizeof kd_gs_compress_params_[0]),
-    kd_gs_compress_run_};
+    kd_gs_compress_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_gs_compress_check_,
+    NULL};

@@ -7,15 +7,14 @@ static const kd_param_spec kd_gs_thin_params_[] = {
     KD_THIN_PARAM_POOL, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_gs_thin_v_ = {KD_HALVE_GS, 0, 0, 0};
+
 static kd_err kd_gs_thin_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_GS;
-  plan.compress = 0;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_gs_thin_v_, out);
+}
+
+static kd_err kd_gs_thin_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_gs_thin_v_);
 }
 
 const kd_algo_desc kd_algo_gs_thin = {
@@ -24,4 +23,7 @@ const kd_algo_desc kd_algo_gs_thin = {
     "GS-Thin: repeated Gram-Schmidt halving, cubic time (Alg. B.5, B.7)",
     kd_gs_thin_params_,
     (int)(sizeof kd_gs_thin_params_ / sizeof kd_gs_thin_params_[0]),
-    kd_gs_thin_run_};
+    kd_gs_thin_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_gs_thin_check_,
+    NULL};

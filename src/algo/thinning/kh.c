@@ -7,16 +7,14 @@ static const kd_param_spec kd_kh_params_[] = {
     KD_THIN_PARAM_POOL,  KD_THIN_PARAM_REWEIGHT,  KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_kh_v_ = {KD_HALVE_KH, 0, 0, 1};
+
 static kd_err kd_kh_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_KH;
-  plan.compress = 0;
-  plan.n_out = kd_pointset_n_global(in->points) / 2;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_kh_v_, out);
+}
+
+static kd_err kd_kh_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_kh_v_);
 }
 
 const kd_algo_desc kd_algo_kh = {
@@ -25,4 +23,7 @@ const kd_algo_desc kd_algo_kh = {
     "one Kernel Halving round KH(delta): n_out = floor(n_in/2) (Alg. B.1)",
     kd_kh_params_,
     (int)(sizeof kd_kh_params_ / sizeof kd_kh_params_[0]),
-    kd_kh_run_};
+    kd_kh_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE,
+    kd_kh_check_,
+    NULL};

@@ -9,15 +9,14 @@ static const kd_param_spec kd_kh_compress_params_[] = {
     KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_kh_compress_v_ = {KD_HALVE_KH, 1, 0, 0};
+
 static kd_err kd_kh_compress_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_KH;
-  plan.compress = 1;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_kh_compress_v_, out);
+}
+
+static kd_err kd_kh_compress_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_kh_compress_v_);
 }
 
 const kd_algo_desc kd_algo_kh_compress = {
@@ -26,4 +25,7 @@ const kd_algo_desc kd_algo_kh_compress = {
     "KH-Compress(delta) with oversampling g, then KH rounds to n_out (Alg. B.4)",
     kd_kh_compress_params_,
     (int)(sizeof kd_kh_compress_params_ / sizeof kd_kh_compress_params_[0]),
-    kd_kh_compress_run_};
+    kd_kh_compress_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_kh_compress_check_,
+    NULL};

@@ -8,16 +8,14 @@ static const kd_param_spec kd_kh_refine_params_[] = {
     KD_THIN_PARAM_POOL2, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_kh_refine_v_ = {KD_HALVE_KH, 0, 1, 0};
+
 static kd_err kd_kh_refine_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_KH;
-  plan.compress = 0;
-  plan.refine = 1;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_kh_refine_v_, out);
+}
+
+static kd_err kd_kh_refine_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_kh_refine_v_);
 }
 
 const kd_algo_desc kd_algo_kh_refine = {
@@ -26,4 +24,7 @@ const kd_algo_desc kd_algo_kh_refine = {
     "repeated KH with the KH-Refine swap pass on the last round (Alg. H.1)",
     kd_kh_refine_params_,
     (int)(sizeof kd_kh_refine_params_ / sizeof kd_kh_refine_params_[0]),
-    kd_kh_refine_run_};
+    kd_kh_refine_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_kh_refine_check_,
+    NULL};

@@ -10,16 +10,14 @@ static const kd_param_spec kd_kt_compress_params_[] = {
     KD_THIN_PARAM_RTARGET_C, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_kt_compress_v_ = {KD_HALVE_KH, 1, 1, 0};
+
 static kd_err kd_kt_compress_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_KH;
-  plan.compress = 1;
-  plan.refine = 1;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_kt_compress_v_, out);
+}
+
+static kd_err kd_kt_compress_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_kt_compress_v_);
 }
 
 const kd_algo_desc kd_algo_kt_compress = {
@@ -28,4 +26,7 @@ const kd_algo_desc kd_algo_kt_compress = {
     "KT-Compress(delta) / Compress++: KH rounds, KH-Refine on the last (App. H)",
     kd_kt_compress_params_,
     (int)(sizeof kd_kt_compress_params_ / sizeof kd_kt_compress_params_[0]),
-    kd_kt_compress_run_};
+    kd_kt_compress_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_kt_compress_check_,
+    NULL};

@@ -7,15 +7,14 @@ static const kd_param_spec kd_lkh_params_[] = {
     KD_THIN_PARAM_POOL, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
 };
 
+static const kd_thin_variant kd_lkh_v_ = {KD_HALVE_LKH, 0, 0, 0};
+
 static kd_err kd_lkh_run_(const kd_algo_in *in, kd_result *out) {
-  kd_err err = KD_OK;
-  kd_thin_plan plan;
-  KD_TRY(kd_thin_plan_from_params(in->params, &plan));
-  plan.kind = KD_HALVE_LKH;
-  plan.compress = 0;
-  KD_TRY(kd_thin_run(in, &plan, out));
-cleanup:
-  return err;
+  return kd_thin_run_variant(in, &kd_lkh_v_, out);
+}
+
+static kd_err kd_lkh_check_(const kd_params *p, const kd_algo_shape *s) {
+  return kd_thin_check_variant(p, s, &kd_lkh_v_);
 }
 
 const kd_algo_desc kd_algo_lkh = {
@@ -24,4 +23,7 @@ const kd_algo_desc kd_algo_lkh = {
     "linear-kernel Kernel Halving LKH(delta), O(n d) per round (Alg. B.2)",
     kd_lkh_params_,
     (int)(sizeof kd_lkh_params_ / sizeof kd_lkh_params_[0]),
-    kd_lkh_run_};
+    kd_lkh_run_,
+    KD_ALGO_LAZY_INPUT | KD_ALGO_RESUMABLE | KD_ALGO_N_OUT,
+    kd_lkh_check_,
+    NULL};

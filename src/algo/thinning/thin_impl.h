@@ -265,6 +265,27 @@ enum { KD_THIN_PAIRING_LOCAL = 0, KD_THIN_PAIRING_INPUT = 1 };
  *  reweight). Local. */
 kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan);
 
+/** What fixes a `thin` algorithm beyond its keys: its halving rule, whether it compresses,
+ *  refine = 1: always KH-Refine (else the key `refine` decides, when declared), and (half = 1,
+ *  kh) n_out = floor(n_in / 2). */
+typedef struct {
+  kd_halve_kind kind;
+  int compress, refine, half;
+} kd_thin_variant;
+/** The plan of variant v from the algorithm's keys for n input rows. Local. */
+kd_err kd_thin_plan_make(const kd_params *p, const kd_thin_variant *v, kd_gidx n,
+                         kd_thin_plan *plan);
+/** Resolve an automatic g (Compress: 4, or the largest g with 4^(g+1) <= n; logged when log = 1)
+ *  and check the plan against n input rows: 1 <= n_out <= n, delta in (0,1) (KH rules), g below
+ *  log4 n and a Compress output of at least n_out rows. The driver's checks and the
+ *  descriptor's check hook (validate) are this one function. Errors KD_ERR_CONFIG with the key
+ *  recorded. Local. */
+kd_err kd_thin_plan_check(kd_thin_plan *pl, kd_gidx n, int log);
+/** run() and check() of the thinning algorithms: the plan of variant v, then kd_thin_run or
+ *  kd_thin_plan_check. */
+kd_err kd_thin_run_variant(const kd_algo_in *in, const kd_thin_variant *v, kd_result *out);
+kd_err kd_thin_check_variant(const kd_params *p, const kd_algo_shape *s, const kd_thin_variant *v);
+
 /* ---------------- checkpoint / restart of the tree (thin_ckpt.c, docs/thinning.md)
  * ---------------- Steps (the `iteration` of a checkpoint): s = h_leaf after the leaf bins, s = h
  * after merge level h (h_leaf < h <= K), s = K + r after the r-th halving round of rank 0. The

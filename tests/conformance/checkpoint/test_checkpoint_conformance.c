@@ -584,6 +584,10 @@ static void check_registry(void) {
             "algorithm %s of task %s (which resumes) has no row in the checkpoint conformance "
             "table",
             a->name, a->task);
+    /* the descriptor's flag says the same as this table */
+    KD_TEST(!(a->flags & KD_ALGO_RESUMABLE) == !found,
+            "algorithm %s: flag KD_ALGO_RESUMABLE is %d but it %s a row here", a->name,
+            !!(a->flags & KD_ALGO_RESUMABLE), found ? "has" : "has no");
   }
   for (int j = 0; j < NROWS; j++)
     KD_TEST(!rows[j].algo || kd_algo_find(rows[j].task, rows[j].algo), "row %s: %s is registered",
