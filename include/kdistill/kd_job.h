@@ -95,6 +95,10 @@ KD_API kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_ya
 KD_API kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
                               const double *weights, int64_t n, int d, double *mmd, double *mmd2);
 
+/** 1 if the kernel family `name` ("gaussian", ...) has a length scale (the key kernel.ls), 0 if
+ *  not, -1 for an unknown name. Local. */
+KD_API int kd_kernel_has_ls(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

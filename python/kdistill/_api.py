@@ -15,8 +15,11 @@ from . import _errors
 from . import _lib
 from ._lib import lib
 
-# kernels without a length scale (kernel.ls would be an unknown key)
-_NO_LS = {"linear", "sobolev", "energy"}
+
+def _has_ls(name):
+    """Whether the kernel family has a length scale (else kernel.ls would be an unknown key); the
+    library's own table answers, unknown names are left for the config check to refuse."""
+    return lib.kd_kernel_has_ls(str(name).encode()) != 0
 
 
 # ------------------------------------------------------------------ closed-form target measures
@@ -170,7 +173,7 @@ def _json_default(v):
 
 def _kernel(kernel, ls):
     k = dict(kernel) if isinstance(kernel, dict) else {"name": kernel}
-    if ls is not None and "ls" not in k and k.get("name") not in _NO_LS:
+    if ls is not None and "ls" not in k and _has_ls(k.get("name", "gaussian")):
         k["ls"] = ls
     return k
 

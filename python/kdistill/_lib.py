@@ -131,6 +131,7 @@ def _load():
         "kd_abi_sizeof": (ctypes.c_size_t, [ctypes.c_char_p]),
         "kd_err_name": (ctypes.c_char_p, [i]),
         "kd_err_exit_status": (i, [i]),
+        "kd_kernel_has_ls": (i, [ctypes.c_char_p]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -97,7 +97,12 @@ kd_err kd_params_fill(const kd_params *p, void *out) {
     char *at = base + (s->offset - 1);
     switch (s->type) {
       case KD_PARAM_INT:
-        memcpy(at, &v->i, sizeof v->i);
+        if (s->as_index) {
+          const int k = (int)v->i;
+          memcpy(at, &k, sizeof k);
+        } else {
+          memcpy(at, &v->i, sizeof v->i);
+        }
         break;
       case KD_PARAM_F64:
         memcpy(at, &v->f, sizeof v->f);

@@ -12,5 +12,11 @@ static void kd_attention_finish_(const kd_kernel *k, kd_lidx n, const double *re
   for (kd_lidx j = 0; j < n; j++) out[j] = exp(s[j] * g) * s2[j];
 }
 
-const kd_kernel_family kd_kfam_attention = {KD_KERNEL_ATTENTION, KD_KACC_ATTN, kd_attention_setup_,
-                                            kd_attention_finish_, NULL};
+const kd_kernel_family kd_kfam_attention = {KD_KERNEL_ATTENTION,
+                                            KD_KACC_ATTN,
+                                            kd_attention_setup_,
+                                            kd_attention_finish_,
+                                            NULL,
+                                            "1",
+                                            NULL,
+                                            0};

@@ -11,5 +11,5 @@ KD_KCLONES static void kd_energy_finish_(const kd_kernel *k, kd_lidx n, const do
   for (kd_lidx j = 0; j < n; j++) out[j] = c - sqrt(s[j]);
 }
 
-const kd_kernel_family kd_kfam_energy = {KD_KERNEL_ENERGY, KD_KACC_SQDIST, kd_energy_setup_,
-                                         kd_energy_finish_, NULL};
+const kd_kernel_family kd_kfam_energy = {
+    KD_KERNEL_ENERGY, KD_KACC_SQDIST, kd_energy_setup_, kd_energy_finish_, NULL, NULL, NULL, 0};

@@ -2,6 +2,11 @@
  * sqrt / division (vectorised, correctly rounded steps); other beta use pow. */
 #include "kernel/kernel_impl.h"
 
+static const kd_param_spec kd_imq_keys_[] = {
+    {"beta", KD_PARAM_F64, 0.5, NULL, 1e-12, 1e6, NULL, "IMQ exponent",
+     KD_PARAM_AT(kd_kernel_params, beta)},
+};
+
 static void kd_imq_setup_(kd_kernel *k) {
   k->c[0] = 1.0 / (k->p.ls * k->p.ls);
   k->c[1] = k->p.beta == 0.5 ? 1.0 : k->p.beta == 1.0 ? 2.0 : k->p.beta == 1.5 ? 3.0 : 0.0;
@@ -31,4 +36,4 @@ KD_KCLONES static void kd_imq_finish_(const kd_kernel *k, kd_lidx n, const doubl
 }
 
 const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ, KD_KACC_SQDIST, kd_imq_setup_, kd_imq_finish_,
-                                      NULL};
+                                      NULL,          "median",       kd_imq_keys_,  1};

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernel/kernel_impl.h"
+#include "kdistill/kd_job.h" /* kd_kernel_has_ls (user tier) */
 
 static const char *const kd_kernel_names_[] = {
 #define KD_KERNEL_NAME_(e, n, s) n,
@@ -46,6 +47,7 @@ kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
   p.degree = 2;
   p.order = 1;
   p.dk = 0;
+  p.median_sample = 1000;
   p.base = KD_KERNEL_IMQ;
   return p;
 }
@@ -122,7 +124,24 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
 }
 
 static int kd_kernel_has_ls_(kd_kernel_type t) {
-  return t != KD_KERNEL_LINEAR && t != KD_KERNEL_SOBOLEV && t != KD_KERNEL_ENERGY;
+  const kd_kernel_family *f = kd_kernel_family_(t);
+  return f && f->ls_default;
+}
+
+kd_kernel_keys kd_kernel_keys_of(kd_kernel_type t) {
+  const kd_kernel_family *f = kd_kernel_family_(t);
+  kd_kernel_keys k = {NULL, NULL, 0};
+  if (f) {
+    k.ls_default = f->ls_default;
+    k.keys = f->keys;
+    k.n_keys = f->n_keys;
+  }
+  return k;
+}
+
+int kd_kernel_has_ls(const char *name) {
+  const kd_kernel_type t = kd_kernel_from_name(name);
+  return t == KD_KERNEL_COUNT_ ? -1 : kd_kernel_has_ls_(t);
 }
 
 static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {

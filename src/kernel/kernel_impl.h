@@ -40,6 +40,11 @@ typedef struct {
    *  it), where the exponential's argument is in its normal range: the same values without the
    *  range test (kd_kexp_neg_sel_). The mat-vec uses it when bounding boxes prove the bound. */
   kd_kernel_finish_fn finish_normal;
+  /** The family's configuration keys (kd_kernel_keys_of): the default of kernel.ls ("median",
+   *  "1", or NULL without a length scale) and the table of its other keys. */
+  const char *ls_default;
+  const kd_param_spec *keys;
+  int n_keys;
 } kd_kernel_family;
 
 struct kd_kernel {

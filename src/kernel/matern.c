@@ -73,9 +73,27 @@ KD_KCLONES static void kd_matern52_finish_normal_(const kd_kernel *k, kd_lidx n,
   (void)kd_matern_loop_(n, k->c[0], s, out, 2, 0);
 }
 
-const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12, KD_KACC_SQDIST, kd_matern12_setup_,
-                                           kd_matern12_finish_, kd_matern12_finish_normal_};
-const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32, KD_KACC_SQDIST, kd_matern32_setup_,
-                                           kd_matern32_finish_, kd_matern32_finish_normal_};
-const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52, KD_KACC_SQDIST, kd_matern52_setup_,
-                                           kd_matern52_finish_, kd_matern52_finish_normal_};
+const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12,
+                                           KD_KACC_SQDIST,
+                                           kd_matern12_setup_,
+                                           kd_matern12_finish_,
+                                           kd_matern12_finish_normal_,
+                                           "median",
+                                           NULL,
+                                           0};
+const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32,
+                                           KD_KACC_SQDIST,
+                                           kd_matern32_setup_,
+                                           kd_matern32_finish_,
+                                           kd_matern32_finish_normal_,
+                                           "median",
+                                           NULL,
+                                           0};
+const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52,
+                                           KD_KACC_SQDIST,
+                                           kd_matern52_setup_,
+                                           kd_matern52_finish_,
+                                           kd_matern52_finish_normal_,
+                                           "median",
+                                           NULL,
+                                           0};

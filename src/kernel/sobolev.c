@@ -6,6 +6,11 @@
  * B6 = u^2 (u - 1/2) + 1/42, with t = frac(|x_i - y_i|) (symmetric in x, y bit for bit). */
 #include "kernel/kernel_impl.h"
 
+static const kd_param_spec kd_sobolev_keys_[] = {
+    {"order", KD_PARAM_INT, 1, NULL, 1, 3, NULL, "Sobolev order r",
+     KD_PARAM_AT_INT(kd_kernel_params, order)},
+};
+
 static void kd_sobolev_setup_(kd_kernel *k) {
   const double twopi = 2.0 * 3.14159265358979323846;
   double f = 1.0;
@@ -21,5 +26,11 @@ static void kd_sobolev_finish_(const kd_kernel *k, kd_lidx n, const double *rest
   memcpy(out, s, sizeof(double) * (size_t)n);
 }
 
-const kd_kernel_family kd_kfam_sobolev = {KD_KERNEL_SOBOLEV, KD_KACC_SOBOLEV, kd_sobolev_setup_,
-                                          kd_sobolev_finish_, NULL};
+const kd_kernel_family kd_kfam_sobolev = {KD_KERNEL_SOBOLEV,
+                                          KD_KACC_SOBOLEV,
+                                          kd_sobolev_setup_,
+                                          kd_sobolev_finish_,
+                                          NULL,
+                                          NULL,
+                                          kd_sobolev_keys_,
+                                          1};

@@ -278,5 +278,11 @@ double kd_stein_ref_(const kd_kernel *k, const double *x, const double *y) {
   return -2 * T * d1 - 4 * d2 * w2 + 2 * d1 * t + phi * q;
 }
 
-const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN, KD_KACC_SQDIST, kd_stein_setup_,
-                                        kd_stein_unused_finish_, NULL};
+const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN,
+                                        KD_KACC_SQDIST,
+                                        kd_stein_setup_,
+                                        kd_stein_unused_finish_,
+                                        NULL,
+                                        "median",
+                                        NULL,
+                                        0};

@@ -22,9 +22,6 @@ static void kd_key_(char *buf, size_t len, const char *section, const char *key)
 }
 
 /* ------------------------------------------------------------ kernel */
-static int kd_kernel_uses_ls_(kd_kernel_type t) {
-  return t != KD_KERNEL_LINEAR && t != KD_KERNEL_SOBOLEV && t != KD_KERNEL_ENERGY;
-}
 
 static void kd_kernel_choices_(char *buf, size_t len) {
   buf[0] = '\0';
@@ -46,13 +43,11 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
   KD_TRY(kd_config_get_str(cfg, key, "gaussian", choices, 0, &name));
   kd_kernel_type t = kd_kernel_from_name(name);
   kd_kernel_params p = kd_kernel_params_default(t);
-  if (kd_kernel_uses_ls_(t)) {
-    /* distance kernels default to the median heuristic; scale parameters of dot-product kernels
-     * default to 1 */
-    const int dot = (t == KD_KERNEL_POLYNOMIAL || t == KD_KERNEL_ATTENTION);
+  const kd_kernel_keys keys = kd_kernel_keys_of(t); /* the family's own keys */
+  if (keys.ls_default) {
     const char *ls = NULL;
     kd_key_(key, sizeof key, section, "ls");
-    KD_TRY(kd_config_get_str(cfg, key, dot ? "1" : "median", NULL, 0, &ls));
+    KD_TRY(kd_config_get_str(cfg, key, keys.ls_default, NULL, 0, &ls));
     if (!strcmp(ls, "median")) {
       p.ls_median = 1;
     } else {
@@ -64,43 +59,25 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
       KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &p.ls));
     }
     kd_key_(key, sizeof key, section, "median_sample");
-    KD_TRY(kd_config_get_int(cfg, key, 1000, 2, 100000000, &iv));
+    KD_TRY(kd_config_get_int(cfg, key, 1000, 2, 100000000, &p.median_sample));
   }
-  switch (t) {
-    case KD_KERNEL_STEIN:
-      KD_TRY(kd_task_read_stein_kernel(ctx, section, d, &p));
-      break;
-    case KD_KERNEL_IMQ:
-      kd_key_(key, sizeof key, section, "beta");
-      KD_TRY(kd_config_get_f64(cfg, key, 0.5, 1e-12, 1e6, &p.beta));
-      break;
-    case KD_KERNEL_LINEAR:
-      kd_key_(key, sizeof key, section, "c");
-      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 0.0, INFINITY, &p.c));
-      break;
-    case KD_KERNEL_POLYNOMIAL:
-      kd_key_(key, sizeof key, section, "c");
-      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 0.0, INFINITY, &p.c));
-      kd_key_(key, sizeof key, section, "degree");
-      KD_TRY(kd_config_get_int(cfg, key, 2, 1, 64, &iv));
-      p.degree = (int)iv;
-      break;
-    case KD_KERNEL_SOBOLEV:
-      kd_key_(key, sizeof key, section, "order");
-      KD_TRY(kd_config_get_int(cfg, key, 1, 1, 3, &iv));
-      p.order = (int)iv;
-      break;
-    case KD_KERNEL_ATTENTION:
-      kd_key_(key, sizeof key, section, "dk");
-      KD_CHECK(d >= 2, KD_ERR_CONFIG,
-               "%s: %s: the attention kernel needs points (k, v) of "
-               "dimension >= 2, the data has d = %d",
-               kd_config_where(cfg, key, where, sizeof where), key, d);
-      KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
-      p.dk = (int)iv;
-      break;
-    default:
-      break;
+  if (keys.n_keys > 0) {
+    kd_params kp = {NULL, 0, NULL};
+    KD_TRY(kd_config_get_params(cfg, section, keys.keys, keys.n_keys, &kp));
+    err = kd_params_fill(&kp, &p);
+    kd_params_free(&kp);
+    KD_TRY(err);
+  }
+  /* keys that depend on the data: the Stein kernel's base and scores, attention's split */
+  if (t == KD_KERNEL_STEIN) KD_TRY(kd_task_read_stein_kernel(ctx, section, d, &p));
+  if (t == KD_KERNEL_ATTENTION) {
+    kd_key_(key, sizeof key, section, "dk");
+    KD_CHECK(d >= 2, KD_ERR_CONFIG,
+             "%s: %s: the attention kernel needs points (k, v) of "
+             "dimension >= 2, the data has d = %d",
+             kd_config_where(cfg, key, where, sizeof where), key, d);
+    KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
+    p.dk = (int)iv;
   }
   if (t == KD_KERNEL_ENERGY)
     KD_CHECK(d >= 1, KD_ERR_CONFIG, "%s: energy kernel needs d >= 1", section);
@@ -115,7 +92,7 @@ kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
   int64_t ns = 1000;
   KD_TRY(kd_task_stein_precond(ctx, k, ps));
   if (!k || !kd_kernel_get_params(k)->ls_median) return KD_OK;
-  KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ns));
+  ns = kd_kernel_get_params(k)->median_sample;
   KD_CHECK(ps != NULL, KD_ERR_CONFIG,
            "kernel.ls: 'median' needs a point set to compute the heuristic on; set a number");
   if (kd_pointset_is_lazy(ps)) {

@@ -179,7 +179,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
   if (!ctx->validate_only && kd_kernel_get_params(s->kernel)->ls_median) {
     const kd_pointset *mp = s->points ? s->points : s->tpts;
     if (!mp) {
-      KD_TRY(kd_config_get_int(ctx->cfg, "kernel.median_sample", 1000, 2, 100000000, &ms));
+      ms = kd_kernel_get_params(s->kernel)->median_sample;
       KD_TRY(
           kd_pointset_generate(ctx->comm, &m, ms, ctx->seed ^ 0x6d656469616eULL, &s->median_pts));
       mp = s->median_pts;

@@ -300,10 +300,10 @@ static void kd_test_end_to_end_(int groups) {
   }
 }
 
-/* A point that fails at run time (kt_compress with g = 8 on 300 rows: Compress needs
- * 4^(g+1) <= n_in; n_out > n would already be refused by setup): reported in the summary; the
- * sweep fails unless allow_failures; a typo in a point is rejected by setup before anything
- * runs. */
+/* A point that fails at run time (rkh of lazy data to n_out = 290 of 300 rows: above 4^4 = 256 rows
+ * every row would go to one rank, which generated rows do not allow; a g too large for the
+ * input or n_out > n is refused by setup already): reported in the summary; the sweep fails unless
+ * allow_failures; a typo in a point is rejected by setup before anything runs. */
 static void kd_test_failures_(void) {
   char dir[64], yaml[2048], path[512];
   kd_tmpdir_(dir, sizeof dir);
@@ -314,9 +314,9 @@ static void kd_test_failures_(void) {
              "  task: thin\n"
              "  dir: %s\n"
              "  allow_failures: %s\n"
-             "  points: [[algorithm.name=kt_compress, algorithm.g=1, algorithm.n_out=5],\n"
-             "           [algorithm.name=kt_compress, algorithm.g=8, algorithm.n_out=6],\n"
-             "           [algorithm.name=kt_compress, algorithm.g=1, algorithm.n_out=7]]\n",
+             "  points: [[algorithm.name=rkh, data.lazy=true, algorithm.n_out=5],\n"
+             "           [algorithm.name=rkh, data.lazy=true, algorithm.n_out=290],\n"
+             "           [algorithm.name=rkh, data.lazy=true, algorithm.n_out=7]]\n",
              dir, allow ? "true" : "false");
     kd_config *cfg = kd_load_(yaml);
     kd_result res = KD_RESULT_INIT;
@@ -339,7 +339,7 @@ static void kd_test_failures_(void) {
     char line[2048] = "";
     int found = 0;
     while (f && fgets(line, sizeof line, f))
-      if (!strncmp(line, "1,", 2)) found = strstr(line, ",8,") && strstr(line, ",1,nan,");
+      if (!strncmp(line, "1,", 2)) found = strstr(line, ",290,") && strstr(line, ",1,nan,");
     if (f) fclose(f);
     KD_TEST(found, "summary.csv row 1 shows status 1 and no mmd");
     kd_result_free(&res);

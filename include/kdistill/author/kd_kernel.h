@@ -35,13 +35,14 @@ typedef enum {
 /** Kernel parameters (config section `kernel:`). Unused fields are ignored by a family. */
 typedef struct {
   kd_kernel_type type;
-  double ls;     /* length scale (bandwidth); > 0 */
-  int ls_median; /* 1: ls is set by kd_kernel_set_median_ls before use */
-  double beta;   /* IMQ exponent (default 0.5) */
-  double c;      /* linear / polynomial offset */
-  int degree;    /* polynomial degree */
-  int order;     /* Sobolev order r in {1,2,3} */
-  int dk;        /* attention: key dimension (value dimension = d - dk) */
+  double ls;             /* length scale (bandwidth); > 0 */
+  int ls_median;         /* 1: ls is set by kd_kernel_set_median_ls before use */
+  int64_t median_sample; /* rows the median heuristic looks at (kernel.median_sample) */
+  double beta;           /* IMQ exponent (default 0.5) */
+  double c;              /* linear / polynomial offset */
+  int degree;            /* polynomial degree */
+  int order;             /* Sobolev order r in {1,2,3} */
+  int dk;                /* attention: key dimension (value dimension = d - dk) */
   /* stein: the base kernel (KD_KERNEL_GAUSSIAN, _IMQ or _MATERN52; ls and beta are its
    * parameters); points are rows (x, s(x)) of width d = 2 d_x, s = grad log p */
   kd_kernel_type base;
@@ -52,8 +53,21 @@ typedef struct kd_kernel kd_kernel;
 const char *kd_kernel_name(kd_kernel_type t);
 /** KD_KERNEL_COUNT_ if unknown. */
 kd_kernel_type kd_kernel_from_name(const char *name);
-/** Default parameters for a family (ls = 1, beta = 0.5, c = 1, degree = 2, order = 1). */
+/** Default parameters for a family (ls = 1, beta = 0.5, c = 1, degree = 2, order = 1,
+ *  median_sample = 1000). */
 kd_kernel_params kd_kernel_params_default(kd_kernel_type t);
+
+/** The configuration keys a family owns (the `kernel:` section): ls_default is the default of
+ *  kernel.ls ("median" for distance kernels, "1" for dot-product ones; NULL: the family has no
+ *  length scale, and neither ls nor median_sample is a key); keys[n_keys] are its other keys as a
+ *  parameter table stored into kd_kernel_params (KD_PARAM_AT). Families whose keys depend on the
+ *  data (attention: dk; stein: its base kernel and scores) read those themselves. Local. */
+typedef struct {
+  const char *ls_default;
+  const kd_param_spec *keys;
+  int n_keys;
+} kd_kernel_keys;
+kd_kernel_keys kd_kernel_keys_of(kd_kernel_type t);
 
 /** Create a kernel for points of dimension d. Checks parameters (message names `kernel.<key>`).
  *  Local. */

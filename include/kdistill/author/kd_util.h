@@ -126,7 +126,8 @@ typedef struct {
   /* where kd_params_fill stores the value: 1 + offsetof(struct, member), 0 = not stored (so a
    * zero-initialised row stays valid); write it with KD_PARAM_AT / KD_PARAM_AT_INDEX /
    * KD_PARAM_NONE. Member types: INT int64_t, F64 double, BOOL int, STR const char * (borrowed from
-   * the kd_params), or int (the 0-based position of the value in `choices`) when as_index = 1. */
+   * the kd_params), or int (the 0-based position of the value in `choices`) when as_index = 1;
+   * an INT row with as_index = 1 (KD_PARAM_AT_INT) is stored into an int. */
   size_t offset;
   int as_index;
 } kd_param_spec;
@@ -135,6 +136,8 @@ typedef struct {
 #define KD_PARAM_AT(T, m) (offsetof(T, m) + 1), 0
 /** Same for a STR row with choices: store the index of the value in `choices` (int member). */
 #define KD_PARAM_AT_INDEX(T, m) (offsetof(T, m) + 1), 1
+/* an INT row stored into an int member (the value range must fit) */
+#define KD_PARAM_AT_INT(T, m) (offsetof(T, m) + 1), 1
 /** Last two initialisers of a spec row whose value kd_params_fill does not store. */
 #define KD_PARAM_NONE 0, 0
 
