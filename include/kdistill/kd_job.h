@@ -61,6 +61,12 @@ typedef struct {
  *  Errors: any code; KD_ERR_INTERRUPTED after a checkpoint was written on a signal or
  *  kd_ctx_interrupt. */
 KD_API kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res);
+/** kd_job_run that also hands back the resolved configuration (every key with its default, the
+ *  median length scale resolved) as YAML: the text the output file stores as config_yaml, also
+ *  with o->no_output. @param[out] config_yaml caller frees with kd_free (NULL on error; may be
+ *  NULL). Collective. Errors: as kd_job_run. */
+KD_API kd_err kd_job_run_resolved(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum,
+                                  kd_result *res, char **config_yaml);
 
 /** Read every key and open every input without computing. Collective.
  *  @param[out] yaml if non-NULL, the resolved configuration with defaults filled in (caller

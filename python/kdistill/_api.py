@@ -240,19 +240,15 @@ def _run_job(cfg=None, path=None, arrays=(), comm=None, progress=None, sets=(), 
         text = json.dumps(cfg, indent=1, default=_json_default)
     o, keep2 = _opts(text, path, das, sets, output, resume, not write)
     summary, res = _lib.JobSummary(), _lib.Result()
+    y = ctypes.c_void_p()
     try:
-        _lib.call(ctx, lib.kd_job_run, ctx, ctypes.byref(o), ctypes.byref(summary),
-                  ctypes.byref(res), progress=progress)
+        # the resolved configuration comes back with the result (no second pass over the config)
+        _lib.call(ctx, lib.kd_job_run_resolved, ctx, ctypes.byref(o), ctypes.byref(summary),
+                  ctypes.byref(res), ctypes.byref(y) if want_config else None, progress=progress)
         fields = _lib.result_dict(res)
     finally:
         lib.kd_result_free(ctypes.byref(res))
-    config = None
-    if want_config:
-        y, task = ctypes.c_void_p(), ctypes.create_string_buffer(64)
-        o.resume = None
-        _lib.call(ctx, lib.kd_job_validate, ctx, ctypes.byref(o), ctypes.byref(y), task, 64,
-                  progress=False)
-        config = _lib.take_string(y)
+    config = _lib.take_string(y) if want_config else None
     del keep, keep2
     return _make_result(summary.task.decode(), fields, summary.algorithm.decode(),
                         summary.kernel.decode(), config, summary.n_ranks)

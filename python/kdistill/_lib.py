@@ -123,6 +123,7 @@ def _load():
         "kd_ctx_agree": (i, [p, i, ctypes.c_char_p]),
         "kd_err_string": (ctypes.c_char_p, [i]),
         "kd_job_run": (i, [p, u(JobOpts), u(JobSummary), u(Result)]),
+        "kd_job_run_resolved": (i, [p, u(JobOpts), u(JobSummary), u(Result), u(p)]),
         "kd_job_validate": (i, [p, u(JobOpts), u(p), ctypes.c_char_p, i]),
         "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
         "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),

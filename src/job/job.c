@@ -188,8 +188,10 @@ cleanup:
   return err;
 }
 
-/* The body of kd_job_run on the bound context. Collective. */
-static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res) {
+/* The body of kd_job_run on the bound context; *yaml_out (if asked) gets the resolved
+ * configuration the output file stores. Collective. */
+static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res,
+                          char **yaml_out) {
   kd_err err = KD_OK;
   kd_job job;
   kd_result resume = KD_RESULT_INIT;
@@ -233,6 +235,14 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
     if (ctx->rank == 0 && ss->path[0])
       kd_path_remove_own(ss->path, ss->last_iteration >= 0 ? &ss->written : &ss->resumed);
   }
+  if (yaml_out) {
+    if (!oyaml) KD_TRY(kd_dist_agreed(ctx->comm, kd_task_output_yaml(job.cfg, res, &oyaml)));
+    const char *src = oyaml ? oyaml : yaml;
+    *yaml_out = strdup(src);
+    KD_TRY(kd_dist_agreed(ctx->comm, *yaml_out ? KD_OK
+                                               : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,
+                                                            "cannot copy the resolved config")));
+  }
   if (sum) {
     kd_job_summarize_(ctx, &job, &info, res, write, sum);
     sum->seconds_write = t_write;
@@ -249,12 +259,23 @@ cleanup:
 }
 
 kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res) {
+  return kd_job_run_resolved(ctx, o, sum, res, NULL);
+}
+
+kd_err kd_job_run_resolved(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res,
+                           char **config_yaml) {
   kd_result own = KD_RESULT_INIT;
   if (!ctx) return KD_ERR_ARG;
+  if (config_yaml) *config_yaml = NULL;
   kd_ctx *prev = kd_job_enter_(ctx);
-  kd_err err = kd_job_run_(ctx, o, sum, res ? res : &own);
+  kd_err err = kd_job_run_(ctx, o, sum, res ? res : &own, config_yaml);
   kd_result_free(&own);
-  return kd_job_leave_(ctx, prev, err);
+  err = kd_job_leave_(ctx, prev, err);
+  if (err && config_yaml) {
+    free(*config_yaml);
+    *config_yaml = NULL;
+  }
+  return err;
 }
 
 kd_err kd_job_validate(kd_ctx *ctx, const kd_job_opts *o, char **yaml, char *task, int task_len) {

@@ -164,6 +164,9 @@ class RunLoadTest(unittest.TestCase):
             self.assertEqual(back.mmd, r.mmd)
             self.assertEqual((back.task, back.algorithm), ("thin", "kh_compress"))
             self.assertIn("kh_compress", back.config)
+            # the run hands back the very configuration the file stores (kd_job_run_resolved)
+            self.assertEqual(r.config, back.config)
+            self.assertIn("median_sample: 1000", r.config)
 
     def test_run_path_and_sets(self):
         path = os.path.join(ROOT, "configs", "quad_monte_carlo.yaml")
