@@ -4,10 +4,10 @@
 #   (b) src/algo/ reads no configuration (kd_config_*, kd_cfg_*) and no checkpoint session
 #       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
 #   (c) the include graph between the folders of src/ follows the layer order
-#         core <- comm, la, io <- pointset <- kernel <- embed <- algo <- task <- sweep <- job <- cli
+#         core <- comm <- la, io <- pointset <- kernel <- embed <- algo <- task <- sweep <- job <- cli
 #       (an arrow X -> Y, "a file of X includes a header of Y", must point to a lower layer or stay
 #       within the layer) and has no cycle. Subfolders of algo/ count as algo. Folders of one
-#       layer (comm/la/io) may include each other as long as no cycle forms (checked
+#       layer (la/io) may include each other as long as no cycle forms (checked
 #       on the folder graph). Public headers (#include "kdistill/...", include/kdistill/) are the
 #       API surface every layer may use; they are not part of the graph;
 #   (d) public headers in include/kdistill/ include only other public headers;
@@ -38,15 +38,16 @@ echo "--- (c) include graph between the folders of src/"
 layer_of() {
   case "$1" in
     core) echo 0 ;;
-    comm | la | io) echo 1 ;;
-    pointset) echo 2 ;;
-    kernel) echo 3 ;;
-    embed) echo 4 ;;
-    algo) echo 5 ;;
-    task) echo 6 ;;
-    sweep) echo 7 ;;
-    job) echo 8 ;;
-    cli) echo 9 ;;
+    comm) echo 1 ;;
+    la | io) echo 2 ;;
+    pointset) echo 3 ;;
+    kernel) echo 4 ;;
+    embed) echo 5 ;;
+    algo) echo 6 ;;
+    task) echo 7 ;;
+    sweep) echo 8 ;;
+    job) echo 9 ;;
+    cli) echo 10 ;;
     *) echo -1 ;;
   esac
 }
@@ -120,8 +121,8 @@ echo "--- (f) calls through the public headers follow the layer order"
 # since public headers are not part of the include graph.
 python3 - <<'PY' || { echo "    call the function from its layer or above, or move it down"; fail=1; }
 import os, re, sys, glob
-LAYER = {"core": 0, "comm": 1, "la": 1, "io": 1, "pointset": 2, "kernel": 3, "embed": 4,
-         "algo": 5, "task": 6, "sweep": 7, "job": 8, "cli": 9}
+LAYER = {"core": 0, "comm": 1, "la": 2, "io": 2, "pointset": 3, "kernel": 4, "embed": 5,
+         "algo": 6, "task": 7, "sweep": 8, "job": 9, "cli": 10}
 def strip(s):
     s = re.sub(r'/\*.*?\*/', lambda m: '\n'*m.group(0).count('\n'), s, flags=re.S)
     s = re.sub(r'//[^\n]*', '', s)

@@ -188,8 +188,8 @@ cleanup:
   return err;
 }
 
-/* The body of kd_job_run on the bound context; *yaml_out (if asked) gets the resolved
- * configuration the output file stores. Collective. */
+/* The body of kd_job_run on the bound context; when asked, the resolved configuration the output
+ * file stores is copied out. Collective. */
 static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res,
                           char **yaml_out) {
   kd_err err = KD_OK;
