@@ -398,9 +398,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   kd_study_state *s = state;
   kd_ctt_study_out st;
   kd_ckpt *ck = NULL;
-  kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  const int own_session = ss && ss->cfg == ctx->cfg;
-  const kd_result *resume = own_session ? ss->resume : NULL;
+  const kd_result *resume = NULL;
   kd_study_ckpt_ctx cc = {ctx, s, -1};
   memset(&st, 0, sizeof st);
   /* the study builds its kernels from fixed parameters: ls as resolved by the median pilot */
@@ -412,12 +410,13 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
               (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
               s->sp.exact ? " and the exact test" : "");
   const double t0 = kd_dist_wtime();
-  /* main removes ss->path once the output is in place */
-  if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
-  if (resume)
+  KD_TRY(kd_task_ckpt_open(ctx, s->ckpt_every, s->ckpt_path, s->ckpt_keep, kd_study_ckpt_hook_, &cc,
+                           &ck, &resume));
+  if (resume) {
+    const kd_checkpoint_session *ss = kd_checkpoint_session_get();
     kd_log_info("ctt_study: resuming from %s (%lld replicates finished)", ss->resume_path,
                 (long long)ss->resume_iteration);
-  KD_TRY(kd_ckpt_create(ctx->comm, s->ckpt_every, kd_study_ckpt_hook_, &cc, resume, &ck));
+  }
   err = kd_ctt_study_run(ctx->comm, &s->sp, ck, &st);
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */

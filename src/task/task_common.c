@@ -790,6 +790,17 @@ cleanup:
   return err;
 }
 
+kd_err kd_task_ckpt_open(const kd_task_ctx *ctx, int64_t every, const char *path, int keep,
+                         kd_ckpt_sink sink, void *user, kd_ckpt **ck, const kd_result **resume) {
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  const int own_session = ss && ss->cfg == ctx->cfg;
+  const kd_result *r = own_session ? ss->resume : NULL;
+  /* the job removes ss->path once the output is in place */
+  if (own_session) snprintf(ss->path, sizeof ss->path, "%s", keep ? "" : path);
+  if (resume) *resume = r;
+  return kd_ckpt_create(ctx->comm, every, sink, user, r, ck);
+}
+
 kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path) {
   kd_err err = KD_OK;
   const char *cp = NULL, *outp = NULL;

@@ -231,14 +231,11 @@ cleanup:
 
 static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
   kd_err err = KD_OK;
-  kd_checkpoint_session *ss = kd_checkpoint_session_get();
-  const int own_session = ss && ss->cfg == ctx->cfg;
   kd_generic_ckpt_ctx c = {ctx, s, -1};
   kd_ckpt *ck = NULL;
-  /* main removes ss->path once the output is in place */
-  if (own_session) snprintf(ss->path, sizeof ss->path, "%s", s->ckpt_keep ? "" : s->ckpt_path);
-  KD_TRY(kd_ckpt_create(ctx->comm, s->ckpt_every, kd_generic_ckpt_hook_, &c,
-                        own_session ? ss->resume : NULL, &ck));
+  const kd_result *resume = NULL;
+  KD_TRY(kd_task_ckpt_open(ctx, s->ckpt_every, s->ckpt_path, s->ckpt_keep, kd_generic_ckpt_hook_,
+                           &c, &ck, &resume));
   err = kd_task_run_algo(ctx, s->desc, &s->params, s->kernel, s->points, s->target, NULL, ck, res);
   if (err == KD_ERR_INTERRUPTED && c.iteration >= 0) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file; an
@@ -251,9 +248,9 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
   KD_TRY(err);
   if (s->points && kd_pointset_is_lazy(s->points)) /* the MMD is to the generating measure */
     KD_TRY(kd_result_set_count(res, "data_lazy", 1));
-  if (own_session && ss->resume) { /* cumulative over the interrupted runs */
-    res->seconds += ss->resume->seconds;
-    res->kernel_evals += ss->resume->kernel_evals;
+  if (resume) { /* cumulative over the interrupted runs */
+    res->seconds += resume->seconds;
+    res->kernel_evals += resume->kernel_evals;
   }
 cleanup:
   kd_ckpt_destroy(&ck);

@@ -152,6 +152,12 @@ void kd_task_algo_choices(const char *task, char *buf, int len);
  *  for a task that checkpoints; only such tasks call this, so the keys are an error elsewhere.
  *  Local. */
 kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path);
+/** The run's kd_ckpt (kd_ckpt_create with `sink`/`user` writing the checkpoint file at `path`),
+ *  wired to the job's checkpoint session when this task's config owns it: the session gets the
+ *  path the job removes once the output is in place (none with keep) and hands over the state to
+ *  resume from (*resume, NULL when starting afresh; may be NULL). Local; KD_ERR_MEM. */
+kd_err kd_task_ckpt_open(const kd_task_ctx *ctx, int64_t every, const char *path, int keep,
+                         kd_ckpt_sink sink, void *user, kd_ckpt **ck, const kd_result **resume);
 /** A path the run will write (`key` names it): checked on rank 0 before any computation (and by
  *  validate) with kd_path_check_output, the outcome agreed. Collective; KD_ERR_CONFIG, KD_ERR_IO.
  */

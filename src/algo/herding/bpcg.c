@@ -14,17 +14,12 @@ static const kd_param_spec kd_bpcg_params_[] = {
 static kd_err kd_bpcg_iter_(kd_herd *h, void *ctx, int64_t it, double *gap) {
   kd_err err = KD_OK;
   const double ksc = *(const double *)ctx;
-  double val;
   kd_gidx g;
   int v, a, s, dropped;
   (void)it;
   kd_herd_away_local(h, &a, &s);
-  KD_TRY(kd_herd_lmo(h, &val, &g));
-  *gap = kd_herd_wgrad(h) - val;
-  if (*gap <= h->tol_gap) {
-    h->done = 1;
-    goto cleanup;
-  }
+  KD_TRY(kd_herd_lmo_gap(h, gap, &g));
+  if (h->done) goto cleanup;
   if (ksc * (kd_herd_grad(h, a) - kd_herd_grad(h, s)) >= *gap) {
     KD_TRY(kd_herd_step_pair(h, a, s, &dropped));
   } else {

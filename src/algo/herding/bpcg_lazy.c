@@ -42,12 +42,8 @@ static kd_err kd_bpcg_lazy_iter_(kd_herd *h, void *vctx, int64_t it, double *gap
     KD_TRY(kd_herd_step_pair(h, a, s, &dropped));
     goto cleanup;
   }
-  KD_TRY(kd_herd_lmo(h, &val, &g));
-  *gap = kd_herd_wgrad(h) - val;
-  if (*gap <= h->tol_gap) {
-    h->done = 1;
-    goto cleanup;
-  }
+  KD_TRY(kd_herd_lmo_gap(h, gap, &g));
+  if (h->done) goto cleanup;
   if (*gap >= c->phi / c->J) {
     KD_TRY(kd_herd_ensure_atom(h, g, h->col, NULL, &v));
     KD_TRY(kd_herd_step_fw(h, v, -1.0, NULL));

@@ -6,17 +6,12 @@ static const kd_param_spec kd_fw_ls_params_[] = {KD_HERD_COMMON_PARAMS};
 
 static kd_err kd_fw_ls_iter_(kd_herd *h, void *ctx, int64_t it, double *gap) {
   kd_err err = KD_OK;
-  double val;
   kd_gidx g;
   int v;
   (void)ctx;
   (void)it;
-  KD_TRY(kd_herd_lmo(h, &val, &g));
-  *gap = kd_herd_wgrad(h) - val;
-  if (*gap <= h->tol_gap) {
-    h->done = 1;
-    goto cleanup;
-  }
+  KD_TRY(kd_herd_lmo_gap(h, gap, &g));
+  if (h->done) goto cleanup;
   KD_TRY(kd_herd_ensure_atom(h, g, h->col, NULL, &v));
   KD_TRY(kd_herd_step_fw(h, v, -1.0, NULL));
 cleanup:

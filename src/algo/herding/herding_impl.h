@@ -169,6 +169,10 @@ kd_err kd_herd_argmin(kd_herd *h, const double *score, kd_err local_err, double 
 kd_err kd_herd_argmax(kd_herd *h, const double *score, kd_err local_err, double *val, kd_gidx *g);
 /** The global LMO: argmin_c nu(c) - z(c). Counts one LMO call. Collective. */
 kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g);
+/** The prologue of a Frank-Wolfe iteration: the LMO vertex *g and the Frank-Wolfe gap
+ *  *gap = <w, grad> - min grad; at a gap <= tol_gap the rule is optimal on the candidates and
+ *  h->done is set (the caller returns). Collective. */
+kd_err kd_herd_lmo_gap(kd_herd *h, double *gap, kd_gidx *g);
 
 /** Fetch the coordinates x[d] and z(x) of candidate g from its owner (one broadcast).
  *  Collective. */

@@ -197,6 +197,16 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
   return kd_herd_reduce_(h, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val, g);
 }
 
+kd_err kd_herd_lmo_gap(kd_herd *h, double *gap, kd_gidx *g) {
+  kd_err err = KD_OK;
+  double val;
+  KD_TRY(kd_herd_lmo(h, &val, g));
+  *gap = kd_herd_wgrad(h) - val;
+  if (*gap <= h->tol_gap) h->done = 1;
+cleanup:
+  return err;
+}
+
 kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
   kd_err err = KD_OK;
   double buf[64 + 1];
