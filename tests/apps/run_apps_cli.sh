@@ -4,16 +4,17 @@
 # ||T_hat - T||_max recorded and small, the permutation a permutation with a smaller prefix
 # discrepancy; bad input (attention.delta = 1, reorder with a non-permutation) exits 1 and leaves
 # no output file. Env: KD_BIN, MPIEXEC, KD_SRC (repository root).
-set -u
-fail=0
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+KD_E2E_NAME=apps_cli
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+T=$dir
 run() { # np config output [extra...]
   local np=$1 cfg=$2 out=$3
   shift 3
   "$MPIEXEC" -np "$np" --oversubscribe "$KD_BIN" run "$cfg" --output "$out" --quiet "$@"
 }
-check() { if ! eval "$1"; then echo "FAIL: $2"; fail=1; else echo "ok: $2"; fi; }
+# check CONDITION WHAT: the shared counters (ok/bad of tests/lib/e2e.sh) on an evaluated condition
+check() { if eval "$1"; then ok "$2"; else bad "$2"; fi; }
 for np in 1 2 4; do
   run $np "$KD_SRC/configs/attention_generated.yaml" "$T/att$np.h5"
   check "[ $? = 0 ]" "attention at $np ranks exits 0"
@@ -42,4 +43,4 @@ run 2 "$KD_SRC/configs/attention_generated.yaml" "$T/bad1.h5" --set attention.de
 check "[ $? = 1 ] && [ ! -e $T/bad1.h5 ] && grep -q delta $T/e1" "attention.delta = 1: exit 1, no file, message names delta"
 run 2 "$KD_SRC/configs/thin_kt_compress.yaml" "$T/bad2.h5" --set algorithm.n_out=20000 2>"$T/e2"
 check "[ $? = 1 ] && [ ! -e $T/bad2.h5 ] && grep -q n_out $T/e2" "n_out > n_in: exit 1, no file"
-exit $fail
+[ "$fails" = 0 ]

@@ -3,13 +3,10 @@
 # mercer_recombination and task recombine at 1, 2 and 4 ranks (identical outputs, valid convex
 # rules, closed-form quality bounds, recombination means to 1e-10), and a bad sample size (exit 1,
 # no output file).
-set -u
+KD_E2E_NAME=quad_cli
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 src="$KD_QSRC/cli"
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kd_quad_cli_XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 run() { # run NP CONFIG OUT
   timeout 200 "$MPIEXEC" -n "$1" $KD_MPIEXEC_FLAGS "$KD_BIN" run "$2" --output "$3" >log.txt 2>&1
 }
@@ -41,4 +38,4 @@ st=$?
 [ $st = 1 ] || bad "N < n+1: exit $st, want 1"
 grep -q "sample_size" bad.txt || bad "N < n+1: message does not name sample_size: $(cat bad.txt)"
 [ ! -e bad.h5 ] || bad "N < n+1 left an output file"
-[ $fail = 0 ] && echo "ok: quadrature CLI runs identical at 1, 2, 4 ranks, bounds hold" || exit 1
+[ $fails = 0 ] && ok "quadrature CLI runs identical at 1, 2, 4 ranks, bounds hold" || exit 1

@@ -10,16 +10,15 @@
 # point is computed. (3) sweep.point out of range and point + summary_only: exit 1, one line.
 #
 # usage: run_sweep_cli.sh KDISTILL_BINARY NP
-set -uo pipefail
 BIN=$1
 NP=${2:-2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-W=$(mktemp -d /tmp/kd_sweep_cli.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-cd "$W" || exit 1
-PASS=0
-FAIL=0
-check() { if [ "$1" = 0 ]; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); echo "FAIL: $2"; fi; }
+KD_E2E_NAME=sweep_cli
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+set -o pipefail
+# check STATUS WHAT: the shared counters (ok/bad of tests/lib/e2e.sh) on an exit status
+check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
 run() { mpirun -np "$NP" "$BIN" "$@"; }
 cat > sw.yaml <<'YAML'
 task: sweep
@@ -118,5 +117,4 @@ run validate sw.yaml --set sweep.point=0 --set sweep.summary_only=true 2> r2.err
 rc=$?
 check $(( rc != 1 )) "point + summary_only: exit $rc"
 grep -q "at most one" r2.err; check $? "point + summary_only: message"
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" = 0 ]
+[ "$fails" = 0 ]
