@@ -1,6 +1,7 @@
 /* ckpt.c - the checkpoint object algorithms get through kd_algo_in.ckpt
- * (include/kdistill/author/kd_ckpt.h): due / state writer / typed reader over one communicator. Files are
- * the sink's business (the task layer publishes them with io/checkpoint.c); this file does no I/O.
+ * (include/kdistill/author/kd_ckpt.h): due / state writer / typed reader over one communicator.
+ * Files are the sink's business (the task layer publishes them with io/checkpoint.c); this file
+ * does no I/O.
  */
 #include <stdio.h>
 #include <stdlib.h>
