@@ -75,8 +75,10 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   double *rows = NULL;
   kd_gidx *idx = NULL;
   KD_ALLOC(s, 1);
-  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x, NULL, NULL));
-  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, NULL, NULL));
+  kd_gidx m = 0, n = 0;
+  int dx = 0, dy = 0;
+  KD_TRY(kd_task_read_pointset(ctx, "x", &s->x, &m, &dx));
+  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, &n, &dy));
   if (s->x && s->y)
     KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
              "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),
@@ -84,8 +86,11 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   const int d = s->x ? kd_pointset_dim(s->x) : 2; /* validate_only: shapes unknown here */
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "ctt", &s->desc, &s->params));
+  if (!ctx->evaluate_only) { /* the algorithm's checks against m and n, validate included */
+    const kd_algo_shape sh = {m, 0, dx, kd_dist_size(ctx->comm), n};
+    KD_TRY(kd_task_check_algo(ctx, s->desc, &s->params, &sh));
+  }
   if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
-    const kd_gidx m = kd_pointset_n_global(s->x), n = kd_pointset_n_global(s->y);
     const kd_lidx rx = m < 2000 ? (kd_lidx)m : 2000, ry = n < 2000 ? (kd_lidx)n : 2000;
     KD_ALLOC(rows, (rx + ry) * d);
     KD_ALLOC(idx, rx > ry ? rx : ry);

@@ -70,7 +70,7 @@ static kd_err kd_generic_mem_check_(const kd_task_ctx *ctx, const char *task, co
 /* The shape the algorithm's checks see (kd_algo_shape). */
 static kd_algo_shape kd_generic_shape_(const kd_task_ctx *ctx, kd_gidx n_in, kd_gidx n_target,
                                        int d) {
-  kd_algo_shape sh = {n_in, n_target, d, kd_dist_size(ctx->comm)};
+  kd_algo_shape sh = {n_in, n_target, d, kd_dist_size(ctx->comm), 0};
   return sh;
 }
 

@@ -78,6 +78,7 @@ typedef struct {
   kd_gidx n_target; /* rows of an empirical target; 0 for a closed-form target */
   int d;            /* dimension of the rows */
   int n_ranks;      /* ranks of the run */
+  kd_gidx n_second; /* rows of the second sample (ctt: y); 0 for one-sample tasks */
 } kd_algo_shape;
 
 /** An algorithm's own memory estimate for one rank (kd_algo_desc.mem). */

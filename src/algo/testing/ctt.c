@@ -88,23 +88,11 @@ static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
   free(D->stat2);
 }
 
-/* Check the parameters against m and n and fix the bins (Alg. 3). Local (replicated). */
-static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
+kd_err kd_ctt_check_sizes(const kd_ctt_params *p, kd_gidx m, kd_gidx n, int64_t *bins_x,
+                          int64_t *bins_y, int64_t *bin_rows) {
   kd_err err = KD_OK;
-  D->in = in;
-  D->t0 = kd_dist_wtime();
-  D->X = in->points;
-  D->cfg = *prm;
-  KD_TRY(kd_ctt_check_common(in, prm, &D->Y));
-  D->comm = in->comm;
-  D->rank = kd_dist_rank(D->comm);
-  D->p = kd_dist_size(D->comm);
-  const int64_t s = D->cfg.s, g = D->cfg.g;
-  const double delta = D->cfg.delta;
-  const kd_gidx m = kd_pointset_n_global(D->X), n = kd_pointset_n_global(D->Y);
-  D->m = m;
-  D->n = n;
-  D->d = kd_pointset_dim(D->X);
+  const int64_t s = p->s, g = p->g;
+  const double delta = p->delta;
   KD_CHECK_KEY(s >= 2, KD_ERR_CONFIG, "algorithm.s", "algorithm.s must be >= 2, got %lld",
                (long long)s);
   KD_CHECK_KEY(g >= 0 && g <= 30, KD_ERR_CONFIG, "algorithm.g",
@@ -129,6 +117,43 @@ static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_p
   KD_CHECK_KEY(n_in >= 4, KD_ERR_CONFIG, "algorithm.s",
                "algorithm.s = %lld leaves bins of %lld points; every bin needs at least 4 points",
                (long long)s, (long long)n_in);
+  *bins_x = s_m;
+  *bins_y = s_n;
+  *bin_rows = n_in;
+cleanup:
+  return err;
+}
+
+static kd_err kd_ctt_check_(const kd_params *params, const kd_algo_shape *sh) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  int64_t s_m, s_n, n_in;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(params, &p));
+  if (sh->n_in < 1 || sh->n_second < 1) goto cleanup; /* empty samples: the run's own message */
+  KD_TRY(kd_ctt_check_sizes(&p, sh->n_in, sh->n_second, &s_m, &s_n, &n_in));
+cleanup:
+  return err;
+}
+
+/* Check the parameters against m and n and fix the bins (Alg. 3). Local (replicated). */
+static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_params *prm) {
+  kd_err err = KD_OK;
+  D->in = in;
+  D->t0 = kd_dist_wtime();
+  D->X = in->points;
+  D->cfg = *prm;
+  KD_TRY(kd_ctt_check_common(in, prm, &D->Y));
+  D->comm = in->comm;
+  D->rank = kd_dist_rank(D->comm);
+  D->p = kd_dist_size(D->comm);
+  const int64_t g = D->cfg.g;
+  const kd_gidx m = kd_pointset_n_global(D->X), n = kd_pointset_n_global(D->Y);
+  D->m = m;
+  D->n = n;
+  D->d = kd_pointset_dim(D->X);
+  int64_t s_m = 0, s_n = 0, n_in = 0;
+  KD_TRY(kd_ctt_check_sizes(&D->cfg, m, n, &s_m, &s_n, &n_in));
   /* KT-Compress keeps F 2^(g+K) rows, K = floor(log4 n_in), F = floor(n_in / 4^K) (= 2^g sqrt(n_in)
    * for n_in a power of 4); it compresses only when 4^(g+1) <= n_in. Otherwise the coreset would
    * be at least the whole bin, so the bin is kept as it is (no compression). */
@@ -372,5 +397,5 @@ const kd_algo_desc kd_algo_ctt = {
     (int)(sizeof kd_ctt_params_ / sizeof kd_ctt_params_[0]),
     kd_ctt_run_,
     0,
-    NULL,
+    kd_ctt_check_,
     NULL};

@@ -60,6 +60,13 @@ typedef struct {
  *  names the algorithm key. Local (every rank sees the same values). */
 kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const kd_pointset **y);
 
+/** The checks of ctt's parameters against the sample sizes m (x) and n (y) (s >= 2, g, delta, the
+ *  split into s_m + s_n equal bins of at least 4 rows: Alg. 3); *bins_x, *bins_y, *bin_rows get
+ *  s_m, s_n and the rows of a bin. The run and the descriptor's check hook (validate) call this.
+ *  KD_ERR_CONFIG with the key recorded. Local. */
+kd_err kd_ctt_check_sizes(const kd_ctt_params *p, kd_gidx m, kd_gidx n, int64_t *bins_x,
+                          int64_t *bins_y, int64_t *bin_rows);
+
 /** Compress Then Test (Alg. 3) of in->points against the task_in's Y with the typed parameters p
  *  (s, g, delta, B, alpha; in->params is not read): what algorithm `ctt` runs once it has filled
  *  p. Outputs as documented in docs/ctt.md. Collective over in->comm; errors agreed. */
