@@ -11,17 +11,18 @@
 # These runs must reach their safe point and checkpoint however loaded the machine is: the
 # signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
 export KDISTILL_SIGNAL_GRACE=600
-set -uo pipefail
 REPO=$1
 BIN=$2
-WORK=$(mktemp -d /tmp/kd_jobs_local.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+KD_E2E_NAME=jobs_local
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+set -o pipefail
+WORK=$dir
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export KD_JOBS_DIR=$REPO/jobs SLURM_NTASKS=2
 unset SLURM_JOB_ID SLURM_PROCID
-PASS=0
-FAIL=0
-check() { if [ "$1" = 0 ]; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); echo "FAIL: $2"; fi; }
+# check STATUS WHAT: a failed check counts with bad (tests/lib/e2e.sh); WHAT says what went wrong
+check() { [ "$1" = 0 ] || bad "$2"; }
 
 cat > "$WORK/thin.yaml" <<'EOF'
 task: thin
@@ -80,7 +81,7 @@ sig_test mpirun USR1
 sig_test none TERM
 
 # 3. bad input: exit 1, a message, nothing launched
-bad() { # what needle env...
+refused() { # what needle env...
   local what=$1 needle=$2
   shift 2
   env "$@" KD_OUTPUT="$WORK/bad.h5" bash "$REPO/jobs/thinning.sbatch" > /dev/null 2> "$WORK/bad.err"
@@ -89,10 +90,10 @@ bad() { # what needle env...
   grep -q "$needle" "$WORK/bad.err"; check $? "$what: message '$needle' in: $(cat "$WORK/bad.err")"
   [ ! -e "$WORK/bad.h5" ]; check $? "$what: output written"
 }
-bad "missing binary" "kdistill binary .* not found" KD_BIN="$WORK/nope" KD_CONFIG="$WORK/thin.yaml"
-bad "missing config" "config .* not found" KD_BIN="$BIN" KD_CONFIG="$WORK/nope.yaml"
-bad "unknown launcher" "KD_LAUNCHER=bogus" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=bogus
-bad "unknown key" "lsx" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=mpirun KD_SET="kernel.lsx=1"
+refused "missing binary" "kdistill binary .* not found" KD_BIN="$WORK/nope" KD_CONFIG="$WORK/thin.yaml"
+refused "missing config" "config .* not found" KD_BIN="$BIN" KD_CONFIG="$WORK/nope.yaml"
+refused "unknown launcher" "KD_LAUNCHER=bogus" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=bogus
+refused "unknown key" "lsx" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" KD_LAUNCHER=mpirun KD_SET="kernel.lsx=1"
 
 # 4. KD_MODULES: `module load` runs before the solver (a stand-in `module` function, exported as
 # the init scripts of environment modules / Lmod do); without a `module` command: exit 1, message
@@ -106,7 +107,7 @@ check $? "KD_MODULES: exit status ($(tail -n 1 "$WORK/mod.err"))"
 check $? "KD_MODULES: module got '$(cat "$MODULE_LOG" 2>/dev/null)'"
 grep -q "module load gcc openmpi hdf5" "$WORK/mod.err"; check $? "KD_MODULES: logged"
 unset -f module
-bad "KD_MODULES without module" "no 'module' command" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" \
+refused "KD_MODULES without module" "no 'module' command" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" \
   KD_MODULES=gcc
 # 5. the sweep array script outside an array job: exit 1 with the way to submit it
 env KD_BIN="$BIN" bash "$REPO/jobs/sweep_array.sbatch" > /dev/null 2> "$WORK/arr.err"
@@ -114,5 +115,4 @@ rc=$?
 check $(( rc != 1 )) "sweep_array.sbatch outside an array: exit $rc, expected 1"
 grep -q "not an array task" "$WORK/arr.err"; check $? "sweep_array.sbatch: message"
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" = 0 ]
+[ "$fails" = 0 ]
