@@ -76,9 +76,9 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   kd_gidx *idx = NULL;
   KD_ALLOC(s, 1);
   kd_gidx m = 0, n = 0;
-  int dx = 0, dy = 0;
+  int dx = 0;
   KD_TRY(kd_task_read_pointset(ctx, "x", &s->x, &m, &dx));
-  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, &n, &dy));
+  KD_TRY(kd_task_read_pointset(ctx, "y", &s->y, &n, NULL));
   if (s->x && s->y)
     KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
              "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),
