@@ -37,6 +37,7 @@ kd_err kd_ctx_create(MPI_Comm comm, kd_ctx **out) {
   c->level = KD_LOG_NORMAL;
   c->log_interval = 1.0;
   atomic_init(&c->interrupted, 0);
+  atomic_init(&c->stopping, 0);
   kd_ctx_reset_clock(c);
   kd_ctx_session_reset(c);
   *out = c;
@@ -95,6 +96,7 @@ int kd_ctx_interrupted(const kd_ctx *ctx) {
 void kd_ctx_clear_interrupt(kd_ctx *ctx) {
   if (!ctx) return;
   atomic_store(&ctx->interrupted, 0);
+  atomic_store(&ctx->stopping, 0);
   if (ctx->listen_signals) kd_interrupt_signal_clear_();
 }
 

@@ -74,6 +74,7 @@ struct kd_ctx {
   atomic_int guard_quit; /* set by kd_ctx_destroy */
   atomic_int publishing; /* files being published now (io/publish.c) */
   atomic_int published;  /* files published or begun so far (io/publish.c) */
+  atomic_int stopping;   /* the ranks agreed to stop at a safe point: a checkpoint is on its way */
   /* communication timer and volume (comm/dist.c): seconds in the helpers, payload bytes sent plus
    * received by this rank, point-to-point and collective operations */
   double comm_seconds;
@@ -90,6 +91,10 @@ void kd_stop_guard_end_(kd_ctx *ctx);
 /** io/publish.c brackets every file it publishes: the guard never stops a process while a file is
  *  being placed, and a run that reached a publish after the signal is left to finish. Local. */
 void kd_ctx_publish_mark(int begin);
+/** io/ckpt.c marks the agreed decision to stop at a safe point after a signal: gathering and
+ *  writing the checkpoint can take longer than the grace at large sizes, and the guard leaves
+ *  such a run to finish (cleared with the interrupt, kd_ctx_clear_interrupt). Local. */
+void kd_ctx_safe_stop_mark(void);
 
 /** Forget the checkpoint session (between jobs). Local. */
 void kd_ctx_session_reset(kd_ctx *ctx);

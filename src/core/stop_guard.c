@@ -62,6 +62,7 @@ static void *kd_guard_main_(void *arg) {
     /* a publish after the signal: the run is writing its output or a checkpoint and ends by
      * itself; while one is in progress, never stop */
     if (atomic_load(&ctx->publishing) > 0 || atomic_load(&ctx->published) != seen) return NULL;
+    if (atomic_load(&ctx->stopping)) continue; /* at a safe point: the checkpoint is coming */
     if (!kd_interrupt_signal_seen_()) { /* cleared (a sweep point moved on): watch again */
       t_sig = -1.0;
       continue;
@@ -88,6 +89,11 @@ void kd_stop_guard_end_(kd_ctx *ctx) {
   atomic_store(&ctx->guard_quit, 1);
   pthread_join(ctx->guard, NULL);
   ctx->guard_on = 0;
+}
+
+void kd_ctx_safe_stop_mark(void) {
+  kd_ctx *ctx = kd_ctx_current();
+  if (ctx) atomic_store(&ctx->stopping, 1);
 }
 
 void kd_ctx_publish_mark(int begin) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "comm/dist_impl.h"
+#include "core/ctx_impl.h"
 #include "kdistill/author/kd_ckpt.h"
 
 struct kd_ckpt {
@@ -48,7 +49,9 @@ int kd_ckpt_on(const kd_ckpt *ck) { return ck && ck->sink; }
 int64_t kd_ckpt_every(const kd_ckpt *ck) { return kd_ckpt_on(ck) ? ck->every : 0; }
 int kd_ckpt_pending(const kd_ckpt *ck) { return kd_ckpt_on(ck) && kd_interrupt_pending() != 0; }
 void kd_ckpt_set_interrupted(kd_ckpt *ck, int agreed) {
-  if (ck) ck->interrupted = agreed != 0;
+  if (!ck) return;
+  ck->interrupted = agreed != 0;
+  if (ck->interrupted && kd_ckpt_on(ck)) kd_ctx_safe_stop_mark();
 }
 int kd_ckpt_interrupted(const kd_ckpt *ck) { return ck && ck->interrupted; }
 
@@ -63,7 +66,7 @@ kd_err kd_ckpt_due(kd_ckpt *ck, int64_t step, int *due) {
   if (!kd_ckpt_on(ck)) return KD_OK;
   int64_t intr = kd_ckpt_pending(ck) ? 1 : 0;
   KD_TRY(kd_dist_sum_i64(ck->comm, &intr, 1));
-  if (intr) ck->interrupted = 1;
+  if (intr) kd_ckpt_set_interrupted(ck, 1);
   *due = kd_ckpt_due_agreed(ck, step);
 cleanup:
   return err;
