@@ -19,6 +19,8 @@
 #   KD_INFO        0: skip the "kdistill info" summary printed after a successful run
 #   KD_MODULES     modules to load before anything else ("gcc openmpi hdf5 openblas": `module
 #                  load $KD_MODULES`; exit 1 if there is no `module` command or the load fails)
+#   KD_MODULE_INIT the module system's init script(s) to try when the batch shell has no `module`
+#                  (default: /etc/profile.d/modules.sh /etc/profile.d/lmod.sh, then Lmod's)
 #   KD_NO_OUTPUT   1: pass no --output (a sweep array task: the point file is its only output)
 #
 # Exit status: kdistill's (0 ok, 1 bad input, 2 environment, 3 interrupted with a checkpoint
@@ -89,7 +91,7 @@ kd_job_modules() {
   [ -n "${KD_MODULES:-}" ] || return 0
   local f
   if ! type module >/dev/null 2>&1; then
-    for f in /etc/profile.d/modules.sh /etc/profile.d/lmod.sh /usr/share/lmod/lmod/init/bash; do
+    for f in ${KD_MODULE_INIT:-/etc/profile.d/modules.sh /etc/profile.d/lmod.sh /usr/share/lmod/lmod/init/bash}; do
       # shellcheck disable=SC1090
       if [ -r "$f" ]; then . "$f" >/dev/null 2>&1 && break; fi
     done

@@ -6,7 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
-kd_install_deps
+# As root, also what the install tests use (tests/install): Lmod for the modulefiles (Debian's
+# lmod conflicts with environment-modules: a machine that has the latter keeps it, and the test
+# uses it) and man-db for `man kdistill`. Without them those checks report SKIP or are left out.
+test_pkgs=()
+if [ "$(id -u)" -eq 0 ]; then
+  test_pkgs+=(man-db)
+  dpkg-query -W -f='${Status}' environment-modules 2>/dev/null | grep -q "install ok installed" ||
+    test_pkgs+=(lmod)
+fi
+kd_install_deps "${test_pkgs[@]}"
 build=${KD_BUILD_DIR:-build-test}
 cmake -S . -B "$build" -DKD_WERROR=ON "$@"
 cmake --build "$build" -j "${KD_JOBS:-2}"

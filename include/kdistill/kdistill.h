@@ -5,6 +5,7 @@
 #define KDISTILL_KDISTILL_H
 
 #include "kd_api.h"
+#include "kd_build.h"
 #include "kd_ctx.h"
 #include "kd_data.h"
 #include "kd_err.h"

@@ -403,6 +403,8 @@ void kd_config_destroy(kd_config **cfg) {
 
 const char *kd_config_name(const kd_config *cfg) { return cfg->name; }
 
+const char *kd_config_yaml_version(void) { return yaml_get_version_string(); }
+
 /* Deep copy of a node: structure, text, lines and origins; nothing marked read. */
 static kd_err kd_cnode_clone_(const kd_cnode *src, kd_cnode **out) {
   kd_err err = KD_OK;

@@ -30,6 +30,9 @@ kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...
 void kd_h5_quiet(void);
 /** Scalar UTF-8 string attribute name = val on loc (NULL writes ""). Local (serial HDF5). */
 kd_err kd_h5_attr_str(hid_t loc, const char *name, const char *val);
+/** The build description of kd_build_info as string attributes build_version, build_compiler,
+ *  build_mpi, ... on loc (io/build_info.c). Local. */
+kd_err kd_build_attrs(hid_t loc);
 /** Scalar numeric attribute: stored as ftype, val read as mtype. Local. */
 kd_err kd_h5_attr_num(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val);
 /** Dataset at path (rank 0..2, dims[rank]; float64 or int64 when is_int) written in one call;

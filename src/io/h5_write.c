@@ -240,6 +240,7 @@ static kd_err kd_output_write_file_(const char *tmp, const kd_output_meta *meta,
   KD_TRY(kd_h5_attr_num(f, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed));
   KD_TRY(kd_h5_attr_str(f, "created_utc", stamp));
   KD_TRY(kd_h5_attr_str(f, "config_yaml", meta->config_yaml));
+  KD_TRY(kd_build_attrs(f));
   /* coreset */
   KD_H5C(g = H5Gcreate2(f, "/coreset", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), KD_ERR_IO,
          "cannot create group /coreset");

@@ -21,6 +21,8 @@ kd_err kd_config_default_f64_list(kd_config *cfg, const char *key, int n, const 
 /* ---- checkpoint files (io/checkpoint.c; layout in docs/checkpoint.md) ---- */
 #define KD_CHECKPOINT_FORMAT 1
 
+/** The version of the libyaml the process loaded (kd_build_info). Local. */
+const char *kd_config_yaml_version(void);
 /** FNV-1a 64 of the resolved configuration text without the lines of the keys that may change
  *  between runs (output.path, run.checkpoint_path, run.checkpoint_every, run.checkpoint_keep,
  *  run.log_interval), as 16

@@ -107,8 +107,9 @@ check $? "KD_MODULES: exit status ($(tail -n 1 "$WORK/mod.err"))"
 check $? "KD_MODULES: module got '$(cat "$MODULE_LOG" 2>/dev/null)'"
 grep -q "module load gcc openmpi hdf5" "$WORK/mod.err"; check $? "KD_MODULES: logged"
 unset -f module
+# (the machine may have a module system: its init scripts are pointed away)
 refused "KD_MODULES without module" "no 'module' command" KD_BIN="$BIN" KD_CONFIG="$WORK/thin.yaml" \
-  KD_MODULES=gcc
+  KD_MODULES=gcc KD_MODULE_INIT=/nonexistent/init.sh
 # 5. the sweep array script outside an array job: exit 1 with the way to submit it
 env KD_BIN="$BIN" bash "$REPO/jobs/sweep_array.sbatch" > /dev/null 2> "$WORK/arr.err"
 rc=$?

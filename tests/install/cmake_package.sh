@@ -1,0 +1,50 @@
+#!/bin/bash
+# cmake_package.sh BUILD MPIEXEC - `cmake --install` into a fresh prefix, then a downstream CMake
+# project (tests/install/app) finds it with find_package(kdistill 0.1) and builds a C program
+# against kdistill::kdistill and kdistill::static and a C++ one; the two C programs compute the
+# same thinning bit for bit at 1 and 2 ranks. A version the install cannot satisfy is refused.
+set -euo pipefail
+build=$1
+mpiexec=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+for f in lib/cmake/kdistill/kdistillConfig.cmake lib/cmake/kdistill/kdistillConfigVersion.cmake; do
+  [ -f "$work/prefix/$f" ] || fail "missing after install: $f"
+done
+# the prefix is relocatable: build against a moved copy
+mv "$work/prefix" "$work/moved"
+mkdir "$work/src"
+cp "$here/app/app.c" "$here/app/app.cpp" "$work/src/"
+cp "$here/app/project.cmake" "$work/src/CMakeLists.txt"
+cmake -S "$work/src" -B "$work/b" -DCMAKE_PREFIX_PATH="$work/moved" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
+cmake --build "$work/b" -j2 >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+want=""
+for np in 1 2; do
+  for app in app_shared app_static; do
+    out=$("$mpiexec" -n $np --oversubscribe "$work/b/$app") || fail "$app at $np ranks: $out"
+    echo "$app np $np: $out"
+    [[ $out == "n 32 mmd "* ]] || fail "$app: unexpected output '$out'"
+    [ -z "$want" ] || [ "$out" = "$want" ] || fail "$app at $np ranks: '$out' differs from '$want'"
+    want=$out
+  done
+done
+# the shared program uses the installed library, not the build tree's
+ldd "$work/b/app_shared" | grep -q "$work/moved/lib/libkdistill.so" ||
+  fail "app_shared does not load the installed libkdistill.so: $(ldd "$work/b/app_shared" | grep kdistill)"
+out=$("$mpiexec" -n 1 "$work/b/app_cxx") || fail "app_cxx: $out"
+[ "$out" = "KD_OK invalid configuration" ] || fail "app_cxx printed '$out'"
+# a version the install does not provide is refused at configure time
+sed -i 's/find_package(kdistill 0.1 REQUIRED)/find_package(kdistill 0.2 REQUIRED)/' "$work/src/CMakeLists.txt"
+if cmake -S "$work/src" -B "$work/b2" -DCMAKE_PREFIX_PATH="$work/moved" >"$work/v.log" 2>&1; then
+  fail "find_package(kdistill 0.2) accepted version 0.1"
+fi
+grep -q "kdistillConfig.cmake" "$work/v.log" || { cat "$work/v.log"; fail "no version message"; }
+echo "cmake package OK"
