@@ -5,7 +5,7 @@
 # apt-get line is printed and the script exits with status 2. Idempotent: installed packages are
 # left alone (nothing is downloaded when everything is present).
 KD_PACKAGES=(gcc libc6-dev make cmake pkg-config openmpi-bin libopenmpi-dev openssh-client
-             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev
+             libhdf5-openmpi-dev hdf5-tools libopenblas-dev libscalapack-openmpi-dev libyaml-dev zlib1g-dev
              python3 python3-numpy python3-mpi4py python3-h5py)
 
 kd_install_deps() {

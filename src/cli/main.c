@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "job/job_registry.h"
+#include "task/task_impl.h"
 #include "kdistill/author.h"
 
 static void kd_cli_usage_(FILE *out) {
@@ -161,7 +162,7 @@ static kd_err kd_cli_run_(kd_ctx *ctx, const kd_cli_opts *o) {
   kd_err err = KD_OK;
   if (!o->config) { /* a one-line command: the config it stands for */
     err = kd_cli_quick_config(o, &yaml);
-    jo.config = "command line";
+    jo.config = KD_JOB_COMMAND_LINE;
     jo.config_text = yaml;
     if (!err && o->level == KD_LOG_VERBOSE && kd_ctx_rank(ctx) == 0)
       fprintf(stderr, "kdistill: the config of this command:\n%s", yaml);

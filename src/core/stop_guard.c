@@ -63,7 +63,7 @@ static void *kd_guard_main_(void *arg) {
      * itself; while one is in progress, never stop */
     if (atomic_load(&ctx->publishing) > 0 || atomic_load(&ctx->published) != seen) return NULL;
     if (atomic_load(&ctx->stopping)) continue; /* at a safe point: the checkpoint is coming */
-    if (!kd_interrupt_signal_seen_()) { /* cleared (a sweep point moved on): watch again */
+    if (!kd_interrupt_signal_seen_()) {        /* cleared (a sweep point moved on): watch again */
       t_sig = -1.0;
       continue;
     }

@@ -45,8 +45,8 @@ static herr_t kd_h5_list_cb_(hid_t obj, const char *name, const H5O_info_t *info
 }
 
 /* "; it has: /X (1000 x 5), /y (1000) (set data.dataset)" or "; it has no datasets" into buf;
- * the hint names the config section `sec` (NULL: data). */
-static void kd_h5_datasets_(hid_t f, const char *sec, char *buf, size_t len) {
+ * the hint names what to set: a config key or a command-line flag (NULL: data.dataset). */
+static void kd_h5_datasets_(hid_t f, const char *hint, char *buf, size_t len) {
   char names[1024] = "";
   kd_h5_list_ l = {names, sizeof names, 0};
   if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, kd_h5_list_cb_, &l, H5O_INFO_BASIC) < 0)
@@ -54,8 +54,88 @@ static void kd_h5_datasets_(hid_t f, const char *sec, char *buf, size_t len) {
   if (l.count == 0)
     snprintf(buf, len, "; it has no datasets");
   else
-    snprintf(buf, len, "; it has: %s%s (set %s.dataset)", names, l.count > 10 ? ", ..." : "",
-             sec ? sec : "data");
+    snprintf(buf, len, "; it has: %s%s (%s)", names, l.count > 10 ? ", ..." : "",
+             hint ? hint : "set data.dataset");
+}
+
+/* The 2-D numeric datasets of a file (H5Ovisit: hard links only), for kd_h5_pick_dataset. */
+typedef struct {
+  int count;
+  char first[1024];
+} kd_h5_cands_;
+
+static herr_t kd_h5_cands_cb_(hid_t obj, const char *name, const H5O_info_t *info, void *op) {
+  kd_h5_cands_ *c = op;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  hid_t ds = H5Dopen2(obj, name, H5P_DEFAULT);
+  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1, ty = ds >= 0 ? H5Dget_type(ds) : -1;
+  const H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+  if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && (cls == H5T_FLOAT || cls == H5T_INTEGER))
+    if (c->count++ == 0) snprintf(c->first, sizeof c->first, "%s", name);
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  H5Eclear2(H5E_DEFAULT);
+  return 0;
+}
+
+static kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset, const char *sec);
+
+/* Rank 0 of kd_h5_pick_dataset. */
+static kd_err kd_h5_pick_(const char *path, const char *want, const char *hint, const char *sec,
+                          int allow_ext, char *out, size_t len) {
+  kd_err err = KD_OK;
+  hid_t fapl = -1, f = -1;
+  char have[1200];
+  KD_TRY(kd_path_check_input(path, "HDF5")); /* a FIFO or directory is refused, not opened */
+  KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
+  KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
+  KD_CHECK(H5Fis_hdf5(path) > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
+  KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
+  if (want) {
+    if (!allow_ext) KD_TRY(kd_h5_no_external_link_(f, path, want, sec));
+    if (H5Lexists(f, want, H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      kd_h5_datasets_(f, hint, have, sizeof have);
+      KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, want, have);
+    }
+    snprintf(out, len, "%s", want);
+  } else if (H5Lexists(f, "data", H5P_DEFAULT) > 0) {
+    snprintf(out, len, "data");
+  } else {
+    kd_h5_cands_ c = {0, ""};
+    if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, kd_h5_cands_cb_, &c, H5O_INFO_BASIC) < 0)
+      H5Eclear2(H5E_DEFAULT);
+    if (c.count != 1) {
+      H5Eclear2(H5E_DEFAULT);
+      kd_h5_datasets_(f, hint, have, sizeof have);
+      KD_FAIL(KD_ERR_INPUT,
+              "%s: no dataset named, no dataset 'data', and %s 2-D numeric datasets to choose "
+              "from%s",
+              path, c.count == 0 ? "no" : "several", have);
+    }
+    KD_CHECK(strlen(c.first) + 1 < len, KD_ERR_INPUT, "%s: dataset name too long", path);
+    snprintf(out, len, "%s", c.first);
+  }
+cleanup:
+  H5Eclear2(H5E_DEFAULT);
+  if (f >= 0) H5Fclose(f);
+  if (fapl >= 0) H5Pclose(fapl);
+  return err;
+}
+
+kd_err kd_h5_pick_dataset(MPI_Comm comm, const char *path, const char *want, const char *hint,
+                          const char *sec, int allow_external, char *out, int len) {
+  kd_err err = KD_OK;
+  kd_h5_quiet();
+  out[0] = '\0';
+  KD_TRY(kd_dist_agreed(comm,
+                        kd_dist_rank(comm) == 0
+                            ? kd_h5_pick_(path, want, hint, sec, allow_external, out, (size_t)len)
+                            : KD_OK));
+  KD_TRY(kd_dist_bcast(comm, out, len, 0));
+cleanup:
+  return err;
 }
 
 /* A link on the way to dset that points into another file: the dataset's values would come from
@@ -123,7 +203,9 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, 
   if (ex <= 0) {
     char have[1200];
     H5Eclear2(H5E_DEFAULT);
-    kd_h5_datasets_(f, sec, have, sizeof have);
+    char hint[300];
+    snprintf(hint, sizeof hint, "set %s.dataset", sec ? sec : "data");
+    kd_h5_datasets_(f, hint, have, sizeof have);
     KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
   }
   KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);

@@ -1,10 +1,11 @@
-/* io_npy.c - point sets from NumPy .npy files and from arrays inside .npz archives (the stored,
- * uncompressed entries np.savez writes). Rank 0 parses the header (for .npz after finding the
- * entry through the zip central directory, zip64 included), checks it against the file size and
- * broadcasts the layout; every rank then reads only its own contiguous block of rows with pread
- * (a Fortran-order array: one strided read per column), converting float32/int32/int64 to double.
- * Every size is checked before it is used, so a crafted header cannot make a rank allocate or read
- * out of bounds. */
+/* io_npy.c - point sets from NumPy .npy files and from arrays inside .npz archives (the stored
+ * entries np.savez writes and the deflate entries of np.savez_compressed). Rank 0 parses the
+ * header (for .npz after finding the entry through the zip central directory, zip64 included),
+ * checks it against the array's size and broadcasts the layout; every rank then reads only its
+ * own contiguous block of rows (a Fortran-order array: one strided read per column; a compressed
+ * entry is inflated from its start, io_member.c, and the rank holding the last rows checks its
+ * CRC), converting float32/int32/int64 to double. Every size is checked before it is used, so a
+ * crafted header cannot make a rank allocate or read out of bounds. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,13 +18,16 @@
 #include "comm/dist_impl.h"
 #include "io/paths.h"
 #include "pointset/pointset_impl.h"
+#include "pointset/io_member.h"
 #include "pointset/pointset_io.h"
 
-/* the layout rank 0 finds: rows, columns, element type, order, offset of element 0 */
+/* the layout rank 0 finds: rows, columns, element type, order, offset of element 0 in the
+ * array's bytes, and where those bytes are in the file */
 typedef struct {
   int64_t n, d, offset;
   int64_t type; /* 0 f8, 1 f4, 2 i8, 3 i4 */
   int64_t fortran;
+  kd_member_loc loc;
 } kd_npy_layout_;
 
 static const int kd_npy_size_[4] = {8, 4, 8, 4};
@@ -32,20 +36,6 @@ static uint64_t kd_le_(const unsigned char *p, int nb) {
   uint64_t v = 0;
   for (int i = nb - 1; i >= 0; i--) v = v << 8 | p[i];
   return v;
-}
-
-static kd_err kd_pread_all_(int fd, void *buf, size_t len, int64_t off, const char *path) {
-  kd_err err = KD_OK;
-  size_t got = 0;
-  while (got < len) {
-    ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + (int64_t)got));
-    if (r < 0 && errno == EINTR) continue;
-    KD_CHECK(r > 0, KD_ERR_FILE, "%s: %s at byte %lld", path,
-             r == 0 ? "file ends early (truncated?)" : strerror(errno), (long long)(off + got));
-    got += (size_t)r;
-  }
-cleanup:
-  return err;
 }
 
 /* The value text of 'key' in the header dict h, or NULL. */
@@ -62,14 +52,15 @@ static const char *kd_npy_key_(const char *h, const char *key) {
   return p;
 }
 
-/* Parse the .npy header at byte `at` of the open file (size fsize) into L. */
-static kd_err kd_npy_header_(int fd, const char *path, int64_t at, int64_t fsize,
-                             kd_npy_layout_ *L) {
+/* Parse the .npy header at the start of the array's bytes (member m, fsize of them) into L;
+ * L->offset is relative to the array's first byte. */
+static kd_err kd_npy_header_(kd_member *m, const char *path, int64_t fsize, kd_npy_layout_ *L) {
   kd_err err = KD_OK;
   unsigned char pre[12];
   char *h = NULL;
-  KD_CHECK(fsize - at >= 10, KD_ERR_INPUT, "%s: too short for a .npy array", path);
-  KD_TRY(kd_pread_all_(fd, pre, 10, at, path));
+  KD_CHECK(fsize >= 10, KD_ERR_INPUT, "%s: too short for a .npy array", path);
+  /* 12 bytes when there are (version 2 and 3 headers): a compressed array is read forward only */
+  KD_TRY(kd_member_read(m, 0, pre, fsize >= 12 ? 12 : 10));
   KD_CHECK(!memcmp(pre, "\x93NUMPY", 6), KD_ERR_INPUT, "%s: not a .npy array (bad magic)", path);
   const int major = pre[6];
   KD_CHECK(major >= 1 && major <= 3, KD_ERR_INPUT, "%s: .npy format version %d is not supported",
@@ -77,17 +68,21 @@ static kd_err kd_npy_header_(int fd, const char *path, int64_t at, int64_t fsize
   int64_t hl = 0, hstart = 0;
   if (major == 1) {
     hl = (int64_t)kd_le_(pre + 8, 2);
-    hstart = at + 10;
+    hstart = 10;
   } else {
-    KD_CHECK(fsize - at >= 12, KD_ERR_INPUT, "%s: truncated .npy header", path);
-    KD_TRY(kd_pread_all_(fd, pre, 12, at, path));
+    KD_CHECK(fsize >= 12, KD_ERR_INPUT, "%s: truncated .npy header", path);
     hl = (int64_t)kd_le_(pre + 8, 4);
-    hstart = at + 12;
+    hstart = 12;
   }
   KD_CHECK(hl > 0 && hl <= (1 << 20) && hstart + hl <= fsize, KD_ERR_INPUT,
            "%s: .npy header length %lld is impossible", path, (long long)hl);
   KD_ALLOC(h, hl + 1);
-  KD_TRY(kd_pread_all_(fd, h, (size_t)hl, hstart, path));
+  if (major == 1 && fsize >= 12) { /* two header bytes are already in pre */
+    memcpy(h, pre + 10, hl < 2 ? (size_t)hl : 2);
+    if (hl > 2) KD_TRY(kd_member_read(m, 12, h + 2, (size_t)hl - 2));
+  } else {
+    KD_TRY(kd_member_read(m, hstart, h, (size_t)hl));
+  }
   h[hl] = '\0';
   const char *descr = kd_npy_key_(h, "descr"), *fo = kd_npy_key_(h, "fortran_order"),
              *shape = kd_npy_key_(h, "shape");
@@ -138,17 +133,67 @@ cleanup:
   return err;
 }
 
-/* Find the stored entry `name`.npy (name NULL or "": the only entry) of a zip archive; *at = the
- * offset of its data. */
-static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name,
-                           const char *sec, int64_t *at) {
+/* One central-directory record of a zip archive. */
+typedef struct {
+  char name[256];
+  uint64_t method, crc, csize, usize, lho, len; /* len: the record's bytes in the directory */
+} kd_npz_rec_;
+
+/* The record at cd + pos (cds bytes of directory, fsize of file): its name, method, CRC, sizes
+ * and local header offset, the zip64 extra field's 8-byte values taken in the order the format
+ * gives them (uncompressed size, compressed size, offset) for those marked 0xffffffff. */
+static kd_err kd_npz_record_(const unsigned char *cd, uint64_t pos, uint64_t cds, int64_t fsize,
+                             const char *path, kd_npz_rec_ *e) {
   kd_err err = KD_OK;
-  unsigned char *tail = NULL, *cd = NULL, b[64];
-  char names[1024] = "", want[512];
+  KD_CHECK(pos + 46 <= cds && kd_le_(cd + pos, 4) == 0x02014b50u, KD_ERR_INPUT,
+           "%s: the zip directory is damaged", path);
+  const unsigned char *r = cd + pos;
+  const uint64_t nl = kd_le_(r + 28, 2), xl = kd_le_(r + 30, 2), cl = kd_le_(r + 32, 2);
+  e->method = kd_le_(r + 10, 2);
+  e->crc = kd_le_(r + 16, 4);
+  e->csize = kd_le_(r + 20, 4);
+  e->usize = kd_le_(r + 24, 4);
+  e->lho = kd_le_(r + 42, 4);
+  e->len = 46 + nl + xl + cl;
+  KD_CHECK(pos + e->len <= cds, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  const size_t ncopy = nl < sizeof e->name - 1 ? nl : sizeof e->name - 1;
+  memcpy(e->name, r + 46, ncopy);
+  e->name[ncopy] = '\0';
+  if (e->usize == 0xffffffffu || e->csize == 0xffffffffu || e->lho == 0xffffffffu)
+    for (uint64_t x = 0; x + 4 <= xl;) {
+      const unsigned char *xf = r + 46 + nl + x;
+      const uint64_t id = kd_le_(xf, 2), sz = kd_le_(xf + 2, 2);
+      /* every field lies inside its record's extra area (which lies inside the directory) */
+      KD_CHECK(x + 4 + sz <= xl, KD_ERR_INPUT,
+               "%s: the zip directory is damaged (an extra field of '%s' runs past its record)",
+               path, e->name);
+      if (id == 1) {
+        uint64_t *v[3] = {&e->usize, &e->csize, &e->lho};
+        uint64_t q = 0;
+        for (int i = 0; i < 3; i++)
+          if (*v[i] == 0xffffffffu && q + 8 <= sz) {
+            *v[i] = kd_le_(xf + 4 + q, 8);
+            q += 8;
+          }
+      }
+      x += 4 + sz;
+    }
+  KD_CHECK(e->lho < (uint64_t)fsize, KD_ERR_INPUT,
+           "%s: the zip directory is damaged (entry '%s' starts at byte %llu of %lld)", path,
+           e->name, (unsigned long long)e->lho, (long long)fsize);
+cleanup:
+  return err;
+}
+
+/* The central directory of a zip archive into *cd (caller frees), *cds bytes, *count records. */
+static kd_err kd_npz_directory_(int fd, const char *path, int64_t fsize, unsigned char **cd,
+                                uint64_t *cds_out, uint64_t *count_out) {
+  kd_err err = KD_OK;
+  unsigned char *tail = NULL, b[64];
   KD_CHECK(fsize >= 22, KD_ERR_INPUT, "%s: not an .npz (zip) archive", path);
   const int64_t tl = fsize < 65557 ? fsize : 65557;
   KD_ALLOC(tail, tl);
-  KD_TRY(kd_pread_all_(fd, tail, (size_t)tl, fsize - tl, path));
+  KD_TRY(kd_member_pread(fd, tail, (size_t)tl, fsize - tl, path));
   int64_t e = -1;
   for (int64_t i = tl - 22; i >= 0 && e < 0; i--)
     if (kd_le_(tail + i, 4) == 0x06054b50u) e = i;
@@ -160,75 +205,76 @@ static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *
       kd_le_(tail + e - 20, 4) == 0x07064b50u) { /* zip64 */
     const int64_t z = (int64_t)kd_le_(tail + e - 20 + 8, 8);
     KD_CHECK(z >= 0 && z + 56 <= fsize, KD_ERR_INPUT, "%s: bad zip64 directory", path);
-    KD_TRY(kd_pread_all_(fd, b, 56, z, path));
+    KD_TRY(kd_member_pread(fd, b, 56, z, path));
     KD_CHECK(kd_le_(b, 4) == 0x06064b50u, KD_ERR_INPUT, "%s: bad zip64 directory", path);
     count = kd_le_(b + 32, 8), cds = kd_le_(b + 40, 8), cdo = kd_le_(b + 48, 8);
   }
   KD_CHECK(cds <= (uint64_t)fsize && cdo <= (uint64_t)fsize - cds && cds <= (1u << 26) &&
                count <= cds / 46,
            KD_ERR_INPUT, "%s: the zip directory is damaged", path);
-  KD_ALLOC(cd, cds + 1);
-  KD_TRY(kd_pread_all_(fd, cd, (size_t)cds, (int64_t)cdo, path));
-  snprintf(want, sizeof want, "%s.npy", name ? name : "");
-  int64_t found = -1, only = -1;
-  uint64_t pos = 0;
-  for (uint64_t k = 0; k < count; k++) {
-    KD_CHECK(pos + 46 <= cds && kd_le_(cd + pos, 4) == 0x02014b50u, KD_ERR_INPUT,
-             "%s: the zip directory is damaged", path);
-    const unsigned char *r = cd + pos;
-    const uint64_t method = kd_le_(r + 10, 2), nl = kd_le_(r + 28, 2), xl = kd_le_(r + 30, 2),
-                   cl = kd_le_(r + 32, 2);
-    uint64_t lho = kd_le_(r + 42, 4);
-    KD_CHECK(pos + 46 + nl + xl + cl <= cds, KD_ERR_INPUT, "%s: the zip directory is damaged",
-             path);
-    char ename[256];
-    const size_t ncopy = nl < sizeof ename - 1 ? nl : sizeof ename - 1;
-    memcpy(ename, r + 46, ncopy);
-    ename[ncopy] = '\0';
-    if (lho == 0xffffffffu) /* zip64 extra field: the local header offset is its last value */
-      for (uint64_t x = 0; x + 4 <= xl;) {
-        const unsigned char *xf = r + 46 + nl + x;
-        const uint64_t id = kd_le_(xf, 2), sz = kd_le_(xf + 2, 2);
-        /* every field lies inside its record's extra area (which lies inside the directory) */
-        KD_CHECK(x + 4 + sz <= xl, KD_ERR_INPUT,
-                 "%s: the zip directory is damaged (an extra field of '%s' runs past its record)",
-                 path, ename);
-        if (id == 1 && sz >= 8) lho = kd_le_(xf + 4 + sz - 8, 8);
-        x += 4 + sz;
-      }
-    KD_CHECK(lho < (uint64_t)fsize, KD_ERR_INPUT,
-             "%s: the zip directory is damaged (entry '%s' starts at byte %llu of %lld)", path,
-             ename, (unsigned long long)lho, (long long)fsize);
-    size_t o = strlen(names);
-    if (o + ncopy + 3 < sizeof names)
-      snprintf(names + o, sizeof names - o, "%s%.*s", o ? ", " : "",
-               (int)(ncopy > 4 ? ncopy - 4 : ncopy), ename);
-    const int match = name && name[0] ? !strcmp(ename, want) : 1;
-    if (match) {
-      KD_CHECK(method == 0, KD_ERR_INPUT,
-               "%s: array '%s' is compressed (np.savez_compressed), which is not supported: save "
-               "it with np.savez or np.save",
-               path, ename);
-      if (name && name[0])
-        found = (int64_t)lho;
-      else
-        only = only == -1 ? (int64_t)lho : -2;
-    }
-    pos += 46 + nl + xl + cl;
-  }
-  if (!(name && name[0])) {
-    KD_CHECK(only >= 0, KD_ERR_CONFIG, "%s: the archive holds %s; set %s.dataset to one of: %s",
-             path, only == -1 ? "no arrays" : "several arrays", sec ? sec : "data", names);
-    found = only;
-  }
-  KD_CHECK(found >= 0, KD_ERR_FILE, "%s: no array '%s' in the archive; it has: %s", path, name,
-           names);
-  KD_CHECK(found + 30 <= fsize, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
-  KD_TRY(kd_pread_all_(fd, b, 30, found, path));
-  KD_CHECK(kd_le_(b, 4) == 0x04034b50u, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
-  *at = found + 30 + (int64_t)kd_le_(b + 26, 2) + (int64_t)kd_le_(b + 28, 2);
+  KD_ALLOC(*cd, cds + 1);
+  KD_TRY(kd_member_pread(fd, *cd, (size_t)cds, (int64_t)cdo, path));
+  *cds_out = cds;
+  *count_out = count;
 cleanup:
   free(tail);
+  return err;
+}
+
+/* Find the entry `name`.npy (name NULL or "": the only entry) of a zip archive, stored or
+ * deflate: where its bytes are (*loc). */
+static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name,
+                           const char *sec, kd_member_loc *loc) {
+  kd_err err = KD_OK;
+  unsigned char *cd = NULL, b[30];
+  char names[1024] = "", want[512];
+  uint64_t cds = 0, count = 0, pos = 0;
+  kd_npz_rec_ rec, hit;
+  int n_hit = 0;
+  KD_TRY(kd_npz_directory_(fd, path, fsize, &cd, &cds, &count));
+  snprintf(want, sizeof want, "%s.npy", name ? name : "");
+  for (uint64_t k = 0; k < count; k++) {
+    KD_TRY(kd_npz_record_(cd, pos, cds, fsize, path, &rec));
+    const size_t nl = strlen(rec.name), o = strlen(names);
+    if (o + nl + 3 < sizeof names)
+      snprintf(names + o, sizeof names - o, "%s%.*s", o ? ", " : "", (int)(nl > 4 ? nl - 4 : nl),
+               rec.name);
+    if (!(name && name[0]) || !strcmp(rec.name, want)) {
+      if (n_hit++ == 0) hit = rec;
+    }
+    pos += rec.len;
+  }
+  if (!(name && name[0]))
+    KD_CHECK(n_hit == 1, KD_ERR_CONFIG, "%s: the archive holds %s; set %s.dataset to one of: %s",
+             path, n_hit == 0 ? "no arrays" : "several arrays", sec ? sec : "data", names);
+  KD_CHECK(n_hit >= 1, KD_ERR_FILE, "%s: no array '%s' in the archive; it has: %s", path, name,
+           names);
+  KD_CHECK(hit.method == 0 || hit.method == 8, KD_ERR_INPUT,
+           "%s: array '%s' is compressed with zip method %llu; only stored (np.savez) and "
+           "deflate (np.savez_compressed) arrays are read",
+           path, hit.name, (unsigned long long)hit.method);
+  const int64_t found = (int64_t)hit.lho;
+  KD_CHECK(found + 30 <= fsize, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  KD_TRY(kd_member_pread(fd, b, 30, found, path));
+  KD_CHECK(kd_le_(b, 4) == 0x04034b50u, KD_ERR_INPUT, "%s: the zip directory is damaged", path);
+  loc->at = found + 30 + (int64_t)kd_le_(b + 26, 2) + (int64_t)kd_le_(b + 28, 2);
+  loc->method = (int64_t)hit.method;
+  loc->crc = (int64_t)hit.crc;
+  /* stored: the array may run to the end of the file, as before (its header is checked against
+   * that); deflate: its compressed bytes lie inside the file, its size is the declared one */
+  loc->size = fsize - loc->at;
+  loc->csize = 0;
+  if (hit.method == 8) {
+    KD_CHECK(loc->at <= fsize && hit.csize <= (uint64_t)(fsize - loc->at) &&
+                 hit.usize <= (uint64_t)INT64_MAX,
+             KD_ERR_INPUT,
+             "%s: the zip directory is damaged (array '%s' declares %llu compressed bytes past "
+             "the end of the file)",
+             path, hit.name, (unsigned long long)hit.csize);
+    loc->size = (int64_t)hit.usize;
+    loc->csize = (int64_t)hit.csize;
+  }
+cleanup:
   free(cd);
   return err;
 }
@@ -239,15 +285,18 @@ static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const c
   kd_err err = KD_OK;
   int fd = -1;
   struct stat st;
-  int64_t at = 0;
+  kd_member *m = NULL;
   KD_TRY(kd_path_check_input(path, npz ? "npz" : "npy"));
   KD_TRY(kd_path_claim(path, npz ? "npz input" : "npy input", 0)); /* no output may replace it */
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
-  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, sec, &at));
-  KD_TRY(kd_npy_header_(fd, path, at, (int64_t)st.st_size, L));
+  L->loc.size = (int64_t)st.st_size; /* a .npy: the whole file, stored */
+  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, sec, &L->loc));
+  KD_TRY(kd_member_open(fd, path, &L->loc, &m));
+  KD_TRY(kd_npy_header_(m, path, L->loc.size, L));
 cleanup:
+  kd_member_close(&m);
   if (fd >= 0) close(fd);
   return err;
 }
@@ -272,6 +321,7 @@ static kd_err kd_npy_read_block_(const char *path, const kd_npy_layout_ *L, int6
   kd_err err = KD_OK;
   int fd = -1;
   unsigned char *raw = NULL;
+  kd_member *mb = NULL;
   const int es = kd_npy_size_[L->type];
   const int64_t d = L->d, w0 = L->fortran ? 1 : d;
   /* rows (or column elements) per read: a buffer of about 4 MiB whatever the width (a row of
@@ -282,12 +332,13 @@ static kd_err kd_npy_read_block_(const char *path, const kd_npy_layout_ *L, int6
   if (nl <= 0) return KD_OK;
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
+  KD_TRY(kd_member_open(fd, path, &L->loc, &mb));
   KD_ALLOC(raw, (size_t)B * (size_t)w0 * (size_t)es);
   for (int64_t c = 0; c < (L->fortran ? d : 1); c++)
     for (int64_t i0 = 0; i0 < nl; i0 += B) {
       const int64_t m = nl - i0 < B ? nl - i0 : B, w = L->fortran ? 1 : d;
       const int64_t first = L->fortran ? c * L->n + o + i0 : (o + i0) * d;
-      KD_TRY(kd_pread_all_(fd, raw, (size_t)(m * w * es), L->offset + first * es, path));
+      KD_TRY(kd_member_read(mb, L->offset + first * es, raw, (size_t)(m * w * es)));
       for (int64_t k = 0; k < m * w; k++) {
         const unsigned char *q = raw + k * es;
         double v = 0.0;
@@ -312,7 +363,11 @@ static kd_err kd_npy_read_block_(const char *path, const kd_npy_layout_ *L, int6
           rows[(i0 + k / d) * d + k % d] = v;
       }
     }
+  /* the rank holding the last rows has read to the end of the array: a compressed one must end
+   * there, with its CRC-32 */
+  if (o + nl == L->n) KD_TRY(kd_member_finish(mb));
 cleanup:
+  kd_member_close(&mb);
   if (fd >= 0) close(fd);
   free(raw);
   return err;

@@ -14,6 +14,14 @@
  *  and broadcast. Collective. */
 kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
                            int allow_external, int64_t *n, int *d);
+/** The dataset of the HDF5 file `path` to read, into out[len]: `want` if given (it must exist:
+ *  else an error listing the file's datasets, ending with `hint`, e.g. "set data.dataset" or
+ *  "use --dataset NAME"); with want NULL, "data" if the file has it, else the file's only 2-D
+ *  numeric dataset (an error listing them when there are none or several). External links on
+ *  the way to `want` are refused as in kd_h5_check_dataset. Rank 0 decides, the result is agreed
+ *  and broadcast. Collective. */
+kd_err kd_h5_pick_dataset(MPI_Comm comm, const char *path, const char *want, const char *hint,
+                          const char *sec, int allow_external, char *out, int len);
 /** kd_pointset_read_h5 for the config section sec (allow_external as in kd_h5_check_dataset).
  *  Collective. */
 kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,

@@ -413,6 +413,30 @@ cleanup:
   return err;
 }
 
+/* <section>.dataset of an HDF5 input: as given, else "data" if the file has it, else the file's
+ * only 2-D numeric dataset (logged); the choice is recorded as the key's value, so the resolved
+ * configuration (--print-defaults, the output's config_yaml) names it. Hints name the key, or
+ * --dataset for a command-line run (`kdistill thin X.h5`). Collective. */
+static kd_err kd_task_h5_dataset_(const kd_task_ctx *ctx, const char *section, const char *path,
+                                  int ext, const char **dset) {
+  kd_err err = KD_OK;
+  char key[256], hint[300], chosen[1024];
+  const char *want = NULL;
+  kd_key_(key, sizeof key, section, "dataset");
+  if (!strcmp(kd_config_name(ctx->cfg), KD_JOB_COMMAND_LINE))
+    snprintf(hint, sizeof hint, "use --dataset NAME");
+  else
+    snprintf(hint, sizeof hint, "set %s", key);
+  if (kd_config_has(ctx->cfg, key)) KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, NULL, 1, &want));
+  KD_TRY(kd_h5_pick_dataset(ctx->comm, path, want, hint, section, ext, chosen, sizeof chosen));
+  KD_TRY(kd_config_get_str(ctx->cfg, key, chosen, NULL, 0, dset));
+  if (!want && strcmp(chosen, "data"))
+    kd_log_info("%s: %s: using dataset '/%s', the file's only 2-D numeric dataset (%s to choose)",
+                section, path, chosen, hint);
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
   return kd_task_read_pointset_lazy(ctx, section, out, nout, dout, NULL);
@@ -462,10 +486,9 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
     if (!strcmp(type, "hdf5")) {
       const char *dset = NULL;
       int ext = 0; /* values stored outside the named file are read only when asked for */
-      kd_key_(key, sizeof key, section, "dataset");
-      KD_TRY(kd_config_get_str(cfg, key, "data", NULL, 0, &dset));
       kd_key_(key, sizeof key, section, "allow_external");
       KD_TRY(kd_config_get_bool(cfg, key, 0, &ext));
+      KD_TRY(kd_task_h5_dataset_(ctx, section, path, ext, &dset));
       if (ctx->validate_only)
         KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, ext, &n, &d));
       else

@@ -23,6 +23,10 @@
 
 #include "kdistill/author.h"
 
+/** The name of the configuration a command-line shortcut builds (`kdistill thin X.h5`,
+ *  src/cli/quick.c): input hints then name the command-line flag (--dataset) instead of the key. */
+#define KD_JOB_COMMAND_LINE "command line"
+
 typedef struct {
   MPI_Comm comm;               /* the job's communicator (borrowed) */
   kd_config *cfg;              /* borrowed */

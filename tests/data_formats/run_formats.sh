@@ -1,14 +1,16 @@
 #!/bin/bash
 # run_formats.sh - a user's own data in every format the readers take (README.md, "data"):
 #  - .npy (C and Fortran order, float64, float32, int64) and .npz (np.savez, named and single
-#    arrays) give bitwise the coreset of the same data read from HDF5, at 1, 2 and 4 ranks;
+#    arrays; np.savez_compressed, C and Fortran order, float32) give bitwise the coreset of the
+#    same data read from HDF5, at 1, 2 and 4 ranks;
 #  - CSV: np.savetxt's default (blanks, no header), tab with a header, semicolons, a pandas file
 #    with its unnamed index column (left out, logged), columns chosen by name and index, 20 000
 #    CRLF rows with comments and blank lines (each rank seeks to its own block), all equal to the
 #    HDF5 run;
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
-#    absent array, np.savez_compressed, 3-D, a truncated file, not an .npy, a missing HDF5
-#    dataset (the message lists the datasets the file has), a separator that does not match, an
+#    absent array, a compressed array with a wrong CRC-32 or a declared size longer than its stream, 3-D, a truncated file, not an .npy, a missing HDF5
+#    dataset (the message lists the datasets the file has; `kdistill thin` names --dataset),
+#    several 2-D datasets and no data.dataset (a single one is used, logged and recorded), a separator that does not match, an
 #    absent column name, a column index out of range; the hints of a quadrature target read
 #    from CSV, HDF5 or .npz name target.* keys, not data.*.
 KD_E2E_NAME=formats
@@ -23,9 +25,21 @@ h5py.File("x.h5", "w")["data"] = x
 h5py.File("x32.h5", "w")["data"] = x.astype(np.float32)
 h5py.File("xi.h5", "w")["data"] = xi
 f = h5py.File("other.h5", "w"); f["X"] = x; f["grp/y"] = x[:, 0]; f.close()
+f = h5py.File("two2d.h5", "w"); f["X"] = x; f["grp/Z"] = x[:, :2]; f["y"] = x[:, 0]; f.close()
 np.save("c.npy", x); np.save("f.npy", np.asfortranarray(x)); np.save("x32.npy", x.astype(np.float32))
 np.save("xi.npy", xi)
 np.savez("named.npz", X=x, y=x[:, 0]); np.savez("single.npz", x); np.savez_compressed("zip.npz", X=x)
+np.savez_compressed("zipf.npz", X=np.asfortranarray(x), y=x[:, 0]); np.savez_compressed("zip32.npz", x.astype(np.float32))
+# damaged compressed archives: the directory's CRC-32 of X.npy changed; its size declared 8 bytes
+# longer than the stream holds (both read past the header, so only the data shows them)
+def patch(src, dst, field, delta):
+    b = bytearray(open(src, "rb").read())
+    c = b.rfind(b"PK\x01\x02")  # the last (only) directory record
+    v = int.from_bytes(b[c + field:c + field + 4], "little")
+    b[c + field:c + field + 4] = ((v + delta) % 2**32).to_bytes(4, "little")
+    open(dst, "wb").write(bytes(b))
+patch("zip.npz", "zipcrc.npz", 16, 1)
+patch("zip.npz", "ziplong.npz", 24, 8)
 np.save("cube.npy", np.zeros((2, 2, 2)))
 open("trunc.npy", "wb").write(open("c.npy", "rb").read()[:1000])
 np.savetxt("blank.txt", x)
@@ -69,6 +83,15 @@ same_as npy_float32 "npy, path: x32.npy" x32
 same_as npy_int64 "npy, path: xi.npy" xi
 same_as npz_named "npz, path: named.npz, dataset: X" x
 same_as npz_single "npz, path: single.npz" x
+same_as npz_compressed "npz, path: zip.npz" x
+same_as npz_compressed_fortran "npz, path: zipf.npz, dataset: X" x
+same_as npz_compressed_float32 "npz, path: zip32.npz" x32
+# no data.dataset and no /data: the file's only 2-D numeric dataset, logged and recorded
+same_as h5_only_2d "hdf5, path: other.h5" x
+mpi 1 validate h5_only_2d.yaml --print-defaults >pick.txt 2>&1
+grep -q "other.h5: using dataset '/X', the file's only 2-D numeric dataset (set data.dataset to choose)" pick.txt &&
+  grep -q "^  dataset: X$" pick.txt && ok "h5_only_2d: the choice is logged and recorded in the resolved config" ||
+  bad "h5_only_2d: $(cat pick.txt)"
 same_as csv_blanks "csv, path: blank.txt" x
 same_as csv_big_marks "csv, path: big.csv" xb
 same_as csv_tab_header "csv, path: tab.tsv" x
@@ -89,12 +112,17 @@ sys.exit(not (p.shape == (64, 2) and np.array_equal(p, x[i][:, [2, 0]])))' &&
 err() { cfg "$2" e.yaml; refused "$1" "$3" run e.yaml; }
 err "npz with several arrays" "npz, path: named.npz" "named.npz: the archive holds several arrays; set data.dataset to one of: X, y"
 err "npz absent array" "npz, path: named.npz, dataset: Z" "named.npz: no array 'Z' in the archive; it has: X, y"
-err "npz compressed" "npz, path: zip.npz, dataset: X" "zip.npz: array 'X.npy' is compressed (np.savez_compressed)"
+err "npz compressed, CRC changed" "npz, path: zipcrc.npz" "zipcrc.npz: the compressed array's CRC-32 does not match (damaged archive)"
+err "npz compressed, size declared longer" "npz, path: ziplong.npz" "ziplong.npz: the compressed array ends after 72128 bytes; its header declares more (damaged archive)"
 err "npy 3-D" "npy, path: cube.npy" "cube.npy: the array has 3 dimensions"
 err "npy truncated" "npy, path: trunc.npy" "trunc.npy: the header declares 3000 x 3 values, more than the file holds"
 err "npy that is HDF5" "npy, path: x.h5" "x.h5: not a .npy array"
 err "npy missing" "npy, path: none.npy" "none.npy: cannot open file"
-err "HDF5 dataset missing" "hdf5, path: other.h5" "other.h5: dataset 'data' not found; it has: /X (3000 x 3), /grp/y (3000) (set data.dataset)"
+err "HDF5 dataset missing" "hdf5, path: other.h5, dataset: nope" "other.h5: dataset 'nope' not found; it has: /X (3000 x 3), /grp/y (3000) (set data.dataset)"
+err "HDF5 several 2-D datasets" "hdf5, path: two2d.h5" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (set data.dataset)"
+# on the command line the hint names the flag the user typed
+refused "thin FILE.h5, several 2-D datasets" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 -o bad.h5
+refused "thin FILE.h5 --dataset, absent" "two2d.h5: dataset 'W' not found; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 --dataset W -o bad.h5
 err "separator mismatch" "csv, path: blank.txt, delimiter: comma" "blank.txt:1: column 1 is not a number (separator ','"
 err "absent column name" "csv, path: pandas.csv, columns: [a, zz]" "pandas.csv: data.columns: no column named 'zz'"
 err "column index out of range" "csv, path: blank.txt, columns: [0, 3]" "blank.txt: data.columns: column 3 does not exist (the file has 3 columns"
@@ -107,8 +135,8 @@ qcfg "semi.csv, delimiter: comma" e.yaml
 refused "target csv, separator mismatch" "set target.delimiter if the file uses another" run e.yaml
 qcfg "tab.tsv" q.yaml
 qtype() { qcfg "$1" e.yaml; sed -i "s/type: csv/type: $2/" e.yaml; }
-qtype "other.h5" hdf5
-refused "target hdf5, dataset missing" "other.h5: dataset 'data' not found; it has: /X (3000 x 3), /grp/y (3000) (set target.dataset)" run e.yaml
+qtype "two2d.h5" hdf5
+refused "target hdf5, several 2-D datasets" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (set target.dataset)" run e.yaml
 qtype "named.npz" npz
 refused "target npz with several arrays" "named.npz: the archive holds several arrays; set target.dataset to one of: X, y" run e.yaml
 mpi 1 validate q.yaml > q.txt 2>&1 &&
