@@ -1,5 +1,5 @@
 /* h5_util.h - HDF5 checking and writing helpers of io/ (src/io/h5_write.c), for every module that
- * calls HDF5 itself (io/, and the point-set readers in pointset/io_h5.c): the KD_H5C check, the
+ * calls HDF5 itself (io/, and the point-set readers in pointset/io_h5*.c): the KD_H5C check, the
  * HDF5 error text, quiet error printing, attributes and datasets. Other modules write HDF5 through
  * kd_io.h (kd_output_write, kd_h5_file). */
 #ifndef KDISTILL_IO_H5_UTIL_H

@@ -9,6 +9,7 @@
 #include "comm/dist_impl.h"
 #include "io/h5_util.h"
 #include "io/paths.h"
+#include "pointset/io_h5_impl.h"
 #include "pointset/pointset_io.h"
 #include "pointset/pointset_impl.h"
 
@@ -46,7 +47,7 @@ static herr_t kd_h5_list_cb_(hid_t obj, const char *name, const H5O_info_t *info
 
 /* "; it has: /X (1000 x 5), /y (1000) (set data.dataset)" or "; it has no datasets" into buf;
  * the hint names what to set: a config key or a command-line flag (NULL: data.dataset). */
-static void kd_h5_datasets_(hid_t f, const char *hint, char *buf, size_t len) {
+void kd_h5_datasets_(hid_t f, const char *hint, char *buf, size_t len) {
   char names[1024] = "";
   kd_h5_list_ l = {names, sizeof names, 0};
   if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, kd_h5_list_cb_, &l, H5O_INFO_BASIC) < 0)
@@ -78,8 +79,6 @@ static herr_t kd_h5_cands_cb_(hid_t obj, const char *name, const H5O_info_t *inf
   H5Eclear2(H5E_DEFAULT);
   return 0;
 }
-
-static kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset, const char *sec);
 
 /* Rank 0 of kd_h5_pick_dataset. */
 static kd_err kd_h5_pick_(const char *path, const char *want, const char *hint, const char *sec,
@@ -141,8 +140,7 @@ cleanup:
 /* A link on the way to dset that points into another file: the dataset's values would come from
  * a file the user did not name. Checked component by component before anything is opened through
  * them. Local. */
-static kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset,
-                                      const char *sec) {
+kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset, const char *sec) {
   kd_err err = KD_OK;
   char *p = strdup(dset);
   KD_CHECK(p, KD_ERR_MEM, "out of memory");
@@ -167,8 +165,7 @@ cleanup:
 
 /* Values stored outside the file: external raw data (H5Pset_external) or a virtual dataset, whose
  * sources may be other files. Local. */
-static kd_err kd_h5_no_external_data_(hid_t ds, const char *path, const char *dset,
-                                      const char *sec) {
+kd_err kd_h5_no_external_data_(hid_t ds, const char *path, const char *dset, const char *sec) {
   kd_err err = KD_OK;
   hid_t dcpl = -1;
   KD_H5C(dcpl = H5Dget_create_plist(ds), KD_ERR_H5, "%s: %s: H5Dget_create_plist", path, dset);

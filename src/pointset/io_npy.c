@@ -27,6 +27,7 @@ typedef struct {
   int64_t n, d, offset;
   int64_t type; /* 0 f8, 1 f4, 2 i8, 3 i4 */
   int64_t fortran;
+  int64_t flatten; /* 0: n or n x d only; L >= 1: the first L dimensions are the rows */
   kd_member_loc loc;
 } kd_npy_layout_;
 
@@ -50,6 +51,34 @@ static const char *kd_npy_key_(const char *h, const char *key) {
   p++;
   while (*p == ' ') p++;
   return p;
+}
+
+/* With flatten = F: rows are the first F dimensions, columns the others (both in C order). A
+ * Fortran-order array keeps its rows contiguous per column only as n x d: others are refused. */
+static kd_err kd_npy_flatten_(const char *path, const long long *dims, int r, kd_npy_layout_ *L) {
+  kd_err err = KD_OK;
+  KD_CHECK(r >= L->flatten && r <= 8, KD_ERR_INPUT,
+           "%s: the array has %d dimensions; flatten = %lld takes arrays of %lld to 8 (the first "
+           "%lld index the rows)",
+           path, r, (long long)L->flatten, (long long)L->flatten, (long long)L->flatten);
+  KD_CHECK(!L->fortran || r <= 1 || (r == 2 && L->flatten == 1), KD_ERR_INPUT,
+           "%s: a Fortran-order array of %d dimensions cannot be read with flatten = %lld; save it "
+           "in C order (np.ascontiguousarray)",
+           path, r, (long long)L->flatten);
+  int64_t n = 1, d = 1;
+  for (int j = 0; j < r; j++) {
+    KD_CHECK(dims[j] <= (1LL << 50), KD_ERR_INPUT, "%s: dimension %d is %lld", path, j, dims[j]);
+    if (j < L->flatten)
+      n *= dims[j];
+    else
+      d *= dims[j];
+    KD_CHECK(n <= (1LL << 50) && d <= 1000000, KD_ERR_INPUT, "%s: too many %s", path,
+             j < L->flatten ? "rows" : "columns");
+  }
+  L->n = n;
+  L->d = d;
+cleanup:
+  return err;
 }
 
 /* Parse the .npy header at the start of the array's bytes (member m, fsize of them) into L;
@@ -102,10 +131,10 @@ static kd_err kd_npy_header_(kd_member *m, const char *path, int64_t fsize, kd_n
   L->fortran = !strncmp(fo, "True", 4);
   KD_CHECK(L->fortran || !strncmp(fo, "False", 5), KD_ERR_INPUT, "%s: bad fortran_order", path);
   KD_CHECK(shape[0] == '(', KD_ERR_INPUT, "%s: bad shape in the .npy header", path);
-  long long dims[3] = {0, 0, 0};
+  long long dims[9] = {0};
   int r = 0;
   const char *p = shape + 1;
-  while (r < 3) {
+  while (r < 9) {
     while (*p == ' ') p++;
     if (*p == ')') break;
     char *end = NULL;
@@ -118,10 +147,14 @@ static kd_err kd_npy_header_(kd_member *m, const char *path, int64_t fsize, kd_n
     while (*p == ' ') p++;
     if (*p == ',') p++;
   }
-  KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
-           "%s: the array has %d dimensions; expected n x d (2-D) or n (1-D)", path, r);
-  L->n = dims[0];
-  L->d = r == 2 ? dims[1] : 1;
+  if (!L->flatten) {
+    KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
+             "%s: the array has %d dimensions; expected n x d (2-D) or n (1-D)", path, r);
+    L->n = dims[0];
+    L->d = r == 2 ? dims[1] : 1;
+  } else {
+    KD_TRY(kd_npy_flatten_(path, dims, r, L));
+  }
   L->offset = hstart + hl;
   KD_CHECK(L->d >= 1 && L->d <= 1000000, KD_ERR_INPUT, "%s: %lld columns", path, (long long)L->d);
   KD_CHECK(kd_size_ok(L->n, (int)L->d, (size_t)kd_npy_size_[L->type], NULL) &&
@@ -281,7 +314,7 @@ cleanup:
 
 /* Rank 0: the layout of the array (npz: entry `name`; hints name the config section sec). */
 static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *sec,
-                            kd_npy_layout_ *L) {
+                            int flatten, kd_npy_layout_ *L) {
   kd_err err = KD_OK;
   int fd = -1;
   struct stat st;
@@ -292,6 +325,7 @@ static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const c
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
   L->loc.size = (int64_t)st.st_size; /* a .npy: the whole file, stored */
+  L->flatten = flatten;
   if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, sec, &L->loc));
   KD_TRY(kd_member_open(fd, path, &L->loc, &m));
   KD_TRY(kd_npy_header_(m, path, L->loc.size, L));
@@ -302,11 +336,11 @@ cleanup:
 }
 
 kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
-                    int64_t *n, int *d) {
+                    int flatten, int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
-  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, sec, &L);
+  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, sec, flatten, &L);
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   if (n) *n = L.n;
@@ -375,17 +409,17 @@ cleanup:
 
 kd_err kd_pointset_read_npy(MPI_Comm comm, const char *path, int npz, const char *name,
                             kd_pointset **out) {
-  return kd_pointset_read_npy_sec(comm, path, npz, name, NULL, out);
+  return kd_pointset_read_npy_sec(comm, path, npz, name, NULL, 0, out);
 }
 
 kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
-                                const char *sec, kd_pointset **out) {
+                                const char *sec, int flatten, kd_pointset **out) {
   kd_err err = KD_OK;
   kd_pointset *ps = NULL;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
   *out = NULL;
-  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, sec, &L);
+  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, sec, flatten, &L);
   KD_TRY(kd_dist_agreed(comm, err));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   KD_TRY(kd_pointset_create(comm, L.n, (int)L.d, &ps));

@@ -26,6 +26,19 @@ kd_err kd_h5_pick_dataset(MPI_Comm comm, const char *path, const char *want, con
  *  Collective. */
 kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset, const char *sec,
                                int allow_external, kd_pointset **out);
+/** At most this many datasets make one point set (kd_pointset_read_h5_cols). */
+#define KD_H5_MAX_DATASETS 64
+/** kd_h5_check_dataset for several datasets names[k] of one file as the columns of one point
+ *  set: each dataset's first `flatten` dimensions index the rows (flattened in C order, equal for
+ *  every dataset), its other dimensions its columns (flattened in C order; none: one column);
+ *  the columns follow the order of names. *n, *d get the shape. Collective. */
+kd_err kd_h5_check_cols(MPI_Comm comm, const char *path, const char *const *names, int k,
+                        int flatten, const char *sec, int allow_external, int64_t *n, int *d);
+/** Read the point set kd_h5_check_cols describes: every rank its own block of rows, with
+ *  collective reads of at most 2 flatten - 1 hyperslabs per dataset and chunk. Collective. */
+kd_err kd_pointset_read_h5_cols(MPI_Comm comm, const char *path, const char *const *names, int k,
+                                int flatten, const char *sec, int allow_external,
+                                kd_pointset **out);
 /** Check that the CSV file `path` parses (header as in kd_pointset_read_csv); *n, *d get its shape
  *  (optional). Rank 0 parses, the result is agreed and broadcast. Collective. */
 kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d);
@@ -34,9 +47,11 @@ kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64
  *  the only array); *n, *d get its shape (optional). Rank 0 checks, the result is agreed and
  *  broadcast. Collective. */
 kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
-                    int64_t *n, int *d);
-/** kd_pointset_read_npy for the config section sec. Collective. */
+                    int flatten, int64_t *n, int *d);
+/** kd_pointset_read_npy for the config section sec. flatten 0: an n or n x d array; F >= 1: the
+ *  first F dimensions index the rows and the others the columns (C order; a Fortran-order array
+ *  only as n or n x d). Collective. */
 kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
-                                const char *sec, kd_pointset **out);
+                                const char *sec, int flatten, kd_pointset **out);
 
 #endif

@@ -437,6 +437,144 @@ cleanup:
   return err;
 }
 
+/* SECTION.datasets: a list of names (or one), at most KD_H5_MAX_DATASETS, with SECTION.dataset
+ * not set as well. Borrowed from the config. */
+static kd_err kd_task_dataset_list_(kd_config *cfg, const char *section, const char **names,
+                                    int *k) {
+  kd_err err = KD_OK;
+  char key[256], dkey[256], sub[300], where[512];
+  kd_key_(key, sizeof key, section, "dataset");
+  kd_key_(dkey, sizeof dkey, section, "datasets");
+  KD_CHECK(!kd_config_has(cfg, key), KD_ERR_CONFIG,
+           "%s: %s and %s are both set; give one dataset or a list of them",
+           kd_config_where(cfg, dkey, where, sizeof where), key, dkey);
+  *k = kd_config_count(cfg, dkey) > 0 ? kd_config_count(cfg, dkey) : 1;
+  KD_CHECK(*k <= KD_H5_MAX_DATASETS, KD_ERR_CONFIG, "%s: %s: %d datasets; at most %d",
+           kd_config_where(cfg, dkey, where, sizeof where), dkey, *k, KD_H5_MAX_DATASETS);
+  for (int i = 0; i < *k; i++) {
+    if (kd_config_count(cfg, dkey) > 0)
+      snprintf(sub, sizeof sub, "%s.%d", dkey, i);
+    else
+      snprintf(sub, sizeof sub, "%s", dkey);
+    KD_TRY(kd_config_get_str(cfg, sub, NULL, NULL, 1, &names[i]));
+  }
+cleanup:
+  return err;
+}
+
+/* The point sets parts[k] (same rows, same blocks) side by side as the columns of *out. */
+static kd_err kd_task_join_columns_(kd_pointset *const *parts, int k, kd_pointset **out) {
+  kd_err err = KD_OK;
+  kd_pointset *ps = NULL;
+  double *rows = NULL;
+  int d = 0;
+  for (int i = 0; i < k; i++) d += kd_pointset_dim(parts[i]);
+  KD_TRY(kd_pointset_create(kd_pointset_comm(parts[0]), kd_pointset_n_global(parts[0]), d, &ps));
+  kd_pointset_get_rows(ps, &rows);
+  const kd_lidx nl = kd_pointset_n_local(ps);
+  for (int i = 0, c0 = 0; i < k; c0 += kd_pointset_dim(parts[i]), i++) {
+    const int di = kd_pointset_dim(parts[i]);
+    const double *x = kd_pointset_rows_const(parts[i]);
+    for (kd_lidx r = 0; r < nl; r++)
+      memcpy(rows + (size_t)r * d + c0, x + (size_t)r * di, sizeof(double) * (size_t)di);
+  }
+  kd_pointset_restore_rows(ps, &rows);
+  *out = ps;
+  ps = NULL;
+cleanup:
+  kd_pointset_destroy(&ps);
+  return err;
+}
+
+/* An .npy file or an .npz array: SECTION.dataset (npz: the array; default the only one), or
+ * SECTION.datasets (npz: several arrays as columns, equal rows), SECTION.flatten (the leading
+ * dimensions that index the rows). Reads it (or only checks it). Collective. */
+static kd_err kd_task_read_npy_(const kd_task_ctx *ctx, const char *section, const char *path,
+                                int npz, kd_pointset **ps, int64_t *n, int *d) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], where[512];
+  const char *names[KD_H5_MAX_DATASETS] = {""};
+  kd_pointset *parts[KD_H5_MAX_DATASETS] = {NULL};
+  int64_t flatten = 0, ni = 0;
+  int k = 1, di = 0;
+  kd_key_(key, sizeof key, section, "flatten");
+  if (kd_config_has(cfg, key)) KD_TRY(kd_config_get_int(cfg, key, 1, 1, 7, &flatten));
+  kd_key_(key, sizeof key, section, "datasets");
+  if (npz && kd_config_has(cfg, key)) {
+    KD_TRY(kd_task_dataset_list_(cfg, section, names, &k));
+  } else if (npz) {
+    kd_key_(key, sizeof key, section, "dataset");
+    KD_TRY(kd_config_get_str(cfg, key, "", NULL, 0, &names[0]));
+  }
+  *d = 0;
+  for (int i = 0; i < k; i++) {
+    if (ctx->validate_only) {
+      KD_TRY(kd_npy_check(ctx->comm, path, npz, names[i], section, (int)flatten, &ni, &di));
+    } else {
+      KD_TRY(kd_pointset_read_npy_sec(ctx->comm, path, npz, names[i], section, (int)flatten,
+                                      &parts[i]));
+      ni = kd_pointset_n_global(parts[i]);
+      di = kd_pointset_dim(parts[i]);
+    }
+    kd_key_(key, sizeof key, section, "datasets");
+    KD_CHECK(i == 0 || ni == *n, KD_ERR_INPUT,
+             "%s: %s: array '%s' has %lld rows, '%s' has %lld: the arrays of %s must have the "
+             "same rows",
+             kd_config_where(cfg, key, where, sizeof where), path, names[i], (long long)ni,
+             names[0], (long long)*n, key);
+    *n = ni;
+    *d += di;
+  }
+  if (!ctx->validate_only && k == 1) {
+    *ps = parts[0];
+    parts[0] = NULL;
+  } else if (!ctx->validate_only) {
+    KD_TRY(kd_task_join_columns_(parts, k, ps));
+  }
+cleanup:
+  for (int i = 0; i < k; i++) kd_pointset_destroy(&parts[i]);
+  return err;
+}
+
+/* An HDF5 input: SECTION.dataset (one dataset, kd_task_h5_dataset_), or SECTION.datasets (a
+ * list: their columns side by side) and/or SECTION.flatten (the leading dimensions that index the
+ * rows, default 1); SECTION.allow_external. Reads it (or only checks it). Collective. */
+static kd_err kd_task_read_h5_(const kd_task_ctx *ctx, const char *section, const char *path,
+                               kd_pointset **ps, int64_t *n, int *d) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char key[256], dkey[256], fkey[256];
+  const char *names[KD_H5_MAX_DATASETS], *dset = NULL;
+  int ext = 0; /* values stored outside the named file are read only when asked for */
+  int64_t flatten = 1;
+  kd_key_(key, sizeof key, section, "allow_external");
+  KD_TRY(kd_config_get_bool(cfg, key, 0, &ext));
+  kd_key_(dkey, sizeof dkey, section, "datasets");
+  kd_key_(fkey, sizeof fkey, section, "flatten");
+  if (!kd_config_has(cfg, dkey) && !kd_config_has(cfg, fkey)) { /* one n x d (or n) dataset */
+    KD_TRY(kd_task_h5_dataset_(ctx, section, path, ext, &dset));
+    if (ctx->validate_only)
+      KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, ext, n, d));
+    else
+      KD_TRY(kd_pointset_read_h5_sec(ctx->comm, path, dset, section, ext, ps));
+    goto cleanup;
+  }
+  KD_TRY(kd_config_get_int(cfg, fkey, 1, 1, 7, &flatten));
+  int k = 1;
+  if (kd_config_has(cfg, dkey)) {
+    KD_TRY(kd_task_dataset_list_(cfg, section, names, &k));
+  } else {
+    KD_TRY(kd_task_h5_dataset_(ctx, section, path, ext, &names[0]));
+  }
+  if (ctx->validate_only)
+    KD_TRY(kd_h5_check_cols(ctx->comm, path, names, k, (int)flatten, section, ext, n, d));
+  else
+    KD_TRY(kd_pointset_read_h5_cols(ctx->comm, path, names, k, (int)flatten, section, ext, ps));
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
   return kd_task_read_pointset_lazy(ctx, section, out, nout, dout, NULL);
@@ -462,21 +600,13 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
   if (!strcmp(type, "memory")) {
     KD_TRY(kd_task_read_memory_(ctx, section, what, sizeof what, &ps, &n, &d));
   } else if (!strcmp(type, "npy") || !strcmp(type, "npz")) {
-    const char *arr = NULL;
     const int npz = !strcmp(type, "npz");
     kd_key_(key, sizeof key, section, "path");
     KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
     KD_TRY(kd_task_resolve_path_(ctx, key, path, rpath, sizeof rpath));
     path = rpath;
     snprintf(what, sizeof what, "%s (%s)", section, path);
-    if (npz) {
-      kd_key_(key, sizeof key, section, "dataset");
-      KD_TRY(kd_config_get_str(cfg, key, "", NULL, 0, &arr));
-    }
-    if (ctx->validate_only)
-      KD_TRY(kd_npy_check(ctx->comm, path, npz, arr, section, &n, &d));
-    else
-      KD_TRY(kd_pointset_read_npy_sec(ctx->comm, path, npz, arr, section, &ps));
+    KD_TRY(kd_task_read_npy_(ctx, section, path, npz, &ps, &n, &d));
   } else if (!strcmp(type, "hdf5") || !strcmp(type, "csv")) {
     kd_key_(key, sizeof key, section, "path");
     KD_TRY(kd_config_get_str(cfg, key, NULL, NULL, 1, &path));
@@ -484,15 +614,7 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
     path = rpath;
     snprintf(what, sizeof what, "%s (%s)", section, path);
     if (!strcmp(type, "hdf5")) {
-      const char *dset = NULL;
-      int ext = 0; /* values stored outside the named file are read only when asked for */
-      kd_key_(key, sizeof key, section, "allow_external");
-      KD_TRY(kd_config_get_bool(cfg, key, 0, &ext));
-      KD_TRY(kd_task_h5_dataset_(ctx, section, path, ext, &dset));
-      if (ctx->validate_only)
-        KD_TRY(kd_h5_check_dataset(ctx->comm, path, dset, section, ext, &n, &d));
-      else
-        KD_TRY(kd_pointset_read_h5_sec(ctx->comm, path, dset, section, ext, &ps));
+      KD_TRY(kd_task_read_h5_(ctx, section, path, &ps, &n, &d));
     } else {
       KD_TRY(kd_task_read_csv_(ctx, section, path, ctx->validate_only, &ps, &n, &d));
     }

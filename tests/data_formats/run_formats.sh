@@ -1,5 +1,9 @@
 #!/bin/bash
 # run_formats.sh - a user's own data in every format the readers take (README.md, "data"):
+#  - several HDF5 datasets or .npz arrays (stored or compressed) as the columns of one point set,
+#    their leading dimensions flattened into rows (an ArviZ posterior group: (chain, draw) and
+#    (chain, draw, k)), and one flattened .npy, for points and (HDF5) for Stein scores, give
+#    bitwise the coreset of the flat n x d matrix;
 #  - .npy (C and Fortran order, float64, float32, int64) and .npz (np.savez, named and single
 #    arrays; np.savez_compressed, C and Fortran order, float32) give bitwise the coreset of the
 #    same data read from HDF5, at 1, 2 and 4 ranks;
@@ -10,6 +14,9 @@
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
 #    absent array, a compressed array with a wrong CRC-32 or a declared size longer than its stream, 3-D, a truncated file, not an .npy, a missing HDF5
 #    dataset (the message lists the datasets the file has; `kdistill thin` names --dataset),
+#    datasets as columns whose leading dimensions differ, an absent one, dataset with datasets,
+#    flatten past a dataset's dimensions, npz arrays with different rows, a flattened Fortran
+#    array,
 #    several 2-D datasets and no data.dataset (a single one is used, logged and recorded), a separator that does not match, an
 #    absent column name, a column index out of range; the hints of a quadrature target read
 #    from CSV, HDF5 or .npz name target.* keys, not data.*.
@@ -26,6 +33,24 @@ h5py.File("x32.h5", "w")["data"] = x.astype(np.float32)
 h5py.File("xi.h5", "w")["data"] = xi
 f = h5py.File("other.h5", "w"); f["X"] = x; f["grp/y"] = x[:, 0]; f.close()
 f = h5py.File("two2d.h5", "w"); f["X"] = x; f["grp/Z"] = x[:, :2]; f["y"] = x[:, 0]; f.close()
+# an ArviZ-style posterior group: (chain, draw) and (chain, draw, k) datasets, 2001 draws in all
+# (rank blocks start inside a chain), and the same numbers flattened into one n x d matrix; scores
+# in the same two layouts
+r5 = np.random.default_rng(5); C, D = 3, 667
+mu, tau, th = r5.normal(size=(C, D)), r5.gamma(2.0, size=(C, D)), r5.normal(size=(C, D, 4))
+with h5py.File("post.h5", "w") as f:
+    f["posterior/mu"] = mu; f["posterior/tau"] = tau; f["posterior/theta"] = th
+    f["score/mu"] = -mu; f["score/tau"] = 1.0 / tau - 1.0; f["score/theta"] = -th
+flat = np.concatenate([mu.reshape(-1, 1), tau.reshape(-1, 1), th.reshape(-1, 4)], axis=1)
+sflat = np.concatenate([-mu.reshape(-1, 1), (1.0 / tau - 1.0).reshape(-1, 1), -th.reshape(-1, 4)], axis=1)
+with h5py.File("flat.h5", "w") as f:
+    f["data"] = flat; f["score"] = sflat
+h5py.File("flatth.h5", "w")["data"] = th.reshape(-1, 4)
+np.savez("post.npz", mu=mu, tau=tau, theta=th)
+np.savez_compressed("postz.npz", mu=mu, tau=tau, theta=th, short=np.zeros(5))
+np.save("theta.npy", th); np.save("thetaF.npy", np.asfortranarray(th))
+with h5py.File("cols_bad.h5", "w") as f:
+    f["a"] = np.zeros((3, 5)); f["b"] = np.zeros((3, 6)); f["c"] = np.zeros(7)
 np.save("c.npy", x); np.save("f.npy", np.asfortranarray(x)); np.save("x32.npy", x.astype(np.float32))
 np.save("xi.npy", xi)
 np.savez("named.npz", X=x, y=x[:, 0]); np.savez("single.npz", x); np.savez_compressed("zip.npz", X=x)
@@ -62,7 +87,7 @@ PY
 cfg() { printf 'task: thin\ndata: {type: %s}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: kt_compress, n_out: 64}\noutput: {path: bad.h5}\n' "$1" >"$2"; }
 hash() { $PY -c 'import sys, h5py, hashlib; print(hashlib.sha256(h5py.File(sys.argv[1])["coreset/points"][...].tobytes()).hexdigest()[:16])' "$1"; }
 # reference runs on HDF5
-for r in x x32 xi xb; do
+for r in x x32 xi xb flat flatth; do
   cfg "hdf5, path: $r.h5" ref_$r.yaml
   mpi 2 run ref_$r.yaml -q --output ref_$r.h5 || bad "reference $r"
 done
@@ -86,6 +111,23 @@ same_as npz_single "npz, path: single.npz" x
 same_as npz_compressed "npz, path: zip.npz" x
 same_as npz_compressed_fortran "npz, path: zipf.npz, dataset: X" x
 same_as npz_compressed_float32 "npz, path: zip32.npz" x32
+# several datasets as columns, leading dimensions flattened into rows (ArviZ / netCDF4 groups)
+same_as h5_columns "hdf5, path: post.h5, datasets: [posterior/mu, posterior/tau, posterior/theta], flatten: 2" flat
+same_as h5_flatten "hdf5, path: post.h5, dataset: posterior/theta, flatten: 2" flatth
+same_as npz_columns "npz, path: post.npz, datasets: [mu, tau, theta], flatten: 2" flat
+same_as npz_columns_compressed "npz, path: postz.npz, datasets: [mu, tau, theta], flatten: 2" flat
+same_as npy_flatten "npy, path: theta.npy, flatten: 2" flatth
+# the same for the scores of a Stein kernel: the coreset equals the one from the flat matrices
+stein_cfg() { printf 'task: thin\ndata: {type: hdf5, path: %s, score: {type: hdf5, path: %s}}\nkernel: {name: stein, base: imq, ls: 1.0}\ntarget: {type: stein}\nalgorithm: {name: stein_thin, n_out: 24}\noutput: {path: bad.h5}\n' "$1" "$2" >"$3"; }
+stein_cfg "flat.h5" "flat.h5, dataset: score" sref.yaml
+stein_cfg "post.h5, datasets: [posterior/mu, posterior/tau, posterior/theta], flatten: 2" \
+  "post.h5, datasets: [score/mu, score/tau, score/theta], flatten: 2" scols.yaml
+if mpi 2 run sref.yaml -q --output sref.h5 && mpi 3 run scols.yaml -q --output scols.h5; then
+  [ "$(hash sref.h5)" = "$(hash scols.h5)" ] && ok "score datasets as columns: the flat-matrix Stein coreset" ||
+    bad "score datasets as columns: $(hash scols.h5), flat gives $(hash sref.h5)"
+else
+  bad "stein runs on the posterior layouts failed"
+fi
 # no data.dataset and no /data: the file's only 2-D numeric dataset, logged and recorded
 same_as h5_only_2d "hdf5, path: other.h5" x
 mpi 1 validate h5_only_2d.yaml --print-defaults >pick.txt 2>&1
@@ -120,6 +162,13 @@ err "npy that is HDF5" "npy, path: x.h5" "x.h5: not a .npy array"
 err "npy missing" "npy, path: none.npy" "none.npy: cannot open file"
 err "HDF5 dataset missing" "hdf5, path: other.h5, dataset: nope" "other.h5: dataset 'nope' not found; it has: /X (3000 x 3), /grp/y (3000) (set data.dataset)"
 err "HDF5 several 2-D datasets" "hdf5, path: two2d.h5" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (set data.dataset)"
+err "datasets, leading dimensions differ" "hdf5, path: cols_bad.h5, datasets: [a, b], flatten: 2" "cols_bad.h5: dataset 'b' has 6 along dimension 1, 'a' has 5: with data.flatten = 2 the first 2 dimensions must agree"
+err "datasets, row counts differ" "hdf5, path: cols_bad.h5, datasets: [a, c]" "cols_bad.h5: dataset 'c' has 7 along dimension 0, 'a' has 3: with data.flatten = 1 the first 1 dimensions must agree"
+err "datasets, one absent" "hdf5, path: cols_bad.h5, datasets: [a, zz]" "cols_bad.h5: dataset 'zz' not found; it has: /a (3 x 5), /b (3 x 6), /c (7) (set data.datasets)"
+err "npz arrays, rows differ" "npz, path: postz.npz, datasets: [mu, short]" "postz.npz: array 'short' has 5 rows, 'mu' has 3: the arrays of data.datasets must have the same rows"
+err "npy Fortran order flattened" "npy, path: thetaF.npy, flatten: 2" "thetaF.npy: a Fortran-order array of 3 dimensions cannot be read with flatten = 2; save it in C order"
+err "dataset and datasets" "hdf5, path: cols_bad.h5, dataset: a, datasets: [b]" "data.dataset and data.datasets are both set"
+err "flatten past the dimensions" "hdf5, path: cols_bad.h5, datasets: [c], flatten: 2" "cols_bad.h5: dataset 'c' has 1 dimensions; data.flatten = 2 takes datasets of 2 to 8"
 # on the command line the hint names the flag the user typed
 refused "thin FILE.h5, several 2-D datasets" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 -o bad.h5
 refused "thin FILE.h5 --dataset, absent" "two2d.h5: dataset 'W' not found; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 --dataset W -o bad.h5
