@@ -14,7 +14,7 @@
 #  - errors, each exit 1 with one line naming the file: several arrays without data.dataset, an
 #    absent array, a compressed array with a wrong CRC-32 or a declared size longer than its stream, 3-D, a truncated file, not an .npy, a missing HDF5
 #    dataset (the message lists the datasets the file has; `kdistill thin` names --dataset),
-#    datasets as columns whose leading dimensions differ, an absent one, dataset with datasets,
+#    datasets as columns whose leading dimensions differ, an absent one, an external link, dataset with datasets,
 #    flatten past a dataset's dimensions, npz arrays with different rows, a flattened Fortran
 #    array,
 #    several 2-D datasets and no data.dataset (a single one is used, logged and recorded), a separator that does not match, an
@@ -51,6 +51,7 @@ np.savez_compressed("postz.npz", mu=mu, tau=tau, theta=th, short=np.zeros(5))
 np.save("theta.npy", th); np.save("thetaF.npy", np.asfortranarray(th))
 with h5py.File("cols_bad.h5", "w") as f:
     f["a"] = np.zeros((3, 5)); f["b"] = np.zeros((3, 6)); f["c"] = np.zeros(7)
+    f["ext"] = h5py.ExternalLink("x.h5", "/data")
 np.save("c.npy", x); np.save("f.npy", np.asfortranarray(x)); np.save("x32.npy", x.astype(np.float32))
 np.save("xi.npy", xi)
 np.savez("named.npz", X=x, y=x[:, 0]); np.savez("single.npz", x); np.savez_compressed("zip.npz", X=x)
@@ -167,6 +168,7 @@ err "datasets, row counts differ" "hdf5, path: cols_bad.h5, datasets: [a, c]" "c
 err "datasets, one absent" "hdf5, path: cols_bad.h5, datasets: [a, zz]" "cols_bad.h5: dataset 'zz' not found; it has: /a (3 x 5), /b (3 x 6), /c (7) (set data.datasets)"
 err "npz arrays, rows differ" "npz, path: postz.npz, datasets: [mu, short]" "postz.npz: array 'short' has 5 rows, 'mu' has 3: the arrays of data.datasets must have the same rows"
 err "npy Fortran order flattened" "npy, path: thetaF.npy, flatten: 2" "thetaF.npy: a Fortran-order array of 3 dimensions cannot be read with flatten = 2; save it in C order"
+err "datasets, one an external link" "hdf5, path: cols_bad.h5, datasets: [a, ext]" "cols_bad.h5: 'ext' is an external link into another file; kdistill reads only the file it is given (set data.allow_external: true to follow it)"
 err "dataset and datasets" "hdf5, path: cols_bad.h5, dataset: a, datasets: [b]" "data.dataset and data.datasets are both set"
 err "flatten past the dimensions" "hdf5, path: cols_bad.h5, datasets: [c], flatten: 2" "cols_bad.h5: dataset 'c' has 1 dimensions; data.flatten = 2 takes datasets of 2 to 8"
 # on the command line the hint names the flag the user typed
