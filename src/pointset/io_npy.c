@@ -257,7 +257,7 @@ cleanup:
 /* Find the entry `name`.npy (name NULL or "": the only entry) of a zip archive, stored or
  * deflate: where its bytes are (*loc). */
 static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *name,
-                           const char *sec, kd_member_loc *loc) {
+                           const char *hint, kd_member_loc *loc) {
   kd_err err = KD_OK;
   unsigned char *cd = NULL, b[30];
   char names[1024] = "", want[512];
@@ -278,8 +278,9 @@ static kd_err kd_npz_find_(int fd, const char *path, int64_t fsize, const char *
     pos += rec.len;
   }
   if (!(name && name[0]))
-    KD_CHECK(n_hit == 1, KD_ERR_CONFIG, "%s: the archive holds %s; set %s.dataset to one of: %s",
-             path, n_hit == 0 ? "no arrays" : "several arrays", sec ? sec : "data", names);
+    KD_CHECK(n_hit == 1, KD_ERR_CONFIG, "%s: the archive holds %s; %s: %s", path,
+             n_hit == 0 ? "no arrays" : "several arrays",
+             hint ? hint : "set data.dataset to one of", names);
   KD_CHECK(n_hit >= 1, KD_ERR_FILE, "%s: no array '%s' in the archive; it has: %s", path, name,
            names);
   KD_CHECK(hit.method == 0 || hit.method == 8, KD_ERR_INPUT,
@@ -313,7 +314,7 @@ cleanup:
 }
 
 /* Rank 0: the layout of the array (npz: entry `name`; hints name the config section sec). */
-static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *sec,
+static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *hint,
                             int flatten, kd_npy_layout_ *L) {
   kd_err err = KD_OK;
   int fd = -1;
@@ -326,7 +327,7 @@ static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const c
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
   L->loc.size = (int64_t)st.st_size; /* a .npy: the whole file, stored */
   L->flatten = flatten;
-  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, sec, &L->loc));
+  if (npz) KD_TRY(kd_npz_find_(fd, path, (int64_t)st.st_size, name, hint, &L->loc));
   KD_TRY(kd_member_open(fd, path, &L->loc, &m));
   KD_TRY(kd_npy_header_(m, path, L->loc.size, L));
 cleanup:
@@ -335,12 +336,12 @@ cleanup:
   return err;
 }
 
-kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *hint,
                     int flatten, int64_t *n, int *d) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
-  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, sec, flatten, &L);
+  if (kd_dist_rank(comm) == 0) lerr = kd_npy_probe_(path, npz, name, hint, flatten, &L);
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   if (n) *n = L.n;
@@ -413,13 +414,13 @@ kd_err kd_pointset_read_npy(MPI_Comm comm, const char *path, int npz, const char
 }
 
 kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
-                                const char *sec, int flatten, kd_pointset **out) {
+                                const char *hint, int flatten, kd_pointset **out) {
   kd_err err = KD_OK;
   kd_pointset *ps = NULL;
   kd_npy_layout_ L;
   memset(&L, 0, sizeof L);
   *out = NULL;
-  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, sec, flatten, &L);
+  if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, hint, flatten, &L);
   KD_TRY(kd_dist_agreed(comm, err));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
   KD_TRY(kd_pointset_create(comm, L.n, (int)L.d, &ps));

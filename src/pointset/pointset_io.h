@@ -44,14 +44,15 @@ kd_err kd_pointset_read_h5_cols(MPI_Comm comm, const char *path, const char *con
 kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d);
 
 /** Check a .npy file (npz = 0) or the array `name` of an .npz archive (npz = 1; name NULL or "":
- *  the only array); *n, *d get its shape (optional). Rank 0 checks, the result is agreed and
- *  broadcast. Collective. */
-kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *sec,
+ *  the only array; `hint` ends the message when there are several, e.g. "set data.dataset to
+ *  one of" (NULL) or "use --dataset with one of"); *n, *d get its shape (optional). Rank 0 checks,
+ * the result is agreed and broadcast. Collective. */
+kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *hint,
                     int flatten, int64_t *n, int *d);
-/** kd_pointset_read_npy for the config section sec. flatten 0: an n or n x d array; F >= 1: the
+/** kd_pointset_read_npy with the hint of kd_npy_check. flatten 0: an n or n x d array; F >= 1: the
  *  first F dimensions index the rows and the others the columns (C order; a Fortran-order array
  *  only as n or n x d). Collective. */
 kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
-                                const char *sec, int flatten, kd_pointset **out);
+                                const char *hint, int flatten, kd_pointset **out);
 
 #endif

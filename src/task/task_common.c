@@ -498,6 +498,11 @@ static kd_err kd_task_read_npy_(const kd_task_ctx *ctx, const char *section, con
   kd_pointset *parts[KD_H5_MAX_DATASETS] = {NULL};
   int64_t flatten = 0, ni = 0;
   int k = 1, di = 0;
+  char hint[300];
+  if (!strcmp(kd_config_name(cfg), KD_JOB_COMMAND_LINE))
+    snprintf(hint, sizeof hint, "use --dataset with one of");
+  else
+    snprintf(hint, sizeof hint, "set %s.dataset to one of", section);
   kd_key_(key, sizeof key, section, "flatten");
   if (kd_config_has(cfg, key)) KD_TRY(kd_config_get_int(cfg, key, 1, 1, 7, &flatten));
   kd_key_(key, sizeof key, section, "datasets");
@@ -510,10 +515,10 @@ static kd_err kd_task_read_npy_(const kd_task_ctx *ctx, const char *section, con
   *d = 0;
   for (int i = 0; i < k; i++) {
     if (ctx->validate_only) {
-      KD_TRY(kd_npy_check(ctx->comm, path, npz, names[i], section, (int)flatten, &ni, &di));
+      KD_TRY(kd_npy_check(ctx->comm, path, npz, names[i], hint, (int)flatten, &ni, &di));
     } else {
-      KD_TRY(kd_pointset_read_npy_sec(ctx->comm, path, npz, names[i], section, (int)flatten,
-                                      &parts[i]));
+      KD_TRY(
+          kd_pointset_read_npy_sec(ctx->comm, path, npz, names[i], hint, (int)flatten, &parts[i]));
       ni = kd_pointset_n_global(parts[i]);
       di = kd_pointset_dim(parts[i]);
     }

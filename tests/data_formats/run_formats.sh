@@ -173,6 +173,7 @@ err "dataset and datasets" "hdf5, path: cols_bad.h5, dataset: a, datasets: [b]" 
 err "flatten past the dimensions" "hdf5, path: cols_bad.h5, datasets: [c], flatten: 2" "cols_bad.h5: dataset 'c' has 1 dimensions; data.flatten = 2 takes datasets of 2 to 8"
 # on the command line the hint names the flag the user typed
 refused "thin FILE.h5, several 2-D datasets" "two2d.h5: no dataset named, no dataset 'data', and several 2-D numeric datasets to choose from; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 -o bad.h5
+refused "thin FILE.npz, several arrays" "named.npz: the archive holds several arrays; use --dataset with one of: X, y" thin named.npz -o bad.h5
 refused "thin FILE.h5 --dataset, absent" "two2d.h5: dataset 'W' not found; it has: /X (3000 x 3), /grp/Z (3000 x 2), /y (3000) (use --dataset NAME)" thin two2d.h5 --dataset W -o bad.h5
 err "separator mismatch" "csv, path: blank.txt, delimiter: comma" "blank.txt:1: column 1 is not a number (separator ','"
 err "absent column name" "csv, path: pandas.csv, columns: [a, zz]" "pandas.csv: data.columns: no column named 'zz'"
