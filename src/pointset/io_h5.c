@@ -183,10 +183,40 @@ cleanup:
   return err;
 }
 
+kd_err kd_h5_open_numeric_(hid_t f, const char *path, const char *dset, const char *sec,
+                           const char *key, int allow_ext, hid_t *ds, hid_t *sp) {
+  kd_err err = KD_OK;
+  hid_t ty = -1;
+  char have[1200], hint[300];
+  *ds = *sp = -1;
+  if (!allow_ext) KD_TRY(kd_h5_no_external_link_(f, path, dset, sec));
+  if (H5Lexists(f, dset, H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    snprintf(hint, sizeof hint, "set %s.%s", sec ? sec : "data", key);
+    kd_h5_datasets_(f, hint, have, sizeof have);
+    KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
+  }
+  KD_H5C(*ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path,
+         dset);
+  if (!allow_ext) KD_TRY(kd_h5_no_external_data_(*ds, path, dset, sec));
+  KD_H5C(ty = H5Dget_type(*ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
+  const H5T_class_t cls = H5Tget_class(ty);
+  KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,
+           "%s: dataset '%s' must hold numbers (integer or float), not this type", path, dset);
+  KD_H5C(*sp = H5Dget_space(*ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
+cleanup:
+  if (ty >= 0) H5Tclose(ty);
+  if (err && *ds >= 0) {
+    H5Dclose(*ds);
+    *ds = -1;
+  }
+  return err;
+}
+
 static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int allow_ext,
                            int64_t *n, int *d) {
   kd_err err = KD_OK;
-  hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
+  hid_t fapl = -1, f = -1, ds = -1, sp = -1;
   hsize_t dims[2] = {0, 0};
   KD_TRY(kd_path_check_input(path, "HDF5"));    /* a FIFO or directory is refused, not read */
   KD_TRY(kd_path_claim(path, "HDF5 input", 0)); /* no output of the run may replace it */
@@ -195,23 +225,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, 
   htri_t is_h5 = H5Fis_hdf5(path);
   KD_CHECK(is_h5 > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
-  if (!allow_ext) KD_TRY(kd_h5_no_external_link_(f, path, dset, sec));
-  htri_t ex = H5Lexists(f, dset, H5P_DEFAULT);
-  if (ex <= 0) {
-    char have[1200];
-    H5Eclear2(H5E_DEFAULT);
-    char hint[300];
-    snprintf(hint, sizeof hint, "set %s.dataset", sec ? sec : "data");
-    kd_h5_datasets_(f, hint, have, sizeof have);
-    KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, dset, have);
-  }
-  KD_H5C(ds = H5Dopen2(f, dset, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, dset);
-  if (!allow_ext) KD_TRY(kd_h5_no_external_data_(ds, path, dset, sec));
-  KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
-  H5T_class_t cls = H5Tget_class(ty);
-  KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,
-           "%s: dataset '%s' must hold numbers (integer or float), not this type", path, dset);
-  KD_H5C(sp = H5Dget_space(ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, dset);
+  KD_TRY(kd_h5_open_numeric_(f, path, dset, sec, "dataset", allow_ext, &ds, &sp));
   int r = H5Sget_simple_extent_ndims(sp);
   KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
            "%s: dataset '%s' has rank %d; expected n x d (2-D) or n (1-D)", path, dset, r);
@@ -226,7 +240,6 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, 
            KD_ERR_INPUT, "%s: dataset '%s' declares %llu x %d values, more than can be addressed",
            path, dset, (unsigned long long)dims[0], *d);
 cleanup:
-  if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);
   if (f >= 0) H5Fclose(f);

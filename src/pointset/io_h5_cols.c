@@ -33,23 +33,9 @@ static kd_err kd_h5_cols_probe_one_(hid_t f, const char *path, const char *const
                                     kd_h5_cols_layout_ *lay) {
   const char *name = names[i];
   kd_err err = KD_OK;
-  hid_t ds = -1, sp = -1, ty = -1;
+  hid_t ds = -1, sp = -1;
   hsize_t dims[KD_H5_MAXR];
-  char have[1200], hint[300];
-  if (!allow_ext) KD_TRY(kd_h5_no_external_link_(f, path, name, sec));
-  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    snprintf(hint, sizeof hint, "set %s.datasets", sec ? sec : "data");
-    kd_h5_datasets_(f, hint, have, sizeof have);
-    KD_FAIL(KD_ERR_FILE, "%s: dataset '%s' not found%s", path, name, have);
-  }
-  KD_H5C(ds = H5Dopen2(f, name, H5P_DEFAULT), KD_ERR_FILE, "%s: '%s' is not a dataset", path, name);
-  if (!allow_ext) KD_TRY(kd_h5_no_external_data_(ds, path, name, sec));
-  KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, name);
-  const H5T_class_t cls = H5Tget_class(ty);
-  KD_CHECK(cls == H5T_FLOAT || cls == H5T_INTEGER, KD_ERR_INPUT,
-           "%s: dataset '%s' must hold numbers (integer or float), not this type", path, name);
-  KD_H5C(sp = H5Dget_space(ds), KD_ERR_H5, "%s: %s: H5Dget_space", path, name);
+  KD_TRY(kd_h5_open_numeric_(f, path, name, sec, "datasets", allow_ext, &ds, &sp));
   const int r = H5Sget_simple_extent_ndims(sp);
   KD_CHECK(r >= L && r <= KD_H5_MAXR, KD_ERR_INPUT,
            "%s: dataset '%s' has %d dimensions; %s.flatten = %d takes datasets of %d to %d "
@@ -79,7 +65,6 @@ static kd_err kd_h5_cols_probe_one_(hid_t f, const char *path, const char *const
   lay->n = rows;
   lay->d += cols;
 cleanup:
-  if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);
   return err;

@@ -16,4 +16,10 @@ kd_err kd_h5_no_external_link_(hid_t f, const char *path, const char *dset, cons
 /** Refuse values stored outside the file: external raw data or a virtual dataset. */
 kd_err kd_h5_no_external_data_(hid_t ds, const char *path, const char *dset, const char *sec);
 
+/** Open the numeric dataset dset of f for reading its shape: the checks above (unless
+ *  allow_ext), existence (a missing one's message lists the file's datasets and ends with "set
+ *  <sec>.<key>"), an integer or float type. *ds and *sp are the caller's to close. */
+kd_err kd_h5_open_numeric_(hid_t f, const char *path, const char *dset, const char *sec,
+                           const char *key, int allow_ext, hid_t *ds, hid_t *sp);
+
 #endif
