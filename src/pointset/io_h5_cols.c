@@ -194,14 +194,17 @@ static kd_err kd_h5_cols_read_one_(hid_t f, hid_t dxpl, const char *path, const 
     hsize_t m = (hsize_t)(nr > 0 ? nr * cols : 1);
     hid_t ms = H5Screate_simple(1, &m, NULL);
     int first = 1;
-    herr_t st = 0;
-    if (nr > 0)
+    herr_t st = ms >= 0 ? 0 : -1;
+    if (nr > 0 && st >= 0)
       st = kd_h5_cols_select_(fs, dims, L, r, a, a + nr, 0, start, count, &first);
-    else {
+    if (nr <= 0 || st < 0) {
       H5Sselect_none(fs);
       if (ms >= 0) H5Sselect_none(ms);
     }
-    st = st >= 0 && ms >= 0 ? H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf) : -1;
+    /* every rank takes part in the collective read, with nothing selected when it has no rows
+     * left or could not build its selection (the error is agreed after the loop) */
+    const herr_t rd = H5Dread(ds, H5T_NATIVE_DOUBLE, ms >= 0 ? ms : fs, fs, dxpl, buf);
+    if (rd < 0) st = rd;
     if (ms >= 0) H5Sclose(ms);
     if (st < 0 && nr > 0 && lerr == KD_OK)
       lerr = kd_h5_fail_(KD_ERR_FILE, __FILE__, __LINE__,
