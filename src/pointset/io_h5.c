@@ -309,17 +309,22 @@ static kd_err kd_h5_par_read_(const kd_h5_par_ *h, kd_pointset *ps, int64_t c, i
   hsize_t mdims[2] = {(hsize_t)(nr > 0 ? nr : 1), (hsize_t)d};
   const int rank2 = H5Sget_simple_extent_ndims(h->fs) == 2;
   ms = H5Screate_simple(rank2 ? 2 : 1, mdims, NULL);
-  if (nr > 0) {
-    KD_H5C(ms, KD_ERR_H5, "H5Screate_simple");
-    KD_H5C(H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, count, NULL), KD_ERR_H5,
-           "%s: %s: cannot select rows %lld..%lld", path, dset, (long long)start[0] + 1,
-           (long long)(start[0] + (hsize_t)nr));
-  } else {
+  kd_err pre = KD_OK; /* a failed selection: this rank still takes part, with nothing selected */
+  if (nr > 0 && ms < 0)
+    pre = kd_h5_fail_(KD_ERR_H5, __FILE__, __LINE__, "H5Screate_simple");
+  else if (nr > 0 && H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0)
+    pre = kd_h5_fail_(KD_ERR_H5, __FILE__, __LINE__, "%s: %s: cannot select rows %lld..%lld", path,
+                      dset, (long long)start[0] + 1, (long long)(start[0] + (hsize_t)nr));
+  if (nr <= 0 || pre) {
     H5Sselect_none(h->fs);
     if (ms >= 0) H5Sselect_none(ms);
   }
-  herr_t st = H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms >= 0 ? ms : H5S_ALL, h->fs, h->dxpl,
-                      nr > 0 ? ps->rows + (size_t)r0 * (size_t)d : ps->rows);
+  herr_t st = H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms >= 0 ? ms : h->fs, h->fs, h->dxpl,
+                      nr > 0 && !pre ? ps->rows + (size_t)r0 * (size_t)d : ps->rows);
+  if (pre) {
+    err = pre;
+    goto cleanup;
+  }
   if (!skip)
     KD_H5C(st, KD_ERR_FILE, "%s: cannot read dataset '%s' (rows %lld..%lld)", path, dset,
            (long long)start[0] + 1, (long long)(start[0] + (hsize_t)nr));
