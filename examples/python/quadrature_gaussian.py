@@ -11,7 +11,7 @@ rule = kdistill.quad(target, 32, ls=1.0, seed=1)
 mc = kdistill.quad(target, 32, algorithm="monte_carlo", ls=1.0, seed=1)
 
 
-def f(x):
+def f(x: np.ndarray) -> np.ndarray:
     return np.cos(x[:, 0]) * np.exp(-x[:, 1] ** 2)
 
 

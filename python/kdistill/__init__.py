@@ -19,15 +19,24 @@ communicator; default every process) and each rank passes its own block of rows.
 See docs/python.md.
 """
 
+try:
+    import numpy as _numpy  # noqa: F401  (every function takes and returns numpy arrays)
+except ImportError:
+    raise ImportError("kdistill needs numpy, which this Python (%s) does not have: on Debian 12 "
+                      "use /usr/bin/python3 with python3-numpy, or a venv made with "
+                      "`python3 -m venv --system-site-packages`, or `pip install numpy`"
+                      % __import__("sys").executable) from None
+
 from ._errors import (ArgumentError, ConfigError, DataError, Error, FileError, HDF5Error,
                       Interrupted, InternalError, IOFailure, LinAlgError, MPIError, NumericError,
                       OutOfMemory, UnsupportedError)
 from ._api import (Box, Coreset, Gaussian, Measure, Mixture, Rule, Sphere, TestResult, Torus,
                    TruncGaussian, ctt, herd, load, mmd, quad, run, thin)
+from ._lib import build_info
 
 __version__ = "0.1.0"
 
-__all__ = ["thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset", "Rule", "TestResult",
+__all__ = ["build_info", "thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset", "Rule", "TestResult",
            "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus", "Sphere", "Error",
            "ConfigError", "DataError", "ArgumentError", "FileError", "UnsupportedError",
            "NumericError", "Interrupted", "OutOfMemory", "IOFailure", "MPIError", "HDF5Error",

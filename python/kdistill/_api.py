@@ -8,15 +8,23 @@ the calling process, or on every rank of ``comm`` (each rank passing its own blo
 import ctypes
 import json
 import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _errors
 from . import _lib
 from ._lib import lib
 
+KernelSpec = Union[str, Dict[str, Any]]  # a kernel name, or a dict of kernel keys
+LengthScale = Union[float, str, None]  # a number, "median", or None (the kernel's default)
+TargetSpec = Union["Measure", Dict[str, Any], npt.ArrayLike]  # closed form, section, or samples
+PathLike = Union[str, "os.PathLike[str]"]
+_Arrays = List[Tuple[str, Any, str]]
 
-def _has_ls(name):
+
+def _has_ls(name: str) -> bool:
     """Whether the kernel family has a length scale (else kernel.ls would be an unknown key); the
     library's own table answers, unknown names are left for the config check to refuse."""
     return lib.kd_kernel_has_ls(str(name).encode()) != 0
@@ -26,11 +34,11 @@ def _has_ls(name):
 class Measure:
     """A probability measure with a closed-form kernel mean embedding (a ``target:`` section)."""
 
-    def __init__(self, type_, **keys):
-        self.section = {"type": type_}
+    def __init__(self, type_: str, **keys: Any) -> None:
+        self.section: Dict[str, Any] = {"type": type_}
         self.section.update({k: v for k, v in keys.items() if v is not None})
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         keys = ", ".join("%s=%r" % kv for kv in self.section.items() if kv[0] != "type")
         return "%s(%s)" % (type(self).__name__, keys)
 
@@ -39,21 +47,25 @@ class Gaussian(Measure):
     """N(mean, diag(sd^2)). ``mean`` and ``sd`` are numbers or lists of d numbers; ``d`` defaults
     to the length of the longest list."""
 
-    def __init__(self, mean=0.0, sd=1.0, d=None):
+    def __init__(self, mean: Union[float, Sequence[float]] = 0.0,
+                 sd: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("gaussian", mean=_plain(mean), sd=_plain(sd), d=d)
 
 
 class Box(Measure):
     """The uniform measure on the box prod [lo_i, hi_i]."""
 
-    def __init__(self, lo=0.0, hi=1.0, d=None):
+    def __init__(self, lo: Union[float, Sequence[float]] = 0.0,
+                 hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("uniform_box", lo=_plain(lo), hi=_plain(hi), d=d)
 
 
 class TruncGaussian(Measure):
     """N(mean, diag(sd^2)) conditioned on the box prod [lo_i, hi_i]."""
 
-    def __init__(self, mean=0.0, sd=1.0, lo=-1.0, hi=1.0, d=None):
+    def __init__(self, mean: Union[float, Sequence[float]] = 0.0,
+                 sd: Union[float, Sequence[float]] = 1.0, lo: Union[float, Sequence[float]] = -1.0,
+                 hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("trunc_gaussian", mean=_plain(mean), sd=_plain(sd), lo=_plain(lo),
                          hi=_plain(hi), d=d)
 
@@ -62,7 +74,8 @@ class Mixture(Measure):
     """sum_k w_k N(means_k, diag(sds_k^2)): ``means`` a list of component means, ``sds`` a number
     or one number / list per component, ``weights`` (normalised) default uniform."""
 
-    def __init__(self, means, sds=1.0, weights=None):
+    def __init__(self, means: Any, sds: Any = 1.0,
+                 weights: Optional[Sequence[float]] = None) -> None:
         super().__init__("gaussian_mixture", means=_plain(means), sds=_plain(sds),
                          weights=_plain(weights))
 
@@ -70,14 +83,14 @@ class Mixture(Measure):
 class Torus(Measure):
     """The uniform measure on [0, 1)^d (closed form with the ``sobolev`` kernel)."""
 
-    def __init__(self, d=2):
+    def __init__(self, d: int = 2) -> None:
         super().__init__("torus", d=d)
 
 
 class Sphere(Measure):
     """The uniform measure on the sphere S^{d-1} (closed form with ``energy`` in d = 3)."""
 
-    def __init__(self, d=3):
+    def __init__(self, d: int = 3) -> None:
         super().__init__("sphere", d=d)
 
 
@@ -94,24 +107,25 @@ class Coreset:
     resolved configuration as YAML text: every key with its default filled in; it runs unchanged
     with ``kdistill run``)."""
 
-    def __init__(self, fields, task="", algorithm="", kernel="", config=None, n_ranks=1):
-        self.points = fields["points"]
-        self.weights = fields["weights"]
-        self.indices = fields["indices"]
-        self.mmd = fields["mmd"]
-        self.seconds = fields["seconds"]
-        self.kernel_evals = fields["kernel_evals"]
-        self.metrics = fields["metrics"]
-        self.trace = fields["trace"]
-        self.extras = fields["extras"]
+    def __init__(self, fields: Dict[str, Any], task: str = "", algorithm: str = "", kernel: str = "",
+                 config: Optional[str] = None, n_ranks: int = 1) -> None:
+        self.points: np.ndarray = fields["points"]
+        self.weights: np.ndarray = fields["weights"]
+        self.indices: np.ndarray = fields["indices"]
+        self.mmd: float = fields["mmd"]
+        self.seconds: float = fields["seconds"]
+        self.kernel_evals: int = fields["kernel_evals"]
+        self.metrics: Dict[str, Union[int, float]] = fields["metrics"]
+        self.trace: Optional[Dict[str, np.ndarray]] = fields["trace"]
+        self.extras: Dict[str, Any] = fields["extras"]
         self.task, self.algorithm, self.kernel = task, algorithm, kernel
         self.config = config
         self.n_ranks = n_ranks
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.weights)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<kdistill.Coreset %s/%s: %d points in d=%d, mmd=%.4g, %.3f s>" % (
             self.task, self.algorithm, len(self), self.points.shape[1], self.mmd, self.seconds)
 
@@ -126,32 +140,34 @@ class TestResult:
 
     __test__ = False  # not a unittest/pytest test case
 
-    def __init__(self, fields, config=None, algorithm="ctt"):
+    def __init__(self, fields: Dict[str, Any], config: Optional[str] = None,
+                 algorithm: str = "ctt") -> None:
         m = fields["metrics"]
-        self.statistic = m.get("statistic", float("nan"))
-        self.p_value = m.get("p_value", float("nan"))
-        self.reject = bool(m.get("reject", 0.0) > 0.5)
-        self.alpha = m.get("alpha", float("nan"))
-        self.metrics = m
-        self.seconds = fields["seconds"]
-        self.extras = fields["extras"]
+        self.statistic: float = m.get("statistic", float("nan"))
+        self.p_value: float = m.get("p_value", float("nan"))
+        self.reject: bool = bool(m.get("reject", 0.0) > 0.5)
+        self.alpha: float = m.get("alpha", float("nan"))
+        self.metrics: Dict[str, Union[int, float]] = m
+        self.seconds: float = fields["seconds"]
+        self.extras: Dict[str, Any] = fields["extras"]
         self.algorithm = algorithm
         self.config = config
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<kdistill.TestResult %s: statistic=%.4g p=%.4g %s>" % (
             self.algorithm, self.statistic, self.p_value,
             "reject" if self.reject else "do not reject")
 
 
-def _make_result(task, fields, algorithm, kernel, config, n_ranks):
+def _make_result(task: str, fields: Dict[str, Any], algorithm: str, kernel: str,
+                 config: Optional[str], n_ranks: int) -> Union[Coreset, "TestResult"]:
     if task in ("ctt",):
         return TestResult(fields, config, algorithm)
     return Coreset(fields, task, algorithm, kernel, config, n_ranks)
 
 
 # -------------------------------------------------------------------------------------- helpers
-def _plain(v):
+def _plain(v: Any) -> Any:
     if v is None:
         return None
     if isinstance(v, np.ndarray):
@@ -163,7 +179,7 @@ def _plain(v):
     return v
 
 
-def _json_default(v):
+def _json_default(v: Any) -> Any:
     if isinstance(v, (np.ndarray, np.generic)):
         return _plain(v)
     if isinstance(v, os.PathLike):
@@ -171,14 +187,14 @@ def _json_default(v):
     raise TypeError("cannot put a %s into a configuration" % type(v).__name__)
 
 
-def _kernel(kernel, ls):
-    k = dict(kernel) if isinstance(kernel, dict) else {"name": kernel}
+def _kernel(kernel: KernelSpec, ls: LengthScale) -> Dict[str, Any]:
+    k: Dict[str, Any] = dict(kernel) if isinstance(kernel, dict) else {"name": kernel}
     if ls is not None and "ls" not in k and _has_ls(k.get("name", "gaussian")):
         k["ls"] = ls
     return k
 
 
-def _target(target, arrays, name):
+def _target(target: TargetSpec, arrays: _Arrays, name: str) -> Dict[str, Any]:
     """A target section: a Measure, or an array (the empirical measure of its rows)."""
     if isinstance(target, Measure):
         return dict(target.section)
@@ -188,10 +204,12 @@ def _target(target, arrays, name):
     return {"type": "memory", "name": name}
 
 
-def _opts(config_text=None, config=None, arrays=(), sets=(), output=None, resume=None,
-          no_output=True):
+def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
+          arrays: Sequence[_lib.DataArray] = (), sets: Sequence[str] = (),
+          output: Optional[PathLike] = None, resume: Optional[PathLike] = None,
+          no_output: bool = True) -> Tuple[_lib.JobOpts, List[Any]]:
     """JobOpts and the objects that must stay alive while it is used."""
-    keep = []
+    keep: List[Any] = []
     o = _lib.JobOpts()
     if config_text is not None:
         o.config_text = config_text.encode()
@@ -200,9 +218,9 @@ def _opts(config_text=None, config=None, arrays=(), sets=(), output=None, resume
         o.config = os.fsencode(config)
     if sets:
         enc = [s.encode() for s in sets]
-        arr = (ctypes.c_char_p * len(enc))(*enc)
-        keep.append(arr)
-        o.sets, o.n_sets = arr, len(enc)
+        sets_arr = (ctypes.c_char_p * len(enc))(*enc)
+        keep.append(sets_arr)
+        o.sets, o.n_sets = sets_arr, len(enc)
     if output:
         o.output = os.fsencode(output)
     if resume:
@@ -215,9 +233,12 @@ def _opts(config_text=None, config=None, arrays=(), sets=(), output=None, resume
     return o, keep
 
 
-def _prepare(ctx, arrays):
+def _prepare(ctx: ctypes.c_void_p,
+             arrays: Sequence[Tuple[str, Any, str]]) -> Tuple[List[_lib.DataArray], List[Any]]:
     """DataArrays for [(name, X, what)]; an error on any rank raises on every rank."""
-    das, keep, exc = [], [], None
+    das: List[_lib.DataArray] = []
+    keep: List[Any] = []
+    exc: Optional[Exception] = None
     try:
         for name, X, what in arrays:
             a, Xk = _lib.as_array(name, X, what)
@@ -231,8 +252,11 @@ def _prepare(ctx, arrays):
     return das, keep
 
 
-def _run_job(cfg=None, path=None, arrays=(), comm=None, progress=None, sets=(), output=None,
-             resume=None, write=False, want_config=True):
+def _run_job(cfg: Optional[Dict[str, Any]] = None, path: Optional[PathLike] = None,
+             arrays: Sequence[Tuple[str, Any, str]] = (), comm: Any = None,
+             progress: Optional[bool] = None, sets: Sequence[str] = (),
+             output: Optional[PathLike] = None, resume: Optional[PathLike] = None,
+             write: bool = False, want_config: bool = True) -> Union[Coreset, "TestResult"]:
     ctx = _lib.process().context(comm)
     das, keep = _prepare(ctx, arrays)
     text = None
@@ -254,9 +278,16 @@ def _run_job(cfg=None, path=None, arrays=(), comm=None, progress=None, sets=(), 
                         summary.kernel.decode(), config, summary.n_ranks)
 
 
+def _coreset(r: Union[Coreset, "TestResult"]) -> Coreset:
+    assert isinstance(r, Coreset)
+    return r
+
+
 # ---------------------------------------------------------------------------- public functions
-def thin(X, n_out=None, *, algorithm="kt_compress", kernel="gaussian", ls="median", seed=0,
-         target=None, comm=None, progress=None, **params):
+def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
+         kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
+         target: Optional[TargetSpec] = None, comm: Any = None, progress: Optional[bool] = None,
+         **params: Any) -> Coreset:
     """Thin the rows of X to a coreset of ``n_out`` points (None: the algorithm's default;
     ``kh``, a single halving round, has no ``n_out``).
 
@@ -271,19 +302,21 @@ def thin(X, n_out=None, *, algorithm="kt_compress", kernel="gaussian", ls="media
     progress: overwrite a progress line on stderr (default: when stderr is a terminal); log lines
     go to the ``kdistill`` logger on rank 0. Returns a :class:`Coreset`.
     Raises :class:`ConfigError`, :class:`DataError`, ... with the command line's message."""
-    arrays = [("X", X, "data")]
-    cfg = {"task": "thin", "data": {"type": "memory", "name": "X"},
+    arrays: _Arrays = [("X", X, "data")]
+    cfg: Dict[str, Any] = {"task": "thin", "data": {"type": "memory", "name": "X"},
            "kernel": _kernel(kernel, ls),
            "algorithm": dict({"name": algorithm}, **params), "run": {"seed": seed}}
     if n_out is not None:
         cfg["algorithm"]["n_out"] = n_out
     if target is not None:
         cfg["target"] = _target(target, arrays, "T")
-    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
-def herd(candidates, target, n_atoms=None, *, algorithm="bpcg", kernel="gaussian", ls="median",
-         seed=0, comm=None, progress=None, **params):
+def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
+         algorithm: str = "bpcg", kernel: KernelSpec = "gaussian", ls: LengthScale = "median",
+         seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
+         **params: Any) -> Coreset:
     """Kernel herding / Frank-Wolfe: a sparse convex rule over the rows of ``candidates`` whose
     MMD to ``target`` is small.
 
@@ -292,60 +325,69 @@ def herd(candidates, target, n_atoms=None, *, algorithm="bpcg", kernel="gaussian
     empirical measure). n_atoms: the largest number of atoms (``algorithm.max_atoms``; None keeps
     the algorithm's default). Other algorithm keys (``max_iter``, ``tol_mmd``, ...) go in
     ``params``. Returns a :class:`Coreset` whose ``trace`` holds MMD against iterations."""
-    arrays = [("C", candidates, "candidates")]
-    alg = {"name": algorithm}
+    arrays: _Arrays = [("C", candidates, "candidates")]
+    alg: Dict[str, Any] = {"name": algorithm}
     if n_atoms is not None:
         alg["max_atoms"] = n_atoms
     alg.update(params)
     cfg = {"task": "herd", "candidates": {"type": "memory", "name": "C"},
            "target": _target(target, arrays, "T"), "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
-def ctt(X, Y, *, g=1, algorithm="ctt", kernel="gaussian", ls="median", seed=0, comm=None,
-        progress=None, **params):
+def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: int = 1, algorithm: str = "ctt",
+        kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
+        comm: Any = None, progress: Optional[bool] = None, **params: Any) -> "TestResult":
     """Compress Then Test: a kernel two-sample test of "X and Y have the same distribution".
 
     g: the compression oversampling (larger = more power, more time). Other keys of the
     algorithm (``s`` bins, ``B`` permutations, ``alpha`` level, ``delta``) go in ``params``.
     Returns a :class:`TestResult` (statistic, p_value, reject)."""
-    arrays = [("X", X, "x"), ("Y", Y, "y")]
-    alg = {"name": algorithm}
+    arrays: _Arrays = [("X", X, "x"), ("Y", Y, "y")]
+    alg: Dict[str, Any] = {"name": algorithm}
     if algorithm == "ctt":
         alg["g"] = g
     alg.update(params)
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
            "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+    r = _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+    assert isinstance(r, TestResult)
+    return r
 
 
-def quad(target_or_samples, n, *, algorithm="nystrom_recombination", kernel="gaussian",
-         ls="median", seed=0, candidates=None, comm=None, progress=None, **params):
+def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_recombination",
+         kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
+         candidates: Optional[npt.ArrayLike] = None, comm: Any = None,
+         progress: Optional[bool] = None, **params: Any) -> Coreset:
     """A convex kernel quadrature rule of ``n`` points for a closed-form :class:`Measure` or for
     the empirical measure of an array of samples.
 
     algorithm: ``nystrom_recombination``, ``mercer_recombination`` (``opt="convex"`` for the
     "+opt" variants) or ``monte_carlo``; other keys in ``params``. candidates: an optional array
     (the sample pool). Returns a :class:`Coreset` (the rule)."""
-    arrays = []
-    cfg = {"task": "quad", "target": _target(target_or_samples, arrays, "T"),
+    arrays: _Arrays = []
+    cfg: Dict[str, Any] = {"task": "quad", "target": _target(target_or_samples, arrays, "T"),
            "kernel": _kernel(kernel, ls),
            "algorithm": dict({"name": algorithm, "n": n}, **params), "run": {"seed": seed}}
     if candidates is not None:
         arrays.append(("C", candidates, "candidates"))
         cfg["candidates"] = {"type": "memory", "name": "C"}
-    return _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
+    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
-def mmd(points, weights, target, kernel="gaussian", *, ls="median", seed=0, comm=None):
+def mmd(points: npt.ArrayLike, weights: Optional[npt.ArrayLike], target: TargetSpec,
+        kernel: KernelSpec = "gaussian", *, ls: LengthScale = "median", seed: int = 0,
+        comm: Any = None) -> float:
     """The exact MMD between the weighted points (weights None = uniform; normalised to sum 1)
     and ``target`` (a closed-form :class:`Measure`, or an array of samples), with the kernel of
     ``kernel`` / ``ls`` (``"median"``: the median heuristic on the target samples, or on the points
     for a closed-form target). The same points on every rank. Returns a float."""
     ctx = _lib.process().context(comm)
-    exc = None
+    exc: Optional[Exception] = None
+    P = np.empty((0, 1))
+    w = np.empty(0)
     try:
         P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
         if P.ndim == 1:
@@ -363,7 +405,7 @@ def mmd(points, weights, target, kernel="gaussian", *, ls="median", seed=0, comm
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)
-    arrays = [("P", P, "points")]
+    arrays: _Arrays = [("P", P, "points")]
     if isinstance(target, (Measure, dict)):
         cfg = {"task": "quad", "target": _target(target, [], "T"),
                "candidates": {"type": "memory", "name": "P"}, "kernel": _kernel(kernel, ls),
@@ -386,8 +428,10 @@ def mmd(points, weights, target, kernel="gaussian", *, ls="median", seed=0, comm
     return m.value
 
 
-def run(config, *, arrays=None, sets=(), output=None, write=True, resume=None, comm=None,
-        progress=None):
+def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, Any]] = None,
+        sets: Sequence[str] = (), output: Optional[PathLike] = None, write: bool = True,
+        resume: Optional[PathLike] = None, comm: Any = None,
+        progress: Optional[bool] = None) -> Union[Coreset, "TestResult"]:
     """Run any task the command line can, with the same validation and messages.
 
     config: a dict (the YAML structure) or the path of a YAML file. arrays: {name: array} for
@@ -402,7 +446,7 @@ def run(config, *, arrays=None, sets=(), output=None, write=True, resume=None, c
                     sets=tuple(sets), output=output, resume=resume, write=write)
 
 
-def load(path):
+def load(path: PathLike) -> Union[Coreset, "TestResult"]:
     """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
     call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call
     it alone once MPI is initialised (under mpirun, initialising MPI is collective: import mpi4py

@@ -5,13 +5,16 @@ Each class names its C code (``c_name``); its number and exit status are taken f
 library (:func:`bind`, at import), which also checks that every C code has exactly one class, so
 the two cannot drift apart."""
 
+from typing import Any, Dict, Optional, Tuple, Type
+
 
 class Error(Exception):
     """Base class of every kdistill error. ``code`` is the C error code, ``exit_status`` the status
     the command line would exit with (1 bad input, 2 environment, 3 interrupted)."""
 
-    c_name = None
-    code = exit_status = None  # set by bind() from the library's table
+    c_name: Optional[str] = None
+    code: Optional[int] = None  # set by bind() from the library's table
+    exit_status: Optional[int] = None
 
 
 class ConfigError(Error, ValueError):
@@ -80,16 +83,16 @@ class InternalError(Error):
     c_name = "KD_ERR_INTERNAL"
 
 
-_CLASSES = (ConfigError, DataError, ArgumentError, FileError, UnsupportedError, NumericError,
+_CLASSES: Tuple[Type[Error], ...] = (ConfigError, DataError, ArgumentError, FileError, UnsupportedError, NumericError,
             Interrupted, OutOfMemory, IOFailure, MPIError, HDF5Error, LinAlgError, InternalError)
-_BY_CODE = {}  # filled by bind()
+_BY_CODE: Dict[int, Type[Error]] = {}  # filled by bind()
 
 
-def bind(lib):
+def bind(lib: Any) -> None:
     """Take each class's code and exit status from the library's table (kd_err_name,
     kd_err_exit_status); ImportError when a C code has no class or a class names no C code."""
-    by_name = {c.c_name: c for c in _CLASSES}
-    seen = set()
+    by_name = {str(c.c_name): c for c in _CLASSES}
+    seen: set = set()
     code = 1  # 0 is KD_OK
     while True:
         name = lib.kd_err_name(code)
@@ -109,9 +112,9 @@ def bind(lib):
         raise ImportError("kdistill: error classes for codes the C library does not have: %s"
                           % ", ".join(missing))
     _BY_CODE.clear()
-    _BY_CODE.update({c.code: c for c in _CLASSES})
+    _BY_CODE.update({c.code: c for c in _CLASSES if c.code is not None})
 
 
-def from_code(code, message):
+def from_code(code: int, message: str) -> Error:
     """The exception instance for a C error code."""
     return _BY_CODE.get(int(code), InternalError)(message)

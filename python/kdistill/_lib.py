@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import threading
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -74,13 +75,13 @@ class Result(ctypes.Structure):
 _SINK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 
 
-def _library_path():
+def _library_path() -> str:
     env = os.environ.get("KDISTILL_LIB")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        from ._libpath import LIBRARY  # written by cmake --install
+        from ._libpath import LIBRARY  # type: ignore  # written by cmake --install or setup.py
         return os.path.normpath(os.path.join(here, LIBRARY))
     except ImportError:
         pass
@@ -93,7 +94,7 @@ def _library_path():
     return "libkdistill.so.0"
 
 
-def _load():
+def _load() -> ctypes.CDLL:
     path = _library_path()
     try:
         # RTLD_GLOBAL: Open MPI's plugins resolve libmpi's symbols in the global scope
@@ -133,6 +134,7 @@ def _load():
         "kd_err_name": (ctypes.c_char_p, [i]),
         "kd_err_exit_status": (i, [i]),
         "kd_kernel_has_ls": (i, [ctypes.c_char_p]),
+        "kd_build_info": (ctypes.c_size_t, [ctypes.c_char_p, ctypes.c_size_t]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -159,18 +161,18 @@ class _Process:
     """MPI for this interpreter: initialised here unless mpi4py (or the embedding program) did it,
     finalised at exit only if initialised here; one context per communicator."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         here, level = ctypes.c_int(0), ctypes.c_int(0)
         err = lib.kd_lib_init(ctypes.byref(here), ctypes.byref(level))
         if err:
             raise _errors.from_code(err, lib.kd_err_string(err).decode())
         self.initialized_here = bool(here.value)
         self.thread_level = level.value
-        self.contexts = {}
+        self.contexts: Dict[int, ctypes.c_void_p] = {}
         self.lock = threading.Lock()
         atexit.register(self.close)
 
-    def close(self):
+    def close(self) -> None:
         for ctx in self.contexts.values():
             lib.kd_ctx_destroy(ctypes.byref(ctx))
         self.contexts.clear()
@@ -178,7 +180,7 @@ class _Process:
             self.initialized_here = False
             lib.kd_lib_finalize()
 
-    def context(self, comm):
+    def context(self, comm: Any) -> ctypes.c_void_p:
         """The context of an mpi4py communicator (None: MPI_COMM_WORLD). Creating one is
         collective over comm: every rank calls the same functions in the same order."""
         if comm is None:
@@ -207,11 +209,11 @@ class _Progress:
     """Where log lines go: Python logging (rank 0 only: the library calls the sink there), plus an
     overwritten progress line on stderr when asked for (default: stderr is a terminal)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.bar = False
         self.open = False
 
-    def line(self, level, text):
+    def line(self, level: int, text: str) -> None:
         if text.startswith("kdistill: ") and not text.startswith("kdistill: warning: "):
             text = text[len("kdistill: "):]
         if level >= KD_LOG_VERBOSE:
@@ -226,7 +228,7 @@ class _Progress:
                 return
             log.info(text)
 
-    def finish(self):
+    def finish(self) -> None:
         if self.open:
             sys.stderr.write("\n")
             sys.stderr.flush()
@@ -236,31 +238,45 @@ class _Progress:
 _progress = _Progress()
 
 
+def build_info() -> Dict[str, str]:
+    """What the loaded library is and runs on (``kdistill --version``): a dict with the keys
+    version, compiler, mpi, hdf5, blas, scalapack, yaml."""
+    n = lib.kd_build_info(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.kd_build_info(buf, n + 1)
+    info: Dict[str, str] = {}
+    for line in buf.value.decode(errors="replace").splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            info[key] = value
+    return info
+
+
 @_SINK
-def _sink(user, level, line):
+def _sink(user: Optional[int], level: int, line: bytes) -> None:
     try:
         _progress.line(level, line.decode("utf-8", "replace"))
     except Exception:  # never raise into C
         pass
 
 
-_process = None
+_process: Optional["_Process"] = None
 
 
-def process():
+def process() -> _Process:
     global _process
     if _process is None:
         _process = _Process()
     return _process
 
 
-def _message(ctx, err):
+def _message(ctx: ctypes.c_void_p, err: int) -> str:
     m = lib.kd_ctx_message(ctx)
     m = m.decode("utf-8", "replace") if m else ""
     return m or lib.kd_err_string(err).decode()
 
 
-def agree(ctx, exc):
+def agree(ctx: ctypes.c_void_p, exc: Optional[BaseException]) -> None:
     """Agree over the context's ranks on a Python-side error found on some ranks only, before any
     collective: every rank raises (the lowest failing rank's message), or none does."""
     code = 0 if exc is None else getattr(exc, "code", _errors.ArgumentError.code)
@@ -272,13 +288,14 @@ def agree(ctx, exc):
         raise _errors.from_code(err, _message(ctx, err))
 
 
-def _level():
+def _level() -> int:
     if log.isEnabledFor(logging.DEBUG):
         return KD_LOG_VERBOSE
     return KD_LOG_NORMAL
 
 
-def call(ctx, fn, *args, progress=None):
+def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
+         progress: Optional[bool] = None) -> None:
     """Run fn(*args) (a collective C entry point returning kd_err) so that Ctrl-C interrupts it:
     the call runs on a worker thread when MPI allows it, and KeyboardInterrupt in the waiting
     thread sets the context's interrupt flag (the library stops at its next safe point and every
@@ -286,10 +303,10 @@ def call(ctx, fn, *args, progress=None):
     lib.kd_ctx_set_log_level(ctx, _level())
     lib.kd_ctx_clear_interrupt(ctx)
     _progress.bar = bool(progress) if progress is not None else sys.stderr.isatty()
-    box = {}
+    box: Dict[str, int] = {}
     done = threading.Event()
 
-    def work():
+    def work() -> None:
         try:
             box["err"] = fn(*args)
         finally:
@@ -317,7 +334,7 @@ def call(ctx, fn, *args, progress=None):
         raise _errors.from_code(err, _message(ctx, err))
 
 
-def as_array(name, X, what):
+def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     """A DataArray over X without copying when X is float64/float32 (any strides); other dtypes
     and non-native byte order are converted once. Returns (DataArray, the array to keep alive)."""
     X = np.asanyarray(X)
@@ -339,16 +356,16 @@ def as_array(name, X, what):
     return a, X
 
 
-def _copy(ptr, n, dtype):
+def _copy(ptr: Any, n: int, dtype: Any) -> np.ndarray:
     if n <= 0 or not ptr:
         return np.empty(0, dtype=dtype)
     return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
 
 
-def result_dict(r):
+def result_dict(r: Result) -> Dict[str, Any]:
     """Copy a kd_result into plain numpy / Python values."""
     n, d = int(r.n), int(r.d)
-    out = {
+    out: Dict[str, Any] = {
         "points": _copy(r.points, n * d, np.float64).reshape(n, d),
         "weights": _copy(r.weights, n, np.float64),
         "indices": _copy(r.indices, n, np.int64),
@@ -373,7 +390,7 @@ def result_dict(r):
     return out
 
 
-def take_string(p):
+def take_string(p: ctypes.c_void_p) -> Optional[str]:
     """Copy and free a malloc'ed C string (char * out-parameter)."""
     if not p.value:
         return None
