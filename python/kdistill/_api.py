@@ -6,9 +6,12 @@ the calling process, or on every rank of ``comm`` (each rank passing its own blo
 """
 
 import ctypes
+import difflib
+import functools
 import json
+import re
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -146,7 +149,7 @@ class TestResult:
         self.statistic: float = m.get("statistic", float("nan"))
         self.p_value: float = m.get("p_value", float("nan"))
         self.reject: bool = bool(m.get("reject", 0.0) > 0.5)
-        self.alpha: float = m.get("alpha", float("nan"))
+        self.alpha: float = m.get("alpha", _config_float(config, "algorithm", "alpha"))
         self.metrics: Dict[str, Union[int, float]] = m
         self.seconds: float = fields["seconds"]
         self.extras: Dict[str, Any] = fields["extras"]
@@ -278,12 +281,63 @@ def _run_job(cfg: Optional[Dict[str, Any]] = None, path: Optional[PathLike] = No
                         summary.kernel.decode(), config, summary.n_ranks)
 
 
+def _config_float(config: Optional[str], section: str, key: str) -> float:
+    """A number from the resolved configuration text (the library's emitter: two-space indent,
+    one key per line); NaN when it is not there."""
+    if config:
+        m = re.search(r"^%s:\n(?:  .*\n)*?  %s: ([^\n]+)$" % (re.escape(section), re.escape(key)),
+                      config, re.M)
+        if m:
+            try:
+                return float(m.group(1))
+            except ValueError:
+                pass
+    return float("nan")
+
+
+# Names users of other libraries reach for, and the keyword kdistill calls them
+_ALIASES = {"lengthscale": "ls", "length_scale": "ls", "bandwidth": "ls", "sigma": "ls",
+            "random_state": "seed", "rng": "seed", "n": "n_out", "m": "n_out", "size": "n_out",
+            "n_points": "n_out", "coreset_size": "n_out", "level": "alpha"}
+_UNKNOWN = re.compile(r"algorithm\.(\w+): unknown key \(keys read here: ([^)]*)\)")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _keywords(fn: _F) -> _F:
+    """A keyword the algorithm does not read raises TypeError naming the closest valid one (the
+    function's own keywords and the algorithm's keys), as Python does for a misspelled keyword,
+    instead of a ConfigError about a configuration line the caller never wrote."""
+    import inspect
+    own = [p for p in inspect.signature(fn).parameters if p != "params"]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except _errors.ConfigError as e:
+            m = _UNKNOWN.search(str(e))
+            if not m or m.group(1) not in kw:
+                raise
+            bad = m.group(1)
+            keys = [k.strip() for k in m.group(2).split(",") if k.strip() not in ("", "name")]
+            pool = own + [k for k in keys if k not in own]
+            guess = _ALIASES.get(bad.lower())
+            if guess not in pool:
+                close = difflib.get_close_matches(bad, pool, n=1, cutoff=0.6)
+                guess = close[0] if close else None
+            hint = "; did you mean %r?" % guess if guess else ""
+            raise TypeError("%s() got an unexpected keyword argument %r%s (keywords: %s)" % (
+                fn.__name__, bad, hint, ", ".join(pool))) from None
+    return wrapper  # type: ignore[return-value]
+
+
 def _coreset(r: Union[Coreset, "TestResult"]) -> Coreset:
     assert isinstance(r, Coreset)
     return r
 
 
 # ---------------------------------------------------------------------------- public functions
+@_keywords
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
          target: Optional[TargetSpec] = None, comm: Any = None, progress: Optional[bool] = None,
@@ -313,6 +367,7 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
+@_keywords
 def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
          algorithm: str = "bpcg", kernel: KernelSpec = "gaussian", ls: LengthScale = "median",
          seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
@@ -336,17 +391,19 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
-def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: int = 1, algorithm: str = "ctt",
+@_keywords
+def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorithm: str = "ctt",
         kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
         comm: Any = None, progress: Optional[bool] = None, **params: Any) -> "TestResult":
     """Compress Then Test: a kernel two-sample test of "X and Y have the same distribution".
 
-    g: the compression oversampling (larger = more power, more time). Other keys of the
+    g: the compression oversampling (larger = more power, more time; None: the library's
+    default, the one ``kdistill ctt`` and a config without ``g`` use). Other keys of the
     algorithm (``s`` bins, ``B`` permutations, ``alpha`` level, ``delta``) go in ``params``.
     Returns a :class:`TestResult` (statistic, p_value, reject)."""
     arrays: _Arrays = [("X", X, "x"), ("Y", Y, "y")]
     alg: Dict[str, Any] = {"name": algorithm}
-    if algorithm == "ctt":
+    if g is not None:
         alg["g"] = g
     alg.update(params)
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
@@ -357,6 +414,7 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: int = 1, algorithm: str = "ctt
     return r
 
 
+@_keywords
 def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_recombination",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
          candidates: Optional[npt.ArrayLike] = None, comm: Any = None,

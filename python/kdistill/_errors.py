@@ -47,9 +47,9 @@ class NumericError(Error, ArithmeticError):
     c_name = "KD_ERR_NUMERIC"
 
 
-class Interrupted(Error):
-    """The call was interrupted (Ctrl-C, or SIGTERM/SIGUSR1 for the command line); iterative
-    algorithms wrote a checkpoint first (the message names it)."""
+class Interrupted(Error, KeyboardInterrupt):
+    """The call was interrupted (Ctrl-C, or SIGTERM/SIGUSR1 for the command line). Also a
+    KeyboardInterrupt, so code that stops on Ctrl-C stops on it too."""
     c_name = "KD_ERR_INTERRUPTED"
 
 

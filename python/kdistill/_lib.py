@@ -338,6 +338,9 @@ def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     """A DataArray over X without copying when X is float64/float32 (any strides); other dtypes
     and non-native byte order are converted once. Returns (DataArray, the array to keep alive)."""
     X = np.asanyarray(X)
+    if np.iscomplexobj(X):
+        raise _errors.DataError("%s: complex values are not supported (pass the real and the "
+                                "imaginary parts as separate columns)" % what)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if X.ndim != 2:

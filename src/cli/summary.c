@@ -50,7 +50,7 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
   fprintf(out, "kernel:     %s\n", s->kernel);
   if (ctt) {
     const double p = kd_cli_metric_(res, "p_value"), rej = kd_cli_metric_(res, "reject");
-    fprintf(out, "statistic:  %.6e (MMD^2 between the two samples' coresets)\n",
+    fprintf(out, "statistic:  %.6e (MMD between the two samples' coresets)\n",
             kd_cli_metric_(res, "statistic"));
     fprintf(out, "p_value:    %.6g\n", p);
     fprintf(out, "decision:   %s\n",

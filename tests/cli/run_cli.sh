@@ -179,6 +179,24 @@ mpi run study.yaml >st.txt 2>&1 && grep -q "^replicates: 4 (level alpha = 0.05)"
 mpi ctt ox.npy oy.npy -o res/t.h5 >ct.txt 2>&1 && grep -q "^p_value:    " ct.txt &&
   grep -q "^decision:   reject: the samples differ" ct.txt && grep -q "^statistic:  " ct.txt &&
   ! grep -q "^mmd:" ct.txt && ok "kdistill ctt X Y: statistic, p-value, decision" || bad "ctt one-liner: $(cat ct.txt)"
+# the printed statistic is the MMD (the square root of /test/statistic_squared), labelled so
+grep -q "^statistic:  [0-9.e+-]* (MMD between the two samples' coresets)$" ct.txt &&
+  /usr/bin/python3 -c '
+import sys, h5py, math
+v = float(open(sys.argv[1]).read().split("statistic:")[1].split()[0])
+with h5py.File(sys.argv[2], "r") as f:
+    s2 = float(f["/test/statistic_squared"][()])
+assert s2 > 0 and abs(v - math.sqrt(s2)) <= 1e-6 * v, (v, s2)
+' ct.txt res/t.h5 && ok "kdistill ctt: the statistic printed is the MMD, labelled MMD" ||
+  bad "ctt statistic label/value: $(cat ct.txt)"
+# README.md's quick-start output is what the quick-start config prints at 2 ranks (all but the
+# timings and the output path)
+mpi run "$KD_ROOT/configs/quickstart.yaml" -o res/qs.h5 >qs.txt 2>/dev/null &&
+  awk '/^```/ {if (f) exit; f = 0; next} /^task: +herd$/ {f = 1} f' "$KD_ROOT/README.md" |
+  grep -vE "^(seconds|time|output):" >qs_readme.txt && [ -s qs_readme.txt ] &&
+  grep -vE "^(seconds|time|output):" qs.txt | diff qs_readme.txt - >qs_diff.txt &&
+  ok "README's quick-start output matches the run" ||
+  bad "README quick-start output differs: $(cat qs_diff.txt qs.txt)"
 mpi ctt ox.npy ox.npy -o res/t0.h5 >c0.txt 2>&1 && grep -q "^decision:   no rejection" c0.txt &&
   ok "kdistill ctt X X: no rejection" || bad "ctt X X: $(cat c0.txt)"
 mpi thin data.bin >ob.txt 2>&1

@@ -147,6 +147,21 @@ class CttTest(unittest.TestCase):
         self.assertGreater(shifted.statistic, 5 * same.statistic)
         self.assertTrue(0.0 < same.p_value <= 1.0)
         self.assertEqual(shifted.reject, shifted.metrics["reject"] > 0.5)
+        self.assertEqual(shifted.alpha, 0.05)  # the level, not NaN
+        self.assertEqual(kdistill.ctt(X, Y, g=1, seed=1, alpha=0.2).alpha, 0.2)
+
+    def test_default_g_is_the_command_line_s(self):
+        # ctt() without g takes the library's default, as `kdistill ctt` and a config without g
+        rng = np.random.default_rng(2)
+        X, Y = rng.normal(size=(1024, 2)), rng.normal(size=(1024, 2)) + 0.2
+        t = kdistill.ctt(X, Y, seed=4)
+        cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
+               "y": {"type": "memory", "name": "Y"}, "algorithm": {"name": "ctt"},
+               "kernel": {"name": "gaussian", "ls": "median"}, "run": {"seed": 4}}
+        r = kdistill.run(cfg, arrays={"X": X, "Y": Y}, write=False)
+        self.assertIn("\n  g: 0\n", r.config)
+        self.assertIn("\n  g: 0\n", t.config)
+        self.assertEqual((t.statistic, t.p_value), (r.statistic, r.p_value))
 
 
 class RunLoadTest(unittest.TestCase):
@@ -210,15 +225,40 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(kdistill.ConfigError) as c:
             kdistill.thin(self.X, 8, algorithm="nope")
         self.assertIn("algorithm.name: 'nope' is not one of", str(c.exception))
-        with self.assertRaises(kdistill.ConfigError) as c:
+        # a keyword no algorithm key matches is a TypeError, as for any Python function
+        with self.assertRaises(TypeError) as c:
             kdistill.thin(self.X, 8, bogus_key=1)
-        self.assertIn("algorithm.bogus_key", str(c.exception))
+        self.assertIn("thin() got an unexpected keyword argument 'bogus_key'", str(c.exception))
+        self.assertNotIn("did you mean", str(c.exception))
+        # misspellings and other libraries' names get a did-you-mean
+        for f, kw, want in ((kdistill.thin, {"lengthscale": 1.0}, "ls"),
+                            (kdistill.thin, {"gg": 2}, "g"),
+                            (kdistill.thin, {"random_state": 2}, "seed"),
+                            (kdistill.thin, {"dleta": 0.3}, "delta")):
+            with self.assertRaises(TypeError) as c:
+                f(self.X, 8, **kw)
+            self.assertIn("did you mean %r?" % want, str(c.exception))
+        with self.assertRaises(TypeError) as c:
+            kdistill.herd(self.X, kdistill.Gaussian([0, 0], 1), 8, max_iters=5)
+        self.assertIn("did you mean 'max_iter'?", str(c.exception))
+        with self.assertRaises(TypeError) as c:
+            kdistill.ctt(self.X, self.X, level=0.1)
+        self.assertIn("did you mean 'alpha'?", str(c.exception))
         with self.assertRaises(kdistill.ConfigError):
             kdistill.thin(self.X, 0)
         with self.assertRaises(kdistill.ConfigError) as c:
             kdistill.run({"task": "thin", "data": {"type": "memory", "name": "missing"},
                           "algorithm": {"name": "uniform"}}, write=False)
         self.assertIn("no in-memory array named 'missing'", str(c.exception))
+
+    def test_complex_refused(self):
+        with self.assertRaises(kdistill.DataError) as c:
+            kdistill.thin(self.X.astype(complex), 8)
+        self.assertIn("complex values are not supported", str(c.exception))
+
+    def test_interrupted_is_keyboard_interrupt(self):
+        self.assertTrue(issubclass(kdistill.Interrupted, KeyboardInterrupt))
+        self.assertTrue(issubclass(kdistill.Interrupted, kdistill.Error))
 
     def test_data_errors(self):
         Y = self.X.copy()
@@ -258,6 +298,14 @@ class ErrorTest(unittest.TestCase):
                 kdistill.thin(self.X, 8, algorithm="nope")
         cs = kdistill.thin(self.X, 8, algorithm="uniform")
         self.assertEqual(len(cs), 8)
+
+
+class PackageTest(unittest.TestCase):
+    def test_build_info(self):
+        info = kdistill.build_info()
+        self.assertEqual(info["version"].split()[0], kdistill.__version__)
+        for key in ("compiler", "mpi", "hdf5", "blas", "scalapack", "yaml"):
+            self.assertTrue(info.get(key), key)
 
 
 if __name__ == "__main__":
