@@ -102,7 +102,11 @@ class Coreset:
     """A weighted point set (a coreset or quadrature rule) and how it was made.
 
     Attributes: ``points`` (n x d float64), ``weights`` (n, sum 1), ``indices`` (n, 0-based row of
-    the input, -1 for points that are not input rows), ``mmd`` (exact MMD against the target),
+    the input, -1 for points that are not input rows), ``mmd`` (the MMD against the target; how
+    it was found is ``mmd_method``: ``"exact"``; ``"estimate"``, from sampled target rows, with
+    standard error ``mmd_se`` (the command line's default above 2^16 target rows; ask for the
+    exact value with :func:`mmd` or ``target={"type": "data", "self": "exact"}``); or
+    ``"skipped"``, NaN, when ``target.self: skip``),
     ``metrics`` (dict of the algorithm's metrics), ``trace`` (dict of arrays ``iteration``,
     ``n_atoms``, ``mmd``, ``seconds`` for iterative algorithms, else None), ``extras`` (extra
     datasets by path), ``seconds`` (algorithm wall time), ``kernel_evals``, ``task``,
@@ -121,6 +125,10 @@ class Coreset:
         self.metrics: Dict[str, Union[int, float]] = fields["metrics"]
         self.trace: Optional[Dict[str, np.ndarray]] = fields["trace"]
         self.extras: Dict[str, Any] = fields["extras"]
+        method = int(self.metrics.get("mmd_method", 0))
+        self.mmd_method: str = {0: "exact", 1: "estimate", 2: "skipped"}.get(method, "exact")
+        self.mmd_se: float = (0.0 if self.mmd_method == "exact"
+                              else float(self.metrics.get("mmd_se", float("nan"))))
         self.task, self.algorithm, self.kernel = task, algorithm, kernel
         self.config = config
         self.n_ranks = n_ranks
@@ -128,9 +136,17 @@ class Coreset:
     def __len__(self) -> int:
         return len(self.weights)
 
+    def mmd_text(self) -> str:
+        """The MMD as it should be read: ``4.4e-03 (exact)``, ``4.4e-03 ± 7.1e-04 (estimate)`` or
+        ``nan (skipped)``."""
+        if self.mmd_method == "estimate":
+            return "%.2g \u00b1 %.2g (estimate)" % (self.mmd, self.mmd_se)
+        return "%.4g (%s)" % (self.mmd, self.mmd_method)
+
     def __repr__(self) -> str:
-        return "<kdistill.Coreset %s/%s: %d points in d=%d, mmd=%.4g, %.3f s>" % (
-            self.task, self.algorithm, len(self), self.points.shape[1], self.mmd, self.seconds)
+        return "<kdistill.Coreset %s/%s: %d points in d=%d, mmd=%s, %.3f s>" % (
+            self.task, self.algorithm, len(self), self.points.shape[1], self.mmd_text(),
+            self.seconds)
 
 
 Rule = Coreset
@@ -435,13 +451,33 @@ def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_rec
     return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
-def mmd(points: npt.ArrayLike, weights: Optional[npt.ArrayLike], target: TargetSpec,
-        kernel: KernelSpec = "gaussian", *, ls: LengthScale = "median", seed: int = 0,
-        comm: Any = None) -> float:
+def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
+        target: Optional[TargetSpec] = None, kernel: KernelSpec = "gaussian", *,
+        ls: LengthScale = "median", seed: int = 0, comm: Any = None,
+        progress: Optional[bool] = None) -> float:
     """The exact MMD between the weighted points (weights None = uniform; normalised to sum 1)
     and ``target`` (a closed-form :class:`Measure`, or an array of samples), with the kernel of
     ``kernel`` / ``ls`` (``"median"``: the median heuristic on the target samples, or on the points
-    for a closed-form target). The same points on every rank. Returns a float."""
+    for a closed-form target). The same points on every rank. Returns a float.
+
+    ``mmd(coreset, X)`` takes the points and weights of a :class:`Coreset` (and, unless given, its
+    kernel's length scale): the exact value of an ``mmd`` that was estimated. Its cost is the
+    target's double sum, O(n^2) kernel values for n target rows; progress lines go to the
+    ``kdistill`` logger (``progress=True``: a progress line on stderr)."""
+    if isinstance(points, Coreset):
+        cs = points
+        if target is None:
+            target, weights = weights, cs.weights
+        points = cs.points
+        kname = cs.kernel.split("(")[0]
+        if kname and kname != "gaussian" and kernel == "gaussian":
+            raise TypeError("mmd(coreset, X): the coreset was made with the %s kernel; pass "
+                            "kernel= (and its keys) to evaluate it" % cs.kernel)
+        found = re.search(r"ls=([0-9.eE+-]+)", cs.kernel)
+        if ls == "median" and found:
+            ls = float(found.group(1))
+    if target is None:
+        raise TypeError("mmd() needs a target: mmd(points, weights, target) or mmd(coreset, X)")
     ctx = _lib.process().context(comm)
     exc: Optional[Exception] = None
     P = np.empty((0, 1))
@@ -481,7 +517,7 @@ def mmd(points: npt.ArrayLike, weights: Optional[npt.ArrayLike], target: TargetS
     m, m2 = ctypes.c_double(), ctypes.c_double()
     _lib.call(ctx, lib.kd_job_mmd_rule, ctx, ctypes.byref(o),
               P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P), P.shape[1],
-              ctypes.byref(m), ctypes.byref(m2), progress=False)
+              ctypes.byref(m), ctypes.byref(m2), progress=progress)
     del keep, keep2
     return m.value
 

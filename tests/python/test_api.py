@@ -300,6 +300,29 @@ class ErrorTest(unittest.TestCase):
         self.assertEqual(len(cs), 8)
 
 
+class MmdHonestyTest(unittest.TestCase):
+    def test_estimate_is_labelled_and_exact_on_demand(self):
+        X = np.random.default_rng(5).normal(size=(2**16 + 1024, 2))
+        cs = kdistill.thin(X, 128, ls=1.0)
+        # above 2^16 target rows the default estimates the target's double sum: it says so
+        self.assertEqual(cs.mmd_method, "estimate")
+        self.assertGreater(cs.mmd_se, 0.0)
+        self.assertIn("\u00b1", repr(cs))
+        self.assertIn("(estimate)", repr(cs))
+        exact = kdistill.mmd(cs, X)  # points, weights and ls of the coreset
+        self.assertEqual(exact, kdistill.mmd(cs.points, cs.weights, X, ls=1.0))
+        self.assertLess(abs(exact - cs.mmd), 5 * cs.mmd_se)
+        ref = kdistill.thin(X, 128, ls=1.0, target={"type": "data", "self": "exact"})
+        self.assertEqual(ref.mmd_method, "exact")
+        self.assertEqual(ref.mmd_se, 0.0)
+        self.assertIn("(exact)", repr(ref))
+        self.assertAlmostEqual(ref.mmd, exact, delta=1e-12)
+        small = kdistill.thin(X[:4096], 32, ls=1.0)
+        self.assertEqual(small.mmd_method, "exact")
+        with self.assertRaises(TypeError):
+            kdistill.mmd(cs.points, cs.weights)
+
+
 class PackageTest(unittest.TestCase):
     def test_build_info(self):
         info = kdistill.build_info()
