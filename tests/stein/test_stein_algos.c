@@ -187,6 +187,15 @@ static void debias(void) {
     KD_TEST_OK(kd_algo_run_kv(MPI_COMM_WORLD, "thin", names[a], kv, k, pw, tw, 3, NULL, &r));
     mmd[a] = mmd_to_normal(&r);
     if (kd_test_rank() == 0) printf("%-12s MMD to N(0, I) %.4e\n", names[a], mmd[a]);
+    /* sr/lsr name the KSD of their recombination weights so, not as uniform weights */
+    double mw = NAN;
+    const int recomb = !strcmp(names[a], "sr") || !strcmp(names[a], "lsr");
+    if (!strcmp(names[a], "rpcholesky") || !strcmp(names[a], "sr") || !strcmp(names[a], "lsr"))
+      KD_TEST(kd_result_get_metric(&r, "mmd_recombination_weights", &mw) == recomb &&
+                  kd_result_get_metric(&r, "mmd_uniform_weights", &mw) == !recomb &&
+                  kd_result_get_metric(&r, "mmd_convex_weights", &mw) && mw == r.mmd,
+              "%s: metrics mmd_%s_weights and mmd_convex_weights (= mmd)", names[a],
+              recomb ? "recombination" : "uniform");
     kd_result_free(&r);
   }
   KD_TEST(5 * mmd[0] <= mmd[1], "skt %.3e at least 5x below uniform %.3e", mmd[0], mmd[1]);

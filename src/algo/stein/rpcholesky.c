@@ -93,13 +93,16 @@ cleanup:
   return err;
 }
 
-kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, kd_result *out) {
+kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, const char *before,
+                                kd_result *out) {
   kd_err err = KD_OK;
   const kd_lidx m = (kd_lidx)out->n;
   double *Q = NULL, *z = NULL, mmd = NAN;
-  KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, NULL));
-  KD_TRY(kd_result_set_metric(out, "mmd_uniform_weights", mmd));
-  out->mmd = mmd;
+  if (before || uniform) {
+    KD_TRY(kd_mmd(in->target, out->points, out->weights, m, &mmd, NULL));
+    if (before) KD_TRY(kd_result_set_metric(out, before, mmd));
+    out->mmd = mmd;
+  }
   if (uniform) goto cleanup;
   KD_ALLOC(Q, (size_t)m * m);
   KD_ALLOC(z, m);
@@ -178,7 +181,7 @@ static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
   KD_TRY(kd_result_alloc(out, m, kd_pointset_dim(in->points)));
   KD_TRY(kd_pointset_gather_rows(in->points, piv, m, out->points));
   for (int64_t i = 0; i < m; i++) out->indices[i] = piv[i];
-  KD_TRY(kd_stein_simplex_weights(in, p.weights == 1, out));
+  KD_TRY(kd_stein_simplex_weights(in, p.weights == 1, "mmd_uniform_weights", out));
 cleanup:
   kd_interrupt_anywhere(0);
   free(F);

@@ -137,7 +137,7 @@ static kd_err kd_sc_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   KD_TRY(kd_pointset_gather_rows(in->points, piv, m, out->points));
   for (int64_t i = 0; i < m; i++) out->indices[i] = piv[i];
   if (p.weights == 1) {
-    KD_TRY(kd_stein_simplex_weights(in, 0, out));
+    KD_TRY(kd_stein_simplex_weights(in, 0, "mmd_uniform_weights", out));
   } else {
     KD_TRY(kd_dist_agreed(in->comm, kd_sc_weights_(in, out)));
     KD_TRY(kd_result_set_count(out, "signed_weights", 1));

@@ -111,7 +111,7 @@ static kd_err kd_sr_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   double mmd = NAN;
   KD_TRY(kd_mmd(in->target, out->points, out->weights, (kd_lidx)rule.n, &mmd, NULL));
   KD_TRY(kd_result_set_metric(out, "mmd_recombination_weights", mmd));
-  KD_TRY(kd_stein_simplex_weights(in, 0, out));
+  KD_TRY(kd_stein_simplex_weights(in, 0, NULL, out)); /* mmd_recombination_weights above */
   if (low_rank)
     KD_TRY(kd_result_set_metric(out, "debias_model_objective", obj));
   else

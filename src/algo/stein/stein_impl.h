@@ -80,9 +80,11 @@ kd_err kd_stein_ld(const kd_algo_in *in, const kd_stein_ld_opts *o, double *w_lo
   }
 
 /** Weights of the rule out (points, n): the simplex QP min w^T K w / 2 - z^T w against in->target
- *  (uniform != 0: keep 1/n); metrics mmd_uniform_weights and mmd_convex_weights; out->mmd set.
- *  Collective. */
-kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, kd_result *out);
+ *  (uniform != 0: keep the weights out has); metric `before` (e.g. "mmd_uniform_weights"; NULL:
+ *  not evaluated, the caller has named it) is the MMD of the weights out has on entry, metric
+ *  mmd_convex_weights that of the QP's; out->mmd set. Collective. */
+kd_err kd_stein_simplex_weights(const kd_algo_in *in, int uniform, const char *before,
+                                kd_result *out);
 
 /** col[i] = k(X_i, row) for the nl local rows X. Local. */
 kd_err kd_stein_column(kd_kernel *k, const double *X, kd_lidx nl, const double *row, double *col);
