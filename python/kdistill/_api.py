@@ -137,10 +137,14 @@ class Coreset:
         return len(self.weights)
 
     def mmd_text(self) -> str:
-        """The MMD as it should be read: ``4.4e-03 (exact)``, ``4.4e-03 ± 7.1e-04 (estimate)`` or
-        ``nan (skipped)``."""
+        """The MMD as it should be read: ``0.0044 (exact)``, ``0.0044 ± 0.00071 (estimate)`` or,
+        when the target's double sum was skipped, ``nan (skipped; exact mmd2_minus_self -0.57)``:
+        MMD^2 minus that double sum, which ranks coresets of the same data exactly."""
         if self.mmd_method == "estimate":
             return "%.2g \u00b1 %.2g (estimate)" % (self.mmd, self.mmd_se)
+        rel = self.metrics.get("mmd2_minus_self")
+        if self.mmd_method == "skipped" and rel is not None:
+            return "nan (skipped; exact mmd2_minus_self %.6g)" % rel
         return "%.4g (%s)" % (self.mmd, self.mmd_method)
 
     def __repr__(self) -> str:
