@@ -179,6 +179,11 @@ static int kd_vec_len_(const kd_task_ctx *ctx, const char *section, const char *
 }
 
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *m) {
+  return kd_task_read_measure_d(ctx, section, 0, m);
+}
+
+kd_err kd_task_read_measure_d(const kd_task_ctx *ctx, const char *section, int d_default,
+                              kd_measure *m) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
   char key[256], sub[300], where[512];
@@ -263,7 +268,8 @@ kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_meas
       int l = kd_vec_len_(ctx, section, vecs[i]);
       if (l > dl) dl = l;
     }
-    const int ddef = dl > 0 ? dl : (m->type == KD_MEASURE_SPHERE ? 3 : 2);
+    const int ddef =
+        dl > 0 ? dl : (d_default > 0 ? d_default : (m->type == KD_MEASURE_SPHERE ? 3 : 2));
     kd_key_(key, sizeof key, section, "d");
     KD_TRY(kd_config_get_int(cfg, key, ddef, 1, 1000000, &iv));
     const int d = (int)iv;

@@ -101,6 +101,10 @@ kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *
 kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **yaml);
 /** Read a generator measure section (type + parameters). Local (every rank parses the same). */
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *out);
+/** The same, with the dimension d defaulting to d_default (> 0) when neither d nor a list of
+ *  two or more values gives it (a score's measure takes the points' d). Local. */
+kd_err kd_task_read_measure_d(const kd_task_ctx *ctx, const char *section, int d_default,
+                              kd_measure *out);
 /** Read a point-set section and load it (generator, HDF5 or CSV) and validate it (NaN rows etc.).
  *  With ctx->validate_only only checks keys and that files exist (*out = NULL). The shape (*n, *d)
  *  is reported when n / d are not NULL, in validate_only mode too (generators from the config,

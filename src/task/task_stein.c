@@ -104,9 +104,10 @@ cleanup:
   return err;
 }
 
-/* The measure whose score is wanted: the score section's own, or (type: generator) the data's. */
+/* The measure whose score is wanted: the score section's own (its d defaults to the points' d),
+ * or (type: generator) the data's. */
 static kd_err kd_score_measure_(const kd_task_ctx *ctx, const char *section, const char *sec,
-                                const char *type, kd_measure *m) {
+                                const char *type, int d, kd_measure *m) {
   kd_err err = KD_OK;
   char key[300], where[512];
   snprintf(key, sizeof key, "%s.type", sec);
@@ -120,7 +121,7 @@ static kd_err kd_score_measure_(const kd_task_ctx *ctx, const char *section, con
              kd_config_where(ctx->cfg, key, where, sizeof where), key, section, dt);
     KD_TRY(kd_task_read_measure(ctx, section, m));
   } else {
-    KD_TRY(kd_task_read_measure(ctx, sec, m));
+    KD_TRY(kd_task_read_measure_d(ctx, sec, d, m)); /* d defaults to the points' */
   }
   KD_CHECK(m->type == KD_MEASURE_GAUSSIAN || m->type == KD_MEASURE_GAUSSIAN_MIXTURE ||
                m->type == KD_MEASURE_TRUNC_GAUSSIAN,
@@ -161,7 +162,7 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
              kd_config_where(ctx->cfg, key, where, sizeof where), sec, (long long)sn, sd,
              (long long)n, *d);
   } else {
-    KD_TRY(kd_score_measure_(ctx, section, sec, type, &m));
+    KD_TRY(kd_score_measure_(ctx, section, sec, type, *d, &m));
     KD_CHECK(m.d == *d, KD_ERR_CONFIG, "%s: %s: the score's measure has d = %d, the points %d",
              kd_config_where(ctx->cfg, key, where, sizeof where), sec, m.d, *d);
   }

@@ -45,6 +45,20 @@ for sc in "{type: gaussian_mixture, means: [[0, 0], [3, 3]], weights: [1, 0]}" \
     ok "score $sc gives the Gaussian score's KSD" ||
     bad "score $sc: KSD $(attr other.h5 /metrics/mmd) vs $(attr analytic.h5 /metrics/mmd)"
 done
+# 1-D data: an analytic score without d takes the points' d (one-element lists and scalars alike)
+awk -F, 'NR == 1 { print $1; next } { print $1 }' x.csv >x1.csv
+awk -F, 'NR == 1 { print $1; next } { printf "%.17g\n", -$1 }' x.csv >s1.csv
+printf 'task: thin\ndata: {type: csv, path: x1.csv, score: {type: csv, path: s1.csv}}\n%s\n' \
+  "$common" >file1.yaml
+mpi 2 run file1.yaml --output file1.h5 >f1.txt 2>&1 || bad "run 1-D file scores: $(cat f1.txt)"
+for sc in "{type: gaussian, mean: [0], sd: [1]}" "{type: gaussian, mean: 0}" "{type: gaussian}"; do
+  printf 'task: thin\ndata: {type: csv, path: x1.csv, score: %s}\n%s\n' "$sc" "$common" >one.yaml
+  rm -f one.h5
+  mpi 2 run one.yaml --output one.h5 >o1.txt 2>&1 &&
+    [ -n "$(attr one.h5 /metrics/mmd)" ] && [ "$(attr one.h5 /metrics/mmd)" = "$(attr file1.h5 /metrics/mmd)" ] &&
+    ok "1-D score $sc without d: the file scores' KSD" ||
+    bad "1-D score $sc: $(cat o1.txt) KSD $(attr one.h5 /metrics/mmd) vs $(attr file1.h5 /metrics/mmd)"
+done
 # kdistill mmd evaluates the KSD of a written Stein coreset (points joined with /coreset/scores):
 # the value the run reported, to the last digit
 mpi 2 mmd file.h5 file.yaml >m.txt 2>&1 || bad "mmd on a Stein output: $(cat m.txt)"
