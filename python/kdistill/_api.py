@@ -360,8 +360,8 @@ def _coreset(r: Union[Coreset, "TestResult"]) -> Coreset:
 @_keywords
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
-         target: Optional[TargetSpec] = None, comm: Any = None, progress: Optional[bool] = None,
-         **params: Any) -> Coreset:
+         target: Optional[TargetSpec] = None, score: Any = None, comm: Any = None,
+         progress: Optional[bool] = None, **params: Any) -> Coreset:
     """Thin the rows of X to a coreset of ``n_out`` points (None: the algorithm's default;
     ``kh``, a single halving round, has no ``n_out``).
 
@@ -372,14 +372,29 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     ``gs_thin``, ``gs_compress``, ``kh_refine``, ``uniform``); its other keys go in ``params``
     (e.g. ``g=4``). kernel: a name or a dict of kernel keys (``{"name": "imq", "beta": 1}``);
     ls: a length scale or ``"median"``. target: None (the empirical measure of X) or a closed-form
-    :class:`Measure`. comm: an mpi4py communicator (default: every process of the run).
+    :class:`Measure`. score: Stein thinning against a density known through its score
+    grad log p: an (n, d) array (this rank's rows) or a callable S(X) -> (n, d) array (a numpy,
+    JAX or PyTorch log-density gradient), evaluated here on this rank's rows before the run; the
+    kernel then defaults to the Stein kernel over IMQ (``{"name": "stein", "base": "imq"}``), the
+    target to ``{"type": "stein"}``, and ``mmd`` is the KSD (algorithms ``stein_thin``, ``skt``,
+    ``lskt``, ``sr``, ``lsr``, ``sc``, ``lsc``, ``rpcholesky``, or any thinning algorithm).
+    comm: an mpi4py communicator (default: every process of the run).
     progress: overwrite a progress line on stderr (default: when stderr is a terminal); log lines
     go to the ``kdistill`` logger on rank 0. Returns a :class:`Coreset`.
     Raises :class:`ConfigError`, :class:`DataError`, ... with the command line's message."""
     arrays: _Arrays = [("X", X, "data")]
-    cfg: Dict[str, Any] = {"task": "thin", "data": {"type": "memory", "name": "X"},
-           "kernel": _kernel(kernel, ls),
-           "algorithm": dict({"name": algorithm}, **params), "run": {"seed": seed}}
+    data: Dict[str, Any] = {"type": "memory", "name": "X"}
+    if score is not None:
+        S = score(np.asarray(X)) if callable(score) else score
+        arrays.append(("S", S, "score"))
+        data["score"] = {"type": "memory", "name": "S"}
+        if kernel == "gaussian":
+            kernel = {"name": "stein", "base": "imq"}
+        if target is None:
+            target = {"type": "stein"}
+    cfg: Dict[str, Any] = {"task": "thin", "data": data, "kernel": _kernel(kernel, ls),
+                           "algorithm": dict({"name": algorithm}, **params),
+                           "run": {"seed": seed}}
     if n_out is not None:
         cfg["algorithm"]["n_out"] = n_out
     if target is not None:

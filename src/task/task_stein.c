@@ -127,7 +127,8 @@ static kd_err kd_score_measure_(const kd_task_ctx *ctx, const char *section, con
                m->type == KD_MEASURE_TRUNC_GAUSSIAN,
            KD_ERR_CONFIG,
            "%s: %s: measure %s has no usable score (grad log p is 0 or undefined); use gaussian, "
-           "gaussian_mixture, trunc_gaussian or a score file (type: hdf5|csv|npy|npz)",
+           "gaussian_mixture, trunc_gaussian, a score file (type: hdf5|csv|npy|npz) or an "
+           "in-memory array (type: memory, from Python)",
            kd_config_where(ctx->cfg, key, where, sizeof where), key, kd_measure_name(m->type));
 cleanup:
   return err;
@@ -155,7 +156,7 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
   snprintf(key, sizeof key, "%s.type", sec);
   KD_TRY(kd_config_get_str(ctx->cfg, key, NULL, NULL, 1, &type));
   snprintf(what, sizeof what, "%s (%s)", sec, type);
-  if (kd_task_is_file_type(type)) {
+  if (kd_task_is_file_type(type) || !strcmp(type, "memory")) {
     KD_TRY(kd_task_read_pointset(ctx, sec, &sps, &sn, &sd));
     KD_CHECK(sn == n && sd == *d, KD_ERR_INPUT,
              "%s: %s: the scores are %lld x %d but the points are %lld x %d",

@@ -323,6 +323,33 @@ class MmdHonestyTest(unittest.TestCase):
             kdistill.mmd(cs.points, cs.weights)
 
 
+class SteinTest(unittest.TestCase):
+    def test_score_array_callable_and_analytic_agree(self):
+        X = np.random.default_rng(8).normal(size=(2048, 2)) + 0.5  # biased sample of N(0, I)
+        a = kdistill.thin(X, 32, algorithm="skt", score=-X, seed=2)
+        c = kdistill.thin(X, 32, algorithm="skt", score=lambda x: -x, seed=2)
+        np.testing.assert_array_equal(a.points, c.points)
+        self.assertEqual(a.mmd, c.mmd)
+        self.assertTrue(a.kernel.startswith("stein(base=imq"), a.kernel)
+        ls = float(a.kernel.split("ls=")[1].split(",")[0])
+        cfg = {"task": "thin", "data": {"type": "memory", "name": "X",
+                                        "score": {"type": "gaussian", "mean": [0, 0]}},
+               "kernel": {"name": "stein", "base": "imq", "ls": ls}, "target": {"type": "stein"},
+               "algorithm": {"name": "skt", "n_out": 32}, "run": {"seed": 2}}
+        r = kdistill.run(cfg, arrays={"X": X}, write=False)
+        np.testing.assert_array_equal(a.points, r.points)
+        self.assertEqual(a.mmd, r.mmd)
+        u = kdistill.thin(X, 32, algorithm="uniform", score=-X, seed=2)
+        self.assertLess(a.mmd, u.mmd)  # the debiased coreset is closer to N(0, I) in KSD
+        bad = dict(cfg, data={"type": "memory", "name": "X",
+                              "score": {"type": "uniform_box", "d": 2}})
+        with self.assertRaises(kdistill.ConfigError) as e:
+            kdistill.run(bad, arrays={"X": X}, write=False)
+        for t in ("gaussian,", "gaussian_mixture", "trunc_gaussian", "hdf5|csv|npy|npz",
+                  "type: memory"):
+            self.assertIn(t, str(e.exception))
+
+
 class PackageTest(unittest.TestCase):
     def test_build_info(self):
         info = kdistill.build_info()
