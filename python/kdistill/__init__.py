@@ -33,10 +33,11 @@ from ._errors import (ArgumentError, ConfigError, DataError, Error, FileError, H
 from ._api import (Box, Coreset, Gaussian, Measure, Mixture, Rule, Sphere, TestResult, Torus,
                    TruncGaussian, ctt, herd, load, mmd, quad, run, thin)
 from ._lib import build_info
+from ._plot import plot
 
 __version__ = "0.1.0"
 
-__all__ = ["build_info", "thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset", "Rule", "TestResult",
+__all__ = ["build_info", "plot", "thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset", "Rule", "TestResult",
            "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus", "Sphere", "Error",
            "ConfigError", "DataError", "ArgumentError", "FileError", "UnsupportedError",
            "NumericError", "Interrupted", "OutOfMemory", "IOFailure", "MPIError", "HDF5Error",

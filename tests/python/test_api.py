@@ -351,6 +351,23 @@ class SteinTest(unittest.TestCase):
 
 
 class PackageTest(unittest.TestCase):
+    def test_plot(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        X = gauss_mixture(2048)
+        cs = kdistill.thin(X, 16, ls=2.0)
+        with tempfile.TemporaryDirectory() as d:
+            ax = kdistill.plot(cs, X, path=os.path.join(d, "c.png"))
+            self.assertIn("(exact)", ax.get_title())
+            self.assertGreater(os.path.getsize(os.path.join(d, "c.png")), 1000)
+            offsets = ax.collections[-1].get_offsets()
+            np.testing.assert_array_equal(np.asarray(offsets), cs.points[:, :2])
+            t = kdistill.ctt(X, X + 1.0, seed=1)
+            ax = kdistill.plot(t, path=os.path.join(d, "t.png"))
+            self.assertIn("reject at alpha = 0.05", ax.get_title())
+        with self.assertRaises(TypeError):
+            kdistill.plot(X)
+
     def test_build_info(self):
         info = kdistill.build_info()
         self.assertEqual(info["version"].split()[0], kdistill.__version__)
