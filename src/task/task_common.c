@@ -178,6 +178,83 @@ static int kd_vec_len_(const kd_task_ctx *ctx, const char *section, const char *
   return n > 1 ? n : 0;
 }
 
+/* The gaussian_mixture keys of a measure section: means (lists), sds, weights, d. */
+static kd_err kd_read_mixture_(kd_config *cfg, const char *section, kd_measure *m) {
+  kd_err err = KD_OK;
+  char key[256], sub[300], where[512];
+  double *tmp = NULL;
+  int64_t iv = 0;
+  kd_key_(key, sizeof key, section, "means");
+  int nc = kd_config_count(cfg, key);
+  KD_CHECK(nc >= 1, KD_ERR_CONFIG, "%s: %s: required: a list of component means (lists)",
+           kd_config_where(cfg, key, where, sizeof where), key);
+  snprintf(sub, sizeof sub, "%s.0", key);
+  int d0 = 0;
+  KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &d0, &tmp));
+  free(tmp);
+  tmp = NULL;
+  kd_key_(key, sizeof key, section, "d");
+  KD_TRY(kd_config_get_int(cfg, key, d0, d0, d0, &iv));
+  const int d = (int)iv;
+  m->d = d;
+  m->n_comp = nc;
+  KD_ALLOC(m->means, (size_t)nc * d);
+  KD_ALLOC(m->sds, (size_t)nc * d);
+  KD_ALLOC(m->mix_w, nc);
+  for (int c = 0; c < nc; c++) {
+    int n = 0;
+    snprintf(sub, sizeof sub, "%s.means.%d", section, c);
+    KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
+    KD_CHECK(n == d, KD_ERR_CONFIG, "%s: %s: has %d values, component 0 has %d",
+             kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
+    memcpy(m->means + (size_t)c * d, tmp, (size_t)d * sizeof(double));
+    free(tmp);
+    tmp = NULL;
+  }
+  kd_key_(key, sizeof key, section, "sds");
+  int ns = kd_config_count(cfg, key);
+  if (!kd_config_has(cfg, key)) {
+    double one = 1.0;
+    KD_TRY(kd_config_get_f64(cfg, key, one, 1e-300, INFINITY, &one));
+    for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = 1.0;
+  } else if (ns == 0) {
+    double s = 1.0;
+    KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &s));
+    for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = s;
+  } else {
+    KD_CHECK(ns == nc, KD_ERR_CONFIG, "%s: %s: has %d entries for %d components",
+             kd_config_where(cfg, key, where, sizeof where), key, ns, nc);
+    for (int c = 0; c < nc; c++) {
+      int n = 0;
+      snprintf(sub, sizeof sub, "%s.sds.%d", section, c);
+      KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
+      KD_CHECK(n == 1 || n == d, KD_ERR_CONFIG, "%s: %s: has %d values but d = %d",
+               kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
+      for (int j = 0; j < d; j++) m->sds[(size_t)c * d + j] = tmp[n == 1 ? 0 : j];
+      free(tmp);
+      tmp = NULL;
+    }
+  }
+  kd_key_(key, sizeof key, section, "weights");
+  int nw = 0;
+  KD_TRY(kd_config_get_f64_list(cfg, key, 0, &nw, &tmp));
+  if (nw == 0) {
+    for (int c = 0; c < nc; c++) m->mix_w[c] = 1.0 / nc;
+    KD_TRY(kd_config_default_f64_list(cfg, key, nc, m->mix_w));
+  } else {
+    KD_CHECK(nw == nc, KD_ERR_CONFIG, "%s: %s: has %d values for %d components",
+             kd_config_where(cfg, key, where, sizeof where), key, nw, nc);
+    double s = 0;
+    for (int c = 0; c < nc; c++) s += tmp[c];
+    KD_CHECK(s > 0, KD_ERR_CONFIG, "%s: %s: must have a positive sum",
+             kd_config_where(cfg, key, where, sizeof where), key);
+    for (int c = 0; c < nc; c++) m->mix_w[c] = tmp[c] / s;
+  }
+cleanup:
+  free(tmp);
+  return err;
+}
+
 kd_err kd_task_read_measure(const kd_task_ctx *ctx, const char *section, kd_measure *m) {
   return kd_task_read_measure_d(ctx, section, 0, m);
 }
@@ -186,81 +263,15 @@ kd_err kd_task_read_measure_d(const kd_task_ctx *ctx, const char *section, int d
                               kd_measure *m) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
-  char key[256], sub[300], where[512];
+  char key[256];
   const char *type = NULL;
-  double *tmp = NULL;
   int64_t iv = 0;
   memset(m, 0, sizeof *m);
   kd_key_(key, sizeof key, section, "type");
   KD_TRY(kd_config_get_str(cfg, key, NULL, KD_MEASURE_CHOICES, 1, &type));
   m->type = kd_measure_from_name(type);
   if (m->type == KD_MEASURE_GAUSSIAN_MIXTURE) {
-    kd_key_(key, sizeof key, section, "means");
-    int nc = kd_config_count(cfg, key);
-    KD_CHECK(nc >= 1, KD_ERR_CONFIG, "%s: %s: required: a list of component means (lists)",
-             kd_config_where(cfg, key, where, sizeof where), key);
-    snprintf(sub, sizeof sub, "%s.0", key);
-    int d0 = 0;
-    KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &d0, &tmp));
-    free(tmp);
-    tmp = NULL;
-    kd_key_(key, sizeof key, section, "d");
-    KD_TRY(kd_config_get_int(cfg, key, d0, d0, d0, &iv));
-    const int d = (int)iv;
-    m->d = d;
-    m->n_comp = nc;
-    KD_ALLOC(m->means, (size_t)nc * d);
-    KD_ALLOC(m->sds, (size_t)nc * d);
-    KD_ALLOC(m->mix_w, nc);
-    for (int c = 0; c < nc; c++) {
-      int n = 0;
-      snprintf(sub, sizeof sub, "%s.means.%d", section, c);
-      KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
-      KD_CHECK(n == d, KD_ERR_CONFIG, "%s: %s: has %d values, component 0 has %d",
-               kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
-      memcpy(m->means + (size_t)c * d, tmp, (size_t)d * sizeof(double));
-      free(tmp);
-      tmp = NULL;
-    }
-    kd_key_(key, sizeof key, section, "sds");
-    int ns = kd_config_count(cfg, key);
-    if (!kd_config_has(cfg, key)) {
-      double one = 1.0;
-      KD_TRY(kd_config_get_f64(cfg, key, one, 1e-300, INFINITY, &one));
-      for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = 1.0;
-    } else if (ns == 0) {
-      double s = 1.0;
-      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &s));
-      for (size_t i = 0; i < (size_t)nc * d; i++) m->sds[i] = s;
-    } else {
-      KD_CHECK(ns == nc, KD_ERR_CONFIG, "%s: %s: has %d entries for %d components",
-               kd_config_where(cfg, key, where, sizeof where), key, ns, nc);
-      for (int c = 0; c < nc; c++) {
-        int n = 0;
-        snprintf(sub, sizeof sub, "%s.sds.%d", section, c);
-        KD_TRY(kd_config_get_f64_list(cfg, sub, 1, &n, &tmp));
-        KD_CHECK(n == 1 || n == d, KD_ERR_CONFIG, "%s: %s: has %d values but d = %d",
-                 kd_config_where(cfg, sub, where, sizeof where), sub, n, d);
-        for (int j = 0; j < d; j++) m->sds[(size_t)c * d + j] = tmp[n == 1 ? 0 : j];
-        free(tmp);
-        tmp = NULL;
-      }
-    }
-    kd_key_(key, sizeof key, section, "weights");
-    int nw = 0;
-    KD_TRY(kd_config_get_f64_list(cfg, key, 0, &nw, &tmp));
-    if (nw == 0) {
-      for (int c = 0; c < nc; c++) m->mix_w[c] = 1.0 / nc;
-      KD_TRY(kd_config_default_f64_list(cfg, key, nc, m->mix_w));
-    } else {
-      KD_CHECK(nw == nc, KD_ERR_CONFIG, "%s: %s: has %d values for %d components",
-               kd_config_where(cfg, key, where, sizeof where), key, nw, nc);
-      double s = 0;
-      for (int c = 0; c < nc; c++) s += tmp[c];
-      KD_CHECK(s > 0, KD_ERR_CONFIG, "%s: %s: must have a positive sum",
-               kd_config_where(cfg, key, where, sizeof where), key);
-      for (int c = 0; c < nc; c++) m->mix_w[c] = tmp[c] / s;
-    }
+    KD_TRY(kd_read_mixture_(cfg, section, m));
   } else {
     int dl = 0;
     static const char *const vecs[] = {"lo", "hi", "mean", "sd"};
@@ -299,7 +310,6 @@ kd_err kd_task_read_measure_d(const kd_task_ctx *ctx, const char *section, int d
   }
   KD_TRY(kd_measure_validate(m, section));
 cleanup:
-  free(tmp);
   if (err) kd_measure_free(m);
   return err;
 }
