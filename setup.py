@@ -7,8 +7,9 @@
 KDISTILL_BUILD_DIR=DIR takes libkdistill.so.0 and kdistill from an existing CMake build (nothing is
 compiled); otherwise CMake configures and builds them (Release, no tests) under build-py/cmake.
 KDISTILL_CMAKE_ARGS adds CMake arguments (split on blanks). The wheel records what it was built
-against (kdistill --version: compiler, MPI, HDF5, BLAS, ScaLAPACK, libyaml) in kdistill/_native/BUILD;
-it needs those same Debian libraries at run time, so its tag names the platform, not manylinux.
+against (kdistill --version: compiler, MPI, HDF5, BLAS, ScaLAPACK, libyaml) in
+kdistill/_native/BUILD; it needs those same Debian libraries at run time, so its tag names the
+platform, not manylinux.
 """
 
 import os
@@ -66,8 +67,7 @@ class BuildPy(build_py):
         shutil.copyfile(lib, os.path.join(dest, "libkdistill.so.0"))  # the file, not the link
         shutil.copy2(cli, os.path.join(dest, "kdistill"))
         os.chmod(os.path.join(dest, "kdistill"), 0o755)
-        info = subprocess.run([cli, "--version"], check=True, capture_output=True, text=True,
-                              env=dict(os.environ, OMPI_MCA_opal_signal=""))
+        info = subprocess.run([cli, "--version"], check=True, capture_output=True, text=True)
         with open(os.path.join(dest, "BUILD"), "w", encoding="utf-8") as f:
             f.write(info.stdout)
         with open(os.path.join(self.build_lib, "kdistill", "_libpath.py"), "w",

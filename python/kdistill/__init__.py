@@ -37,8 +37,8 @@ from ._plot import plot
 
 __version__ = "0.1.0"
 
-__all__ = ["build_info", "plot", "thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset", "Rule", "TestResult",
-           "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus", "Sphere", "Error",
-           "ConfigError", "DataError", "ArgumentError", "FileError", "UnsupportedError",
-           "NumericError", "Interrupted", "OutOfMemory", "IOFailure", "MPIError", "HDF5Error",
-           "LinAlgError", "InternalError"]
+__all__ = ["build_info", "plot", "thin", "herd", "ctt", "quad", "mmd", "run", "load", "Coreset",
+           "Rule", "TestResult", "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus",
+           "Sphere", "Error", "ConfigError", "DataError", "ArgumentError", "FileError",
+           "UnsupportedError", "NumericError", "Interrupted", "OutOfMemory", "IOFailure",
+           "MPIError", "HDF5Error", "LinAlgError", "InternalError"]

@@ -8,10 +8,12 @@ the calling process, or on every rank of ``comm`` (each rank passing its own blo
 import ctypes
 import difflib
 import functools
+import inspect
 import json
-import re
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
+import re
+from typing import (Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar,
+                    Union)
 
 import numpy as np
 import numpy.typing as npt
@@ -114,8 +116,8 @@ class Coreset:
     resolved configuration as YAML text: every key with its default filled in; it runs unchanged
     with ``kdistill run``)."""
 
-    def __init__(self, fields: Dict[str, Any], task: str = "", algorithm: str = "", kernel: str = "",
-                 config: Optional[str] = None, n_ranks: int = 1) -> None:
+    def __init__(self, fields: Dict[str, Any], task: str = "", algorithm: str = "",
+                 kernel: str = "", config: Optional[str] = None, n_ranks: int = 1) -> None:
         self.points: np.ndarray = fields["points"]
         self.weights: np.ndarray = fields["weights"]
         self.indices: np.ndarray = fields["indices"]
@@ -327,7 +329,6 @@ def _keywords(fn: _F) -> _F:
     """A keyword the algorithm does not read raises TypeError naming the closest valid one (the
     function's own keywords and the algorithm's keys), as Python does for a misspelled keyword,
     instead of a ConfigError about a configuration line the caller never wrote."""
-    import inspect
     own = [p for p in inspect.signature(fn).parameters if p != "params"]
 
     @functools.wraps(fn)
@@ -351,8 +352,14 @@ def _keywords(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def _coreset(r: Union[Coreset, "TestResult"]) -> Coreset:
-    assert isinstance(r, Coreset)
+_R = TypeVar("_R", Coreset, "TestResult")
+
+
+def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
+    """The result of a task whose result class is known (thin/herd/quad: Coreset; ctt:
+    TestResult), typed as such."""
+    if not isinstance(r, cls):
+        raise _errors.InternalError("expected a %s, got a %s" % (cls.__name__, type(r).__name__))
     return r
 
 
@@ -399,7 +406,7 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
         cfg["algorithm"]["n_out"] = n_out
     if target is not None:
         cfg["target"] = _target(target, arrays, "T")
-    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
 @_keywords
@@ -423,7 +430,7 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     cfg = {"task": "herd", "candidates": {"type": "memory", "name": "C"},
            "target": _target(target, arrays, "T"), "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
 @_keywords
@@ -444,9 +451,7 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
            "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    r = _run_job(cfg, arrays=arrays, comm=comm, progress=progress)
-    assert isinstance(r, TestResult)
-    return r
+    return _expect(TestResult, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
 @_keywords
@@ -467,7 +472,7 @@ def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_rec
     if candidates is not None:
         arrays.append(("C", candidates, "candidates"))
         cfg["candidates"] = {"type": "memory", "name": "C"}
-    return _coreset(_run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,

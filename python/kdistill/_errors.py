@@ -83,8 +83,9 @@ class InternalError(Error):
     c_name = "KD_ERR_INTERNAL"
 
 
-_CLASSES: Tuple[Type[Error], ...] = (ConfigError, DataError, ArgumentError, FileError, UnsupportedError, NumericError,
-            Interrupted, OutOfMemory, IOFailure, MPIError, HDF5Error, LinAlgError, InternalError)
+_CLASSES: Tuple[Type[Error], ...] = (
+    ConfigError, DataError, ArgumentError, FileError, UnsupportedError, NumericError, Interrupted,
+    OutOfMemory, IOFailure, MPIError, HDF5Error, LinAlgError, InternalError)
 _BY_CODE: Dict[int, Type[Error]] = {}  # filled by bind()
 
 
