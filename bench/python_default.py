@@ -4,8 +4,8 @@ seconds (bench/RESULTS_python.md, "the default call"), at 2^16, 2^18 and 2^20 ro
     python3 bench/python_default.py [REPEATS]
 
 Per size, REPEATS calls (default 5) after a first call, each mode in turn (alternating): the
-default target (the empirical input, target.self: auto: exact double sum up to 2^16 rows, an
-estimate above), self: skip (no absolute MMD; the relative quality mmd2_minus_self, exact), and
+default target (the empirical input, target.self: auto: the exact double sum when it costs at most
+2^28 kernel evaluations, up to 23169 rows; above, an estimate from max(256, n_out) sampled rows), self: skip (no absolute MMD; the relative quality mmd2_minus_self, exact), and
 self: exact. Prints the medians of wall, cs.seconds and wall / cs.seconds, and the MMD as the
 Coreset reports it (exact / estimate with its standard error). The first call of the process
 (MPI start-up included) is timed separately on 2^10 rows. Run it with the package importable

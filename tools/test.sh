@@ -8,13 +8,14 @@ cd "$(dirname "$0")/.."
 source tools/deps.sh
 # As root, also what the install tests use (tests/install): Lmod for the modulefiles (Debian's
 # lmod conflicts with environment-modules: a machine that has the latter keeps it, and the test
-# uses it), man-db for `man kdistill`, and mypy for the Python package's type hints. Without
+# uses it), man-db for `man kdistill`, mypy for the Python package's type hints, and
+# jupyter-nbconvert with python3-ipykernel to run examples/python/tour.ipynb. Without
 # them those checks report SKIP or are left out.
 # The Python tests build a wheel and install it into a venv (python3-build, -venv, -pip,
 # -setuptools, -wheel).
 test_pkgs=(python3-build python3-venv python3-pip python3-setuptools python3-wheel)
 if [ "$(id -u)" -eq 0 ]; then
-  test_pkgs+=(man-db mypy)
+  test_pkgs+=(man-db mypy jupyter-nbconvert python3-ipykernel)
   dpkg-query -W -f='${Status}' environment-modules 2>/dev/null | grep -q "install ok installed" ||
     test_pkgs+=(lmod)
 fi

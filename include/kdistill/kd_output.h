@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "kd_api.h"
+#include "kd_ctx.h"
 #include "kd_result.h"
 
 #ifdef __cplusplus
@@ -16,6 +17,17 @@ extern "C" {
  *  malloc'ed into *yaml_out / *algo_out etc. when non-NULL (caller frees with kd_free). Local. */
 KD_API kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
                              char **algorithm);
+
+/** Write res to `path` in the layout `kdistill run` writes (root attributes task, algorithm,
+ *  kernel, n_ranks, seed, config_yaml, ...; /coreset; /metrics; trace; extra datasets), so that
+ *  kd_output_read, `kdistill info` and `kdistill mmd` read it back. Rank 0 of the context writes
+ *  a temporary next to path and renames it into place (parent directories are created); on
+ *  error nothing appears at path. An existing file at path is left alone (KD_ERR_FILE) unless
+ *  `replace` is 1; only a regular file is ever replaced. NULL strings are written as "".
+ *  Collective over the context; the outcome is agreed. */
+KD_API kd_err kd_output_save(kd_ctx *ctx, const char *path, const kd_result *res, const char *task,
+                             const char *algorithm, const char *kernel, int n_ranks, uint64_t seed,
+                             const char *config_yaml, int replace);
 
 /** free() for memory the library allocated and handed over (the strings of kd_output_read and
  *  kd_job_validate, ...): a binding that loads the library cannot know which C runtime's free

@@ -106,7 +106,9 @@ class Coreset:
     Attributes: ``points`` (n x d float64), ``weights`` (n, sum 1), ``indices`` (n, 0-based row of
     the input, -1 for points that are not input rows), ``mmd`` (the MMD against the target; how
     it was found is ``mmd_method``: ``"exact"``; ``"estimate"``, from sampled target rows, with
-    standard error ``mmd_se`` (the command line's default above 2^16 target rows; ask for the
+    standard error ``mmd_se`` (the default above 23169 target rows, where the exact double sum
+    would cost more than 2^28 kernel evaluations; ``metrics["mmd2_minus_self"]`` is then the
+    exact MMD^2 minus the target's double sum; ask for the
     exact value with :func:`mmd` or ``target={"type": "data", "self": "exact"}``); or
     ``"skipped"``, NaN, when ``target.self: skip``),
     ``metrics`` (dict of the algorithm's metrics), ``trace`` (dict of arrays ``iteration``,
@@ -137,6 +139,31 @@ class Coreset:
 
     def __len__(self) -> int:
         return len(self.weights)
+
+    def save(self, path: PathLike, *, overwrite: bool = False, comm: Any = None) -> None:
+        """Write the coreset to ``path`` in the HDF5 layout ``kdistill run`` writes
+        (/coreset/points, weights, indices; /metrics; the trace; extra datasets; the resolved
+        configuration), so :func:`load`, ``kdistill info`` and ``kdistill mmd`` read it back.
+        The file appears complete or not at all (a temporary renamed into place); parent
+        directories are created. An existing file is left alone (:class:`FileError`) unless
+        ``overwrite=True``. Collective over ``comm`` (default every process, as the call that
+        made it): rank 0 writes."""
+        ctx = _lib.process().context(comm)
+        fields = {"points": self.points, "weights": self.weights, "indices": self.indices,
+                  "mmd": self.mmd, "seconds": self.seconds, "kernel_evals": self.kernel_evals,
+                  "metrics": self.metrics, "trace": self.trace, "extras": self.extras}
+        res, keep = _lib.result_struct(fields)
+        seed = _config_value(self.config, "run", "seed")
+        try:
+            _lib.call(ctx, lib.kd_output_save, ctx, os.fsencode(path), ctypes.byref(res),
+                      self.task.encode(), self.algorithm.encode(), self.kernel.encode(),
+                      self.n_ranks, int(seed) if seed and seed.isdigit() else 0,
+                      (self.config or "").encode(), int(bool(overwrite)))
+        except _errors.FileError as e:
+            if overwrite or "left alone" not in str(e):
+                raise
+            raise _errors.FileError("%s; pass overwrite=True to replace it" % e) from None
+        del keep
 
     def mmd_text(self) -> str:
         """The MMD as it should be read: ``0.0044 (exact)``, ``0.0044 ± 0.00071 (estimate)`` or,
@@ -281,7 +308,32 @@ def _run_job(cfg: Optional[Dict[str, Any]] = None, path: Optional[PathLike] = No
              arrays: Sequence[Tuple[str, Any, str]] = (), comm: Any = None,
              progress: Optional[bool] = None, sets: Sequence[str] = (),
              output: Optional[PathLike] = None, resume: Optional[PathLike] = None,
-             write: bool = False, want_config: bool = True) -> Union[Coreset, "TestResult"]:
+             write: bool = False, want_config: bool = True, checkpoint: Any = False
+             ) -> Union[Coreset, "TestResult"]:
+    """checkpoint: False (run(): the configuration decides), None (no checkpoint when
+    interrupted) or a path (the checkpoint written when interrupted)."""
+    if cfg is not None and checkpoint is not False:
+        run_sec = cfg.setdefault("run", {})
+        run_sec["checkpoint_on_interrupt"] = checkpoint is not None
+        if checkpoint is not None:
+            run_sec["checkpoint_path"] = os.fspath(checkpoint)
+    try:
+        return _run_job_(cfg, path, arrays, comm, progress, sets, output, resume, write,
+                         want_config)
+    except _errors.Interrupted as e:
+        # the command line's advice in this call's words
+        msg = re.sub(r"--resume (\S+)\)", r"resume='\1')", str(e))
+        msg = msg.replace("(run.checkpoint_on_interrupt: false)",
+                          "(pass checkpoint='FILE.h5' to keep one)")
+        if msg == str(e):
+            raise
+        raise _errors.Interrupted(msg) from None
+
+
+def _run_job_(cfg: Optional[Dict[str, Any]], path: Optional[PathLike],
+              arrays: Sequence[Tuple[str, Any, str]], comm: Any, progress: Optional[bool],
+              sets: Sequence[str], output: Optional[PathLike], resume: Optional[PathLike],
+              write: bool, want_config: bool) -> Union[Coreset, "TestResult"]:
     ctx = _lib.process().context(comm)
     das, keep = _prepare(ctx, arrays)
     text = None
@@ -303,18 +355,24 @@ def _run_job(cfg: Optional[Dict[str, Any]] = None, path: Optional[PathLike] = No
                         summary.kernel.decode(), config, summary.n_ranks)
 
 
-def _config_float(config: Optional[str], section: str, key: str) -> float:
-    """A number from the resolved configuration text (the library's emitter: two-space indent,
-    one key per line); NaN when it is not there."""
+def _config_value(config: Optional[str], section: str, key: str) -> Optional[str]:
+    """The text of section.key in the resolved configuration (the library's emitter: two-space
+    indent, one key per line); None when it is not there."""
     if config:
         m = re.search(r"^%s:\n(?:  .*\n)*?  %s: ([^\n]+)$" % (re.escape(section), re.escape(key)),
                       config, re.M)
         if m:
-            try:
-                return float(m.group(1))
-            except ValueError:
-                pass
-    return float("nan")
+            return m.group(1).strip()
+    return None
+
+
+def _config_float(config: Optional[str], section: str, key: str) -> float:
+    """A number from the resolved configuration text; NaN when it is not there."""
+    v = _config_value(config, section, key)
+    try:
+        return float(v) if v is not None else float("nan")
+    except ValueError:
+        return float("nan")
 
 
 # Names users of other libraries reach for, and the keyword kdistill calls them
@@ -367,8 +425,9 @@ def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
 @_keywords
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
-         target: Optional[TargetSpec] = None, score: Any = None, comm: Any = None,
-         progress: Optional[bool] = None, **params: Any) -> Coreset:
+         target: Optional[TargetSpec] = None, score: Any = None,
+         checkpoint: Optional[PathLike] = None, resume: Optional[PathLike] = None,
+         comm: Any = None, progress: Optional[bool] = None, **params: Any) -> Coreset:
     """Thin the rows of X to a coreset of ``n_out`` points (None: the algorithm's default;
     ``kh``, a single halving round, has no ``n_out``).
 
@@ -385,6 +444,9 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     kernel then defaults to the Stein kernel over IMQ (``{"name": "stein", "base": "imq"}``), the
     target to ``{"type": "stein"}``, and ``mmd`` is the KSD (algorithms ``stein_thin``, ``skt``,
     ``lskt``, ``sr``, ``lsr``, ``sc``, ``lsc``, ``rpcholesky``, or any thinning algorithm).
+    checkpoint: a file for the checkpoint an interrupted call (Ctrl-C, SIGTERM) writes; without
+    it an interrupted call writes nothing. resume: such a checkpoint, to continue from (the same
+    call otherwise; the same keywords in :func:`herd` and :func:`quad`).
     comm: an mpi4py communicator (default: every process of the run).
     progress: overwrite a progress line on stderr (default: when stderr is a terminal); log lines
     go to the ``kdistill`` logger on rank 0. Returns a :class:`Coreset`.
@@ -406,13 +468,15 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
         cfg["algorithm"]["n_out"] = n_out
     if target is not None:
         cfg["target"] = _target(target, arrays, "T")
-    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
+                                   checkpoint=checkpoint, resume=resume))
 
 
 @_keywords
 def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
          algorithm: str = "bpcg", kernel: KernelSpec = "gaussian", ls: LengthScale = "median",
-         seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
+         seed: int = 0, checkpoint: Optional[PathLike] = None,
+         resume: Optional[PathLike] = None, comm: Any = None, progress: Optional[bool] = None,
          **params: Any) -> Coreset:
     """Kernel herding / Frank-Wolfe: a sparse convex rule over the rows of ``candidates`` whose
     MMD to ``target`` is small.
@@ -430,7 +494,8 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     cfg = {"task": "herd", "candidates": {"type": "memory", "name": "C"},
            "target": _target(target, arrays, "T"), "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
+                                   checkpoint=checkpoint, resume=resume))
 
 
 @_keywords
@@ -451,13 +516,15 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
            "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
+    # a single test writes no checkpoint (interrupted, it reports where it stopped)
     return _expect(TestResult, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
 
 
 @_keywords
 def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_recombination",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
-         candidates: Optional[npt.ArrayLike] = None, comm: Any = None,
+         candidates: Optional[npt.ArrayLike] = None, checkpoint: Optional[PathLike] = None,
+         resume: Optional[PathLike] = None, comm: Any = None,
          progress: Optional[bool] = None, **params: Any) -> Coreset:
     """A convex kernel quadrature rule of ``n`` points for a closed-form :class:`Measure` or for
     the empirical measure of an array of samples.
@@ -472,7 +539,8 @@ def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_rec
     if candidates is not None:
         arrays.append(("C", candidates, "candidates"))
         cfg["candidates"] = {"type": "memory", "name": "C"}
-    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
+    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
+                                   checkpoint=checkpoint, resume=resume))
 
 
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
@@ -507,19 +575,7 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
     P = np.empty((0, 1))
     w = np.empty(0)
     try:
-        P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
-        if P.ndim == 1:
-            P = P.reshape(-1, 1)
-        if P.ndim != 2 or len(P) == 0:
-            raise _errors.DataError("points: expected a non-empty (n, d) array, got shape %s"
-                                    % (P.shape,))
-        w = (np.full(len(P), 1.0 / len(P)) if weights is None
-             else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
-        if w.shape != (len(P),):
-            raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-            raise _errors.DataError("weights: must be finite, >= 0 and not all 0")
-        w = w / w.sum()
+        P, w = _rule_arrays(points, weights)
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)
@@ -530,12 +586,18 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
                "algorithm": {"name": "monte_carlo"}, "run": {"seed": seed}}
     else:
         arrays.append(("T", target, "target"))
-        # exact, as documented: the CLI's default (target.self: auto) estimates the double sum
-        # of a target above 2^16 rows
+        # exact, as documented: the default (target.self: auto) estimates the double sum of a
+        # target above 23169 rows
         cfg = {"task": "thin", "data": {"type": "memory", "name": "T"},
                "target": {"type": "data", "self": "exact"},
                "kernel": _kernel(kernel, ls), "algorithm": {"name": "uniform"},
                "run": {"seed": seed}}
+    return _rule_mmd(ctx, cfg, arrays, P, w, progress)
+
+
+def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.ndarray,
+              w: np.ndarray, progress: Optional[bool]) -> float:
+    """The MMD of the rule (P, w) against the target of the job cfg (kd_job_mmd_rule)."""
     das, keep = _prepare(ctx, arrays)
     o, keep2 = _opts(json.dumps(cfg, indent=1, default=_json_default), None, das)
     m, m2 = ctypes.c_double(), ctypes.c_double()
@@ -544,6 +606,71 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
               ctypes.byref(m), ctypes.byref(m2), progress=progress)
     del keep, keep2
     return m.value
+
+
+def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform);
+    DataError when they are not a valid rule."""
+    P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
+    if P.ndim == 1:
+        P = P.reshape(-1, 1)
+    if P.ndim != 2 or len(P) == 0:
+        raise _errors.DataError("points: expected a non-empty (n, d) array, got shape %s"
+                                % (P.shape,))
+    w = (np.full(len(P), 1.0 / len(P)) if weights is None
+         else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
+    if w.shape != (len(P),):
+        raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise _errors.DataError("weights: must be finite, >= 0 and not all 0")
+    return P, w / w.sum()
+
+
+@_keywords
+def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any = None, *,
+        kernel: KernelSpec = "imq", ls: LengthScale = "median", comm: Any = None,
+        progress: Optional[bool] = None) -> float:
+    """The kernel Stein discrepancy of the weighted points (weights None = uniform; normalised
+    to sum 1; or a :class:`Coreset`'s points and weights) against the density p whose score
+    grad log p is ``score``: an (n, d) array (its value at each point) or a callable S(points)
+    -> (n, d) array. Exact: sqrt(w^T K_p w) over all n^2 pairs with the Stein kernel K_p of the
+    base kernel ``kernel`` (a name, ``"imq"`` by default; or a full Stein kernel dict such as
+    ``{"name": "stein", "base": "imq", "beta": 0.5}``) and length scale ``ls`` (``"median"``:
+    the median heuristic on the points). The same points on every rank. Returns a float, the
+    value ``thin(..., score=...)`` reports as ``mmd``."""
+    if isinstance(points, Coreset):
+        if weights is None:
+            weights = points.weights
+        points = points.points
+    if score is None:
+        raise TypeError("ksd() needs score=: an (n, d) array or a callable S(points)")
+    ctx = _lib.process().context(comm)
+    exc: Optional[Exception] = None
+    P, w, S = np.empty((0, 1)), np.empty(0), np.empty((0, 1))
+    try:
+        P, w = _rule_arrays(points, weights)
+        S = np.ascontiguousarray(np.asarray(score(P) if callable(score) else score,
+                                            dtype=np.float64))
+        if S.ndim == 1:
+            S = S.reshape(-1, 1)
+        if S.shape != P.shape:
+            raise _errors.DataError("score: expected shape %s (one gradient per point), got %s"
+                                    % (P.shape, S.shape))
+    except _errors.Error as e:
+        exc = e
+    _lib.agree(ctx, exc)
+    kern = (dict(kernel) if isinstance(kernel, dict) and kernel.get("name") == "stein"
+            else {"name": "stein", "base": kernel})
+    # the points stand for the data once (rank 0's block): the median heuristic and the input
+    # checks see n rows at any rank count
+    own = lib.kd_ctx_rank(ctx) == 0
+    arrays: _Arrays = [("P", P if own else P[:0], "points"), ("S", S if own else S[:0], "score")]
+    cfg = {"task": "thin", "data": {"type": "memory", "name": "P",
+                                    "score": {"type": "memory", "name": "S"}},
+           "target": {"type": "stein"}, "kernel": _kernel(kern, ls),
+           "algorithm": {"name": "uniform"}}
+    # the Stein kernel's points carry their score
+    return _rule_mmd(ctx, cfg, arrays, np.ascontiguousarray(np.hstack([P, S])), w, progress)
 
 
 def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, Any]] = None,

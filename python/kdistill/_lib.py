@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -129,6 +129,8 @@ def _load() -> ctypes.CDLL:
         "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
         "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),
         "kd_result_free": (None, [u(Result)]),
+        "kd_output_save": (i, [p, ctypes.c_char_p, u(Result), ctypes.c_char_p, ctypes.c_char_p,
+                               ctypes.c_char_p, i, ctypes.c_uint64, ctypes.c_char_p, i]),
         "kd_free": (None, [p]),
         "kd_abi_sizeof": (ctypes.c_size_t, [ctypes.c_char_p]),
         "kd_err_name": (ctypes.c_char_p, [i]),
@@ -391,6 +393,59 @@ def result_dict(r: Result) -> Dict[str, Any]:
         v = _copy(ds.i64, size, np.int64) if ds.is_int else _copy(ds.f64, size, np.float64)
         out["extras"][ds.path.decode()] = v.reshape(shape) if shape else v[0]
     return out
+
+
+def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
+    """A kd_result over numpy copies of result_dict's fields (the inverse of result_dict), and
+    the objects that must outlive it. The library only reads it: never kd_result_free it."""
+    keep: List[Any] = []
+
+    def arr(v: Any, dtype: Any, ptype: Any) -> Any:
+        a = np.ascontiguousarray(v, dtype=dtype)
+        keep.append(a)
+        return a.ctypes.data_as(ptype)
+
+    r = Result()
+    pts = np.asarray(fields["points"], dtype=np.float64)
+    r.n, r.d = pts.shape[0], pts.shape[1]
+    r.points = arr(pts, np.float64, _PD)
+    r.weights = arr(fields["weights"], np.float64, _PD)
+    r.indices = arr(fields["indices"], np.int64, _PI)
+    r.mmd, r.seconds = float(fields["mmd"]), float(fields["seconds"])
+    r.kernel_evals = int(fields["kernel_evals"])
+    tr = fields.get("trace")
+    if tr:
+        r.n_trace = r.cap_trace = len(tr["iteration"])
+        r.trace_iter = arr(tr["iteration"], np.int64, _PI)
+        r.trace_atoms = arr(tr["n_atoms"], np.int64, _PI)
+        r.trace_mmd = arr(tr["mmd"], np.float64, _PD)
+        r.trace_seconds = arr(tr["seconds"], np.float64, _PD)
+    metrics = fields.get("metrics") or {}
+    ms = (_Metric * max(len(metrics), 1))()
+    for j, (name, v) in enumerate(metrics.items()):
+        ms[j].name = name.encode()
+        ms[j].value = float(v)
+        ms[j].is_count = int(isinstance(v, (int, np.integer)))
+    keep.append(ms)
+    r.n_metrics, r.metrics = len(metrics), ms
+    extras = fields.get("extras") or {}
+    ds = (_Dataset * max(len(extras), 1))()
+    for j, (path, v) in enumerate(extras.items()):
+        a = np.asarray(v)
+        if a.ndim > 2:
+            raise ValueError("extra dataset %s has %d dimensions (at most 2)" % (path, a.ndim))
+        ds[j].path = path.encode()
+        ds[j].is_int = int(a.dtype.kind in "iub")
+        ds[j].rank = a.ndim
+        for k in range(a.ndim):
+            ds[j].dims[k] = a.shape[k]
+        if ds[j].is_int:
+            ds[j].i64 = arr(a, np.int64, _PI)
+        else:
+            ds[j].f64 = arr(a, np.float64, _PD)
+    keep.append(ds)
+    r.n_datasets, r.datasets = len(extras), ds
+    return r, keep
 
 
 def take_string(p: ctypes.c_void_p) -> Optional[str]:

@@ -15,7 +15,7 @@ static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
   if (s->mmd_method == 1)
     fprintf(out,
             "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
-            "for the exact value)\n",
+            "for the exact value; /metrics mmd2_minus_self = MMD^2 - zz is exact)\n",
             s->mmd, s->mmd_se);
   else if (s->mmd_method == 2)
     fprintf(out, "mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");

@@ -24,24 +24,27 @@
 #include "comm/dist_impl.h"
 #include "embed/target_impl.h"
 
-/* the row budget of target.self_rows = 0: ~2^28 kernel evaluations (~0.1 s on 2 cores at d = 5,
- * the order of a fast thinning run of the same input), at least 256 rows */
+/* the rows of target.self_rows = 0 for a rule of n atoms: n, at least 256, and at most a budget
+ * of ~2^28 kernel evaluations (~0.1 s on 2 cores at d = 5); the sample then costs about what the
+ * exact cross term w^T z_P(X) costs (n N evaluations), a fraction of the thinning run that made
+ * the rule. A count, not a time: the same rows on every machine. */
 enum { KD_EST_MIN_ROWS = 256 };
 static const double KD_EST_BUDGET = 268435456.0;
 static const uint64_t KD_EST_STREAM = 0x53454c46u;   /* "SELF" */
 static const uint64_t KD_CROSS_STREAM = 0x43524f53u; /* "CROS" */
 
-static int64_t kd_est_rows_(const kd_target *t) {
+static int64_t kd_est_rows_(const kd_target *t, kd_lidx n) {
   const kd_gidx N = kd_pointset_n_global(t->pts);
   if (t->self_rows > 0) return t->self_rows;
   int64_t r = (int64_t)(KD_EST_BUDGET / (double)N);
+  if ((int64_t)n < r) r = n;
   return r < KD_EST_MIN_ROWS ? KD_EST_MIN_ROWS : r;
 }
 
 int kd_target_emp_cross_sampled_(const kd_target *t, kd_lidx n) {
   if (t->cross_mode != KD_CROSS_AUTO) return t->cross_mode == KD_CROSS_ESTIMATE;
   const double nN = (double)n * (double)kd_pointset_n_global(t->pts);
-  return nN > KD_CROSS_EXACT_MAX && (int64_t)n > kd_est_rows_(t);
+  return nN > KD_CROSS_EXACT_MAX && (int64_t)n > kd_est_rows_(t, n);
 }
 
 /* Global row index of each of R draws, identical on every rank. Uniform weights: floor(u N).
@@ -184,7 +187,7 @@ kd_err kd_target_emp_estimate_(kd_target *t, const double *X, const double *w, k
                                const double *zq_atoms, double wz, double wkw, kd_mmd_info *info) {
   kd_err err = KD_OK, lerr = KD_OK;
   const int d = kd_pointset_dim(t->pts);
-  const int64_t R = kd_est_rows_(t);
+  const int64_t R = kd_est_rows_(t, n);
   int64_t *idx = NULL;
   double *Y = NULL, *zp = NULL, *zq = NULL, *g = NULL;
   KD_CHECK(R * d < ((int64_t)1 << 31), KD_ERR_CONFIG,

@@ -129,6 +129,11 @@ static int kd_target_zz_known_(const kd_target *t) {
   return t->zz_done && t->zz_ls == kd_kernel_get_params(t->k)->ls;
 }
 
+/* 1 when target.self: auto computes the double sum over N rows exactly (KD_SELF_EXACT_EVALS) */
+static int kd_self_exact_auto_(kd_gidx N) {
+  return (double)N * ((double)N + 1.0) / 2.0 <= KD_SELF_EXACT_EVALS;
+}
+
 kd_mmd_method kd_target_mmd_method(const kd_target *t) {
   if (t->closed || t->stein) return KD_MMD_EXACT;
   switch (t->self_mode) {
@@ -139,7 +144,7 @@ kd_mmd_method kd_target_mmd_method(const kd_target *t) {
     case KD_SELF_SKIP:
       return KD_MMD_SKIPPED;
     default:
-      return kd_pointset_n_global(t->pts) <= KD_SELF_EXACT_MAX || kd_target_zz_known_(t)
+      return kd_self_exact_auto_(kd_pointset_n_global(t->pts)) || kd_target_zz_known_(t)
                  ? KD_MMD_EXACT
                  : KD_MMD_ESTIMATE;
   }

@@ -24,9 +24,9 @@ kd_checkpoint_session *kd_checkpoint_session_get(void) {
 
 /* ---------------- configuration hash ---------------- */
 
-static const char *const kd_ckpt_ignored_[] = {"output.path", "run.checkpoint_path",
-                                               "run.checkpoint_every", "run.checkpoint_keep",
-                                               "run.log_interval"};
+static const char *const kd_ckpt_ignored_[] = {
+    "output.path",         "run.checkpoint_path", "run.checkpoint_every",
+    "run.checkpoint_keep", "run.log_interval",    "run.checkpoint_on_interrupt"};
 
 /* Walk the block-style YAML emitted by kd_config_emit_resolved line by line, giving each line its
  * dotted key (from the indentation stack) and a pointer to its text. */

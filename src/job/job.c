@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/ctx_impl.h"
 #include "comm/dist_impl.h"
@@ -386,6 +387,30 @@ cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&rule);
   free(otask);
+  return kd_job_leave_(ctx, prev, err);
+}
+
+kd_err kd_output_save(kd_ctx *ctx, const char *path, const kd_result *res, const char *task,
+                      const char *algorithm, const char *kernel, int n_ranks, uint64_t seed,
+                      const char *config_yaml, int replace) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  KD_CHECK(path && path[0] && res && res->n >= 1 && res->d >= 1 && res->points && res->weights &&
+               res->indices,
+           KD_ERR_ARG, "save: need a path and a result with at least one point");
+  if (ctx->rank == 0 && !replace && access(path, F_OK) == 0)
+    lerr = kd_err_set(KD_ERR_FILE, __FILE__, __LINE__,
+                      "%s: a file is already there; it is left alone (ask to replace it)", path);
+  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
+  const kd_output_meta meta = {task ? task : "",
+                               algorithm ? algorithm : "",
+                               kernel ? kernel : "",
+                               n_ranks,
+                               seed,
+                               config_yaml ? config_yaml : ""};
+  KD_TRY(kd_output_write(ctx->comm, path, &meta, res));
+cleanup:
   return kd_job_leave_(ctx, prev, err);
 }
 

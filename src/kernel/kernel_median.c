@@ -32,6 +32,38 @@ static int kd_gidx_cmp_(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
+/* Sift k[i] down the max-heap k[0..n) (the largest key at the root). */
+static void kd_median_sift_(kd_median_key *k, kd_lidx n, kd_lidx i) {
+  for (;;) {
+    kd_lidx c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && kd_median_key_cmp_(&k[c + 1], &k[c]) > 0) c++;
+    if (kd_median_key_cmp_(&k[c], &k[i]) <= 0) return;
+    const kd_median_key tmp = k[i];
+    k[i] = k[c];
+    k[c] = tmp;
+    i = c;
+  }
+}
+
+/* k[0..m): the m smallest (key, g) of this rank's nl rows, in no order: a max-heap of the m
+ * smallest so far, O(nl log m), where sorting all nl keys cost O(nl log nl) (0.2 s at 2^20). The
+ * order (key, then g) is total, so the set is the same as the sort's first m. */
+static void kd_median_smallest_(uint64_t seed, kd_gidx off, kd_lidx nl, kd_lidx m,
+                                kd_median_key *k) {
+  for (kd_lidx i = 0; i < m; i++) {
+    k[i].key = kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i));
+    k[i].g = off + i;
+  }
+  for (kd_lidx i = m / 2; i-- > 0;) kd_median_sift_(k, m, i);
+  for (kd_lidx i = m; i < nl && m > 0; i++) {
+    const kd_median_key c = {kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i)), off + i};
+    if (kd_median_key_cmp_(&c, &k[0]) >= 0) continue;
+    k[0] = c;
+    kd_median_sift_(k, m, 0);
+  }
+}
+
 /* Step 1: this rank's m smallest (key, g) as pairs of int64 in prop[2 * np]. Collective (agree). */
 static kd_err kd_median_propose_(MPI_Comm comm, const kd_pointset *ps, uint64_t seed, kd_lidx m,
                                  kd_median_key **keys, int64_t **prop, kd_lidx *np_out) {
@@ -45,11 +77,8 @@ static kd_err kd_median_propose_(MPI_Comm comm, const kd_pointset *ps, uint64_t 
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "kernel.ls: median heuristic: out of memory");
   } else {
     kd_median_key *k = *keys;
-    for (kd_lidx i = 0; i < nl; i++) {
-      k[i].key = kd_rng_u64(seed, KD_MEDIAN_STREAM, (uint64_t)(off + i));
-      k[i].g = off + i;
-    }
-    qsort(k, (size_t)nl, sizeof *k, kd_median_key_cmp_);
+    kd_median_smallest_(seed, off, nl, np, k);
+    qsort(k, (size_t)np, sizeof *k, kd_median_key_cmp_);
     for (kd_lidx i = 0; i < np; i++) {
       uint64_t kk = k[i].key;
       memcpy(&(*prop)[2 * i], &kk, sizeof kk);

@@ -381,7 +381,8 @@ cleanup:
 typedef struct {
   const kd_task_ctx *ctx;
   const kd_study_state *s;
-  int64_t done; /* replicates in the last checkpoint written */
+  int64_t done; /* replicates in the last checkpoint written (or skipped: written = 0) */
+  int written;
 } kd_study_ckpt_ctx;
 
 /* The study's checkpoint hook: state = the finished replicates (ctt_study.c). Collective. */
@@ -391,8 +392,10 @@ static kd_err kd_study_ckpt_hook_(void *vctx, const kd_result *state) {
   const char *reason = "";
   KD_TRY(kd_task_checkpoint_write(c->ctx, "ctt_study", "ctt_study", c->s->ckpt_path, state,
                                   &c->done, &reason));
-  kd_log_info("checkpoint written after %lld of %lld replicates (%s): %s", (long long)c->done,
-              (long long)c->s->sp.T, reason, c->s->ckpt_path);
+  c->written = strcmp(reason, "not written") != 0;
+  if (c->written)
+    kd_log_info("checkpoint written after %lld of %lld replicates (%s): %s", (long long)c->done,
+                (long long)c->s->sp.T, reason, c->s->ckpt_path);
 cleanup:
   return err;
 }
@@ -404,7 +407,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   kd_ctt_study_out st;
   kd_ckpt *ck = NULL;
   const kd_result *resume = NULL;
-  kd_study_ckpt_ctx cc = {ctx, s, -1};
+  kd_study_ckpt_ctx cc = {ctx, s, -1, 0};
   memset(&st, 0, sizeof st);
   /* the study builds its kernels from fixed parameters: ls as resolved by the median pilot */
   s->kp = *kd_kernel_get_params(s->k);
@@ -426,6 +429,10 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   if (err == KD_ERR_INTERRUPTED) {
     /* every rank takes this branch (the run's error is agreed): one message naming the file */
     kd_err_clear();
+    KD_CHECK(cc.written, KD_ERR_INTERRUPTED,
+             "interrupted after %lld of %lld replicates; no checkpoint written "
+             "(run.checkpoint_on_interrupt: false)",
+             (long long)cc.done, (long long)s->sp.T);
     KD_FAIL(KD_ERR_INTERRUPTED,
             "interrupted after %lld of %lld replicates; checkpoint written to %s (resume with "
             "--resume %s)",

@@ -874,7 +874,7 @@ cleanup:
 }
 
 /* The MMD of the algorithm's rule against the target, unless the algorithm reported an exact
- * one: exact, estimated (target.self: auto above KD_SELF_EXACT_MAX rows, or estimate) or skipped;
+ * one: exact, estimated (target.self: auto above KD_SELF_EXACT_EVALS, or estimate) or skipped;
  * /metrics gets mmd_method (0 exact, 1 estimate, 2 skipped), the errors and seconds_evaluation.
  * Collective. */
 static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, kd_result *res) {
@@ -896,6 +896,8 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
       KD_TRY(kd_result_set_metric(res, "mmd2", info.mmd2));
       KD_TRY(kd_result_set_metric(res, "mmd2_se", info.mmd2_se));
       KD_TRY(kd_result_set_count(res, "self_rows", (int64_t)info.rows));
+      if (!isnan(info.mmd2_minus_self)) /* the exact relative quality, beside the estimate */
+        KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));
       if (info.cross_rows > 0)
         KD_TRY(kd_result_set_count(res, "cross_rows", (int64_t)info.cross_rows));
     }
@@ -970,10 +972,12 @@ kd_err kd_task_ckpt_open(const kd_task_ctx *ctx, int64_t every, const char *path
 kd_err kd_task_read_checkpoint(const kd_task_ctx *ctx, int64_t *every, int *keep, char **path) {
   kd_err err = KD_OK;
   const char *cp = NULL, *outp = NULL;
+  int on_interrupt = 1; /* read here so that the key is known and checked; used at the write */
   *path = NULL;
   KD_TRY(kd_config_get_int(ctx->cfg, "run.checkpoint_every", 0, 0, INT64_MAX, every));
   KD_TRY(kd_config_get_str(ctx->cfg, "run.checkpoint_path", "", NULL, 0, &cp));
   KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_keep", 0, keep));
+  KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_on_interrupt", 1, &on_interrupt));
   KD_TRY(kd_config_get_str(ctx->cfg, "output.path", "kdistill_out.h5", NULL, 0, &outp));
   size_t pn = strlen(cp[0] ? cp : outp) + 16;
   KD_ALLOC(*path, pn);
@@ -1010,8 +1014,17 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   double it = 0, intr = 0;
   char *own = NULL;
+  int on_interrupt = 1;
   kd_result_get_metric(state, "iteration", &it);
   kd_result_get_metric(state, "interrupted", &intr);
+  /* run.checkpoint_on_interrupt: false (the Python calls without checkpoint=): an interrupted
+   * run writes nothing; the periodic checkpoints of checkpoint_every are still written */
+  KD_TRY(kd_config_get_bool(ctx->cfg, "run.checkpoint_on_interrupt", 1, &on_interrupt));
+  if (intr != 0 && !on_interrupt) {
+    *iteration = (int64_t)it;
+    *reason = "not written";
+    return KD_OK;
+  }
   if (!ss || ss->cfg != ctx->cfg || !ss->config_yaml) /* e.g. a sweep point: its own config */
     KD_TRY(kd_config_emit_resolved(ctx->cfg, &own));
   kd_checkpoint_meta meta = {task,

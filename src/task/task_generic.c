@@ -213,7 +213,8 @@ cleanup:
 typedef struct {
   const kd_task_ctx *ctx;
   kd_generic_state *s;
-  int64_t iteration; /* of the last checkpoint written */
+  int64_t iteration; /* of the last checkpoint written (or skipped: written = 0) */
+  int written;
 } kd_generic_ckpt_ctx;
 
 /* The sink of the run's kd_ckpt: write the state to the session's checkpoint path. Collective. */
@@ -223,15 +224,17 @@ static kd_err kd_generic_ckpt_hook_(void *vctx, const kd_result *state) {
   const char *reason = "";
   KD_TRY(kd_task_checkpoint_write(c->ctx, c->s->task, c->s->desc->name, c->s->ckpt_path, state,
                                   &c->iteration, &reason));
-  kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)c->iteration, reason,
-              c->s->ckpt_path);
+  c->written = strcmp(reason, "not written") != 0;
+  if (c->written)
+    kd_log_info("checkpoint written at iteration %lld (%s): %s", (long long)c->iteration, reason,
+                c->s->ckpt_path);
 cleanup:
   return err;
 }
 
 static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, kd_result *res) {
   kd_err err = KD_OK;
-  kd_generic_ckpt_ctx c = {ctx, s, -1};
+  kd_generic_ckpt_ctx c = {ctx, s, -1, 0};
   kd_ckpt *ck = NULL;
   const kd_result *resume = NULL;
   KD_TRY(kd_task_ckpt_open(ctx, s->ckpt_every, s->ckpt_path, s->ckpt_keep, kd_generic_ckpt_hook_,
@@ -241,6 +244,10 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
     /* every rank takes this branch (the run's error is agreed): one message naming the file; an
      * algorithm without a safe point (c.iteration < 0) keeps its "nothing was written" line */
     kd_err_clear();
+    KD_CHECK(c.written, KD_ERR_INTERRUPTED,
+             "interrupted at iteration %lld; no checkpoint written "
+             "(run.checkpoint_on_interrupt: false)",
+             (long long)c.iteration);
     KD_FAIL(KD_ERR_INTERRUPTED,
             "interrupted at iteration %lld; checkpoint written to %s (resume with --resume %s)",
             (long long)c.iteration, s->ckpt_path, s->ckpt_path);

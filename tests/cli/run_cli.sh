@@ -85,12 +85,12 @@ mpi info nope.h5 >ni.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c '^kdistill: error: nope.h5: cannot open file' ni.txt)" = 1 ] &&
   ok "info on a missing file" || bad "info missing: $(cat ni.txt)"
 
-# evaluation: an empirical target above KD_SELF_EXACT_MAX (2^16) rows gets an estimated MMD with
+# evaluation: an empirical target above KD_SELF_EXACT_EVALS (23169 rows) gets an estimated MMD with
 # its standard error (target.self: auto); the exact value lies within 4 standard errors of it
 # (on MMD^2); the time line splits load / algorithm / evaluation / write
 printf 'task: thin\ndata: {type: gaussian, d: 2, n: 70000}\nkernel: {name: gaussian, ls: 1.0}\ntarget: {type: data, self_rows: 4096}\nalgorithm: {name: kt_compress, n_out: 256, g: 2}\n' >est.yaml
 mpi run est.yaml -o res/est.h5 >est.txt 2>&1 || bad "estimate run: $(cat est.txt)"
-grep -q "^mmd: .* +- .* (estimated from sampled target rows" est.txt && ok "auto above 2^16 rows: estimate" ||
+grep -q "^mmd: .* +- .* (estimated from sampled target rows" est.txt && ok "auto above 23169 rows: estimate" ||
   bad "estimate summary: $(cat est.txt)"
 grep -q "^time:       load [0-9.]* s, algorithm [0-9.]* s, evaluation [0-9.]* s, write [0-9.]* s; total" est.txt &&
   ok "time line" || bad "time line: $(cat est.txt)"

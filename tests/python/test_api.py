@@ -119,7 +119,7 @@ class HerdQuadMmdTest(unittest.TestCase):
         # a point set against its own empirical measure
         X = np.random.default_rng(4).normal(size=(50, 3))
         self.assertLess(kdistill.mmd(X, None, X, ls=1.0), 1e-6)
-        # above 2^16 target rows too the value is exact (the CLI's default would estimate the
+        # above 23169 target rows too the value is exact (the CLI's default would estimate the
         # target's double sum from rows sampled by the seed): the same for every seed
         Y = np.random.default_rng(5).normal(size=(65537, 1))
         a, b = (kdistill.mmd(Y[:16], None, Y, ls=1.0, seed=s) for s in (1, 2))
@@ -165,6 +165,8 @@ class CttTest(unittest.TestCase):
 
 
 class RunLoadTest(unittest.TestCase):
+    maxDiff = None
+
     def test_run_dict_writes_what_load_reads(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "sub", "o.h5")
@@ -182,6 +184,60 @@ class RunLoadTest(unittest.TestCase):
             # the run hands back the very configuration the file stores (kd_job_run_resolved)
             self.assertEqual(r.config, back.config)
             self.assertIn("median_sample: 1000", r.config)
+
+    def test_save_writes_what_run_writes(self):
+        import h5py
+
+        def contents(path):
+            out = {}
+            with h5py.File(path, "r") as f:
+                def visit(name, obj):
+                    if isinstance(obj, h5py.Dataset):
+                        out[name] = repr(np.asarray(obj[()]).tolist())  # NaN == NaN
+                    for k, v in obj.attrs.items():
+                        if k != "created_utc":
+                            out[name + "@" + k] = repr(np.asarray(v).tolist())
+                f.visititems(visit)
+                for k, v in f.attrs.items():
+                    if k != "created_utc":
+                        out["@" + k] = v if isinstance(v, str) else repr(np.asarray(v).tolist())
+            return out
+
+        with tempfile.TemporaryDirectory() as d:
+            ran = os.path.join(d, "ran.h5")
+            X = gauss_mixture(2048, 2)
+            for algo in ("kt_compress", "fw_eq"):
+                cfg = {"task": "thin", "data": {"type": "memory", "name": "A"},
+                       "kernel": {"name": "gaussian", "ls": 1.5},
+                       "algorithm": {"name": "kt_compress", "n_out": 32}, "output": {"path": ran}}
+                if algo == "fw_eq":  # a herding run: a trace and a stop reason
+                    cfg = {"task": "herd", "candidates": {"type": "memory", "name": "A"},
+                           "target": {"type": "gaussian", "d": 2},
+                           "kernel": {"name": "gaussian", "ls": 1.5},
+                           "algorithm": {"name": "fw_eq", "max_atoms": 16},
+                           "output": {"path": ran}}
+                r = kdistill.run(cfg, arrays={"A": X})
+                saved = os.path.join(d, algo, "deeper", "saved.h5")  # parents are created
+                r.save(saved)
+                a, b = contents(ran), contents(saved)
+                self.assertEqual(sorted(a), sorted(b), algo)
+                self.assertEqual(a, b, algo)
+                back = kdistill.load(saved)
+                np.testing.assert_array_equal(back.points, r.points)
+                np.testing.assert_array_equal(back.weights, r.weights)
+                self.assertEqual((back.mmd, back.config, back.algorithm),
+                                 (r.mmd, r.config, r.algorithm))
+                # an existing file is left alone unless asked
+                with open(saved, "rb") as f:
+                    before = f.read()
+                with self.assertRaisesRegex(kdistill.FileError, "overwrite=True"):
+                    kdistill.thin(X, 8, algorithm="uniform").save(saved)
+                with open(saved, "rb") as f:
+                    self.assertEqual(f.read(), before)
+                kdistill.thin(X, 8, algorithm="uniform").save(saved, overwrite=True)
+                self.assertEqual(len(kdistill.load(saved)), 8)
+                self.assertEqual(sorted(os.listdir(os.path.dirname(saved))), ["saved.h5"])
+                os.remove(ran)
 
     def test_run_path_and_sets(self):
         path = os.path.join(ROOT, "configs", "quad_monte_carlo.yaml")
@@ -302,10 +358,13 @@ class ErrorTest(unittest.TestCase):
 
 class MmdHonestyTest(unittest.TestCase):
     def test_estimate_is_labelled_and_exact_on_demand(self):
-        X = np.random.default_rng(5).normal(size=(2**16 + 1024, 2))
+        X = np.random.default_rng(5).normal(size=(23170, 2))
         cs = kdistill.thin(X, 128, ls=1.0)
-        # above 2^16 target rows the default estimates the target's double sum: it says so
+        # the target's double sum costs N (N + 1) / 2 kernel evaluations: above 2^28 (23169 rows)
+        # the default estimates it from as many sampled rows as the coreset has points (at
+        # least 256), and says so
         self.assertEqual(cs.mmd_method, "estimate")
+        self.assertEqual(cs.metrics["self_rows"], 256)
         self.assertGreater(cs.mmd_se, 0.0)
         self.assertIn("\u00b1", repr(cs))
         self.assertIn("(estimate)", repr(cs))
@@ -317,7 +376,13 @@ class MmdHonestyTest(unittest.TestCase):
         self.assertEqual(ref.mmd_se, 0.0)
         self.assertIn("(exact)", repr(ref))
         self.assertAlmostEqual(ref.mmd, exact, delta=1e-12)
-        small = kdistill.thin(X[:4096], 32, ls=1.0)
+        np.testing.assert_array_equal(ref.points, cs.points)
+        # beside the estimate, the exact relative quality MMD^2 - zz, zz = mean_ij k(x_i, x_j):
+        # zz from one point's exact MMD, MMD^2(x0) = 1 - 2 mean_j k(x0, x_j) + zz
+        k0 = np.exp(-0.5 * ((X - X[0]) ** 2).sum(axis=1)).mean()
+        zz = kdistill.mmd(X[:1], None, X, ls=1.0) ** 2 - 1.0 + 2.0 * k0
+        self.assertAlmostEqual(cs.metrics["mmd2_minus_self"], ref.mmd ** 2 - zz, delta=1e-10)
+        small = kdistill.thin(X[:23169], 32, ls=1.0)
         self.assertEqual(small.mmd_method, "exact")
         with self.assertRaises(TypeError):
             kdistill.mmd(cs.points, cs.weights)
@@ -348,6 +413,27 @@ class SteinTest(unittest.TestCase):
         for t in ("gaussian,", "gaussian_mixture", "trunc_gaussian", "hdf5|csv|npy|npz",
                   "type: memory"):
             self.assertIn(t, str(e.exception))
+
+    def test_ksd_is_the_reported_value_and_the_double_sum(self):
+        X = np.random.default_rng(9).normal(size=(1024, 3)) + 0.4
+        cs = kdistill.thin(X, 32, algorithm="skt", score=-X, ls=1.2, seed=1)
+        got = kdistill.ksd(cs, score=lambda x: -x, ls=1.2)
+        self.assertAlmostEqual(got, cs.mmd, delta=1e-12 * cs.mmd)
+        # weighted, against the Langevin Stein kernel of IMQ (beta 1/2) written out here
+        P, w, ls = cs.points, np.arange(1.0, 33.0) / 528.0, 1.2
+        got = kdistill.ksd(P, w, -P, ls=1.2)
+        D = P[:, None, :] - P[None, :, :]
+        r2 = (D ** 2).sum(-1)
+        c = 1.0 + r2 / ls ** 2
+        gx = (-1.0 / ls ** 2) * c[..., None] ** -1.5 * D
+        tr = (1.0 / ls ** 2) * (3 * c ** -1.5 - 3.0 / ls ** 2 * c ** -2.5 * r2)
+        S = -P
+        kp = tr + (gx * S[None]).sum(-1) - (gx * S[:, None]).sum(-1) + c ** -0.5 * (S @ S.T)
+        self.assertAlmostEqual(got, float(np.sqrt(w @ kp @ w)), delta=1e-12 * got)
+        with self.assertRaises(kdistill.DataError):
+            kdistill.ksd(P, None, -P[:, :2], ls=1.0)
+        with self.assertRaises(TypeError):
+            kdistill.ksd(P, None)
 
 
 class PackageTest(unittest.TestCase):

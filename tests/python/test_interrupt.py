@@ -1,9 +1,13 @@
 """Ctrl-C during a long call: SIGINT reaches the Python process while kdistill.herd runs; the call
-returns at the library's next safe point with kdistill.Interrupted (its message names the
-checkpoint written), the interpreter survives, and the next call works. The child runs in a
-temporary working directory (the checkpoint lands there)."""
+returns at the library's next safe point with kdistill.Interrupted, the interpreter survives, and
+the next call works. The child runs in a temporary working directory:
+  - without checkpoint=, nothing is left there and the message says how to keep a checkpoint;
+  - with checkpoint="ck.h5", the checkpoint is there and the message names resume='ck.h5' (a
+    Python keyword, not the command line's --resume); the same call with resume="ck.h5" (and a
+    checkpoint of its own) continues from it: interrupted again, it stops at a later iteration."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,34 +16,61 @@ import time
 import unittest
 
 CHILD = r"""
-import sys, numpy as np, kdistill
+import logging, sys, numpy as np, kdistill
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
 C = np.random.default_rng(0).normal(size=(200000, 2))
-print("started", flush=True)
-try:
-    kdistill.herd(C, kdistill.Gaussian([0, 0], 1), n_atoms=100000, algorithm="fw_eq",
-                  ls=1.0, max_iter=10000000, tol_mmd=0.0)
-    print("finished", flush=True)
-except kdistill.Interrupted as e:
-    print("interrupted:", e, flush=True)
+calls = [{"checkpoint": a} for a in sys.argv[1:2]] or [{}]
+if len(sys.argv) > 2:  # then continue from the first checkpoint, writing a second one
+    calls.append({"resume": sys.argv[1], "checkpoint": sys.argv[2]})
+for kw in calls:
+    print("started", flush=True)
+    try:
+        kdistill.herd(C, kdistill.Gaussian([0, 0], 1), n_atoms=100000, algorithm="fw_eq",
+                      ls=1.0, max_iter=10000000, tol_mmd=0.0, **kw)
+        print("finished", flush=True)
+    except kdistill.Interrupted as e:
+        print("interrupted:", e, flush=True)
 cs = kdistill.thin(C[:1024], 16, ls=1.0)
 print("after", len(cs), flush=True)
 """
 
 
 class InterruptTest(unittest.TestCase):
-    def test_sigint_raises_interrupted(self):
+    def interrupt(self, *args):
         with tempfile.TemporaryDirectory() as d:
-            p = subprocess.Popen([sys.executable, "-c", CHILD], cwd=d, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
-            self.assertEqual(p.stdout.readline().strip(), "started")
-            time.sleep(1.5)
-            p.send_signal(signal.SIGINT)
+            p = subprocess.Popen([sys.executable, "-c", CHILD] + list(args), cwd=d,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            msgs = []
+            for _ in range(max(len(args), 1)):
+                self.assertEqual(p.stdout.readline().strip(), "started")
+                time.sleep(1.5)
+                p.send_signal(signal.SIGINT)
+                msgs.append(p.stdout.readline().strip())
+                self.assertTrue(msgs[-1].startswith("interrupted:"), msgs[-1])
             out, err = p.communicate(timeout=60)
             self.assertEqual(p.returncode, 0, err)
-            lines = out.splitlines()
-            self.assertTrue(lines[0].startswith("interrupted:"), out + err)
-            self.assertEqual(lines[-1], "after 16")
-            self.assertTrue(os.listdir(d), "a checkpoint file was written")
+            self.assertEqual(out.splitlines()[-1], "after 16")
+            self.err = err
+            return (msgs if len(args) > 1 else msgs[0]), sorted(os.listdir(d))
+
+    def test_sigint_leaves_nothing_without_checkpoint(self):
+        msg, files = self.interrupt()
+        self.assertEqual(files, [], "an interrupted call left files in the working directory")
+        self.assertIn("no checkpoint written (pass checkpoint=", msg)
+
+    def test_sigint_writes_the_checkpoint_asked_for(self):
+        msg, files = self.interrupt("ck.h5")
+        self.assertEqual(files, ["ck.h5"])
+        self.assertIn("checkpoint written to ck.h5 (resume with resume='ck.h5')", msg)
+        self.assertNotIn("--resume", msg)
+
+    def test_resume_continues(self):
+        (first, second), files = self.interrupt("ck.h5", "ck2.h5")
+        self.assertEqual(files, ["ck.h5", "ck2.h5"])
+        it = [int(re.search(r"interrupted at iteration (\d+)", m).group(1)) for m in (first, second)]
+        # the second call started where the first stopped (its log says so) and went on
+        self.assertIn("herd: resumed at iteration %d " % it[0], self.err)
+        self.assertGreater(it[1], it[0], (first, second))
 
 
 if __name__ == "__main__":

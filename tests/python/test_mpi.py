@@ -49,6 +49,19 @@ def same(py, cli, what):
           "%s: mmd %r vs %r" % (what, py.mmd, cli.mmd))
 
 
+def imq_ksd(P, S, w, ls, beta=0.5):
+    """sqrt(w^T K_p w), K_p the Langevin Stein kernel of k = (1 + r^2 / ls^2)^(-beta)."""
+    d = P.shape[1]
+    D = P[:, None, :] - P[None, :, :]
+    r2 = (D ** 2).sum(-1)
+    c = 1.0 + r2 / ls ** 2
+    gx = (-2.0 * beta / ls ** 2) * c[..., None] ** (-beta - 1) * D  # grad_x k; grad_y k = -gx
+    tr = (2.0 * beta / ls ** 2) * (d * c ** (-beta - 1)
+                                   - 2.0 * (beta + 1) / ls ** 2 * c ** (-beta - 2) * r2)
+    kp = tr + (gx * S[None, :, :]).sum(-1) - (gx * S[:, None, :]).sum(-1) + c ** -beta * (S @ S.T)
+    return float(np.sqrt(w @ kp @ w))
+
+
 load = lambda t: kdistill.load(os.path.join(work, "cli_%s.h5" % t))
 for split in (even, uneven):
     tag = split.__name__
@@ -97,6 +110,22 @@ same(kdistill.thin(even(X), 64, g=3, seed=11, comm=comm), load("thin"), "thin af
 # a sub-communicator: every rank alone (COMM_SELF) sees the whole of X
 own = kdistill.thin(X, 64, g=3, seed=11, comm=MPI.COMM_SELF)
 same(own, load("thin"), "thin on COMM_SELF")
+
+# ksd: the same points on every rank; the value at P ranks is the numpy double sum's
+Z = X[:200]
+wz = np.arange(1.0, 201.0)
+wz /= wz.sum()
+got = kdistill.ksd(Z, wz, lambda x: -x, ls=1.3, comm=comm)
+check(abs(got - imq_ksd(Z, -Z, wz, 1.3)) <= 1e-12 * got, "ksd %r" % got)
+# Coreset.save is collective: one file, rank 0 writes, every rank reads it back
+saved = os.path.join(work, "saved_np%d.h5" % size)
+cs.save(saved, comm=comm)
+same(kdistill.load(saved), cs, "save/load")
+try:
+    cs.save(saved, comm=comm)
+    check(False, "save over an existing file did not raise")
+except kdistill.FileError as e:
+    check("overwrite=True" in str(e), "save refusal: %s" % e)
 
 nfail = comm.allreduce(len(failures))
 if rank == 0:

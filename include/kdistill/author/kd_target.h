@@ -53,14 +53,17 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available);
 /** How an empirical target's double sum zz = sum_ij v_i v_j k(y_i, y_j) enters the MMD
  *  (config `target.self`). Closed-form and Stein targets are always exact. */
 typedef enum {
-  KD_SELF_AUTO = 0, /* exact when N <= KD_SELF_EXACT_MAX or zz is already known, else estimate */
+  KD_SELF_AUTO = 0, /* exact when N (N + 1) / 2 <= KD_SELF_EXACT_EVALS or zz is already known,
+                       else estimate */
   KD_SELF_EXACT,    /* the exact double sum (N^2 / 2 kernel evaluations) */
   KD_SELF_ESTIMATE, /* an unbiased estimate from sampled target rows, with its standard error */
   KD_SELF_SKIP      /* not computed: the MMD is NaN, MMD^2 - zz is reported */
 } kd_self_mode;
 
-/** Largest empirical target whose double sum `auto` computes exactly (2^16 rows: ~2^31 pairs). */
-#define KD_SELF_EXACT_MAX 65536
+/** Most kernel evaluations, N (N + 1) / 2, that `auto` spends on an empirical target's exact double
+ *  sum (2^28: up to 23169 rows, ~0.1 s on one core at d = 2). The rule counts evaluations, never
+ *  time, so the choice, and with it the output, is the same on every machine and rank count. */
+#define KD_SELF_EXACT_EVALS 268435456.0
 
 /** How an MMD value was obtained. */
 typedef enum { KD_MMD_EXACT = 0, KD_MMD_ESTIMATE = 1, KD_MMD_SKIPPED = 2 } kd_mmd_method;
@@ -78,8 +81,9 @@ typedef struct {
   int64_t cross_rows;
 } kd_mmd_info;
 
-/** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: a
- *  budget of ~2^29 kernel evaluations, at least 256 rows) and the seed of the row sample. Closed
+/** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: as
+ *  many as the rule has atoms, at least 256 and at most ~2^28 / N: the estimate then costs about
+ *  what the rule's exact cross term costs) and the seed of the row sample. Closed
  *  and Stein targets ignore it. Local (call it identically on every rank). */
 kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed);
 /** How an estimated MMD (KD_MMD_ESTIMATE) obtains the cross term w^T z(X) of a rule of n atoms

@@ -10,8 +10,9 @@
  *    200 seeds (weighted target); mmd2_minus_self NaN; auto samples only above
  *    KD_CROSS_EXACT_MAX;
  *  - the control variate: the target against itself gives MMD^2 = 0 with standard error 0;
- *  - the modes: auto is exact up to KD_SELF_EXACT_MAX rows and once zz is known; skip gives NaN
- *    and the exact MMD^2 - zz. */
+ *  - the modes: auto is exact up to KD_SELF_EXACT_EVALS = 2^28 evaluations (23169 rows, not
+ *    23170) and once zz is known; skip gives NaN and the exact MMD^2 - zz;
+ *  - the default sample (self_rows 0): as many rows as the rule has atoms, at least 256. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,7 @@ static void run_case(MPI_Comm c, int weighted) {
     for (int l = 0; l < M; l++) wkw += w[i] * w[l] * kd_kernel_eval(k, X + i * D, X + l * D);
   }
   kd_mmd_info ex, es;
-  KD_TEST(kd_target_mmd_method(t) == KD_MMD_EXACT, "auto with N <= KD_SELF_EXACT_MAX: exact");
+  KD_TEST(kd_target_mmd_method(t) == KD_MMD_EXACT, "auto with N(N+1)/2 <= 2^28: exact");
   KD_TEST_OK(kd_target_set_self(t, KD_SELF_EXACT, 0, 0));
   KD_TEST_OK(kd_mmd_eval(t, X, w, M, &ex));
   KD_TEST(ex.method == KD_MMD_EXACT && ex.mmd_se == 0 && ex.mmd2_se == 0, "exact: no error");
@@ -231,8 +232,41 @@ static void run_case(MPI_Comm c, int weighted) {
   free(v);
 }
 
+/* target.self: auto by evaluation count at the boundary, and the default sample size */
+static void auto_policy(MPI_Comm c) {
+  enum { NB = 23170, MB = 300 };
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_mmd_info es;
+  p.ls = 1.0;
+  KD_TEST_OK(kd_kernel_create(&p, D, &k));
+  double *Y = malloc(sizeof(double) * NB * D), *v = malloc(sizeof(double) * NB), w[MB];
+  for (int i = 0; i < MB; i++) w[i] = 1.0 / MB;
+  for (kd_gidx n = NB - 1; n <= NB; n++) {
+    kd_pointset *tp = kd_test_mixture_target(c, n, D, 5, 0, Y, v);
+    kd_target *t = NULL;
+    KD_TEST_OK(kd_target_create_empirical(k, tp, 0, &t));
+    KD_TEST(kd_target_mmd_method(t) == (n == NB ? KD_MMD_ESTIMATE : KD_MMD_EXACT),
+            "auto at %lld rows: %s", (long long)n, n == NB ? "estimate" : "exact");
+    if (n == NB) {
+      KD_TEST_OK(kd_mmd_eval(t, Y, w, 40, &es));
+      KD_TEST(es.method == KD_MMD_ESTIMATE && es.rows == 256, "40 atoms: 256 rows (%lld)",
+              (long long)es.rows);
+      KD_TEST_OK(kd_mmd_eval(t, Y, w, MB, &es));
+      KD_TEST(es.rows == MB && es.mmd_se > 0, "%d atoms: as many rows (%lld)", MB,
+              (long long)es.rows);
+    }
+    kd_target_destroy(&t);
+    kd_pointset_destroy(&tp);
+  }
+  kd_kernel_destroy(&k);
+  free(Y);
+  free(v);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
+  auto_policy(MPI_COMM_WORLD);
   run_case(MPI_COMM_WORLD, 0);
   run_case(MPI_COMM_WORLD, 1);
   return kd_test_finish();
