@@ -29,6 +29,13 @@ KD_API kd_err kd_output_save(kd_ctx *ctx, const char *path, const kd_result *res
                              const char *algorithm, const char *kernel, int n_ranks, uint64_t seed,
                              const char *config_yaml, int replace);
 
+/** Read a point-set section (the YAML text of a mapping, e.g. "{type: csv, path: x.csv,
+ *  columns: [a, b]}") with the readers `kdistill run` uses for `data:` (HDF5, CSV dialects and
+ *  column selection, .npy/.npz, generators), validated as a run would (unknown keys, NaN rows):
+ *  every row, in file order, into *rows (n x d, row-major, malloc'ed: kd_free) on every rank.
+ *  Messages name the key as data.KEY. Collective; the outcome is agreed. */
+KD_API kd_err kd_data_read(kd_ctx *ctx, const char *section, double **rows, int64_t *n, int *d);
+
 /** free() for memory the library allocated and handed over (the strings of kd_output_read and
  *  kd_job_validate, ...): a binding that loads the library cannot know which C runtime's free
  *  matches. Accepts NULL. Local. */

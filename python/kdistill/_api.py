@@ -691,6 +691,41 @@ def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, A
                     sets=tuple(sets), output=output, resume=resume, write=write)
 
 
+_EXT_TYPES = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".npy": "npy", ".npz": "npz",
+              ".h5": "hdf5", ".hdf5": "hdf5", ".he5": "hdf5"}
+
+
+def read_points(source: Union[PathLike, Dict[str, Any]], *, comm: Any = None,
+                **keys: Any) -> np.ndarray:
+    """Every row of a point set, read by the library's own readers (the ones ``kdistill run``
+    uses for ``data:``): ``source`` is a file path (its type from the extension: .csv/.txt/.tsv,
+    .npy, .npz, .h5/.hdf5) with the section's other keys in ``keys`` (``dataset="/x"``,
+    ``columns=["a", "b"]``, ``delimiter="semicolon"``, ``header=True``, ...), or a whole section
+    as a dict (``{"type": "gaussian", "n": 100, "d": 2}``). Returns an (n, d) float64 array, the
+    same on every rank of ``comm``. Raises the command line's errors (``FileError`` naming the
+    file, ``ConfigError`` naming ``data.KEY``, ``DataError`` naming a NaN row)."""
+    if isinstance(source, dict):
+        sec = dict(source, **keys)
+    else:
+        path = os.fspath(source)
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in _EXT_TYPES and "type" not in keys:
+            raise ValueError("read_points(%r): cannot tell the file type from its extension; pass "
+                             "type= (csv, npy, npz or hdf5)" % path)
+        sec = dict({"type": _EXT_TYPES.get(ext), "path": path}, **keys)
+    ctx = _lib.process().context(comm)
+    rows = _lib._PD()
+    n, d = ctypes.c_int64(), ctypes.c_int()
+    text = json.dumps(sec, default=_json_default)
+    _lib.call(ctx, lib.kd_data_read, ctx, text.encode(), ctypes.byref(rows), ctypes.byref(n),
+              ctypes.byref(d))
+    try:
+        out = _lib._copy(rows, int(n.value) * int(d.value), np.float64)
+    finally:
+        lib.kd_free(ctypes.cast(rows, ctypes.c_void_p))
+    return out.reshape(int(n.value), int(d.value))
+
+
 def load(path: PathLike) -> Union[Coreset, "TestResult"]:
     """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
     call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call

@@ -132,6 +132,7 @@ def _load() -> ctypes.CDLL:
         "kd_output_save": (i, [p, ctypes.c_char_p, u(Result), ctypes.c_char_p, ctypes.c_char_p,
                                ctypes.c_char_p, i, ctypes.c_uint64, ctypes.c_char_p, i]),
         "kd_free": (None, [p]),
+        "kd_data_read": (i, [p, ctypes.c_char_p, u(_PD), u(ctypes.c_int64), u(i)]),
         "kd_abi_sizeof": (ctypes.c_size_t, [ctypes.c_char_p]),
         "kd_err_name": (ctypes.c_char_p, [i]),
         "kd_err_exit_status": (i, [i]),

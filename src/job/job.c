@@ -414,6 +414,55 @@ cleanup:
   return kd_job_leave_(ctx, prev, err);
 }
 
+kd_err kd_data_read(kd_ctx *ctx, const char *section, double **rows, int64_t *n, int *d) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_config *cfg = NULL;
+  kd_pointset *pts = NULL;
+  kd_gidx *idx = NULL;
+  char *text = NULL;
+  int dd = 0;
+  if (!ctx) return KD_ERR_ARG;
+  kd_ctx *prev = kd_job_enter_(ctx);
+  KD_CHECK(section && rows && n && d, KD_ERR_ARG, "data read: NULL argument");
+  *rows = NULL;
+  *n = 0;
+  *d = 0;
+  /* the section as the value of a key `data`, so that messages name data.KEY */
+  const size_t len = strlen(section) + 16;
+  KD_ALLOC(text, len);
+  snprintf(text, len, "data: %s\n", section);
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_config_load_string(text, "<data>", &cfg)));
+  kd_task_ctx tctx;
+  memset(&tctx, 0, sizeof tctx);
+  tctx.comm = ctx->comm;
+  tctx.cfg = cfg;
+  KD_TRY(kd_task_read_pointset(&tctx, "data", &pts, NULL, &dd));
+  KD_TRY(kd_dist_agreed(ctx->comm, kd_config_check_unused(cfg)));
+  const kd_gidx N = kd_pointset_n_global(pts);
+  KD_CHECK(kd_size_ok((int64_t)N, dd, sizeof(double), NULL) && N <= INT32_MAX, KD_ERR_INPUT,
+           "data: %lld rows of dimension %d do not fit in one process's memory", (long long)N, dd);
+  idx = malloc(sizeof *idx * (size_t)(N > 0 ? N : 1));
+  *rows = malloc(sizeof **rows * (size_t)(N * dd > 0 ? N * dd : 1));
+  if (!idx || !*rows)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "data: cannot hold %lld x %d values",
+                      (long long)N, dd);
+  KD_TRY(kd_dist_agreed(ctx->comm, lerr));
+  for (kd_gidx i = 0; i < N; i++) idx[i] = i;
+  KD_TRY(kd_pointset_gather_rows(pts, idx, (kd_lidx)N, *rows));
+  *n = N;
+  *d = dd;
+cleanup:
+  if (err && rows) {
+    free(*rows);
+    *rows = NULL;
+  }
+  free(idx);
+  free(text);
+  kd_pointset_destroy(&pts);
+  kd_config_destroy(&cfg);
+  return kd_job_leave_(ctx, prev, err);
+}
+
 kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
                        const double *weights, int64_t n, int d, double *mmd, double *mmd2) {
   kd_err err = KD_OK;

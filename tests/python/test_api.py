@@ -436,6 +436,37 @@ class SteinTest(unittest.TestCase):
             kdistill.ksd(P, None)
 
 
+class ReadPointsTest(unittest.TestCase):
+    def test_library_readers_and_kdplot(self):
+        import subprocess
+        import sys
+        X = gauss_mixture(512, 2)
+        with tempfile.TemporaryDirectory() as d:
+            npy, csvp = os.path.join(d, "x.npy"), os.path.join(d, "x.csv")
+            np.save(npy, X)
+            with open(csvp, "w") as f:  # pandas' to_csv(sep=";"): a header, an unnamed index
+                f.write(";a;b\n" + "".join("%d;%r;%r\n" % (i, a, b) for i, (a, b) in enumerate(X)))
+            for path in (npy, csvp):
+                np.testing.assert_array_equal(kdistill.read_points(path), X)
+            np.testing.assert_array_equal(kdistill.read_points(csvp, columns=["b"]), X[:, 1:])
+            with self.assertRaisesRegex(kdistill.ConfigError, "data.colums"):
+                kdistill.read_points(csvp, colums=["b"])
+            with self.assertRaisesRegex(kdistill.FileError, "nope.npy"):
+                kdistill.read_points(os.path.join(d, "nope.npy"))
+            # kdplot draws a coreset over data in either file, read the same way
+            out = os.path.join(d, "cs.h5")
+            kdistill.thin(X, 16, ls=1.0).save(out)
+            exe = os.path.join(os.path.dirname(sys.executable), "kdplot")
+            cmd = ([exe] if os.path.exists(exe)
+                   else [sys.executable, os.path.join(ROOT, "tools", "kdplot")])
+            for path in (npy, csvp):
+                png = path + ".png"
+                r = subprocess.run(cmd + ["coreset", out, "--data", path, "-o", png],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertGreater(os.path.getsize(png), 1000)
+
+
 class PackageTest(unittest.TestCase):
     def test_plot(self):
         import matplotlib

@@ -117,6 +117,9 @@ wz = np.arange(1.0, 201.0)
 wz /= wz.sum()
 got = kdistill.ksd(Z, wz, lambda x: -x, ls=1.3, comm=comm)
 check(abs(got - imq_ksd(Z, -Z, wz, 1.3)) <= 1e-12 * got, "ksd %r" % got)
+# read_points: every row on every rank, through the library's CSV reader
+check(np.array_equal(kdistill.read_points(os.path.join(work, "x.csv"), comm=comm), X),
+      "read_points(x.csv) differs from numpy's")
 # Coreset.save is collective: one file, rank 0 writes, every rank reads it back
 saved = os.path.join(work, "saved_np%d.h5" % size)
 cs.save(saved, comm=comm)
