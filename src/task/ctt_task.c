@@ -308,14 +308,14 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   sp->g_list = s->g_list;
   sp->n_g = ng;
   sp->seed = ctx->seed;
-  /* bins must split evenly; checked here so a bad grid fails before any replicate runs */
-  KD_CHECK((sp->s * sp->m) % (sp->m + sp->n) == 0 && sp->s * sp->m / (sp->m + sp->n) >= 1 &&
-               sp->s < sp->m + sp->n && sp->m % (sp->s * sp->m / (sp->m + sp->n)) == 0 &&
-               sp->n % (sp->s - sp->s * sp->m / (sp->m + sp->n)) == 0 &&
-               sp->m / (sp->s * sp->m / (sp->m + sp->n)) >= 4,
+  /* the bins (the ctt split, kd_ctt_check_sizes): checked here so a bad grid fails before any
+   * replicate runs */
+  kd_ctt_params cp = {.s = sp->s, .g = 0, .delta = 0.5};
+  int64_t bx = 0, by = 0, br = 0;
+  KD_CHECK(sp->s >= 2 && kd_ctt_check_sizes(&cp, sp->m, sp->n, &bx, &by, &br) == KD_OK,
            KD_ERR_CONFIG,
-           "%s: study.s = %lld does not split m = %lld and n = %lld into equal bins of at least "
-           "4 points (Alg. 3 needs s m/(m+n) and s n/(m+n) integer bins of (m+n)/s points)",
+           "%s: study.s = %lld does not split m = %lld and n = %lld into equal bins "
+           "of at least 4 points",
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
   KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact));

@@ -358,11 +358,12 @@ static void expect_error(MPI_Comm comm, const char *algo, kd_kernel *k, const kd
 static void test_bad_input(MPI_Comm comm) {
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   kd_kernel *k = NULL;
-  kd_pointset *X = NULL, *Y = NULL, *E = NULL, *Y3 = NULL, *T = NULL;
+  kd_pointset *X = NULL, *Y = NULL, *E = NULL, *Y3 = NULL, *T = NULL, *T3 = NULL;
   KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
   KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 1, &X));
   KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 2, &Y));
   KD_TEST_OK(ctt_test_gauss(comm, 6, 2, NULL, 2, &T));
+  KD_TEST_OK(ctt_test_gauss(comm, 3, 2, NULL, 3, &T3));
   KD_TEST_OK(ctt_test_gauss(comm, 64, 3, NULL, 2, &Y3));
   KD_TEST_OK(kd_pointset_create(comm, 0, 2, &E));
   {
@@ -392,9 +393,26 @@ static void test_bad_input(MPI_Comm comm) {
   const char *s16[] = {"s=16", NULL};
   expect_error(comm, "ctt", k, T, T, s16, KD_ERR_CONFIG, "algorithm.s", "s > m + n");
   const char *s4[] = {"s=4", NULL};
-  expect_error(comm, "ctt", k, T, T, s4, KD_ERR_CONFIG, "at least 4 points", "bins of 3 points");
-  const char *s3[] = {"s=3", NULL};
-  expect_error(comm, "ctt", k, X, Y, s3, KD_ERR_CONFIG, "not an integer", "odd s with m = n");
+  /* 6 + 3 rows: no bin count in [2, 8] gives bins of 4 rows */
+  expect_error(comm, "ctt", k, T, T3, s4, KD_ERR_CONFIG, "at least 4 points", "bins of 3 points");
+  {
+    /* s = 3 with m = n = 64 has no even split (Alg. 3): the nearest count that leaves no row
+     * unused is 2, one bin each; 3000 + 2000 at s = 16: 12 + 8 bins of 250 */
+    int64_t bx = 0, by = 0, br = 0;
+    kd_ctt_params cp = {.s = 3, .g = 0, .delta = 0.5};
+    KD_TEST_OK(kd_ctt_check_sizes(&cp, 64, 64, &bx, &by, &br));
+    KD_TEST(bx == 1 && by == 1 && br == 64, "s = 3, 64 + 64: %lld + %lld bins of %lld",
+            (long long)bx, (long long)by, (long long)br);
+    cp.s = 16;
+    KD_TEST_OK(kd_ctt_check_sizes(&cp, 3000, 2000, &bx, &by, &br));
+    KD_TEST(bx == 12 && by == 8 && br == 250, "s = 16, 3000 + 2000: %lld + %lld bins of %lld",
+            (long long)bx, (long long)by, (long long)br);
+    KD_TEST_OK(kd_ctt_check_sizes(&cp, 1000, 999, &bx, &by, &br));
+    KD_TEST(bx == 9 && by == 9 && br == 111, "s = 16, 1000 + 999: %lld + %lld bins of %lld",
+            (long long)bx, (long long)by, (long long)br);
+    KD_TEST_OK(kd_ctt_check_sizes(&cp, 4096, 4096, &bx, &by, &br));
+    KD_TEST(bx == 8 && by == 8 && br == 512, "s = 16, 4096 + 4096: Alg. 3's own split");
+  }
   expect_error(comm, "ctt", k, E, Y, s4, KD_ERR_INPUT, "m = 0", "empty X");
   expect_error(comm, "ctt", k, X, E, s4, KD_ERR_INPUT, "n = 0", "empty Y");
   expect_error(comm, "ctt_exact", k, X, E, NULL, KD_ERR_INPUT, "n = 0", "exact: empty Y");
@@ -419,6 +437,7 @@ static void test_bad_input(MPI_Comm comm) {
   kd_pointset_destroy(&X);
   kd_pointset_destroy(&Y);
   kd_pointset_destroy(&T);
+  kd_pointset_destroy(&T3);
   kd_pointset_destroy(&E);
   kd_pointset_destroy(&Y3);
   kd_kernel_destroy(&k);

@@ -150,6 +150,18 @@ class CttTest(unittest.TestCase):
         self.assertEqual(shifted.alpha, 0.05)  # the level, not NaN
         self.assertEqual(kdistill.ctt(X, Y, g=1, seed=1, alpha=0.2).alpha, 0.2)
 
+    def test_unequal_sizes_need_no_s(self):
+        # 3000 + 2000 rows: s = 16 does not split them evenly; ctt takes 12 + 8 bins of 250 rows
+        rng = np.random.default_rng(3)
+        X, Y = rng.normal(size=(3000, 2)), rng.normal(size=(2000, 2))
+        t = kdistill.ctt(X, Y + 0.3, seed=1)
+        self.assertTrue(t.reject)
+        self.assertEqual((t.metrics["s"], t.metrics["rows_unused"], t.metrics["n_in"]),
+                         (20, 0, 250))
+        u = kdistill.ctt(X[:1000], Y[:999], seed=1)
+        self.assertEqual((u.metrics["s"], u.metrics["rows_unused"]), (18, 1))
+        self.assertNotIn("s", kdistill.ctt(X[:1024], X[1024:2048], seed=1).metrics)  # Alg. 3
+
     def test_default_g_is_the_command_line_s(self):
         # ctt() without g takes the library's default, as `kdistill ctt` and a config without g
         rng = np.random.default_rng(2)

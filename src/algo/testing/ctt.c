@@ -57,19 +57,20 @@ typedef struct {
   int rank, p, d;
   const kd_pointset *X, *Y;
   kd_gidx m, n;
-  int64_t s_m, s_n, n_in; /* bins of X, bins of Y, points per bin */
-  int compress;           /* 0: the coreset would be the whole bin, bins are kept as they are */
-  int *owner;             /* [s]: the rank of bin b, the owner of its first row */
-  kd_dist_block *bin;     /* [s]: rows of bin b (n_in x d) on its owner, {n, NULL}: in place */
-  kd_dist_block *core;    /* [s]: coreset of bin b on its owner, rows (x_1 .. x_d, pooled row) */
-  kd_lidx *idx;           /* [n_in]: KT-Compress output of one bin */
-  int64_t *nout, *coff;   /* [s] coreset sizes, [s + 1] their offsets in bin order */
-  int64_t total;          /* coreset rows over all bins */
-  int64_t *cbin;          /* [total]: bin of each output row */
-  double *G, *stat2;      /* [s * s] mean kernel values, [B + 1] squared statistics */
-  uint64_t ev0, evals;    /* kernel evaluations of this rank: count at the start of phase 2;
-                             those of phases 2 (compress) and 4 (G) */
-  double t0, t1, t2, t3;  /* phase boundaries (wall clock) */
+  int64_t s_m, s_n, n_in;  /* bins of X, bins of Y, points per bin */
+  int64_t s_asked, unused; /* algorithm.s; rows left out of the bins (kd_ctt_split_) */
+  int compress;            /* 0: the coreset would be the whole bin, bins are kept as they are */
+  int *owner;              /* [s]: the rank of bin b, the owner of its first row */
+  kd_dist_block *bin;      /* [s]: rows of bin b (n_in x d) on its owner, {n, NULL}: in place */
+  kd_dist_block *core;     /* [s]: coreset of bin b on its owner, rows (x_1 .. x_d, pooled row) */
+  kd_lidx *idx;            /* [n_in]: KT-Compress output of one bin */
+  int64_t *nout, *coff;    /* [s] coreset sizes, [s + 1] their offsets in bin order */
+  int64_t total;           /* coreset rows over all bins */
+  int64_t *cbin;           /* [total]: bin of each output row */
+  double *G, *stat2;       /* [s * s] mean kernel values, [B + 1] squared statistics */
+  uint64_t ev0, evals;     /* kernel evaluations of this rank: count at the start of phase 2;
+                              those of phases 2 (compress) and 4 (G) */
+  double t0, t1, t2, t3;   /* phase boundaries (wall clock) */
 } kd_ctt_drv_;
 
 static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
@@ -88,6 +89,32 @@ static void kd_ctt_drv_free_(kd_ctt_drv_ *D) {
   free(D->stat2);
 }
 
+/* The split of Alg. 3 into t = s_m + s_n bins of n_in rows each: the first s_m n_in rows of X and
+ * the first s_n n_in of Y, the rest unused (a data-independent choice, so the permutation test
+ * stays exact). Over t in [max(2, s/2), 2s], nearest to s first (s, s-1, s+1, ...), the split
+ * with the fewest unused rows wins; s_m = round(t m/(m+n)), n_in = min(m/s_m, n/s_n) >= 4. When
+ * s m/(m+n) is an integer and the bins divide m and n, that is t = s with no row unused, as
+ * Alg. 3 has it. Returns the unused rows, -1 when no t gives bins of 4 rows. Local. */
+static int64_t kd_ctt_split_(int64_t s, kd_gidx m, kd_gidx n, int64_t *bins_x, int64_t *bins_y,
+                             int64_t *bin_rows) {
+  int64_t best = -1;
+  for (int64_t k = 0; k <= 2 * s; k++) {
+    const int64_t t = k % 2 ? s - (k + 1) / 2 : s + k / 2;
+    if (t < 2 || t < s / 2 || t > 2 * s || t > m + n) continue;
+    int64_t a = (int64_t)llround((double)t * (double)m / (double)(m + n));
+    a = a < 1 ? 1 : a > t - 1 ? t - 1 : a;
+    const int64_t b = t - a, r = m / a < n / b ? m / a : n / b;
+    const int64_t unused = m + n - t * r;
+    if (r < 4 || (best >= 0 && unused >= best)) continue;
+    best = unused;
+    *bins_x = a;
+    *bins_y = b;
+    *bin_rows = r;
+    if (!unused) break;
+  }
+  return best;
+}
+
 kd_err kd_ctt_check_sizes(const kd_ctt_params *p, kd_gidx m, kd_gidx n, int64_t *bins_x,
                           int64_t *bins_y, int64_t *bin_rows) {
   kd_err err = KD_OK;
@@ -101,22 +128,12 @@ kd_err kd_ctt_check_sizes(const kd_ctt_params *p, kd_gidx m, kd_gidx n, int64_t 
                "algorithm.delta must be in (0,1), got %g", delta);
   KD_CHECK_KEY(s <= m + n, KD_ERR_CONFIG, "algorithm.s",
                "algorithm.s = %lld exceeds m + n = %lld points", (long long)s, (long long)(m + n));
-  KD_CHECK_KEY(
-      (s * m) % (m + n) == 0, KD_ERR_CONFIG, "algorithm.s",
-      "algorithm.s = %lld: s*m/(m+n) = %lld*%lld/%lld is not an integer, so X and Y cannot "
-      "be split into equal bins (Alg. 3)",
-      (long long)s, (long long)s, (long long)m, (long long)(m + n));
-  const int64_t s_m = s * m / (m + n), s_n = s - s_m;
-  KD_CHECK_KEY(s_m >= 1 && s_n >= 1, KD_ERR_CONFIG, "algorithm.s",
-               "algorithm.s = %lld gives %lld bins of X and %lld of Y; both need at least one",
-               (long long)s, (long long)s_m, (long long)s_n);
-  KD_CHECK_KEY(m % s_m == 0 && n % s_n == 0, KD_ERR_CONFIG, "algorithm.s",
-               "algorithm.s = %lld: m = %lld and n = %lld do not split into equal bins of (m+n)/s",
-               (long long)s, (long long)m, (long long)n);
-  const int64_t n_in = m / s_m;
-  KD_CHECK_KEY(n_in >= 4, KD_ERR_CONFIG, "algorithm.s",
-               "algorithm.s = %lld leaves bins of %lld points; every bin needs at least 4 points",
-               (long long)s, (long long)n_in);
+  int64_t s_m = 0, s_n = 0, n_in = 0;
+  KD_CHECK_KEY(kd_ctt_split_(s, m, n, &s_m, &s_n, &n_in) >= 0, KD_ERR_CONFIG, "algorithm.s",
+               "algorithm.s = %lld: m = %lld and n = %lld give no split into %lld to %lld equal "
+               "bins of at least 4 points",
+               (long long)s, (long long)m, (long long)n, (long long)(s / 2 > 2 ? s / 2 : 2),
+               (long long)(2 * s));
   *bins_x = s_m;
   *bins_y = s_n;
   *bin_rows = n_in;
@@ -163,6 +180,15 @@ static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_p
   D->s_n = s_n;
   D->n_in = n_in;
   D->compress = K > g;
+  D->unused = m + n - (s_m + s_n) * n_in;
+  if (s_m + s_n != D->cfg.s || D->unused)
+    kd_log_info(
+        "ctt: m = %lld and n = %lld split into %lld + %lld bins of %lld rows (s = %lld "
+        "asked for; unused: the last %lld rows of X and %lld of Y)",
+        (long long)m, (long long)n, (long long)s_m, (long long)s_n, (long long)n_in,
+        (long long)D->cfg.s, (long long)(m - s_m * n_in), (long long)(n - s_n * n_in));
+  D->s_asked = D->cfg.s;
+  D->cfg.s = s_m + s_n;
 cleanup:
   return err;
 }
@@ -356,6 +382,10 @@ static kd_err kd_ctt_metrics_(kd_ctt_drv_ *D, kd_result *out) {
   KD_TRY(kd_result_set_metric(out, "seconds_coreset_kernel", tt[2]));
   KD_TRY(kd_result_set_count(out, "n_in", (int64_t)D->n_in));
   KD_TRY(kd_result_set_count(out, "compressed", (int64_t)D->compress));
+  if (D->s_asked != D->cfg.s || D->unused) { /* only when the split is not Alg. 3's own */
+    KD_TRY(kd_result_set_count(out, "s", D->cfg.s));
+    KD_TRY(kd_result_set_count(out, "rows_unused", D->unused));
+  }
   out->seconds = tt[3];
   out->kernel_evals = D->evals;
   out->mmd = sqrt(fmax(D->stat2[D->cfg.B], 0.0));

@@ -62,8 +62,10 @@ kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const k
 
 /** The checks of ctt's parameters against the sample sizes m (x) and n (y) (s >= 2, g, delta, the
  *  split into s_m + s_n equal bins of at least 4 rows: Alg. 3); *bins_x, *bins_y, *bin_rows get
- *  s_m, s_n and the rows of a bin. The run and the descriptor's check hook (validate) call this.
- *  KD_ERR_CONFIG with the key recorded. Local. */
+ *  s_m, s_n and the rows of a bin. When s does not split m and n evenly, the bin count nearest to
+ *  s within [s/2, 2s] that leaves the fewest rows unused (the last rows of X and Y) is taken. The
+ * run and the descriptor's check hook (validate) call this. KD_ERR_CONFIG with the key recorded.
+ * Local. */
 kd_err kd_ctt_check_sizes(const kd_ctt_params *p, kd_gidx m, kd_gidx n, int64_t *bins_x,
                           int64_t *bins_y, int64_t *bin_rows);
 
