@@ -423,8 +423,8 @@ kd_err kd_data_read(kd_ctx *ctx, const char *section, double **rows, int64_t *n,
   int dd = 0;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
+  if (rows) *rows = NULL; /* freed on error below */
   KD_CHECK(section && rows && n && d, KD_ERR_ARG, "data read: NULL argument");
-  *rows = NULL;
   *n = 0;
   *d = 0;
   /* the section as the value of a key `data`, so that messages name data.KEY */
