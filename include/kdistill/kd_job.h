@@ -45,8 +45,9 @@ typedef struct {
   double mmd;
   double seconds; /* the algorithm */
   uint64_t kernel_evals;
-  double mmd_se;  /* standard error of mmd (0 exact, NaN skipped; kd_mmd_info) */
-  int mmd_method; /* kd_mmd_method: 0 exact, 1 estimate, 2 skipped */
+  double mmd_se;  /* standard error of mmd (0 exact, NaN skipped; kd_mmd_info), or for
+                     mmd_method 3 the bound on |mmd - MMD| */
+  int mmd_method; /* kd_mmd_method: 0 exact, 1 estimate, 2 skipped, 3 exact to a bound */
   double seconds_load, seconds_evaluation, seconds_write, seconds_total; /* max over ranks */
   int stop_reason;    /* kd_stop_reason (kd_result.h); 0 when the algorithm does not record one */
   int64_t iterations; /* iterative algorithms: iterations run (else 0) */

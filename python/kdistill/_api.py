@@ -105,9 +105,12 @@ class Coreset:
 
     Attributes: ``points`` (n x d float64), ``weights`` (n, sum 1), ``indices`` (n, 0-based row of
     the input, -1 for points that are not input rows), ``mmd`` (the MMD against the target; how
-    it was found is ``mmd_method``: ``"exact"``; ``"estimate"``, from sampled target rows, with
-    standard error ``mmd_se`` (the default above 23169 target rows, where the exact double sum
-    would cost more than 2^28 kernel evaluations; ``metrics["mmd2_minus_self"]`` is then the
+    it was found is ``mmd_method``: ``"exact"``; ``"bounded"``, exact to within ``mmd_bound``
+    (the default above 23169 target rows for the gaussian kernel in d <= 2, where the exact
+    double sum would cost more than 2^28 kernel evaluations: the fast Gauss transform, in time
+    linear in the rows, with an a priori bound on its error, ``metrics["mmd2_bound"]`` on MMD^2);
+    ``"estimate"``, from sampled target rows, with standard error ``mmd_se`` (the default above
+    23169 target rows otherwise; ``metrics["mmd2_minus_self"]`` is then the
     exact MMD^2 minus the target's double sum; ask for the
     exact value with :func:`mmd` or ``target={"type": "data", "self": "exact"}``); or
     ``"skipped"``, NaN, when ``target.self: skip``),
@@ -130,9 +133,12 @@ class Coreset:
         self.trace: Optional[Dict[str, np.ndarray]] = fields["trace"]
         self.extras: Dict[str, Any] = fields["extras"]
         method = int(self.metrics.get("mmd_method", 0))
-        self.mmd_method: str = {0: "exact", 1: "estimate", 2: "skipped"}.get(method, "exact")
-        self.mmd_se: float = (0.0 if self.mmd_method == "exact"
+        self.mmd_method: str = {0: "exact", 1: "estimate", 2: "skipped",
+                                3: "bounded"}.get(method, "exact")
+        self.mmd_se: float = (0.0 if self.mmd_method in ("exact", "bounded")
                               else float(self.metrics.get("mmd_se", float("nan"))))
+        self.mmd_bound: float = (float(self.metrics.get("mmd_bound", float("nan")))
+                                 if self.mmd_method == "bounded" else 0.0)
         self.task, self.algorithm, self.kernel = task, algorithm, kernel
         self.config = config
         self.n_ranks = n_ranks
@@ -166,11 +172,14 @@ class Coreset:
         del keep
 
     def mmd_text(self) -> str:
-        """The MMD as it should be read: ``0.0044 (exact)``, ``0.0044 ± 0.00071 (estimate)`` or,
+        """The MMD as it should be read: ``0.0044 (exact)``, ``0.0044 ± 0.00071 (estimate)``,
+        ``0.004412 (bounded ± 2.1e-10)`` or,
         when the target's double sum was skipped, ``nan (skipped; exact mmd2_minus_self -0.57)``:
         MMD^2 minus that double sum, which ranks coresets of the same data exactly."""
         if self.mmd_method == "estimate":
             return "%.2g \u00b1 %.2g (estimate)" % (self.mmd, self.mmd_se)
+        if self.mmd_method == "bounded":
+            return "%.4g (bounded \u00b1 %.2g)" % (self.mmd, self.mmd_bound)
         rel = self.metrics.get("mmd2_minus_self")
         if self.mmd_method == "skipped" and rel is not None:
             return "nan (skipped; exact mmd2_minus_self %.6g)" % rel

@@ -17,6 +17,11 @@ static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
             "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
             "for the exact value; /metrics mmd2_minus_self = MMD^2 - zz is exact)\n",
             s->mmd, s->mmd_se);
+  else if (s->mmd_method == 3)
+    fprintf(out,
+            "mmd:        %.6e +- %.1e (exact to this bound: fast Gauss transform; /metrics "
+            "mmd2_bound bounds the error of mmd2)\n",
+            s->mmd, s->mmd_se);
   else if (s->mmd_method == 2)
     fprintf(out, "mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");
   else if (!isnan(s->mmd))

@@ -19,15 +19,6 @@
 #include "comm/dist_impl.h"
 #include "embed/target_impl.h"
 
-static void kd_neu_add_(double *s, double *c, double v) {
-  double t = *s + v;
-  if (fabs(*s) >= fabs(v))
-    *c += (*s - t) + v;
-  else
-    *c += (v - t) + *s;
-  *s = t;
-}
-
 /* Progress of a long pass on this rank: kernel evaluations done of about `total`; rank 0 prints
  * (kd_log_fraction) the share of the global work `shown` of the phase. */
 typedef struct {
@@ -273,46 +264,62 @@ cleanup:
   return err;
 }
 
-kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, double *z) {
+kd_err kd_target_sum_pairs_(MPI_Comm comm, const double *s, const double *c, int64_t n,
+                            double *out) {
   kd_err err = KD_OK, lerr = KD_OK;
-  MPI_Comm comm = t->comm;
-  const int p = kd_dist_size(comm), d = kd_pointset_dim(t->pts);
-  double *s = NULL, *c = NULL, *y = NULL, *G = NULL;
-  /* rows in batches so the gathered partial sums (2 p per row) stay within ~2^22 doubles */
-  kd_lidx nbt = (kd_lidx)(((int64_t)1 << 21) / p);
+  const int p = kd_dist_size(comm);
+  double *y = NULL, *G = NULL;
+  /* batches, so the gathered pairs (2 p per value) stay within ~2^22 doubles */
+  int64_t nbt = ((int64_t)1 << 21) / p;
   if (nbt < 1) nbt = 1;
   if (nbt > n) nbt = n;
-  KD_TRY(kd_target_emp_own_(t));
-  s = calloc((size_t)n + 1, sizeof(double));
-  c = calloc((size_t)n + 1, sizeof(double));
-  y = calloc((size_t)(n > 2 * nbt ? n : 2 * nbt) + 1, sizeof(double));
+  y = calloc((size_t)2 * nbt + 1, sizeof(double));
   G = calloc((size_t)2 * nbt * p + 1, sizeof(double));
-  if (!s || !c || !y || !G)
-    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld rows",
+  if (!y || !G)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld sums",
                       (long long)n);
-  const kd_emp_set_ own = kd_emp_own_set_(t);
-  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, &own, d, y, s, c, NULL);
   KD_TRY(kd_dist_agreed(comm, lerr));
-  /* combine the (sum, compensation) pairs of all ranks in rank order, compensated again */
-  for (kd_lidx b0 = 0; b0 < n; b0 += nbt) {
-    const kd_lidx nb = n - b0 < nbt ? n - b0 : nbt;
+  for (int64_t b0 = 0; b0 < n; b0 += nbt) {
+    const int64_t nb = n - b0 < nbt ? n - b0 : nbt;
     memcpy(y, s + b0, (size_t)nb * sizeof(double));
     memcpy(y + nb, c + b0, (size_t)nb * sizeof(double));
     KD_TRY(kd_dist_allgatherv(comm, y, 2 * nb, G));
-    for (kd_lidx i = 0; i < nb; i++) {
+    for (int64_t i = 0; i < nb; i++) {
       double a = 0.0, e = 0.0;
       for (int r = 0; r < p; r++) {
         kd_neu_add_(&a, &e, G[(size_t)r * 2 * nb + i]);
         kd_neu_add_(&a, &e, G[(size_t)r * 2 * nb + nb + i]);
       }
-      z[b0 + i] = a + e;
+      out[b0 + i] = a + e;
     }
   }
+cleanup:
+  free(y);
+  free(G);
+  return err;
+}
+
+kd_err kd_target_emp_embed_rows_(kd_target *t, const double *X, kd_lidx n, double *z) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  MPI_Comm comm = t->comm;
+  const int d = kd_pointset_dim(t->pts);
+  double *s = NULL, *c = NULL, *y = NULL;
+  KD_TRY(kd_target_emp_own_(t));
+  s = calloc((size_t)n + 1, sizeof(double));
+  c = calloc((size_t)n + 1, sizeof(double));
+  y = calloc((size_t)n + 1, sizeof(double));
+  if (!s || !c || !y)
+    lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate %lld rows",
+                      (long long)n);
+  const kd_emp_set_ own = kd_emp_own_set_(t);
+  if (!lerr) lerr = kd_emp_chunks_(t->k, X, n, &own, d, y, s, c, NULL);
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  /* the (sum, compensation) pairs of all ranks in rank order, compensated again */
+  KD_TRY(kd_target_sum_pairs_(comm, s, c, n, z));
 cleanup:
   free(s);
   free(c);
   free(y);
-  free(G);
   return err;
 }
 

@@ -105,11 +105,21 @@ cleanup:
 kd_err kd_target_set_self(kd_target *t, kd_self_mode mode, int64_t rows, uint64_t seed) {
   kd_err err = KD_OK;
   KD_CHECK(t, KD_ERR_ARG, "target: NULL argument");
-  KD_CHECK(mode >= KD_SELF_AUTO && mode <= KD_SELF_SKIP && rows >= 0, KD_ERR_ARG,
+  KD_CHECK(mode >= KD_SELF_AUTO && mode <= KD_SELF_FGT && rows >= 0, KD_ERR_ARG,
            "target: self mode %d with %lld rows", (int)mode, (long long)rows);
   t->self_mode = mode;
   t->self_rows = rows;
   t->self_seed = seed;
+cleanup:
+  return err;
+}
+
+kd_err kd_target_set_fgt_tol(kd_target *t, double tol) {
+  kd_err err = KD_OK;
+  KD_CHECK(t, KD_ERR_ARG, "target: NULL argument");
+  KD_CHECK(tol == 0.0 || (tol >= 1e-15 && tol <= 1e-2), KD_ERR_ARG,
+           "target: fgt tolerance %g outside [1e-15, 1e-2]", tol);
+  t->fgt_tol = tol;
 cleanup:
   return err;
 }
@@ -143,10 +153,13 @@ kd_mmd_method kd_target_mmd_method(const kd_target *t) {
       return KD_MMD_ESTIMATE;
     case KD_SELF_SKIP:
       return KD_MMD_SKIPPED;
-    default:
-      return kd_self_exact_auto_(kd_pointset_n_global(t->pts)) || kd_target_zz_known_(t)
-                 ? KD_MMD_EXACT
-                 : KD_MMD_ESTIMATE;
+    case KD_SELF_FGT:
+      return KD_MMD_BOUNDED;
+    default: /* auto: a BOUNDED that finds no cheap plan becomes an ESTIMATE (kd_mmd_eval) */
+      if (kd_self_exact_auto_(kd_pointset_n_global(t->pts)) || kd_target_zz_known_(t))
+        return KD_MMD_EXACT;
+      return kd_target_fgt_kernel_ok_(t) && kd_target_dim(t) <= 2 ? KD_MMD_BOUNDED
+                                                                  : KD_MMD_ESTIMATE;
   }
 }
 
@@ -154,7 +167,8 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available) {
   kd_err err = KD_OK;
   KD_CHECK(t && zz && available, KD_ERR_ARG, "target: NULL argument");
   if (!t->closed && !t->stein &&
-      (t->self_mode == KD_SELF_SKIP || t->self_mode == KD_SELF_ESTIMATE)) {
+      (t->self_mode == KD_SELF_SKIP || t->self_mode == KD_SELF_ESTIMATE ||
+       t->self_mode == KD_SELF_FGT)) {
     *zz = NAN;
     *available = 0;
     return KD_OK;
@@ -185,10 +199,15 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
   MPI_Comm comm = t->comm;
   const int p = kd_dist_size(comm), rank = kd_dist_rank(comm);
   double zz = 0.0;
-  int avail = 0;
-  const kd_mmd_method method = kd_target_mmd_method(t);
-  const int cross = method == KD_MMD_ESTIMATE && kd_target_emp_cross_sampled_(t, n);
+  int avail = 0, applied = 0;
+  kd_mmd_method method = kd_target_mmd_method(t);
   memset(info, 0, sizeof *info);
+  if (method == KD_MMD_BOUNDED) {
+    KD_TRY(kd_target_emp_fgt_(t, X, w, n, t->self_mode == KD_SELF_FGT, info, &applied));
+    if (applied) return KD_OK;
+    method = KD_MMD_ESTIMATE; /* auto, and no plan costs less than the exact double sum */
+  }
+  const int cross = method == KD_MMD_ESTIMATE && kd_target_emp_cross_sampled_(t, n);
   /* w^T K(X,X) w: rank r does rows [n r/p, n (r+1)/p) against all of X; the row values are
    * gathered and summed in row order on every rank, so the sum does not depend on p. */
   const kd_lidx r0 = (kd_lidx)((int64_t)n * rank / p), r1 = (kd_lidx)((int64_t)n * (rank + 1) / p);

@@ -1,10 +1,13 @@
 /* target_impl.h - the target struct and the helpers shared by the files of src/embed/ only.
  *   closed.c     closed-form kernel mean embeddings z(x) and double integrals zz
  *   empirical.c  weighted point sets distributed over ranks (ring passes of target blocks)
- *   target.c     creation, accessors and the MMD (exact, or estimated: self_estimate.c)
+ *   target.c     creation, accessors and the MMD (exact, or estimated: self_estimate.c, or
+ *                exact to a bound by the fast Gauss transform: fgt.c)
  *     MMD^2(w, X) = zz - 2 w^T z(X) + w^T K(X,X) w. */
 #ifndef KDISTILL_TARGET_IMPL_H
 #define KDISTILL_TARGET_IMPL_H
+
+#include <math.h>
 
 #include "kdistill/author/kd_target.h"
 
@@ -28,7 +31,18 @@ struct kd_target {
                                view on the point set's local rows (row i: local row i - own_pre) */
   double *own_wu;           /* ... 2048 copies of 1/N (unweighted point sets) */
   int stein;                /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
+  double fgt_tol;           /* target.self: fgt's tolerance (0: KD_FGT_TOL_DEFAULT) */
 };
+
+/** Neumaier's compensated sum: (*s, *c) += v; the value is *s + *c. */
+static inline void kd_neu_add_(double *s, double *c, double v) {
+  const double t = *s + v;
+  if (fabs(*s) >= fabs(v))
+    *c += (*s - t) + v;
+  else
+    *c += (v - t) + *s;
+  *s = t;
+}
 
 /** 1 if (kernel, measure) has a closed form here; otherwise 0 and a reason in why[nwhy]. Local. */
 int kd_target_closed_supported_(const kd_kernel *k, const kd_measure *m, char *why, int nwhy);
@@ -58,6 +72,20 @@ int kd_target_emp_cross_sampled_(const kd_target *t, kd_lidx n);
  *  Collective. */
 kd_err kd_target_emp_estimate_(kd_target *t, const double *X, const double *w, kd_lidx n,
                                const double *zq, double wz, double wkw, kd_mmd_info *info);
+
+/** out[i] = the compensated sum over ranks, in rank order, of every rank's (s[i], c[i]) pairs
+ *  (Neumaier), i < n; out may be s. Collective. */
+kd_err kd_target_sum_pairs_(MPI_Comm comm, const double *s, const double *c, int64_t n,
+                            double *out);
+/** 1 when the fast Gauss transform can evaluate this target's MMD (empirical, gaussian kernel,
+ *  d <= KD_FGT_DMAX). Local. */
+int kd_target_fgt_kernel_ok_(const kd_target *t);
+/** The MMD of the rule (X[n*d], w[n]) by the fast Gauss transform (fgt.c), method
+ *  KD_MMD_BOUNDED, with *applied = 1; *applied = 0 and info untouched when no cell grid fits or,
+ *  unless force, d > 2 or the cell pairs cost too much (kd_self_mode's auto); with force, a grid
+ *  that does not fit or another kernel is KD_ERR_CONFIG naming target.self. Collective. */
+kd_err kd_target_emp_fgt_(kd_target *t, const double *X, const double *w, kd_lidx n, int force,
+                          kd_mmd_info *info, int *applied);
 
 /** n Gauss-Legendre nodes x[n] and weights w[n] on [-1, 1] (Newton on P_n). Local. */
 void kd_target_gauss_legendre_(int n, double *x, double *w);

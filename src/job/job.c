@@ -169,6 +169,7 @@ static void kd_job_summarize_(const kd_ctx *ctx, const kd_job *job, const kd_tas
   sum->mmd_se = 0.0;
   kd_result_get_metric(res, "mmd_se", &sum->mmd_se);
   if (sum->mmd_method == KD_MMD_SKIPPED) sum->mmd_se = NAN;
+  if (sum->mmd_method == KD_MMD_BOUNDED) kd_result_get_metric(res, "mmd_bound", &sum->mmd_se);
   kd_result_get_metric(res, "seconds_load", &sum->seconds_load);
   if (kd_result_get_metric(res, "stop_reason", &v)) sum->stop_reason = (int)v;
   if (kd_result_get_metric(res, "iterations", &v)) sum->iterations = (int64_t)v;

@@ -745,18 +745,20 @@ int kd_task_is_file_type(const char *type) {
 /* --------------------------------------------------------------- target */
 /* SECTION.self: auto | exact | estimate | skip (true / false: exact / skip, as before);
  * SECTION.self_rows: target rows (and rule atoms) sampled by the estimate (0: automatic);
- * SECTION.cross: auto | exact | estimate, the estimate's cross term (kd_target_set_cross). */
+ * SECTION.cross: auto | exact | estimate, the estimate's cross term (kd_target_set_cross);
+ * SECTION.fgt_tol: the fast Gauss transform's tolerance (kd_target_set_fgt_tol). */
 static kd_err kd_task_read_self_(const kd_task_ctx *ctx, const char *section, int *mode,
-                                 int64_t *rows, int *cross) {
+                                 int64_t *rows, int *cross, double *fgt_tol) {
   kd_err err = KD_OK;
   char key[256];
   const char *v = NULL;
-  static const char *const names[] = {"auto", "exact", "estimate", "skip", "true", "false"};
-  static const int modes[] = {KD_SELF_AUTO, KD_SELF_EXACT, KD_SELF_ESTIMATE,
-                              KD_SELF_SKIP, KD_SELF_EXACT, KD_SELF_SKIP};
+  static const char *const names[] = {"auto", "exact", "estimate", "skip", "true", "false", "fgt"};
+  static const int modes[] = {KD_SELF_AUTO,  KD_SELF_EXACT, KD_SELF_ESTIMATE, KD_SELF_SKIP,
+                              KD_SELF_EXACT, KD_SELF_SKIP,  KD_SELF_FGT};
   kd_key_(key, sizeof key, section, "self");
-  KD_TRY(kd_config_get_str(ctx->cfg, key, "auto", "auto|exact|estimate|skip|true|false", 0, &v));
-  for (int i = 0; i < 6; i++)
+  KD_TRY(
+      kd_config_get_str(ctx->cfg, key, "auto", "auto|exact|estimate|skip|true|false|fgt", 0, &v));
+  for (int i = 0; i < 7; i++)
     if (!strcmp(v, names[i])) *mode = modes[i];
   kd_key_(key, sizeof key, section, "self_rows");
   KD_TRY(kd_config_get_int(ctx->cfg, key, 0, 0, (int64_t)1 << 24, rows));
@@ -766,6 +768,8 @@ static kd_err kd_task_read_self_(const kd_task_ctx *ctx, const char *section, in
   KD_TRY(kd_config_get_str(ctx->cfg, key, "auto", "auto|exact|estimate", 0, &v));
   for (int i = 0; i < 3; i++)
     if (!strcmp(v, cnames[i])) *cross = cmodes[i];
+  kd_key_(key, sizeof key, section, "fgt_tol");
+  KD_TRY(kd_config_get_f64(ctx->cfg, key, KD_FGT_TOL_DEFAULT, 1e-15, 1e-2, fgt_tol));
 cleanup:
   return err;
 }
@@ -780,6 +784,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
   kd_measure m;
   int self = KD_SELF_AUTO, cross = KD_CROSS_AUTO, d = 0;
   int64_t self_rows = 0;
+  double fgt_tol = KD_FGT_TOL_DEFAULT;
   memset(&m, 0, sizeof m);
   *out = NULL;
   kd_key_(key, sizeof key, section, "type");
@@ -797,7 +802,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
         KD_TRY(kd_task_read_pointset(ctx, section, owned_points, NULL, &d));
       pts = owned_points ? *owned_points : NULL;
     }
-    KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows, &cross));
+    KD_TRY(kd_task_read_self_(ctx, section, &self, &self_rows, &cross, &fgt_tol));
     if (pts && k && kd_pointset_is_lazy(pts)) {
       /* the rows are not stored: the target is the measure they are drawn from */
       err = kd_target_create_closed(ctx->comm, k, kd_pointset_generator(pts), out);
@@ -822,6 +827,7 @@ kd_err kd_task_read_target(const kd_task_ctx *ctx, const char *section, kd_kerne
       KD_TRY(kd_target_create_empirical(k, pts, 0, out));
       KD_TRY(kd_target_set_self(*out, (kd_self_mode)self, self_rows, ctx->seed));
       KD_TRY(kd_target_set_cross(*out, (kd_cross_mode)cross));
+      KD_TRY(kd_target_set_fgt_tol(*out, fgt_tol));
     }
   } else {
     KD_TRY(kd_task_read_measure(ctx, section, &m));
@@ -874,8 +880,10 @@ cleanup:
 }
 
 /* The MMD of the algorithm's rule against the target, unless the algorithm reported an exact
- * one: exact, estimated (target.self: auto above KD_SELF_EXACT_EVALS, or estimate) or skipped;
- * /metrics gets mmd_method (0 exact, 1 estimate, 2 skipped), the errors and seconds_evaluation.
+ * one: exact, exact to a bound (target.self: fgt, or auto above KD_SELF_EXACT_EVALS where the
+ * fast Gauss transform applies), estimated (auto elsewhere above it, or estimate) or skipped;
+ * /metrics gets mmd_method (0 exact, 1 estimate, 2 skipped, 3 bounded), the errors or bounds and
+ * seconds_evaluation.
  * Collective. */
 static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, kd_result *res) {
   kd_err err = KD_OK;
@@ -900,6 +908,13 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
         KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));
       if (info.cross_rows > 0)
         KD_TRY(kd_result_set_count(res, "cross_rows", (int64_t)info.cross_rows));
+    }
+    if (method == KD_MMD_BOUNDED) {
+      KD_TRY(kd_result_set_metric(res, "mmd2", info.mmd2));
+      KD_TRY(kd_result_set_metric(res, "mmd2_bound", info.mmd2_bound));
+      KD_TRY(kd_result_set_metric(res, "mmd_bound", info.mmd_bound));
+      KD_TRY(kd_result_set_count(res, "fgt_order", (int64_t)info.fgt_order));
+      KD_TRY(kd_result_set_count(res, "fgt_cells", info.fgt_cells));
     }
     if (method == KD_MMD_SKIPPED) {
       KD_TRY(kd_result_set_metric(res, "mmd2_minus_self", info.mmd2_minus_self));

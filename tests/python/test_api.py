@@ -371,10 +371,20 @@ class ErrorTest(unittest.TestCase):
 class MmdHonestyTest(unittest.TestCase):
     def test_estimate_is_labelled_and_exact_on_demand(self):
         X = np.random.default_rng(5).normal(size=(23170, 2))
-        cs = kdistill.thin(X, 128, ls=1.0)
         # the target's double sum costs N (N + 1) / 2 kernel evaluations: above 2^28 (23169 rows)
-        # the default estimates it from as many sampled rows as the coreset has points (at
-        # least 256), and says so
+        # the default for the gaussian kernel in d <= 2 is the fast Gauss transform, exact to a
+        # bound it reports
+        fast = kdistill.thin(X, 128, ls=1.0)
+        self.assertEqual(fast.mmd_method, "bounded")
+        self.assertEqual(fast.mmd_se, 0.0)
+        self.assertGreater(fast.mmd_bound, 0.0)
+        self.assertLess(fast.metrics["mmd2_bound"], 1e-10)
+        self.assertIn("(bounded \u00b1", repr(fast))
+        self.assertLessEqual(abs(kdistill.mmd(fast, X) - fast.mmd), fast.mmd_bound)
+        # otherwise (or asked for) it estimates it from as many sampled rows as the coreset has
+        # points (at least 256), and says so
+        cs = kdistill.thin(X, 128, ls=1.0, target={"type": "data", "self": "estimate"})
+        np.testing.assert_array_equal(fast.points, cs.points)
         self.assertEqual(cs.mmd_method, "estimate")
         self.assertEqual(cs.metrics["self_rows"], 256)
         self.assertGreater(cs.mmd_se, 0.0)
@@ -396,6 +406,8 @@ class MmdHonestyTest(unittest.TestCase):
         self.assertAlmostEqual(cs.metrics["mmd2_minus_self"], ref.mmd ** 2 - zz, delta=1e-10)
         small = kdistill.thin(X[:23169], 32, ls=1.0)
         self.assertEqual(small.mmd_method, "exact")
+        imq = kdistill.thin(X, 32, kernel="imq", ls=1.0)
+        self.assertEqual(imq.mmd_method, "estimate")
         with self.assertRaises(TypeError):
             kdistill.mmd(cs.points, cs.weights)
 

@@ -54,10 +54,14 @@ kd_err kd_target_self(kd_target *t, double *zz, int *available);
  *  (config `target.self`). Closed-form and Stein targets are always exact. */
 typedef enum {
   KD_SELF_AUTO = 0, /* exact when N (N + 1) / 2 <= KD_SELF_EXACT_EVALS or zz is already known,
-                       else estimate */
+                       else fgt for the gaussian kernel in d <= 2 unless its cell pairs cost
+                       more than its moment pass and 3 KD_SELF_EXACT_EVALS terms, else
+                       estimate */
   KD_SELF_EXACT,    /* the exact double sum (N^2 / 2 kernel evaluations) */
   KD_SELF_ESTIMATE, /* an unbiased estimate from sampled target rows, with its standard error */
-  KD_SELF_SKIP      /* not computed: the MMD is NaN, MMD^2 - zz is reported */
+  KD_SELF_SKIP,     /* not computed: the MMD is NaN, MMD^2 - zz is reported */
+  KD_SELF_FGT       /* gaussian kernel, d <= KD_FGT_DMAX: the whole MMD^2 by the fast Gauss
+                       transform in O(N) work, exact to an a priori bound (KD_MMD_BOUNDED) */
 } kd_self_mode;
 
 /** Most kernel evaluations, N (N + 1) / 2, that `auto` spends on an empirical target's exact double
@@ -66,7 +70,19 @@ typedef enum {
 #define KD_SELF_EXACT_EVALS 268435456.0
 
 /** How an MMD value was obtained. */
-typedef enum { KD_MMD_EXACT = 0, KD_MMD_ESTIMATE = 1, KD_MMD_SKIPPED = 2 } kd_mmd_method;
+typedef enum {
+  KD_MMD_EXACT = 0,
+  KD_MMD_ESTIMATE = 1,
+  KD_MMD_SKIPPED = 2,
+  KD_MMD_BOUNDED = 3 /* exact to a stated a priori bound (the fast Gauss transform) */
+} kd_mmd_method;
+
+/** Highest dimension target.self: fgt handles, and its default tolerance: the bound on
+ *  |MMD^2 error| from truncation and cutoff stays below tol (sum |q|)^2, q the signed measure
+ *  (target weights, minus the rule's), 4 tol for a probability target and a convex rule; the
+ *  worst-case rounding term comes on top. */
+#define KD_FGT_DMAX 5
+#define KD_FGT_TOL_DEFAULT 1e-12
 
 /** An MMD with its provenance (kd_mmd_eval). With KD_MMD_ESTIMATE, mmd2 is unbiased for MMD^2
  *  and mmd2_se its standard error; mmd_se = sqrt(max(mmd2, 0) + mmd2_se) - mmd, which is the
@@ -79,6 +95,10 @@ typedef struct {
   kd_mmd_method method;
   int64_t rows;
   int64_t cross_rows;
+  double mmd2_bound, mmd_bound; /* KD_MMD_BOUNDED: |mmd2 - MMD^2| <= mmd2_bound and
+                                   |mmd - MMD| <= mmd_bound; else 0 */
+  int fgt_order;                /* KD_MMD_BOUNDED: the expansions' total order P, else 0 */
+  int64_t fgt_cells;            /* ... and the occupied cells */
 } kd_mmd_info;
 
 /** Choose how an empirical target's zz is obtained: mode, sampled rows for the estimate (0: as
@@ -101,6 +121,9 @@ typedef enum {
 /** Choose how an estimated MMD obtains the cross term (the sample size and seed are those of
  *  kd_target_set_self). Local (call it identically on every rank). */
 kd_err kd_target_set_cross(kd_target *t, kd_cross_mode mode);
+/** The tolerance of target.self: fgt (KD_FGT_TOL_DEFAULT when 0; config `target.fgt_tol`), in
+ *  [1e-15, 1e-2]. Local (call it identically on every rank). */
+kd_err kd_target_set_fgt_tol(kd_target *t, double tol);
 /** The method kd_mmd_eval would use now (depends on the mode, N and whether zz is known). Local. */
 kd_mmd_method kd_target_mmd_method(const kd_target *t);
 
