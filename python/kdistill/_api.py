@@ -595,8 +595,8 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
                "algorithm": {"name": "monte_carlo"}, "run": {"seed": seed}}
     else:
         arrays.append(("T", target, "target"))
-        # exact, as documented: the default (target.self: auto) estimates the double sum of a
-        # target above 23169 rows
+        # exact, as documented: above 23169 rows the default (target.self: auto) bounds (fast
+        # Gauss transform) or estimates the double sum of a target
         cfg = {"task": "thin", "data": {"type": "memory", "name": "T"},
                "target": {"type": "data", "self": "exact"},
                "kernel": _kernel(kernel, ls), "algorithm": {"name": "uniform"},
