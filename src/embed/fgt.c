@@ -60,7 +60,7 @@ static const double KD_FGT_U = 1.1102230246251565e-16;
  * s in scaled units over a grid of nc[k] cells from lo (original units), scale h = sqrt(2) ls. */
 typedef struct {
   int d, P, nm, r;
-  double s, h, dcut, tail, full, flops, tol;
+  double s, h, dcut, tail, flops, tol;
   double lo[KD_FGT_DMAX], W[KD_FGT_DMAX];
   int64_t nc[KD_FGT_DMAX], ncell;
 } kd_fgt_plan_;
@@ -71,10 +71,10 @@ static double kd_fgt_binom_(int n, int k) {
   return r;
 }
 
-/* T_d(P) and the full sum S^d for rho: the d-fold convolution g of 1 / sqrt(n!) weighted by
+/* T_d(P) for rho: the d-fold convolution g of 1 / sqrt(n!) weighted by
  * rho^m, the tail summed from m = P directly (no cancellation), times (1 + 1e-12) for the
  * rounding of the sums. */
-static void kd_fgt_series_(int d, int P, double rho, double *tail, double *full) {
+static void kd_fgt_series_(int d, int P, double rho, double *tail) {
   enum { M = KD_FGT_PMAX + KD_FGT_TAIL };
   double a[M], g[M], h[M];
   for (int n = 0; n < M; n++) a[n] = exp(n * log(rho > 0 ? rho : 1e-300) - 0.5 * lgamma(n + 1.0));
@@ -87,13 +87,9 @@ static void kd_fgt_series_(int d, int P, double rho, double *tail, double *full)
     }
     memcpy(g, h, sizeof g);
   }
-  double t = 0.0, f = 0.0;
-  for (int m = M - 1; m >= 0; m--) {
-    if (m >= P) t += g[m];
-    f += g[m];
-  }
+  double t = 0.0;
+  for (int m = M - 1; m >= P; m--) t += g[m];
   *tail = t * (1.0 + 1e-12);
-  *full = f * (1.0 + 1e-12);
 }
 
 /* The plan for N + n rows in d dimensions within the box [lo, hi], or flops = INFINITY when none
@@ -116,7 +112,7 @@ static void kd_fgt_plan_make_(int d, double ls, const double *lo, const double *
     const double rho = sqrt(2.0) * q.s * (1.0 + 1e-9);
     int P = 1;
     for (; P <= KD_FGT_PMAX; P++) {
-      kd_fgt_series_(d, P, rho, &q.tail, &q.full);
+      kd_fgt_series_(d, P, rho, &q.tail);
       if (Kd * q.tail <= 0.5 * tol) break;
     }
     if (P > KD_FGT_PMAX) continue;
@@ -279,7 +275,7 @@ typedef struct {
   int *cnt;
   int64_t *touched;
   int64_t ntouched;
-  double pw[KD_FGT_DMAX][KD_FGT_PMAX], pp[1];
+  double pw[KD_FGT_DMAX][KD_FGT_PMAX];
 } kd_fgt_acc_;
 
 static void kd_fgt_flush_(kd_fgt_acc_ *A, int64_t c) {
@@ -504,14 +500,13 @@ KD_KCLONES static double kd_fgt_pair_(kd_fgt_pairs_ *Z, int64_t cA, int64_t cB, 
 
 /* Sum over the kept pairs (A <= B) of the occupied cells occ[0..no) whose first cell is in
  * [i0, i1): per first cell, the value (compensated, in offset order) and its bound. */
-static kd_err kd_fgt_pairs_run_(kd_fgt_pairs_ *Z, const int64_t *occ, int64_t no, int64_t i0,
-                                int64_t i1, double *val, double *bnd, double *count) {
+static void kd_fgt_pairs_run_(kd_fgt_pairs_ *Z, const int64_t *occ, int64_t i0, int64_t i1,
+                              double *val, double *bnd, double *count) {
   const kd_fgt_plan_ *pl = Z->pl;
   const int d = pl->d, L = Z->ix->nm + 1, r = pl->r;
   const double rel = 2.0 * ((KD_FGT_BLOCK + 2.0 * pl->P + 8.0) * KD_FGT_U) /
                          (1.0 - (KD_FGT_BLOCK + 2.0 * pl->P + 8.0) * KD_FGT_U) +
                      (4.0 + 2.0 * pl->P * d + d) * KD_FGT_U;
-  (void)no;
   for (int64_t i = i0; i < i1; i++) {
     const int64_t cA = occ[i];
     int64_t ia[KD_FGT_DMAX], rem = cA;
@@ -558,7 +553,6 @@ static kd_err kd_fgt_pairs_run_(kd_fgt_pairs_ *Z, const int64_t *occ, int64_t no
     val[i - i0] = s + c;
     bnd[i - i0] = b;
   }
-  return KD_OK;
 }
 
 /* Rows of this rank's chunk-aligned target set and then (on every rank) the rule's atoms into
@@ -755,7 +749,7 @@ static kd_err kd_fgt_pairs_sum_(MPI_Comm comm, kd_fgt_run_ *R, int force, double
   KD_TRY(kd_dist_agreed(comm, lerr));
   if (!force) {
     double work = 0.0;
-    kd_fgt_pairs_run_(&R->Z, R->occ, n_occ, i0, i1, NULL, NULL, &work);
+    kd_fgt_pairs_run_(&R->Z, R->occ, i0, i1, NULL, NULL, &work);
     KD_TRY(kd_dist_sum(comm, &work, 1));
     if (work > fmax(3.0 * KD_SELF_EXACT_EVALS, rows * R->ix.nm)) {
       kd_log_info(
@@ -765,7 +759,7 @@ static kd_err kd_fgt_pairs_sum_(MPI_Comm comm, kd_fgt_run_ *R, int force, double
       goto cleanup;
     }
   }
-  kd_fgt_pairs_run_(&R->Z, R->occ, n_occ, i0, i1, val, bnd, NULL);
+  kd_fgt_pairs_run_(&R->Z, R->occ, i0, i1, val, bnd, NULL);
   KD_TRY(kd_dist_allgatherv(comm, val, i1 - i0, gv));
   KD_TRY(kd_dist_allgatherv(comm, bnd, i1 - i0, gb));
   double s = 0.0, c = 0.0, bb = 0.0;
