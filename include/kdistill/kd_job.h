@@ -102,6 +102,15 @@ KD_API kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_ya
 KD_API kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
                               const double *weights, int64_t n, int d, double *mmd, double *mmd2);
 
+/** kd_job_mmd_rule, saying what the value is: *method the kd_mmd_method of kd_mmd_info
+ *  (kdistill/author/kd_target.h: 0 exact, 1 estimate, 2 skipped, 3 bounded), *mmd_err and
+ *  *mmd2_err the errors of mmd and mmd2: 0 when exact, the standard errors of an estimate, the a
+ *  priori bounds |mmd - MMD| and |mmd2 - MMD^2| when bounded (the config's target.self decides
+ *  the method, as in a run). Any output may be NULL. Collective. Errors: as kd_job_mmd_rule. */
+KD_API kd_err kd_job_mmd_rule_info(kd_ctx *ctx, const kd_job_opts *o, const double *points,
+                                   const double *weights, int64_t n, int d, double *mmd,
+                                   double *mmd2, int *method, double *mmd_err, double *mmd2_err);
+
 /** 1 if the kernel family `name` ("gaussian", ...) has a length scale (the key kernel.ls), 0 if
  *  not, -1 for an unknown name. Local. */
 KD_API int kd_kernel_has_ls(const char *name);

@@ -552,19 +552,66 @@ def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_rec
                                    checkpoint=checkpoint, resume=resume))
 
 
+class MMD(float):
+    """The value :func:`mmd` returns: a float (the MMD) that says what it is. ``method``:
+    ``"exact"``; ``"bounded"``, exact to within ``bound`` (``|value - MMD| <= bound``, a proven a
+    priori bound); ``"estimate"``, with standard error ``se``. ``mmd2`` is the computed MMD^2
+    (which may be slightly negative when bounded or estimated) and ``mmd2_bound`` /
+    ``mmd2_se`` its bound or standard error."""
+
+    method: str
+    bound: float
+    se: float
+    mmd2: float
+    mmd2_bound: float
+    mmd2_se: float
+
+    def __new__(cls, value: float, mmd2: float, method: int, err: float,
+                err2: float) -> "MMD":
+        self = super().__new__(cls, value)
+        self.method = {0: "exact", 1: "estimate", 2: "skipped", 3: "bounded"}.get(method, "exact")
+        bounded, estimate = self.method == "bounded", self.method == "estimate"
+        self.mmd2 = mmd2
+        self.bound, self.mmd2_bound = (err, err2) if bounded else (0.0, 0.0)
+        self.se, self.mmd2_se = (err, err2) if estimate else (0.0, 0.0)
+        return self
+
+    def text(self) -> str:
+        """The value as it should be read: ``0.004412 (exact)``, ``0.004412 (bounded ± 2.1e-10)``
+        or ``0.0044 ± 0.00071 (estimate)``."""
+        if self.method == "estimate":
+            return "%.2g \u00b1 %.2g (estimate)" % (self, self.se)
+        if self.method == "bounded":
+            return "%.4g (bounded \u00b1 %.2g)" % (self, self.bound)
+        return "%.4g (%s)" % (self, self.method)
+
+
+_MMD_METHODS = ("exact", "fgt", "estimate", "auto")
+
+
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
         target: Optional[TargetSpec] = None, kernel: KernelSpec = "gaussian", *,
-        ls: LengthScale = "median", seed: int = 0, comm: Any = None,
-        progress: Optional[bool] = None) -> float:
-    """The exact MMD between the weighted points (weights None = uniform; normalised to sum 1)
-    and ``target`` (a closed-form :class:`Measure`, or an array of samples), with the kernel of
+        ls: LengthScale = "median", method: str = "exact", tol: Optional[float] = None,
+        seed: int = 0, comm: Any = None, progress: Optional[bool] = None) -> MMD:
+    """The MMD between the weighted points (weights None = uniform; normalised to sum 1) and
+    ``target`` (a closed-form :class:`Measure`, or an array of samples), with the kernel of
     ``kernel`` / ``ls`` (``"median"``: the median heuristic on the target samples, or on the points
-    for a closed-form target). The same points on every rank. Returns a float.
+    for a closed-form target). The same points on every rank. Returns an :class:`MMD`, a float
+    whose ``method`` says what it is.
 
     ``mmd(coreset, X)`` takes the points and weights of a :class:`Coreset` (and, unless given, its
-    kernel's length scale): the exact value of an ``mmd`` that was estimated. Its cost is the
-    target's double sum, O(n^2) kernel values for n target rows; progress lines go to the
+    kernel's length scale): the exact value of an ``mmd`` that was estimated. Against a closed-form
+    target the value is exact. Against samples, ``method`` chooses how the target's double sum
+    is found: ``"exact"`` (the default): all O(n^2) kernel values for n target rows;
+    ``"fgt"``: the fast Gauss transform, O(n) at low dimension (gaussian kernel, d <= 5; it pays
+    at d <= 2), exact to the a priori bound it returns in ``bound``, which ``tol`` (default
+    1e-12, the configuration's ``target.fgt_tol``) sets; ``"estimate"``: from sampled rows, with
+    a standard error; ``"auto"``: as a run evaluates its output (exact up to 23169 rows, then
+    the fast Gauss transform where it applies, else the estimate). Progress lines go to the
     ``kdistill`` logger (``progress=True``: a progress line on stderr)."""
+    if method not in _MMD_METHODS:
+        raise ValueError("mmd(): method must be one of %s, got %r"
+                         % (", ".join(repr(m) for m in _MMD_METHODS), method))
     if isinstance(points, Coreset):
         cs = points
         if target is None:
@@ -590,31 +637,37 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
     _lib.agree(ctx, exc)
     arrays: _Arrays = [("P", P, "points")]
     if isinstance(target, (Measure, dict)):
+        if method != "exact" or tol is not None:
+            raise ValueError("mmd(): method= and tol= choose how a sample target's double sum is "
+                             "found; against a closed-form target the MMD is exact")
         cfg = {"task": "quad", "target": _target(target, [], "T"),
                "candidates": {"type": "memory", "name": "P"}, "kernel": _kernel(kernel, ls),
                "algorithm": {"name": "monte_carlo"}, "run": {"seed": seed}}
     else:
         arrays.append(("T", target, "target"))
-        # exact, as documented: above 23169 rows the default (target.self: auto) bounds (fast
-        # Gauss transform) or estimates the double sum of a target
-        cfg = {"task": "thin", "data": {"type": "memory", "name": "T"},
-               "target": {"type": "data", "self": "exact"},
+        # target.self of a run (auto) is not exact above 23169 rows: exact unless asked otherwise
+        tgt: Dict[str, Any] = {"type": "data", "self": method}
+        if tol is not None:
+            tgt["fgt_tol"] = tol
+        cfg = {"task": "thin", "data": {"type": "memory", "name": "T"}, "target": tgt,
                "kernel": _kernel(kernel, ls), "algorithm": {"name": "uniform"},
                "run": {"seed": seed}}
     return _rule_mmd(ctx, cfg, arrays, P, w, progress)
 
 
 def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.ndarray,
-              w: np.ndarray, progress: Optional[bool]) -> float:
-    """The MMD of the rule (P, w) against the target of the job cfg (kd_job_mmd_rule)."""
+              w: np.ndarray, progress: Optional[bool]) -> MMD:
+    """The MMD of the rule (P, w) against the target of the job cfg (kd_job_mmd_rule_info)."""
     das, keep = _prepare(ctx, arrays)
     o, keep2 = _opts(json.dumps(cfg, indent=1, default=_json_default), None, das)
-    m, m2 = ctypes.c_double(), ctypes.c_double()
-    _lib.call(ctx, lib.kd_job_mmd_rule, ctx, ctypes.byref(o),
+    m, m2, e, e2 = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+    how = ctypes.c_int()
+    _lib.call(ctx, lib.kd_job_mmd_rule_info, ctx, ctypes.byref(o),
               P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P), P.shape[1],
-              ctypes.byref(m), ctypes.byref(m2), progress=progress)
+              ctypes.byref(m), ctypes.byref(m2), ctypes.byref(how), ctypes.byref(e),
+              ctypes.byref(e2), progress=progress)
     del keep, keep2
-    return m.value
+    return MMD(m.value, m2.value, how.value, e.value, e2.value)
 
 
 def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -679,7 +732,8 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
            "target": {"type": "stein"}, "kernel": _kernel(kern, ls),
            "algorithm": {"name": "uniform"}}
     # the Stein kernel's points carry their score
-    return _rule_mmd(ctx, cfg, arrays, np.ascontiguousarray(np.hstack([P, S])), w, progress)
+    return float(_rule_mmd(ctx, cfg, arrays, np.ascontiguousarray(np.hstack([P, S])), w,
+                           progress))
 
 
 def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, Any]] = None,

@@ -127,6 +127,8 @@ def _load() -> ctypes.CDLL:
         "kd_job_run_resolved": (i, [p, u(JobOpts), u(JobSummary), u(Result), u(p)]),
         "kd_job_validate": (i, [p, u(JobOpts), u(p), ctypes.c_char_p, i]),
         "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
+        "kd_job_mmd_rule_info": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD,
+                                     u(ctypes.c_int), _PD, _PD]),
         "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),
         "kd_result_free": (None, [u(Result)]),
         "kd_output_save": (i, [p, ctypes.c_char_p, u(Result), ctypes.c_char_p, ctypes.c_char_p,

@@ -466,10 +466,16 @@ cleanup:
 
 kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
                        const double *weights, int64_t n, int d, double *mmd, double *mmd2) {
+  return kd_job_mmd_rule_info(ctx, o, points, weights, n, d, mmd, mmd2, NULL, NULL, NULL);
+}
+
+kd_err kd_job_mmd_rule_info(kd_ctx *ctx, const kd_job_opts *o, const double *points,
+                            const double *weights, int64_t n, int d, double *mmd, double *mmd2,
+                            int *method, double *mmd_err, double *mmd2_err) {
   kd_err err = KD_OK;
   kd_job job;
   kd_target *t = NULL;
-  double m = NAN, m2 = NAN;
+  kd_mmd_info info;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
   memset(&job, 0, sizeof job);
@@ -484,9 +490,13 @@ kd_err kd_job_mmd_rule(kd_ctx *ctx, const kd_job_opts *o, const double *points,
   KD_CHECK(kd_target_dim(t) == d, KD_ERR_INPUT,
            "the rule has dimension %d but the target has dimension %d", d, kd_target_dim(t));
   KD_TRY(kd_job_rule_finite_("mmd", points, weights, n, d));
-  KD_TRY(kd_mmd(t, points, weights, (kd_lidx)n, &m, &m2));
-  if (mmd) *mmd = m;
-  if (mmd2) *mmd2 = m2;
+  KD_TRY(kd_mmd_eval(t, points, weights, (kd_lidx)n, &info));
+  const int bounded = info.method == KD_MMD_BOUNDED;
+  if (mmd) *mmd = info.mmd;
+  if (mmd2) *mmd2 = info.method == KD_MMD_SKIPPED ? info.mmd2_minus_self : info.mmd2;
+  if (method) *method = (int)info.method;
+  if (mmd_err) *mmd_err = bounded ? info.mmd_bound : info.mmd_se;
+  if (mmd2_err) *mmd2_err = bounded ? info.mmd2_bound : info.mmd2_se;
 cleanup:
   kd_job_free_(ctx, &job);
   return kd_job_leave_(ctx, prev, err);

@@ -412,6 +412,47 @@ class MmdHonestyTest(unittest.TestCase):
             kdistill.mmd(cs.points, cs.weights)
 
 
+class MmdMethodTest(unittest.TestCase):
+    def test_methods_say_what_the_value_is(self):
+        rng = np.random.default_rng(12)
+        X = rng.normal(size=(24000, 2))
+        P, w = X[:96] + 0.1, rng.random(96)
+        ex = kdistill.mmd(P, w, X, ls=0.7)  # exact: all N^2 kernel values
+        self.assertIsInstance(ex, kdistill.MMD)
+        self.assertIsInstance(ex, float)
+        self.assertEqual((ex.method, ex.bound, ex.se), ("exact", 0.0, 0.0))
+        self.assertEqual(float(ex), math.sqrt(ex.mmd2))
+        self.assertTrue(ex.text().endswith("(exact)"), ex.text())
+        # the fast Gauss transform: exact to the bound it returns, which the tolerance sets
+        fg = kdistill.mmd(P, w, X, ls=0.7, method="fgt")
+        self.assertEqual(fg.method, "bounded")
+        self.assertGreater(fg.mmd2_bound, 0.0)
+        self.assertLess(fg.mmd2_bound, 1e-10)
+        self.assertLessEqual(abs(fg.mmd2 - ex.mmd2), fg.mmd2_bound)
+        self.assertLessEqual(abs(fg - ex), fg.bound)
+        self.assertIn("(bounded \u00b1", fg.text())
+        loose = kdistill.mmd(P, w, X, ls=0.7, method="fgt", tol=1e-5)
+        self.assertGreater(loose.mmd2_bound, 1e3 * fg.mmd2_bound)
+        self.assertLessEqual(abs(loose.mmd2 - ex.mmd2), loose.mmd2_bound)
+        # auto, as a run evaluates: bounded above 23169 rows (gaussian, d <= 2), exact below
+        self.assertEqual(kdistill.mmd(P, w, X, ls=0.7, method="auto").method, "bounded")
+        self.assertEqual(kdistill.mmd(P, w, X[:23169], ls=0.7, method="auto").method, "exact")
+        es = kdistill.mmd(P, w, X, ls=0.7, method="estimate", seed=3)
+        self.assertEqual((es.method, es.bound), ("estimate", 0.0))
+        self.assertGreater(es.se, 0.0)
+        self.assertLess(abs(es - ex), 5 * es.se)
+        self.assertIn("(estimate)", es.text())
+        # refusals: an unknown method, a method for a closed-form target, fgt off its kernel
+        with self.assertRaises(ValueError):
+            kdistill.mmd(P, w, X, ls=0.7, method="fast")
+        with self.assertRaises(ValueError):
+            kdistill.mmd(P, w, kdistill.Gaussian([0, 0], [1, 1]), ls=0.7, method="fgt")
+        with self.assertRaisesRegex(kdistill.ConfigError, "gaussian kernel"):
+            kdistill.mmd(P, w, X, kernel="imq", ls=0.7, method="fgt")
+        with self.assertRaisesRegex(kdistill.ConfigError, "fgt_tol"):
+            kdistill.mmd(P, w, X, ls=0.7, method="fgt", tol=0.5)
+
+
 class SteinTest(unittest.TestCase):
     def test_score_array_callable_and_analytic_agree(self):
         X = np.random.default_rng(8).normal(size=(2048, 2)) + 0.5  # biased sample of N(0, I)

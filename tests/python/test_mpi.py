@@ -117,6 +117,18 @@ wz = np.arange(1.0, 201.0)
 wz /= wz.sum()
 got = kdistill.ksd(Z, wz, lambda x: -x, ls=1.3, comm=comm)
 check(abs(got - imq_ksd(Z, -Z, wz, 1.3)) <= 1e-12 * got, "ksd %r" % got)
+# mmd against a sample target split over the ranks: the fast Gauss transform's value and bound
+# are those of one process holding every row, bit for bit, and the bound holds
+wz8 = wz[:64] / wz[:64].sum()
+whole = kdistill.mmd(Z[:64], wz8, X, ls=0.8, method="fgt", comm=MPI.COMM_SELF)
+exact = kdistill.mmd(Z[:64], wz8, X, ls=0.8, comm=MPI.COMM_SELF)
+check(whole.method == "bounded" and 0 < whole.mmd2_bound < 1e-10, "fgt: %r" % whole.text())
+check(abs(whole.mmd2 - exact.mmd2) <= whole.mmd2_bound, "fgt: outside its bound")
+for split in (even, uneven):
+    got = kdistill.mmd(Z[:64], wz8, split(X), ls=0.8, method="fgt", comm=comm)
+    check((got.mmd2, got.mmd2_bound) == (whole.mmd2, whole.mmd2_bound),
+          "fgt/%s: %r vs %r" % (split.__name__, (got.mmd2, got.mmd2_bound),
+                                (whole.mmd2, whole.mmd2_bound)))
 # read_points: every row on every rank, through the library's CSV reader
 check(np.array_equal(kdistill.read_points(os.path.join(work, "x.csv"), comm=comm), X),
       "read_points(x.csv) differs from numpy's")
