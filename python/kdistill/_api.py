@@ -635,7 +635,9 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)
-    arrays: _Arrays = [("P", P, "points")]
+    # the points stand for the candidates once (rank 0's block): the median heuristic sees n rows
+    # at any rank count, not n per rank
+    arrays: _Arrays = [("P", P if lib.kd_ctx_rank(ctx) == 0 else P[:0], "points")]
     if isinstance(target, (Measure, dict)):
         if method != "exact" or tol is not None:
             raise ValueError("mmd(): method= and tol= choose how a sample target's double sum is "

@@ -129,6 +129,10 @@ for split in (even, uneven):
     check((got.mmd2, got.mmd2_bound) == (whole.mmd2, whole.mmd2_bound),
           "fgt/%s: %r vs %r" % (split.__name__, (got.mmd2, got.mmd2_bound),
                                 (whole.mmd2, whole.mmd2_bound)))
+# against a closed-form target the median heuristic sees the points once at any rank count
+g2 = kdistill.Gaussian([0.5, -1.0], [1.0, 2.0])
+mine, alone = kdistill.mmd(Z, wz, g2, comm=comm), kdistill.mmd(Z, wz, g2, comm=MPI.COMM_SELF)
+check(mine == alone, "mmd, closed-form target, ls median: %r vs %r on one process" % (mine, alone))
 # read_points: every row on every rank, through the library's CSV reader
 check(np.array_equal(kdistill.read_points(os.path.join(work, "x.csv"), comm=comm), X),
       "read_points(x.csv) differs from numpy's")
