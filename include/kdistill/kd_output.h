@@ -18,6 +18,12 @@ extern "C" {
 KD_API kd_err kd_output_read(const char *path, kd_result *res, char **config_yaml, char **task,
                              char **algorithm);
 
+/** The root attributes of an output file that kd_output_read leaves out: the description of the
+ *  run's kernel (as the run's summary prints it, e.g. "gaussian(ls=1)") into *kernel (malloc'ed:
+ *  kd_free) and the run's rank count into *n_ranks; either may be NULL. Local. Errors:
+ *  KD_ERR_FILE, KD_ERR_INPUT naming the file and the attribute. */
+KD_API kd_err kd_output_read_meta(const char *path, char **kernel, int *n_ranks);
+
 /** Write res to `path` in the layout `kdistill run` writes (root attributes task, algorithm,
  *  kernel, n_ranks, seed, config_yaml, ...; /coreset; /metrics; trace; extra datasets), so that
  *  kd_output_read, `kdistill info` and `kdistill mmd` read it back. Rank 0 of the context writes

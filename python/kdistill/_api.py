@@ -799,18 +799,23 @@ def load(path: PathLike) -> Union[Coreset, "TestResult"]:
     file."""
     ctx = _lib.process().context("self")
     res = _lib.Result()
-    y, t, a = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    y, t, a, k = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    nr = ctypes.c_int(1)
     prev = lib.kd_ctx_bind(ctx)
     lib.kd_ctx_clear_error(ctx)
     try:
         err = lib.kd_output_read(os.fsencode(path), ctypes.byref(res), ctypes.byref(y),
                                  ctypes.byref(t), ctypes.byref(a))
+        if not err:  # the kernel (mmd(load(path), X) takes its length scale) and the rank count
+            err = lib.kd_output_read_meta(os.fsencode(path), ctypes.byref(k), ctypes.byref(nr))
         if err:
+            for s in (y, t, a, k):
+                _lib.take_string(s)
             raise _errors.from_code(err, _lib._message(ctx, err))
         fields = _lib.result_dict(res)
     finally:
         lib.kd_ctx_unbind(prev)
         lib.kd_result_free(ctypes.byref(res))
     config, task, algo = _lib.take_string(y), _lib.take_string(t), _lib.take_string(a)
-    kernel = ""
-    return _make_result(task or "", fields, algo or "", kernel, config, 1)
+    kernel = _lib.take_string(k) or ""
+    return _make_result(task or "", fields, algo or "", kernel, config, nr.value)

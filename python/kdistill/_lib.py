@@ -130,6 +130,7 @@ def _load() -> ctypes.CDLL:
         "kd_job_mmd_rule_info": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD,
                                      u(ctypes.c_int), _PD, _PD]),
         "kd_output_read": (i, [ctypes.c_char_p, u(Result), u(p), u(p), u(p)]),
+        "kd_output_read_meta": (i, [ctypes.c_char_p, u(p), u(i)]),
         "kd_result_free": (None, [u(Result)]),
         "kd_output_save": (i, [p, ctypes.c_char_p, u(Result), ctypes.c_char_p, ctypes.c_char_p,
                                ctypes.c_char_p, i, ctypes.c_uint64, ctypes.c_char_p, i]),

@@ -256,6 +256,24 @@ cleanup:
   return err;
 }
 
+kd_err kd_output_read_meta(const char *path, char **kernel, int *n_ranks) {
+  kd_err err = KD_OK;
+  hid_t f = -1;
+  int32_t nr = 0;
+  if (kernel) *kernel = NULL;
+  KD_CHECK(path, KD_ERR_ARG, "kd_output_read_meta: NULL path");
+  KD_TRY(kd_h5_open_ro_(path, &f));
+  if (kernel) KD_TRY(kd_h5_read_attr_str_(f, "kernel", path, kernel));
+  if (n_ranks) {
+    KD_TRY(kd_h5_read_attr_num_(f, "n_ranks", path, H5T_NATIVE_INT32, &nr));
+    *n_ranks = (int)nr;
+  }
+cleanup:
+  if (f >= 0) H5Fclose(f);
+  if (err && kernel) free(*kernel), *kernel = NULL;
+  return err;
+}
+
 /* ---------------------------------------------------------------- info */
 typedef struct {
   FILE *out;

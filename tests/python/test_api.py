@@ -196,6 +196,12 @@ class RunLoadTest(unittest.TestCase):
             # the run hands back the very configuration the file stores (kd_job_run_resolved)
             self.assertEqual(r.config, back.config)
             self.assertIn("median_sample: 1000", r.config)
+            # the kernel and rank count come back: mmd(load(path), X) takes the run's length
+            # scale (2.0), not the median heuristic's
+            self.assertEqual((back.kernel, back.n_ranks), (r.kernel, r.n_ranks))
+            self.assertEqual(back.kernel, "gaussian(ls=2)")
+            self.assertEqual(kdistill.mmd(back, X), kdistill.mmd(r, X))
+            self.assertNotEqual(kdistill.mmd(back, X), kdistill.mmd(r.points, r.weights, X))
 
     def test_save_writes_what_run_writes(self):
         import h5py
