@@ -314,11 +314,12 @@ cleanup:
   return err;
 }
 
-kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
-                       const kd_result *res) {
+static kd_err kd_output_write_(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                               const kd_result *res, int no_replace) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_publish pub;
   KD_TRY(kd_dist_agreed(comm, kd_publish_begin(comm, path, &pub)));
+  pub.no_replace = no_replace;
   if (pub.root) {
     kd_h5_quiet();
     lerr = kd_mkdir_parents_(path);
@@ -327,6 +328,16 @@ kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *me
   KD_TRY(kd_publish_commit(&pub, lerr));
 cleanup:
   return err;
+}
+
+kd_err kd_output_write(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                       const kd_result *res) {
+  return kd_output_write_(comm, path, meta, res, 0);
+}
+
+kd_err kd_output_write_new(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                           const kd_result *res) {
+  return kd_output_write_(comm, path, meta, res, 1);
 }
 
 /* ------------------------------------------- small serial files (kd_h5_file, kd_io.h) */

@@ -60,4 +60,10 @@ kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, con
  *  written iteration), or NULL when no context is bound. Local. */
 kd_checkpoint_session *kd_checkpoint_session_get(void);
 
+/** kd_output_write, placing the file only where nothing is at `path` when it is renamed into place
+ *  (atomic: link(2)); a file that appeared there meanwhile is left alone and the call fails with
+ *  KD_ERR_FILE ("a file is already there; it is left alone"). Collective. */
+kd_err kd_output_write_new(MPI_Comm comm, const char *path, const kd_output_meta *meta,
+                           const kd_result *res);
+
 #endif

@@ -115,13 +115,41 @@ cleanup:
   return err;
 }
 
-/* The root's half of the commit: sync, rename, sync the directory. Local. */
+/* no_replace: a second name for the temporary at the path, which link(2) gives only where
+ * nothing is (atomically), then the temporary's name is dropped. A file system without hard links
+ * gets the check and the rename, with the window between them. Local. */
+static const char kd_publish_there_[] =
+    "%s: a file is already there; it is left alone (ask to replace it)";
+
+static kd_err kd_publish_place_new_(kd_publish *pub) {
+  kd_err err = KD_OK;
+  struct stat st;
+  if (link(pub->tmp, pub->path) == 0) {
+    unlink(pub->tmp);
+    goto cleanup;
+  }
+  KD_CHECK(errno != EEXIST, KD_ERR_FILE, kd_publish_there_, pub->path);
+  KD_CHECK(errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == EMLINK ||
+               errno == ENOSYS,
+           KD_ERR_IO, "%s: cannot move into place: %s", pub->path, strerror(errno));
+  KD_CHECK(lstat(pub->path, &st) != 0 && errno == ENOENT, KD_ERR_FILE, kd_publish_there_,
+           pub->path);
+  KD_CHECK(rename(pub->tmp, pub->path) == 0, KD_ERR_IO, "%s: cannot move into place: %s", pub->path,
+           strerror(errno));
+cleanup:
+  return err;
+}
+
+/* The root's half of the commit: sync, rename (or link, no_replace), sync the directory. Local. */
 static kd_err kd_publish_place_(kd_publish *pub) {
   kd_err err = KD_OK;
   char *dir = NULL;
   KD_TRY(kd_publish_sync_(pub->tmp, 0, pub));
-  KD_CHECK(rename(pub->tmp, pub->path) == 0, KD_ERR_IO, "%s: cannot move into place: %s", pub->path,
-           strerror(errno));
+  if (pub->no_replace)
+    KD_TRY(kd_publish_place_new_(pub));
+  else
+    KD_CHECK(rename(pub->tmp, pub->path) == 0, KD_ERR_IO, "%s: cannot move into place: %s",
+             pub->path, strerror(errno));
   pub->created = 0; /* placed: the temporary's name no longer holds it */
   {
     const char *slash = strrchr(pub->path, '/');

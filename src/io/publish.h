@@ -33,7 +33,9 @@ typedef struct {
   int marked;    /* 1 between begin and the end (kd_ctx_publish_mark: the stop guard waits) */
   int created;   /* 1 once the root created tmp; dev/ino say which file that is */
   unsigned long long dev, ino;
-  unsigned mode; /* the mode the published file gets (0666 less the umask) */
+  unsigned mode;  /* the mode the published file gets (0666 less the umask) */
+  int no_replace; /* set after begin: the commit places the file only where nothing is (link(2),
+                     atomic); a file that appeared at the path meanwhile is left alone */
 } kd_publish;
 
 /** Start publishing `path` over comm: on the root, pub->tmp gets the temporary name next to the

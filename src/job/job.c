@@ -410,7 +410,9 @@ kd_err kd_output_save(kd_ctx *ctx, const char *path, const kd_result *res, const
                                n_ranks,
                                seed,
                                config_yaml ? config_yaml : ""};
-  KD_TRY(kd_output_write(ctx->comm, path, &meta, res));
+  /* the check above fails early; the link at the end closes the window after it */
+  KD_TRY(replace ? kd_output_write(ctx->comm, path, &meta, res)
+                 : kd_output_write_new(ctx->comm, path, &meta, res));
 cleanup:
   return kd_job_leave_(ctx, prev, err);
 }

@@ -3,7 +3,8 @@
  * previous file intact and no temporary on any rank when the call returns; the error is agreed.
  * The temporary is created exclusively with mode 0600 (a symbolic link planted at its name is
  * neither written through nor removed) and published with 0666 less the umask; a file is removed
- * by kd_path_remove_own only while it is the one recorded (issue 34, F6 and F11). */
+ * by kd_path_remove_own only while it is the one recorded (issue 34, F6 and F11); no_replace
+ * (Coreset.save) leaves a file that appeared at the path meanwhile alone. */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,6 +121,49 @@ static void test_remove_own(void) {
   KD_TEST(kd_path_remove_own("nothing_np.txt", &none) == 0, "nothing recorded, nothing removed");
 }
 
+/* no_replace (Coreset.save without overwrite): placed where nothing is; a file that appears at the
+ * path between the begin and the commit is left alone, the error agreed, no temporary left.
+ * Collective. */
+static void test_no_replace(void) {
+  char path[64];
+  snprintf(path, sizeof path, "new_np%d.txt", kd_test_size());
+  if (kd_test_rank() == 0) remove(path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int plant = 0; plant < 2; plant++) {
+    kd_publish pub;
+    kd_err lerr = KD_OK;
+    KD_TEST_OK(kd_publish_begin(MPI_COMM_WORLD, path, &pub));
+    pub.no_replace = 1;
+    if (pub.root) {
+      FILE *f = kd_publish_fopen(&pub);
+      if (!f || fputs("new", f) < 0) lerr = kd_err_set(KD_ERR_IO, __FILE__, __LINE__, "write");
+      if (f) fclose(f);
+      if (plant) { /* another process creates the file meanwhile */
+        f = fopen(path, "w");
+        KD_TEST(f && fputs("theirs", f) >= 0 && fclose(f) == 0, "planted");
+      }
+    }
+    kd_err e = kd_publish_commit(&pub, lerr);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!plant) {
+      KD_TEST(e == KD_OK && content_is(path, "new") && count_tmp(path) == 0,
+              "no_replace: placed where nothing was, no temporary (%d)", e);
+      MPI_Barrier(MPI_COMM_WORLD); /* every rank has looked before rank 0 removes it */
+      if (kd_test_rank() == 0) remove(path);
+    } else {
+      KD_TEST(e == KD_ERR_FILE && content_is(path, "theirs") && count_tmp(path) == 0,
+              "no_replace: the file that appeared is left alone, the error agreed, no temporary "
+              "(%d)",
+              e);
+      KD_TEST(kd_test_rank() != 0 || strstr(kd_err_message(), "left alone") != NULL,
+              "the message says so: %s", kd_err_message());
+      kd_err_clear();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (kd_test_rank() == 0) remove(path);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   char path[64];
@@ -147,6 +191,7 @@ int main(int argc, char **argv) {
   KD_TEST(content_is(path, "fourth"), "a later publish replaces the file");
   MPI_Barrier(MPI_COMM_WORLD);
   if (kd_test_rank() == 0) remove(path);
+  test_no_replace();
   if (kd_test_rank() == 0) {
     test_planted_link();
     test_modes();
