@@ -559,6 +559,7 @@ class MMD(float):
     (which may be slightly negative when bounded or estimated) and ``mmd2_bound`` /
     ``mmd2_se`` its bound or standard error."""
 
+    _args: Tuple[float, float, int, float, float]
     method: str
     bound: float
     se: float
@@ -566,15 +567,19 @@ class MMD(float):
     mmd2_bound: float
     mmd2_se: float
 
-    def __new__(cls, value: float, mmd2: float, method: int, err: float,
-                err2: float) -> "MMD":
+    def __new__(cls, value: float, mmd2: float = float("nan"), method: int = 0,
+                err: float = 0.0, err2: float = 0.0) -> "MMD":
         self = super().__new__(cls, value)
+        self._args = (float(value), mmd2, method, err, err2)
         self.method = {0: "exact", 1: "estimate", 2: "skipped", 3: "bounded"}.get(method, "exact")
         bounded, estimate = self.method == "bounded", self.method == "estimate"
         self.mmd2 = mmd2
         self.bound, self.mmd2_bound = (err, err2) if bounded else (0.0, 0.0)
         self.se, self.mmd2_se = (err, err2) if estimate else (0.0, 0.0)
         return self
+
+    def __reduce__(self) -> Tuple[Any, ...]:  # pickle and copy keep what the value is
+        return (MMD, self._args)
 
     def text(self) -> str:
         """The value as it should be read: ``0.004412 (exact)``, ``0.004412 (bounded ± 2.1e-10)``

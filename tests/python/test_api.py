@@ -437,6 +437,11 @@ class MmdMethodTest(unittest.TestCase):
         self.assertLessEqual(abs(fg.mmd2 - ex.mmd2), fg.mmd2_bound)
         self.assertLessEqual(abs(fg - ex), fg.bound)
         self.assertIn("(bounded \u00b1", fg.text())
+        import copy
+        import pickle
+        for back in (pickle.loads(pickle.dumps(fg)), copy.deepcopy(fg)):
+            self.assertEqual((float(back), back.method, back.bound, back.mmd2_bound),
+                             (float(fg), fg.method, fg.bound, fg.mmd2_bound))
         loose = kdistill.mmd(P, w, X, ls=0.7, method="fgt", tol=1e-5)
         self.assertGreater(loose.mmd2_bound, 1e3 * fg.mmd2_bound)
         self.assertLessEqual(abs(loose.mmd2 - ex.mmd2), loose.mmd2_bound)
