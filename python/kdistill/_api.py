@@ -678,8 +678,9 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
 
 
 def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
-    """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform);
-    DataError when they are not a valid rule."""
+    """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform;
+    signed weights, as sc and lsc give, are taken as they are); DataError when they are not a
+    valid rule."""
     P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
     if P.ndim == 1:
         P = P.reshape(-1, 1)
@@ -690,8 +691,8 @@ def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
          else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
     if w.shape != (len(P),):
         raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-        raise _errors.DataError("weights: must be finite, >= 0 and not all 0")
+    if not np.all(np.isfinite(w)) or not w.sum() > 0:
+        raise _errors.DataError("weights: must be finite with a positive sum")
     return P, w / w.sum()
 
 

@@ -347,8 +347,8 @@ class ErrorTest(unittest.TestCase):
             kdistill.thin(np.zeros((0, 2)), 2)
         with self.assertRaises(kdistill.DataError):
             kdistill.ctt(self.X, np.zeros((100, 3)))
-        with self.assertRaises(kdistill.DataError):
-            kdistill.mmd(self.X[:3], [1.0, -1.0, 1.0], self.X)
+        with self.assertRaises(kdistill.DataError):  # signed weights are fine; a zero sum is not
+            kdistill.mmd(self.X[:3], [1.0, -1.0, 0.0], self.X)
         # a rule with NaN or Inf has no MMD (it returned 0.0): refused naming the row
         with self.assertRaises(kdistill.DataError) as c:
             kdistill.mmd(np.array([[np.nan, 0.0]]), None, self.X)
@@ -416,6 +416,33 @@ class MmdHonestyTest(unittest.TestCase):
         self.assertEqual(imq.mmd_method, "estimate")
         with self.assertRaises(TypeError):
             kdistill.mmd(cs.points, cs.weights)
+
+
+class SignedRuleTest(unittest.TestCase):
+    def test_signed_weights_are_evaluated(self):
+        # a rule with negative weights (as sc and lsc give): the closed-form MMD of N(0, I_2)
+        # under the gaussian kernel, ls = 1: z(x) = exp(-|x|^2 / 4) / 2, zz = 1 / 3
+        rng = np.random.default_rng(4)
+        P = rng.normal(size=(12, 2))
+        w = rng.normal(size=12)
+        w += (1.0 - w.sum()) / 12  # sums to 1, some negative
+        self.assertTrue((w < 0).any())
+        K = np.exp(-0.5 * ((P[:, None, :] - P[None, :, :]) ** 2).sum(-1))
+        z = 0.5 * np.exp(-0.25 * (P ** 2).sum(1))
+        want = math.sqrt(w @ K @ w - 2 * w @ z + 1.0 / 3.0)
+        got = kdistill.mmd(P, w, kdistill.Gaussian([0, 0], [1, 1]), ls=1.0)
+        self.assertAlmostEqual(got, want, delta=1e-12)
+        # the same rule against samples: the exact double sum, and the transform within its bound
+        X = rng.normal(size=(3000, 2))
+        Kx = np.exp(-0.5 * ((P[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        Kxx = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        want2 = w @ K @ w - 2 * w @ Kx.mean(1) + Kxx.mean()
+        ex = kdistill.mmd(P, w, X, ls=1.0)
+        self.assertAlmostEqual(ex.mmd2, want2, delta=1e-12)
+        fg = kdistill.mmd(P, w, X, ls=1.0, method="fgt")
+        self.assertLessEqual(abs(fg.mmd2 - ex.mmd2), fg.mmd2_bound)
+        with self.assertRaisesRegex(kdistill.DataError, "positive sum"):
+            kdistill.mmd(P, w - w.mean(), X, ls=1.0)
 
 
 class MmdMethodTest(unittest.TestCase):

@@ -33,8 +33,7 @@ def trial(s):
     for alg in ("uniform",) + DEBIAS:
         cs = kdistill.thin(X, 64, algorithm=alg, score=S, seed=1)
         left = float(cs.weights[cs.points[:, 0] < 0].sum())
-        mmd = (kdistill.mmd(cs.points, cs.weights, target, ls=1.0) if cs.weights.min() >= 0
-               else float("nan"))  # sc's constant-preserving weights may be negative
+        mmd = kdistill.mmd(cs.points, cs.weights, target, ls=1.0)  # sc's weights may be signed
         out[alg] = (left, mmd, cs.mmd)
     return out
 
