@@ -20,7 +20,8 @@ KD_API kd_err kd_output_read(const char *path, kd_result *res, char **config_yam
 
 /** The root attributes of an output file that kd_output_read leaves out: the description of the
  *  run's kernel (as the run's summary prints it, e.g. "gaussian(ls=1)") into *kernel (malloc'ed:
- *  kd_free) and the run's rank count into *n_ranks; either may be NULL. Local. Errors:
+ *  kd_free) and the run's rank count into *n_ranks; either may be NULL. An attribute the file
+ *  lacks (a file other tools wrote) gives NULL and 0. Local. Errors:
  *  KD_ERR_FILE, KD_ERR_INPUT naming the file and the attribute. */
 KD_API kd_err kd_output_read_meta(const char *path, char **kernel, int *n_ranks);
 

@@ -824,4 +824,4 @@ def load(path: PathLike) -> Union[Coreset, "TestResult"]:
         lib.kd_result_free(ctypes.byref(res))
     config, task, algo = _lib.take_string(y), _lib.take_string(t), _lib.take_string(a)
     kernel = _lib.take_string(k) or ""
-    return _make_result(task or "", fields, algo or "", kernel, config, nr.value)
+    return _make_result(task or "", fields, algo or "", kernel, config, max(nr.value, 1))

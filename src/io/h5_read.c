@@ -263,11 +263,14 @@ kd_err kd_output_read_meta(const char *path, char **kernel, int *n_ranks) {
   if (kernel) *kernel = NULL;
   KD_CHECK(path, KD_ERR_ARG, "kd_output_read_meta: NULL path");
   KD_TRY(kd_h5_open_ro_(path, &f));
-  if (kernel) KD_TRY(kd_h5_read_attr_str_(f, "kernel", path, kernel));
-  if (n_ranks) {
-    KD_TRY(kd_h5_read_attr_num_(f, "n_ranks", path, H5T_NATIVE_INT32, &nr));
-    *n_ranks = (int)nr;
-  }
+  /* a file written by other tools in the documented layout may lack them: NULL and 0 then */
+  htri_t has = H5Aexists(f, "kernel");
+  KD_H5C(has, KD_ERR_INPUT, "%s: H5Aexists(kernel)", path);
+  if (kernel && has) KD_TRY(kd_h5_read_attr_str_(f, "kernel", path, kernel));
+  has = H5Aexists(f, "n_ranks");
+  KD_H5C(has, KD_ERR_INPUT, "%s: H5Aexists(n_ranks)", path);
+  if (n_ranks && has) KD_TRY(kd_h5_read_attr_num_(f, "n_ranks", path, H5T_NATIVE_INT32, &nr));
+  if (n_ranks) *n_ranks = (int)nr;
 cleanup:
   if (f >= 0) H5Fclose(f);
   if (err && kernel) free(*kernel), *kernel = NULL;
