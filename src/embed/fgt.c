@@ -71,24 +71,29 @@ static double kd_fgt_binom_(int n, int k) {
   return r;
 }
 
+enum { KD_FGT_NF = KD_FGT_PMAX + KD_FGT_TAIL }; /* terms of the series below */
+
+/* g <- the product of the power series f and g, cut after KD_FGT_NF terms (h: scratch). */
+static void kd_fgt_series_mul_(const double *f, double *g, double *h) {
+  for (int m = 0; m < KD_FGT_NF; m++) {
+    double c = 0.0;
+    for (int j = 0; j <= m; j++) c += f[j] * g[m - j];
+    h[m] = c;
+  }
+  memcpy(g, h, sizeof(double) * KD_FGT_NF);
+}
+
 /* T_d(P) for rho: the d-fold convolution g of 1 / sqrt(n!) weighted by
  * rho^m, the tail summed from m = P directly (no cancellation), times (1 + 1e-12) for the
  * rounding of the sums. */
 static void kd_fgt_series_(int d, int P, double rho, double *tail) {
-  enum { M = KD_FGT_PMAX + KD_FGT_TAIL };
-  double a[M], g[M], h[M];
-  for (int n = 0; n < M; n++) a[n] = exp(n * log(rho > 0 ? rho : 1e-300) - 0.5 * lgamma(n + 1.0));
+  double a[KD_FGT_NF], g[KD_FGT_NF], h[KD_FGT_NF];
+  for (int n = 0; n < KD_FGT_NF; n++)
+    a[n] = exp(n * log(rho > 0 ? rho : 1e-300) - 0.5 * lgamma(n + 1.0));
   memcpy(g, a, sizeof g);
-  for (int k = 1; k < d; k++) {
-    for (int m = 0; m < M; m++) {
-      double s = 0.0;
-      for (int j = 0; j <= m; j++) s += a[j] * g[m - j];
-      h[m] = s;
-    }
-    memcpy(g, h, sizeof g);
-  }
+  for (int k = 1; k < d; k++) kd_fgt_series_mul_(a, g, h);
   double t = 0.0;
-  for (int m = M - 1; m >= P; m--) t += g[m];
+  for (int m = KD_FGT_NF - 1; m >= P; m--) t += g[m];
   *tail = t * (1.0 + 1e-12);
 }
 
@@ -368,8 +373,6 @@ typedef struct {
   double tail, mag;
 } kd_fgt_off_;
 
-enum { KD_FGT_NF = KD_FGT_PMAX + KD_FGT_TAIL };
-
 static kd_fgt_off_ kd_fgt_offset_(int d, double s, const int *del, int P, double tol) {
   double g[KD_FGT_NF], f[KD_FGT_NF], h[KD_FGT_NF], full = 1.0;
   const double rho = sqrt(2.0) * s;
@@ -388,12 +391,7 @@ static kd_fgt_off_ kd_fgt_offset_(int d, double s, const int *del, int P, double
       memcpy(g, f, sizeof g);
       continue;
     }
-    for (int m = 0; m < KD_FGT_NF; m++) {
-      double c = 0.0;
-      for (int j = 0; j <= m; j++) c += f[j] * g[m - j];
-      h[m] = c;
-    }
-    memcpy(g, h, sizeof g);
+    kd_fgt_series_mul_(f, g, h);
   }
   /* the terms past NF: the full product minus the kept part, with a margin for its rounding */
   double kept = 0.0;
