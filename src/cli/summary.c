@@ -28,20 +28,33 @@ static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
     fprintf(out, "mmd:        %.6e\n", s->mmd);
 }
 
-/* ctt_study: one row per configuration (g, or the exact test) of /study. */
+/* ctt_study: one row per configuration of /study: CTT's g or the exact test, and with
+ * /study/method (a study with baselines) the test's name and size (g, n_out or block). */
 static void kd_cli_study_table_(const kd_result *res, FILE *out) {
+  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock"};
   const kd_result_dataset *g = kd_result_find(res, "/study/g"),
                           *r = kd_result_find(res, "/study/rejection_rate"),
                           *se = kd_result_find(res, "/study/se"),
                           *t = kd_result_find(res, "/study/mean_seconds"),
-                          *rep = kd_result_find(res, "/study/reject");
+                          *rep = kd_result_find(res, "/study/reject"),
+                          *me = kd_result_find(res, "/study/method"),
+                          *sz = kd_result_find(res, "/study/size");
   if (!g || !r || !se || !t || !g->i64 || !r->f64 || !se->f64 || !t->f64) return;
+  if (me && (!me->i64 || !sz || !sz->i64)) me = NULL;
   const double alpha = kd_cli_metric_(res, "alpha");
   fprintf(out, "replicates: %lld", rep && rep->rank == 2 ? (long long)rep->dims[0] : -1LL);
   if (!isnan(alpha)) fprintf(out, " (level alpha = %g)", alpha);
-  fprintf(out, "\n  test      g   rejection rate      s per test\n");
+  fprintf(out, me ? "\n  test             size   rejection rate      s per test\n"
+                  : "\n  test      g   rejection rate      s per test\n");
   for (int64_t c = 0; c < g->dims[0]; c++) {
     char gs[24] = "-";
+    if (me) {
+      const int64_t m = me->i64[c] >= 0 && me->i64[c] < 4 ? me->i64[c] : 1;
+      if (m != 1) snprintf(gs, sizeof gs, "%lld", (long long)sz->i64[c]);
+      fprintf(out, "  %-14s %6s   %.4f +- %.4f   %.5f\n", names[m], gs, r->f64[c], se->f64[c],
+              t->f64[c]);
+      continue;
+    }
     if (g->i64[c] >= 0) snprintf(gs, sizeof gs, "%lld", (long long)g->i64[c]);
     fprintf(out, "  %-5s %4s   %.4f +- %.4f   %.5f\n", g->i64[c] < 0 ? "exact" : "ctt", gs,
             r->f64[c], se->f64[c], t->f64[c]);

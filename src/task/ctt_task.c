@@ -162,7 +162,8 @@ typedef struct {
   kd_ctt_study_spec sp;
   kd_kernel_params kp; /* the kernel's parameters with `median` resolved (sp.kp points here) */
   int64_t *g_list;
-  char *csv; /* study.csv ("" = none), owned */
+  int64_t *sub_list, *wb_list; /* study.subsample (n_out values), study.wblock (block sizes) */
+  char *csv;                   /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
    * run.checkpoint_keep; docs/checkpoint.md) */
   int64_t ckpt_every;
@@ -262,10 +263,34 @@ static void kd_study_destroy_(void **state) {
   kd_measure_free(&s->my);
   kd_kernel_destroy(&s->k);
   free(s->g_list);
+  free(s->sub_list);
+  free(s->wb_list);
   free(s->csv);
   free(s->ckpt_path);
   free(s);
   *state = NULL;
+}
+
+/* The optional size list study.<key> (subsample: n_out values, wblock: block sizes) into *out
+ * (*n entries; none when the key is absent): integers in [2, min(m, n)]. Local. */
+static kd_err kd_study_sizes_(const kd_task_ctx *ctx, const char *key, int64_t lim, int64_t **out,
+                              int *n) {
+  kd_err err = KD_OK;
+  double *v = NULL;
+  char where[512];
+  *n = 0;
+  if (!kd_config_has(ctx->cfg, key)) return KD_OK;
+  KD_TRY(kd_config_get_f64_list(ctx->cfg, key, 0, n, &v));
+  KD_ALLOC(*out, *n ? *n : 1);
+  for (int i = 0; i < *n; i++) {
+    KD_CHECK(v[i] == floor(v[i]) && v[i] >= 2 && v[i] <= (double)lim, KD_ERR_CONFIG,
+             "%s: entries must be integers in [2, min(m, n)] = [2, %lld], got %g",
+             kd_config_where(ctx->cfg, key, where, sizeof where), (long long)lim, v[i]);
+    (*out)[i] = (int64_t)v[i];
+  }
+cleanup:
+  free(v);
+  return err;
 }
 
 static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
@@ -300,7 +325,13 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
              kd_config_where(cfg, "study.g", where, sizeof where), gl[i]);
     s->g_list[i] = (int64_t)gl[i];
   }
-  KD_CHECK(ng + exact >= 1, KD_ERR_CONFIG, "%s: study: empty g list and exact: false",
+  const int64_t lim = sp->m < sp->n ? sp->m : sp->n;
+  KD_TRY(kd_study_sizes_(ctx, "study.subsample", lim, &s->sub_list, &sp->n_sub));
+  KD_TRY(kd_study_sizes_(ctx, "study.wblock", lim, &s->wb_list, &sp->n_wb));
+  sp->n_out_list = s->sub_list;
+  sp->block_list = s->wb_list;
+  KD_CHECK(ng + exact + sp->n_sub + sp->n_wb >= 1, KD_ERR_CONFIG,
+           "%s: study: empty g list, exact: false and no baselines",
            kd_config_where(cfg, "study", where, sizeof where));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   sp->mx = &s->mx;
@@ -318,7 +349,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            "of at least 4 points",
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
-  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact));
+  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact + sp->n_sub + sp->n_wb));
   if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
@@ -341,6 +372,12 @@ cleanup:
   return err;
 }
 
+/* The name of a study configuration's test (the CSV's method column and the log). */
+static const char *kd_study_method_name_(int64_t method) {
+  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock"};
+  return method >= 0 && method < 4 ? names[method] : "?";
+}
+
 /* Rank 0 writes the table; it is published atomically (io/publish.h). Collective. */
 static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *s,
                                   const kd_ctt_study_out *st) {
@@ -358,13 +395,13 @@ static kd_err kd_study_write_csv_(const kd_task_ctx *ctx, const kd_study_state *
       errno = 0;
       int bad = fprintf(fp,
                         "method,g,s,m,n,d,B,alpha,replicates,rejections,rejection_rate,se,"
-                        "mean_seconds\n") < 0;
+                        "mean_seconds,size\n") < 0;
       for (int c = 0; c < st->n_conf && !bad; c++)
-        bad = fprintf(fp, "%s,%lld,%lld,%lld,%lld,%d,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g\n",
-                      st->g[c] < 0 ? "exact" : "ctt", (long long)st->g[c], (long long)sp->s,
+        bad = fprintf(fp, "%s,%lld,%lld,%lld,%lld,%d,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%lld\n",
+                      kd_study_method_name_(st->method[c]), (long long)st->g[c], (long long)sp->s,
                       (long long)sp->m, (long long)sp->n, s->mx.d, (long long)sp->B, sp->alpha,
                       (long long)st->T, (long long)st->rejections[c], st->rate[c], st->se[c],
-                      st->mean_seconds[c]) < 0;
+                      st->mean_seconds[c], (long long)st->size[c]) < 0;
       bad |= fflush(fp) != 0;
       const int why = errno; /* e.g. ENOSPC: a full disk is named */
       bad |= fclose(fp) != 0;
@@ -414,9 +451,11 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   s->kp.ls_median = 0;
   s->sp.kp = &s->kp;
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
-  kd_log_info("ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s", (long long)s->sp.T,
-              (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
-              s->sp.exact ? " and the exact test" : "");
+  kd_log_info(
+      "ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s, %d subsample and "
+      "%d wblock sizes",
+      (long long)s->sp.T, (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
+      s->sp.exact ? " and the exact test" : "", s->sp.n_sub, s->sp.n_wb);
   const double t0 = kd_dist_wtime();
   KD_TRY(kd_task_ckpt_open(ctx, s->ckpt_every, s->ckpt_path, s->ckpt_keep, kd_study_ckpt_hook_, &cc,
                            &ck, &resume));
@@ -448,9 +487,12 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   KD_TRY(kd_task_record_kernel(s->k, info, res));
   KD_TRY(kd_result_set_metric(res, "alpha", s->sp.alpha));
   for (int c = 0; c < st.n_conf; c++)
-    kd_log_info("%-5s g=%-3lld rejection rate %.4f +- %.4f, %.5f s per test",
-                st.g[c] < 0 ? "exact" : "ctt", (long long)st.g[c], st.rate[c], st.se[c],
-                st.mean_seconds[c]);
+    kd_log_info("%-14s %s=%-5lld rejection rate %.4f +- %.4f, %.5f s per test",
+                kd_study_method_name_(st.method[c]),
+                st.method[c] == KD_STUDY_SUBSAMPLE ? "n_out"
+                : st.method[c] == KD_STUDY_WBLOCK  ? "block"
+                                                   : "g",
+                (long long)st.size[c], st.rate[c], st.se[c], st.mean_seconds[c]);
   KD_TRY(kd_study_write_csv_(ctx, s, &st));
 cleanup:
   kd_ckpt_destroy(&ck);

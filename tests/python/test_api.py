@@ -162,6 +162,28 @@ class CttTest(unittest.TestCase):
         self.assertEqual((u.metrics["s"], u.metrics["rows_unused"]), (18, 1))
         self.assertNotIn("s", kdistill.ctt(X[:1024], X[1024:2048], seed=1).metrics)  # Alg. 3
 
+    def test_baselines(self):
+        # subsample_test and wblock (paper 003, Fig. 2) through ctt(algorithm=...): a 0.5 shift
+        # is rejected, equal samples give a p-value in (0, 1], and subsample_test with n_out = m = n
+        # has the exact test's statistic
+        rng = np.random.default_rng(5)
+        X, Y = rng.normal(size=(1200, 2)), rng.normal(size=(1000, 2))
+        for alg, kw in (("subsample_test", {"n_out": 500}), ("wblock", {"block": 50})):
+            shifted = kdistill.ctt(X, Y + 0.5, algorithm=alg, seed=1, **kw)
+            same = kdistill.ctt(X, Y, algorithm=alg, seed=1, **kw)
+            self.assertTrue(shifted.reject, alg)
+            self.assertEqual(shifted.algorithm, alg)
+            self.assertTrue(0.0 < same.p_value <= 1.0, alg)
+            # (wblock's block V-statistics carry a bias of about 2 (1 - E k) / block on both)
+            self.assertGreater(shifted.statistic, same.statistic, alg)
+            self.assertLess(shifted.p_value, same.p_value, alg)
+        self.assertEqual(kdistill.ctt(X, Y, algorithm="wblock", block=50).metrics["blocks"], 20)
+        full = kdistill.ctt(X[:1000], Y, algorithm="subsample_test", n_out=1000, ls=1.0)
+        exact = kdistill.ctt(X[:1000], Y, algorithm="ctt_exact", ls=1.0)
+        self.assertAlmostEqual(full.statistic, exact.statistic, delta=1e-12 * exact.statistic)
+        with self.assertRaisesRegex(kdistill.ConfigError, "algorithm.n_out"):
+            kdistill.ctt(X, Y, algorithm="subsample_test", n_out=1001)
+
     def test_default_g_is_the_command_line_s(self):
         # ctt() without g takes the library's default, as `kdistill ctt` and a config without g
         rng = np.random.default_rng(2)

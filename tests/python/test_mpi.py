@@ -129,6 +129,15 @@ for split in (even, uneven):
     check((got.mmd2, got.mmd2_bound) == (whole.mmd2, whole.mmd2_bound),
           "fgt/%s: %r vs %r" % (split.__name__, (got.mmd2, got.mmd2_bound),
                                 (whole.mmd2, whole.mmd2_bound)))
+# the Fig. 2 baselines: the same statistics, p-value and decision at P ranks as on one process
+for alg, kw in (("subsample_test", {"n_out": 300}), ("wblock", {"block": 16})):
+    one = kdistill.ctt(X, Y, algorithm=alg, B=50, seed=5, ls=1.0, comm=MPI.COMM_SELF, **kw)
+    for split in (even, uneven):
+        t = kdistill.ctt(split(X), split(Y), algorithm=alg, B=50, seed=5, ls=1.0, comm=comm, **kw)
+        check((t.statistic, t.p_value, t.reject) == (one.statistic, one.p_value, one.reject) and
+              np.array_equal(t.extras["/test/permutation_statistics"],
+                             one.extras["/test/permutation_statistics"]),
+              "%s/%s: %r vs %r" % (alg, split.__name__, t, one))
 # against a closed-form target the median heuristic sees the points once at any rank count
 g2 = kdistill.Gaussian([0.5, -1.0], [1.0, 2.0])
 mine, alone = kdistill.mmd(Z, wz, g2, comm=comm), kdistill.mmd(Z, wz, g2, comm=MPI.COMM_SELF)

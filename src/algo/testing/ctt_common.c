@@ -50,6 +50,17 @@ void kd_ctt_permute_labels(int64_t s, int64_t s_m, uint64_t seed, int64_t b,
   }
 }
 
+void kd_ctt_wild_labels(int64_t npair, int64_t pair0, int64_t nb, uint64_t seed,
+                        unsigned char *lab) {
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t i = 0; i < npair; i++) {
+      const int swap = b + 1 < nb && kd_rng_uniform(seed, KD_CTT_STREAM_WILD + (uint64_t)b,
+                                                    (uint64_t)(pair0 + i)) < 0.5;
+      lab[i * nb + b] = (unsigned char)swap;
+      lab[(npair + i) * nb + b] = (unsigned char)!swap;
+    }
+}
+
 double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *labels) {
   int64_t s_m = 0;
   for (int64_t i = 0; i < s; i++) s_m += labels[i] == 0;

@@ -7,7 +7,6 @@
  * min(ti, nt-1-ti) mod p (balanced triangle), its B+1 partial sums are summed over ranks (each
  * non-zero on one rank, so exact) and added in tile-row order: the statistics are bit-for-bit
  * the same at any rank count. Work O(N^2 (B+1) / p), memory O(N d + N (B+1) bytes) per rank. */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +22,6 @@ static const kd_param_spec kd_ctt_exact_params_[] = {
     {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
      KD_PARAM_AT(kd_ctt_params, tile)},
 };
-
-/* Rows [j0, j0+bj) of all labellings as weights, row-major bj x (B+1). */
-static void kd_exact_weights_(const unsigned char *lab, int64_t j0, int64_t bj, int64_t nb,
-                              double wx, double wy, double *W) {
-  for (int64_t j = 0; j < bj; j++)
-    for (int64_t b = 0; b < nb; b++) W[j * nb + b] = lab[(j0 + j) * nb + b] ? wy : wx;
-}
 
 /* ---------------- the driver: phases over one state ----------------
  * kd_ctt_exact_run_ = setup (pooled sample and labellings), the tiles of the upper triangle on
@@ -94,61 +86,17 @@ cleanup:
   return err;
 }
 
-/* Tile row ti of the upper triangle: K_IJ W_J for tj >= ti (diagonal tile into D, the others
- * summed into U), then rowacc[ti] = W_I^T (2 U + D) per labelling. Local. */
-static kd_err kd_exact_tile_row_(kd_exact_drv_ *D, int64_t ti, double *Kt, double *WI, double *WJ,
-                                 double *U, double *Dg) {
-  kd_err err = KD_OK;
-  const int64_t N = D->N, nb = D->nb, nt = D->nt, bt = D->cfg.tile;
-  const int d = D->d;
-  const int64_t i0 = ti * bt, bi = (i0 + bt <= N) ? bt : N - i0;
-  kd_exact_weights_(D->lab, i0, bi, nb, D->wx, D->wy, WI);
-  for (int64_t tj = ti; tj < nt; tj++) {
-    const int64_t j0 = tj * bt, bj = (j0 + bt <= N) ? bt : N - j0;
-    KD_TRY(kd_kernel_eval_block(D->in->kernel, D->Z + (size_t)i0 * d, bi, D->Z + (size_t)j0 * d, bj,
-                                Kt, bj));
-    kd_exact_weights_(D->lab, j0, bj, nb, D->wx, D->wy, WJ);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)bi, (int)nb, (int)bj, 1.0, Kt,
-                (int)bj, WJ, (int)nb, tj == ti ? 0.0 : (tj == ti + 1 ? 0.0 : 1.0),
-                tj == ti ? Dg : U, (int)nb);
-  }
-  if (ti + 1 >= nt) memset(U, 0, (size_t)bi * nb * sizeof(double)); /* no off-diagonal tile */
-  for (int64_t b = 0; b < nb; b++) {
-    double acc = 0.0;
-    for (int64_t i = 0; i < bi; i++) acc += WI[i * nb + b] * (2.0 * U[i * nb + b] + Dg[i * nb + b]);
-    D->rowacc[ti * nb + b] = acc;
-  }
-cleanup:
-  return err;
-}
-
 /* The tile rows of this rank: row ti on rank min(ti, nt-1-ti) mod p (balanced triangle), agreed.
  * Collective. */
 static kd_err kd_exact_tiles_(kd_exact_drv_ *D) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  double *Kt = NULL, *WI = NULL, *WJ = NULL, *U = NULL, *Dg = NULL;
-  const int64_t nb = D->nb, nt = D->nt, bt = D->cfg.tile;
-  KD_ALLOC(D->rowacc, nt * nb);
-  KD_ALLOC(Kt, bt * bt);
-  KD_ALLOC(WI, bt * nb);
-  KD_ALLOC(WJ, bt * nb);
-  KD_ALLOC(U, bt * nb);
-  KD_ALLOC(Dg, bt * nb);
+  kd_err err = KD_OK;
+  const kd_ctt_quad q = {D->in->kernel, D->Z, D->N, D->nb, D->cfg.tile, D->d, D->lab, D->wx, D->wy};
+  KD_ALLOC_AGREED(D->comm, D->rowacc, D->nt * D->nb);
   const uint64_t ev0 = kd_kernel_evals(D->in->kernel);
-  for (int64_t ti = 0; ti < nt && lerr == KD_OK; ti++) {
-    const int64_t q = ti < nt - 1 - ti ? ti : nt - 1 - ti;
-    if (q % D->p != D->rank) continue;
-    lerr = kd_interrupt_check("ctt_exact (no checkpoint)"); /* polled once per tile row */
-    if (lerr == KD_OK) lerr = kd_exact_tile_row_(D, ti, Kt, WI, WJ, U, Dg);
-  }
-  KD_TRY(kd_dist_agreed(D->comm, lerr));
+  KD_TRY(kd_dist_agreed(
+      D->comm, kd_ctt_quad_rows(&q, D->rank, D->p, "ctt_exact (no checkpoint)", NULL, D->rowacc)));
   D->evals = kd_kernel_evals(D->in->kernel) - ev0;
 cleanup:
-  free(Kt);
-  free(WI);
-  free(WJ);
-  free(U);
-  free(Dg);
   return err;
 }
 

@@ -16,6 +16,8 @@ typedef struct {
 #define KD_CTT_STREAM_BIN 0x4354540000000000ULL    /* + bin id: KT-Compress of that bin */
 #define KD_CTT_STREAM_PERM 0x4354550000000000ULL   /* + b: permutation b (0-based) */
 #define KD_CTT_STREAM_DECIDE 0x4354560000000000ULL /* tie break (counter 0), reject draw (1) */
+#define KD_CTT_STREAM_WILD 0x4354580000000000ULL   /* + b: wild-bootstrap signs b */
+#define KD_CTT_STREAM_SUB 0x4354590000000000ULL    /* subsample_test: 0 rows of X, 1 of Y */
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
@@ -45,15 +47,52 @@ void kd_ctt_permute_labels(int64_t s, int64_t s_m, uint64_t seed, int64_t b, uns
  *  coresets, summed in index order (identical partitions give identical bits). Local. */
 double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *labels);
 
+/** The quadratic forms of a pooled sample's labellings (ctt_quad.c): Z [N x d] rows, lab
+ *  [N x nb] labels (0: weight wx, 1: weight wy), K visited in tile x tile blocks. Borrowed. */
+typedef struct {
+  kd_kernel *k;
+  const double *Z;
+  int64_t N, nb, tile;
+  int d;
+  const unsigned char *lab;
+  double wx, wy;
+} kd_ctt_quad;
+
+/** Doubles of scratch kd_ctt_quad_rows needs (tile^2 + 4 tile nb). */
+int64_t kd_ctt_quad_ws_size(const kd_ctt_quad *q);
+/** The tile rows ti of q's upper triangle with min(ti, nt-1-ti) mod p == rank (all for p = 1):
+ *  rowacc[ti * nb + b] = tile row ti's share of w_b^T K w_b (nt = ceil(N / tile)); other rows
+ *  are left as they are. ws: kd_ctt_quad_ws_size(q) doubles of scratch (NULL: allocated here).
+ *  Polls kd_interrupt_check(what) per tile row unless what is NULL. Local; the caller agrees
+ *  the error. */
+kd_err kd_ctt_quad_rows(const kd_ctt_quad *q, int rank, int p, const char *what, double *ws,
+                        double *rowacc);
+/** All tile rows on this rank and stat2[b] = their sum in tile-row order (ws as above, rowacc:
+ *  nt x nb scratch). Local. */
+kd_err kd_ctt_quad_local(const kd_ctt_quad *q, double *ws, double *rowacc, double *stat2);
+
+/** Wild-bootstrap labels of npair pairs (x_i, y_i) (Chwialkowski et al. 2014, Rademacher
+ *  multipliers): pair i (global pair index pair0 + i) is swapped in labelling b when
+ *  kd_rng_uniform(seed, KD_CTT_STREAM_WILD + b, pair0 + i) < 1/2, so that with the layout of
+ *  lab (rows x_0 .. x_{npair-1}, then y_0 .. y_{npair-1}; nb labellings per row) the form
+ *  w_b^T K w_b is (1/npair^2) sum_ij e_i e_j h(z_i, z_j). Column B = nb - 1 is the observed
+ *  labelling (no swap). Under the null (X, Y i.i.d., independent) each swap leaves the sample's
+ *  distribution unchanged: the randomised threshold of kd_ctt_decide has size alpha exactly.
+ *  Local, pure. */
+void kd_ctt_wild_labels(int64_t npair, int64_t pair0, int64_t nb, uint64_t seed,
+                        unsigned char *lab);
+
 /** Typed parameters of the testing family, filled once with kd_params_fill from the spec table
  *  of `ctt` (s, g, delta, B, alpha) or of `ctt_exact` (B, alpha, tile); the tables state the
  *  defaults. */
 typedef struct {
-  int64_t s, g; /* ctt: bins, compression level */
-  double delta; /* ctt: KT-Compress failure probability */
-  int64_t B;    /* label permutations */
-  double alpha; /* nominal level */
-  int64_t tile; /* ctt_exact: kernel tile edge */
+  int64_t s, g;  /* ctt: bins, compression level */
+  double delta;  /* ctt: KT-Compress failure probability */
+  int64_t B;     /* label permutations */
+  double alpha;  /* nominal level */
+  int64_t tile;  /* ctt_exact, subsample_test, wblock: kernel tile edge */
+  int64_t n_out; /* subsample_test: rows drawn from each sample */
+  int64_t block; /* wblock: rows of each sample per block */
 } kd_ctt_params;
 
 /** Check the common arguments (B >= 1, 0 < alpha < 1, m, n >= 1, same dimension); the message
@@ -78,6 +117,14 @@ kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out)
  *  read): what algorithm `ctt_exact` runs. Collective over in->comm; errors agreed. */
 kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 
+/** The Subsampling baseline (subsample_test.c) with the typed parameters p (n_out, B, alpha,
+ *  tile). Collective over in->comm; errors agreed. */
+kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
+
+/** The W-Block baseline (wblock.c) with the typed parameters p (block, B, alpha, tile).
+ *  Collective over in->comm; errors agreed. */
+kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
+
 /** Append the /test datasets shared by both algorithms: statistic (MMD = sqrt of the observed
  *  squared statistic, clipped at 0), p_value, reject, rank, p_reject, permutation_statistics
  *  (B permuted MMDs). Local. */
@@ -99,15 +146,24 @@ typedef struct {
   int n_g;
   int exact;
   int64_t exact_tile;
+  const int64_t *n_out_list; /* subsample_test at each n_out (n_sub values; NULL: none) */
+  int n_sub;
+  const int64_t *block_list; /* wblock at each block size (n_wb values; NULL: none) */
+  int n_wb;
 } kd_ctt_study_spec;
 
-/** Results, replicated on every rank; configuration c < n_g is CTT with g_list[c], c = n_g the
- *  exact test (if requested). Arrays [T * n_conf] are row-major by replicate. Free with
- *  kd_ctt_study_free. */
+/** The tests a study runs (kd_ctt_study_out.method). */
+enum { KD_STUDY_CTT = 0, KD_STUDY_EXACT = 1, KD_STUDY_SUBSAMPLE = 2, KD_STUDY_WBLOCK = 3 };
+
+/** Results, replicated on every rank; configuration c < n_g is CTT with g_list[c], then the exact
+ *  test (if requested), then subsample_test at each n_out, then wblock at each block size.
+ *  Arrays [T * n_conf] are row-major by replicate. Free with kd_ctt_study_free. */
 typedef struct {
   int n_conf;
   int64_t T;
-  int64_t *g;           /* [n_conf]: g, or -1 for the exact test */
+  int64_t *g;           /* [n_conf]: g, or -1 for the other tests */
+  int64_t *method;      /* [n_conf]: KD_STUDY_* */
+  int64_t *size;        /* [n_conf]: g, n_out or block (0 for the exact test) */
   int64_t *rejections;  /* [n_conf] */
   double *rate, *se;    /* [n_conf]: rejections / T and sqrt(rate (1 - rate) / T) */
   double *mean_seconds; /* [n_conf]: mean wall time of one test (one rank) */
@@ -124,7 +180,7 @@ kd_err kd_ctt_study_run(MPI_Comm comm, const kd_ctt_study_spec *spec, kd_ckpt *c
                         kd_ctt_study_out *out);
 void kd_ctt_study_free(kd_ctt_study_out *out);
 /** Add the study as /study/{g, rejections, rejection_rate, se, mean_seconds, reject, p_value,
- *  statistic, seconds} datasets of r. Local. */
+ *  statistic, seconds} datasets of r, and /study/{method, size} when a baseline ran. Local. */
 kd_err kd_ctt_study_add_outputs(const kd_ctt_study_out *st, kd_result *r);
 
 #endif

@@ -1,6 +1,7 @@
 /* ctt_study.c - level / power / time studies of Compress Then Test (paper 003, Sec. 6, Fig. 2):
  * T seeded replicates of two generator samples, each tested on one rank (a one-rank communicator
- * split off comm) by CTT at every requested g and by the exact permutation test on the same
+ * split off comm) by CTT at every requested g, by the exact permutation test and by the
+ * baselines of Fig. 2 (subsample_test at each n_out, wblock at each block size) on the same
  * data. Replicate t runs on rank t mod p; its data seeds are kd_rng_u64(seed, STUDY, 3t) (X) and
  * (.., 3t+1) (Y), its test seed (.., 3t+2), so the table does not depend on the rank count
  * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank).
@@ -19,7 +20,7 @@
 
 #define KD_CTT_STREAM_STUDY 0x4354570000000000ULL
 
-extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact;
+extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact, kd_algo_subsample_test, kd_algo_wblock;
 
 /* The parameters of algorithm desc at their defaults (its spec table states them once). Local. */
 static kd_err kd_study_defaults_(const kd_algo_desc *desc, kd_ctt_params *out) {
@@ -36,6 +37,8 @@ cleanup:
 void kd_ctt_study_free(kd_ctt_study_out *o) {
   if (!o) return;
   free(o->g);
+  free(o->method);
+  free(o->size);
   free(o->rejections);
   free(o->rate);
   free(o->se);
@@ -123,6 +126,7 @@ typedef struct {
   const kd_ctt_study_spec *sp;
   kd_ctt_study_out *o;
   kd_ctt_params pc, pe; /* ctt (g set per configuration) and ctt_exact */
+  kd_ctt_params ps, pw; /* subsample_test and wblock (n_out, block set per configuration) */
   kd_kernel *k;
   kd_ckpt *ck;           /* NULL: no checkpointing */
   int64_t done0, rounds; /* replicates finished before a resume, rounds run here */
@@ -135,9 +139,10 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   kd_err err = KD_OK;
   const kd_ctt_study_spec *sp = S->sp;
   kd_ctt_study_out *o = S->o;
-  const int nc = sp->n_g + (sp->exact ? 1 : 0);
+  const int nc = sp->n_g + (sp->exact ? 1 : 0) + sp->n_sub + sp->n_wb;
   const int64_t T = sp->T;
-  KD_CHECK(nc >= 1, KD_ERR_CONFIG, "study: nothing to run (no g values and exact: false)");
+  KD_CHECK(nc >= 1, KD_ERR_CONFIG,
+           "study: nothing to run (no g values, exact: false and no baselines)");
   KD_CHECK(T >= 1, KD_ERR_CONFIG, "study.replicates must be >= 1");
   KD_CHECK(sp->mx->d == sp->my->d, KD_ERR_CONFIG,
            "study: x has dimension %d but y has dimension %d", sp->mx->d, sp->my->d);
@@ -145,6 +150,8 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   o->n_conf = nc;
   o->T = T;
   KD_ALLOC(o->g, nc);
+  KD_ALLOC(o->method, nc);
+  KD_ALLOC(o->size, nc);
   KD_ALLOC(o->rejections, nc);
   KD_ALLOC(o->rate, nc);
   KD_ALLOC(o->se, nc);
@@ -153,9 +160,24 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   KD_ALLOC(o->p_value, T * nc);
   KD_ALLOC(o->statistic, T * nc);
   KD_ALLOC(o->seconds, T * nc);
-  for (int c = 0; c < nc; c++) o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
+  for (int c = 0, ce = sp->n_g + (sp->exact ? 1 : 0); c < nc; c++) {
+    o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
+    o->method[c] = c < sp->n_g          ? KD_STUDY_CTT
+                   : c < ce             ? KD_STUDY_EXACT
+                   : c < ce + sp->n_sub ? KD_STUDY_SUBSAMPLE
+                                        : KD_STUDY_WBLOCK;
+    o->size[c] = c < sp->n_g          ? sp->g_list[c]
+                 : c < ce             ? 0
+                 : c < ce + sp->n_sub ? sp->n_out_list[c - ce]
+                                      : sp->block_list[c - ce - sp->n_sub];
+  }
   KD_TRY(kd_study_defaults_(&kd_algo_ctt, &S->pc));
   KD_TRY(kd_study_defaults_(&kd_algo_ctt_exact, &S->pe));
+  KD_TRY(kd_study_defaults_(&kd_algo_subsample_test, &S->ps));
+  KD_TRY(kd_study_defaults_(&kd_algo_wblock, &S->pw));
+  S->ps.B = S->pw.B = sp->B;
+  S->ps.alpha = S->pw.alpha = sp->alpha;
+  if (sp->exact_tile > 0) S->ps.tile = S->pw.tile = sp->exact_tile;
   S->pc.s = sp->s;
   S->pc.B = sp->B;
   S->pc.delta = sp->delta;
@@ -193,11 +215,17 @@ static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
     in.points = X;
     in.seed = st;
     in.task_in = &ti;
-    if (c < sp->n_g) {
-      S->pc.g = sp->g_list[c];
+    if (o->method[c] == KD_STUDY_CTT) {
+      S->pc.g = o->size[c];
       KD_TRY(kd_ctt_test(&in, &S->pc, &r));
-    } else {
+    } else if (o->method[c] == KD_STUDY_EXACT) {
       KD_TRY(kd_ctt_exact_test(&in, &S->pe, &r));
+    } else if (o->method[c] == KD_STUDY_SUBSAMPLE) {
+      S->ps.n_out = o->size[c];
+      KD_TRY(kd_ctt_subsample_test(&in, &S->ps, &r));
+    } else {
+      S->pw.block = o->size[c];
+      KD_TRY(kd_ctt_wblock_test(&in, &S->pw, &r));
     }
     o->reject[t * nc + c] = kd_result_find(&r, "/test/reject")->i64[0];
     o->p_value[t * nc + c] = kd_result_find(&r, "/test/p_value")->f64[0];
@@ -317,6 +345,12 @@ kd_err kd_ctt_study_add_outputs(const kd_ctt_study_out *st, kd_result *r) {
   KD_TRY(kd_result_add_f64(r, "/study/p_value", 2, d2, st->p_value));
   KD_TRY(kd_result_add_f64(r, "/study/statistic", 2, d2, st->statistic));
   KD_TRY(kd_result_add_f64(r, "/study/seconds", 2, d2, st->seconds));
+  int baselines = 0;
+  for (int c = 0; c < st->n_conf; c++) baselines |= st->method[c] >= KD_STUDY_SUBSAMPLE;
+  if (baselines) { /* only then: a study of CTT and the exact test keeps its datasets */
+    KD_TRY(kd_result_add_i64(r, "/study/method", 1, d1, st->method));
+    KD_TRY(kd_result_add_i64(r, "/study/size", 1, d1, st->size));
+  }
 cleanup:
   return err;
 }

@@ -11,7 +11,8 @@
  *         target their empirical measure, n_out = 16;
  *   quad: periodic Sobolev r = 1 on the torus [0,1)^2 (z = 1, zz = 1), n = 10;
  *   ctt:  X ~ N(0, I_2), Y ~ N((1.5, 0), I_2), 64 rows each, s = 16 bins of 8 rows, each
- *         KT-Compressed to 4 (g = 0), B = 39, alpha = 0.05.
+ *         KT-Compressed to 4 (g = 0), B = 39, alpha = 0.05; subsample_test draws n_out = 64
+ *         (all rows), wblock cuts 2 blocks of 32.
  * Checks, per entry:
  *   - output: dimension, finite points, size (thin: n_out = 16, or floor(n_in/2) = 160 for an
  *     algorithm without n_out (kh); quad: 1..n; herd: 1..200 atoms; ctt: 16 x 4 coreset rows,
@@ -21,7 +22,8 @@
  *     bit for bit on every rank;
  *   - reported MMD = kd_mmd of the output and = the direct double sum, to round-off of the
  *     summed terms: |MMD_a^2 - MMD_b^2| <= 1e-12 (zz + w^T K w); ctt: the reported statistic =
- *     the MMD between the X- and Y-labelled (coreset) averages by a direct double sum;
+ *     the MMD between the X- and Y-labelled (coreset) averages by a direct double sum (wblock:
+ *     the mean of the two blocks' double sums);
  *   - MMD below its baseline on the problem: herd and quad below the closed-form root mean
  *     square MMD of Monte Carlo with as many points, sqrt((k(x,x) - zz)/n); thin below the
  *     closed-form rms MMD of uniform subsampling without replacement,
@@ -238,7 +240,21 @@ static double ctt_direct_mmd2(const problem *p, const kd_result *r) {
   int64_t n = r->n;
   double *w = NULL;
   const double *X = r->points;
-  if (n == 0) { /* ctt_exact */
+  double nblk = 0;
+  if (n == 0 && kd_result_get_metric(r, "blocks", &nblk)) { /* wblock: mean of the blocks' */
+    const int64_t bl = p->m / (int64_t)nblk;                /* MMD^2 (rows j bl .. of X, Y) */
+    double v = 0;
+    for (int64_t j = 0; j < (int64_t)nblk; j++)
+      for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+          for (int64_t i = 0; i < bl; i++)
+            for (int64_t l = 0; l < bl; l++)
+              v += (a == b ? 1.0 : -1.0) / ((double)bl * bl * nblk) *
+                   gauss_k(p->rows + (a * p->m + j * bl + i) * d,
+                           p->rows + (b * p->m + j * bl + l) * d, d, p->ls);
+    return v;
+  }
+  if (n == 0) { /* ctt_exact, subsample_test with n_out = m = n: the full samples */
     n = p->N;
     X = p->rows;
     w = malloc(sizeof(double) * n);
@@ -272,7 +288,8 @@ typedef struct {
 static const char *const kHerdKv[] = {"max_iter=30", NULL};
 static const char *const kThinKv[] = {"n_out=16", "g=1", "replacement=false", NULL};
 static const char *const kQuadKv[] = {"n=10", NULL};
-static const char *const kCttKv[] = {"s=16", "g=0", "B=39", "alpha=0.05", NULL};
+static const char *const kCttKv[] = {"s=16",     "g=0",      "B=39", "alpha=0.05",
+                                     "n_out=64", "block=32", NULL};
 
 static const task_case kCases[] = {
     {"herd", setup_herd, kHerdKv, 0, 0},

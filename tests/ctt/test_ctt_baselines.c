@@ -1,0 +1,351 @@
+/* test_ctt_baselines.c - the baselines of paper 003, Sec. 6.2 (Fig. 2): subsample_test (the MMD
+ * test on n_out uniformly drawn rows of each sample, wild bootstrap) and wblock (the mean of
+ * block MMD^2 over n / block blocks, wild bootstrap):
+ *  - conformance: the observed and two bootstrap statistics equal a brute-force double sum over
+ *    the drawn rows (subsample_test: the rows kd_pointset_choose_keyed picks; n_out = m = n: the
+ *    whole samples) or the blocks (wblock, also at unequal sizes, where the last rows of the
+ *    larger sample are unused), with the Rademacher signs of kd_rng_uniform on the wild stream;
+ *  - the same statistic, bootstrap statistics, p-value and decision on the job's communicator as
+ *    on one rank (so at 1, 2 and 4 ranks);
+ *  - level: 200 null replicates (X, Y ~ N(0, I_2), m = n = 1024 and m = 1000, n = 700), rejection
+ *    rate <= 0.05 + 3 SE (nominal SE 0.0154), at least one rejection, mean p-value 0.505 within
+ *    4 SE;
+ *  - power: m = n = 4096, Y shifted by 0.3 on one axis, 100 replicates: rejection rate >= 0.9
+ *    (subsample_test n_out = 1024, wblock block = 128);
+ *  - bad sizes: clear errors naming algorithm.n_out / algorithm.block;
+ *  - ctt_study with the baselines: configurations in the documented order (CTT's g, the exact
+ *    test, subsample_test's n_out, wblock's block) with their method and size, and the same
+ *    table on the job's communicator as on one rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/dist_impl.h"
+#include "ctt_test_util.h"
+#include "kd_test.h"
+
+/* (1/np^2) sum_ij w_i w_j k(z_i, z_j) over the pooled rows Z (np rows of X, then np of Y) with
+ * the wild signs of replicate b (b < 0: none) for global pair indices pair0 + i: brute force. */
+static double brute_stat(kd_kernel *k, const double *Z, int64_t np, uint64_t seed, int64_t b,
+                         int64_t pair0) {
+  const int64_t N = 2 * np;
+  double *K = malloc(sizeof(double) * N * N), *w = malloc(sizeof(double) * N);
+  kd_kernel_eval_block(k, Z, N, Z, N, K, N);
+  for (int64_t i = 0; i < np; i++) {
+    const double e = (b >= 0 && kd_rng_uniform(seed, KD_CTT_STREAM_WILD + (uint64_t)b,
+                                               (uint64_t)(pair0 + i)) < 0.5)
+                         ? -1.0
+                         : 1.0;
+    w[i] = e / (double)np;
+    w[np + i] = -e / (double)np;
+  }
+  double s = 0.0;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t j = 0; j < N; j++) s += w[i] * w[j] * K[i * N + j];
+  free(K);
+  free(w);
+  return s;
+}
+
+static double perm_stat2(const kd_result *r, int64_t b) {
+  const kd_result_dataset *p = kd_result_find(r, "/test/permutation_statistics");
+  return p ? p->f64[b] * p->f64[b] : NAN;
+}
+
+/* the observed and bootstrap 0, 1 squared statistics of r against brute force */
+static void check_stats(const kd_result *r, const double *want, const char *what) {
+  const double got[3] = {ctt_test_f64(r, "/test/statistic_squared"), perm_stat2(r, 0),
+                         perm_stat2(r, 1)};
+  for (int i = 0; i < 3; i++) {
+    /* the bootstrap values are stored as sqrt(max(s, 0)): negative ones compare as 0 */
+    const double w = i ? fmax(want[i], 0.0) : want[i];
+    KD_TEST(fabs(got[i] - w) <= 1e-12 * fabs(w) + 1e-15, "%s: statistic %d = %.17g, brute %.17g",
+            what, i, got[i], w);
+  }
+}
+
+static void test_conformance(MPI_Comm comm) {
+  const int d = 2;
+  const double shift[2] = {0.4, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, d, &k));
+  kd_pointset *X = NULL, *Y = NULL;
+  const int64_t m = 300, n = 170;
+  KD_TEST_OK(ctt_test_gauss(comm, m, d, NULL, 31, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, n, d, shift, 32, &Y));
+  double *Xa = malloc(sizeof(double) * m * d), *Ya = malloc(sizeof(double) * n * d);
+  double *Z = malloc(sizeof(double) * 2 * m * d);
+  KD_TEST_OK(kd_pointset_allgather(X, Xa));
+  KD_TEST_OK(kd_pointset_allgather(Y, Ya));
+  const uint64_t seed = 7;
+  { /* subsample_test, n_out = 100 of 300 and 170: the keyed rows */
+    kd_result r = KD_RESULT_INIT;
+    const char *st[] = {"n_out=100", "B=30", "tile=64", NULL};
+    KD_TEST_OK(ctt_test_run(comm, "subsample_test", k, X, Y, seed, st, &r));
+    kd_gidx ix[100], iy[100];
+    KD_TEST_OK(kd_pointset_choose_keyed(X, seed, KD_CTT_STREAM_SUB, 100, ix));
+    KD_TEST_OK(kd_pointset_choose_keyed(Y, seed, KD_CTT_STREAM_SUB + 1, 100, iy));
+    for (int i = 0; i < 100; i++)
+      for (int c = 0; c < d; c++) {
+        Z[i * d + c] = Xa[ix[i] * d + c];
+        Z[(100 + i) * d + c] = Ya[iy[i] * d + c];
+      }
+    const double want[3] = {brute_stat(k, Z, 100, seed, -1, 0), brute_stat(k, Z, 100, seed, 0, 0),
+                            brute_stat(k, Z, 100, seed, 1, 0)};
+    check_stats(&r, want, "subsample_test n_out=100");
+    KD_TEST(want[0] > 0.0 && want[0] > fmax(want[1], want[2]),
+            "shifted samples: observed %.3g above the bootstrap values %.3g %.3g", want[0], want[1],
+            want[2]);
+    kd_result_free(&r);
+  }
+  { /* subsample_test with n_out = m = n = 170: the whole samples, in any order */
+    kd_result r = KD_RESULT_INIT, re = KD_RESULT_INIT;
+    kd_pointset *X2 = NULL;
+    KD_TEST_OK(ctt_test_gauss(comm, n, d, NULL, 31, &X2));
+    const char *st[] = {"n_out=170", "B=30", NULL};
+    const char *se[] = {"B=30", NULL};
+    KD_TEST_OK(ctt_test_run(comm, "subsample_test", k, X2, Y, seed, st, &r));
+    KD_TEST_OK(ctt_test_run(comm, "ctt_exact", k, X2, Y, seed, se, &re));
+    KD_TEST_REL(ctt_test_f64(&r, "/test/statistic_squared"),
+                ctt_test_f64(&re, "/test/statistic_squared"), 1e-12,
+                "n_out = n: the full-sample MMD^2 of ctt_exact");
+    kd_result_free(&r);
+    kd_result_free(&re);
+    kd_pointset_destroy(&X2);
+  }
+  { /* wblock, block = 32: floor(170 / 32) = 5 blocks, 300 + 170 - 320 rows unused */
+    kd_result r = KD_RESULT_INIT;
+    const char *st[] = {"block=32", "B=30", "tile=24", NULL};
+    KD_TEST_OK(ctt_test_run(comm, "wblock", k, X, Y, seed, st, &r));
+    double want[3] = {0, 0, 0};
+    for (int j = 0; j < 5; j++) {
+      memcpy(Z, Xa + j * 32 * d, sizeof(double) * 32 * d);
+      memcpy(Z + 32 * d, Ya + j * 32 * d, sizeof(double) * 32 * d);
+      for (int b = -1; b < 2; b++) want[b + 1] += brute_stat(k, Z, 32, seed, b, j * 32) / 5.0;
+    }
+    check_stats(&r, want, "wblock block=32");
+    double nblk = 0, unused = 0;
+    KD_TEST(kd_result_get_metric(&r, "blocks", &nblk) && nblk == 5.0, "5 blocks, got %g", nblk);
+    KD_TEST(kd_result_get_metric(&r, "rows_unused", &unused) && unused == 150.0,
+            "150 rows unused, got %g", unused);
+    kd_result_free(&r);
+  }
+  free(Xa);
+  free(Ya);
+  free(Z);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
+/* the same outputs on comm as on one rank */
+static void test_ranks(MPI_Comm comm, MPI_Comm self) {
+  const int d = 2;
+  const double shift[2] = {0.1, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL, *X1 = NULL, *Y1 = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, d, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 3000, d, NULL, 41, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 2100, d, shift, 42, &Y));
+  KD_TEST_OK(ctt_test_gauss(self, 3000, d, NULL, 41, &X1));
+  KD_TEST_OK(ctt_test_gauss(self, 2100, d, shift, 42, &Y1));
+  const char *algos[2] = {"subsample_test", "wblock"};
+  for (int a = 0; a < 2; a++) {
+    kd_result r = KD_RESULT_INIT, r1 = KD_RESULT_INIT;
+    const char *s0[] = {"n_out=700", "B=50", "tile=96", NULL};
+    const char *s1[] = {"block=16", "B=50", NULL}; /* 131 blocks: 3 chunks of 64 */
+    const char *const *st = a ? s1 : s0;
+    KD_TEST_OK(ctt_test_run(comm, algos[a], k, X, Y, 123, st, &r));
+    KD_TEST_OK(ctt_test_run(self, algos[a], k, X1, Y1, 123, st, &r1));
+    KD_TEST(
+        ctt_test_f64(&r, "/test/statistic_squared") == ctt_test_f64(&r1, "/test/statistic_squared"),
+        "%s: statistic %.17g at %d ranks vs %.17g at 1", algos[a],
+        ctt_test_f64(&r, "/test/statistic_squared"), kd_dist_size(comm),
+        ctt_test_f64(&r1, "/test/statistic_squared"));
+    KD_TEST(ctt_test_f64(&r, "/test/p_value") == ctt_test_f64(&r1, "/test/p_value") &&
+                ctt_test_i64(&r, "/test/reject") == ctt_test_i64(&r1, "/test/reject") &&
+                ctt_test_i64(&r, "/test/rank") == ctt_test_i64(&r1, "/test/rank"),
+            "%s: same p-value, decision and rank", algos[a]);
+    const kd_result_dataset *p = kd_result_find(&r, "/test/permutation_statistics");
+    const kd_result_dataset *p1 = kd_result_find(&r1, "/test/permutation_statistics");
+    KD_TEST(p && p1 && memcmp(p->f64, p1->f64, 50 * sizeof(double)) == 0,
+            "%s: same bootstrap statistics", algos[a]);
+    kd_result_free(&r);
+    kd_result_free(&r1);
+  }
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_pointset_destroy(&X1);
+  kd_pointset_destroy(&Y1);
+  kd_kernel_destroy(&k);
+}
+
+/* T replicates of (X ~ N(0, I_2) with m rows, Y ~ N((shift, 0), I_2) with n rows), replicate t on
+ * rank t mod p alone; rej[t], pv[t] on every rank. */
+static void replicates(MPI_Comm comm, const char *algo, const char *const *st, int64_t m, int64_t n,
+                       double shift, int T, uint64_t seed, int *rej, double *pv) {
+  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
+  const double mx[2] = {shift, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  for (int t = 0; t < T; t++) {
+    rej[t] = 0;
+    pv[t] = 0.0;
+  }
+  for (int t = rank; t < T; t += p) {
+    kd_pointset *X = NULL, *Y = NULL;
+    kd_result r = KD_RESULT_INIT;
+    KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, m, 2, NULL, seed + 3 * (uint64_t)t, &X));
+    KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, n, 2, mx, seed + 3 * (uint64_t)t + 1, &Y));
+    KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, algo, k, X, Y, seed + 3 * (uint64_t)t + 2, st, &r));
+    rej[t] = (int)ctt_test_i64(&r, "/test/reject");
+    pv[t] = ctt_test_f64(&r, "/test/p_value");
+    kd_result_free(&r);
+    kd_pointset_destroy(&X);
+    kd_pointset_destroy(&Y);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, rej, T, MPI_INT, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, pv, T, MPI_DOUBLE, MPI_SUM, comm);
+  kd_kernel_destroy(&k);
+}
+
+static void test_level(MPI_Comm comm, const char *algo, const char *const *st, int64_t m,
+                       int64_t n) {
+  enum { T = 200 };
+  int rej[T];
+  double pv[T];
+  const double t0 = MPI_Wtime();
+  replicates(comm, algo, st, m, n, 0.0, T, 5000, rej, pv);
+  int nrej = 0;
+  double pm = 0.0;
+  for (int t = 0; t < T; t++) {
+    nrej += rej[t];
+    pm += pv[t] / T;
+  }
+  const double rate = nrej / (double)T, se0 = sqrt(0.05 * 0.95 / T);
+  if (kd_test_rank() == 0)
+    printf("level %s (m=%lld, n=%lld, %s): rejection %.4f (%d/%d), mean p %.3f, %.1f s\n", algo,
+           (long long)m, (long long)n, st[0], rate, nrej, T, pm, MPI_Wtime() - t0);
+  KD_TEST(rate <= 0.05 + 3 * se0, "%s: null rejection rate %.4f > 0.05 + 3 SE = %.4f", algo, rate,
+          0.05 + 3 * se0);
+  KD_TEST(nrej >= 1, "%s: never rejected in %d null replicates", algo, T);
+  /* null p-values (B = 100) near uniform on {1/101, ..., 1}: mean 0.505, sd 0.29/sqrt(T) */
+  KD_TEST_NEAR(pm, 0.505, 4 * 0.29 / sqrt((double)T), "mean null p-value");
+}
+
+static void test_power(MPI_Comm comm, const char *algo, const char *const *st) {
+  enum { T = 100 };
+  int rej[T];
+  double pv[T];
+  const double t0 = MPI_Wtime();
+  replicates(comm, algo, st, 4096, 4096, 0.3, T, 9000, rej, pv);
+  int nrej = 0;
+  for (int t = 0; t < T; t++) nrej += rej[t];
+  if (kd_test_rank() == 0)
+    printf("power %s (%s): rejection %.3f (%d/%d), %.1f s\n", algo, st[0], nrej / (double)T, nrej,
+           T, MPI_Wtime() - t0);
+  KD_TEST(nrej >= 90, "%s (%s): power %.2f < 0.9 at a 0.3 shift, m = n = 4096", algo, st[0],
+          nrej / (double)T);
+}
+
+static void expect_config_error(MPI_Comm comm, const char *algo, const char *const *st,
+                                const char *key) {
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  kd_result r = KD_RESULT_INIT;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 1, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 40, 2, NULL, 2, &Y));
+  kd_err_clear();
+  kd_err e = kd_dist_agreed(comm, ctt_test_run(comm, algo, k, X, Y, 1, st, &r));
+  KD_TEST(e == KD_ERR_CONFIG, "%s %s: code %d (%s), want KD_ERR_CONFIG", algo, st[0], (int)e,
+          kd_err_message());
+  KD_TEST(strstr(kd_err_message(), key) != NULL, "%s: message '%s' names %s", algo,
+          kd_err_message(), key);
+  kd_result_free(&r);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
+static void test_study(MPI_Comm comm) {
+  kd_measure gx, gy;
+  memset(&gx, 0, sizeof gx);
+  double mx[2] = {0, 0}, my[2] = {0.2, 0}, sd[2] = {1, 1};
+  gx.type = KD_MEASURE_GAUSSIAN;
+  gx.d = 2;
+  gx.mean = mx;
+  gx.sd = sd;
+  gy = gx;
+  gy.mean = my;
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32};
+  kd_ctt_study_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.mx = &gx;
+  sp.my = &gy;
+  sp.m = 1024;
+  sp.n = 800;
+  sp.T = 12;
+  sp.seed = 17;
+  sp.kp = &kp;
+  sp.s = 16;
+  sp.B = 50;
+  sp.delta = 0.5;
+  sp.alpha = 0.05;
+  sp.g_list = g_list;
+  sp.n_g = 1;
+  sp.exact = 1;
+  sp.n_out_list = subs;
+  sp.n_sub = 2;
+  sp.block_list = blocks;
+  sp.n_wb = 1;
+  kd_ctt_study_out a, b;
+  KD_TEST_OK(kd_ctt_study_run(comm, &sp, NULL, &a));
+  KD_TEST_OK(kd_ctt_study_run(MPI_COMM_SELF, &sp, NULL, &b));
+  const int64_t want_m[5] = {KD_STUDY_CTT, KD_STUDY_EXACT, KD_STUDY_SUBSAMPLE, KD_STUDY_SUBSAMPLE,
+                             KD_STUDY_WBLOCK};
+  const int64_t want_s[5] = {1, 0, 64, 256, 32}, want_g[5] = {1, -1, -1, -1, -1};
+  KD_TEST(a.n_conf == 5, "5 configurations, got %d", a.n_conf);
+  for (int c = 0; c < 5 && a.n_conf == 5; c++)
+    KD_TEST(a.method[c] == want_m[c] && a.size[c] == want_s[c] && a.g[c] == want_g[c],
+            "configuration %d: method %lld size %lld g %lld", c, (long long)a.method[c],
+            (long long)a.size[c], (long long)a.g[c]);
+  const int64_t n = a.T * a.n_conf;
+  KD_TEST(a.n_conf == b.n_conf && a.T == b.T &&
+              !memcmp(a.reject, b.reject, sizeof(int64_t) * (size_t)n) &&
+              !memcmp(a.p_value, b.p_value, sizeof(double) * (size_t)n) &&
+              !memcmp(a.statistic, b.statistic, sizeof(double) * (size_t)n),
+          "study with baselines: the same table at %d ranks as on one", kd_dist_size(comm));
+  kd_result r = KD_RESULT_INIT;
+  KD_TEST_OK(kd_ctt_study_add_outputs(&a, &r));
+  const kd_result_dataset *ds = kd_result_find(&r, "/study/size");
+  KD_TEST(ds && ds->dims[0] == 5 && ds->i64[3] == 256, "/study/size written");
+  kd_result_free(&r);
+  kd_ctt_study_free(&a);
+  kd_ctt_study_free(&b);
+}
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  test_conformance(comm);
+  test_ranks(comm, MPI_COMM_SELF);
+  const char *sub[] = {"n_out=256", "B=100", NULL}, *wb[] = {"block=32", "B=100", NULL};
+  test_level(comm, "subsample_test", sub, 1024, 1024);
+  test_level(comm, "wblock", wb, 1024, 1024);
+  test_level(comm, "subsample_test", sub, 1000, 700);
+  test_level(comm, "wblock", wb, 1000, 700);
+  const char *subp[] = {"n_out=1024", "B=100", NULL}, *wbp[] = {"block=128", "B=100", NULL};
+  test_power(comm, "subsample_test", subp);
+  test_power(comm, "wblock", wbp);
+  const char *bad0[] = {"n_out=41", NULL}, *bad1[] = {"block=41", NULL};
+  expect_config_error(comm, "subsample_test", bad0, "algorithm.n_out");
+  expect_config_error(comm, "wblock", bad1, "algorithm.block");
+  test_study(comm);
+  return kd_test_finish();
+}
