@@ -163,12 +163,13 @@ class CttTest(unittest.TestCase):
         self.assertNotIn("s", kdistill.ctt(X[:1024], X[1024:2048], seed=1).metrics)  # Alg. 3
 
     def test_baselines(self):
-        # subsample_test and wblock (paper 003, Fig. 2) through ctt(algorithm=...): a 0.5 shift
+        # subsample_test, wblock (paper 003, Fig. 2) and lrctt through ctt(algorithm=...): a 0.5 shift
         # is rejected, equal samples give a p-value in (0, 1], and subsample_test with n_out = m = n
         # has the exact test's statistic
         rng = np.random.default_rng(5)
         X, Y = rng.normal(size=(1200, 2)), rng.normal(size=(1000, 2))
-        for alg, kw in (("subsample_test", {"n_out": 500}), ("wblock", {"block": 50})):
+        for alg, kw in (("subsample_test", {"n_out": 500}), ("wblock", {"block": 50}),
+                        ("lrctt", {"r": 128, "g": 1})):
             shifted = kdistill.ctt(X, Y + 0.5, algorithm=alg, seed=1, **kw)
             same = kdistill.ctt(X, Y, algorithm=alg, seed=1, **kw)
             self.assertTrue(shifted.reject, alg)

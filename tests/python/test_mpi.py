@@ -129,8 +129,10 @@ for split in (even, uneven):
     check((got.mmd2, got.mmd2_bound) == (whole.mmd2, whole.mmd2_bound),
           "fgt/%s: %r vs %r" % (split.__name__, (got.mmd2, got.mmd2_bound),
                                 (whole.mmd2, whole.mmd2_bound)))
-# the Fig. 2 baselines: the same statistics, p-value and decision at P ranks as on one process
-for alg, kw in (("subsample_test", {"n_out": 300}), ("wblock", {"block": 16})):
+# lrctt and the Fig. 2 baselines: the same statistics, p-value and decision at P ranks as on one
+# process
+for alg, kw in (("subsample_test", {"n_out": 300}), ("wblock", {"block": 16}),
+                ("lrctt", {"r": 64, "s": 8})):
     one = kdistill.ctt(X, Y, algorithm=alg, B=50, seed=5, ls=1.0, comm=MPI.COMM_SELF, **kw)
     for split in (even, uneven):
         t = kdistill.ctt(split(X), split(Y), algorithm=alg, B=50, seed=5, ls=1.0, comm=comm, **kw)

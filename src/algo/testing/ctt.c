@@ -180,6 +180,10 @@ static kd_err kd_ctt_setup_(kd_ctt_drv_ *D, const kd_algo_in *in, const kd_ctt_p
   D->s_n = s_n;
   D->n_in = n_in;
   D->compress = K > g;
+  if (D->cfg.rank > 0) { /* lrctt: sub-bins of 4^(g+1) rows halved when r > 4^(g+1) */
+    const int64_t q = (int64_t)1 << (2 * (g + 1));
+    D->compress = D->cfg.rank > q && q <= n_in;
+  }
   D->unused = m + n - (s_m + s_n) * n_in;
   if (s_m + s_n != D->cfg.s || D->unused)
     kd_log_info(
@@ -242,7 +246,10 @@ static kd_err kd_ctt_compress_bin_(kd_ctt_drv_ *D, int64_t b) {
   const double *rows =
       D->bin[b].v ? D->bin[b].v : kd_pointset_rows_const(S) + (lo - kd_pointset_offset(S)) * d;
   kd_lidx k = n_in;
-  if (D->compress) {
+  if (D->cfg.rank > 0) { /* lrctt */
+    KD_TRY(kd_lrctt_compress_bin(D->in->kernel, rows, n_in, d, &D->cfg, D->in->seed,
+                                 KD_CTT_STREAM_BIN + (uint64_t)b, D->idx, &k));
+  } else if (D->compress) {
     KD_TRY(kd_thin_kt_compress_local(D->in->kernel, rows, n_in, d, (int)D->cfg.g, D->cfg.delta,
                                      D->in->seed, KD_CTT_STREAM_BIN + (uint64_t)b, D->idx, &k));
     KD_CHECK(k >= 1 && k <= n_in, KD_ERR_INTERNAL,
@@ -315,6 +322,11 @@ static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
   const int d = D->d;
   int64_t maxn = 0;
   KD_ALLOC(D->G, s * s);
+  if (D->cfg.rank > 0) { /* lrctt: G from the mean random Fourier features */
+    KD_TRY(kd_lrctt_gram(D->comm, D->in->kernel, out->points, coff, s, d, D->cfg.rank, D->in->seed,
+                         D->G));
+    goto checked;
+  }
   for (int64_t b = 0; b < s; b++) maxn = nout[b] > maxn ? nout[b] : maxn;
   KD_ALLOC(tmp, maxn);
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
@@ -330,6 +342,7 @@ static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
     }
   KD_TRY(kd_dist_agreed(D->comm, lerr));
   KD_TRY(kd_dist_sum(D->comm, D->G, (int)(s * s)));
+checked:
   for (int64_t q = 0; q < s * s; q++) /* replicated: every rank takes the same branch */
     KD_CHECK(isfinite(D->G[q]), KD_ERR_NUMERIC,
              "ctt: the kernel mean between coresets %lld and %lld is not finite (NaN or Inf in "

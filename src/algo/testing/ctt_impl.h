@@ -18,6 +18,7 @@ typedef struct {
 #define KD_CTT_STREAM_DECIDE 0x4354560000000000ULL /* tie break (counter 0), reject draw (1) */
 #define KD_CTT_STREAM_WILD 0x4354580000000000ULL   /* + b: wild-bootstrap signs b */
 #define KD_CTT_STREAM_SUB 0x4354590000000000ULL    /* subsample_test: 0 rows of X, 1 of Y */
+#define KD_CTT_STREAM_RFF 0x43545A0000000000ULL    /* lrctt: the Fourier frequencies */
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
@@ -92,6 +93,7 @@ typedef struct {
   double alpha;  /* nominal level */
   int64_t tile;  /* ctt_exact, subsample_test, wblock: kernel tile edge */
   int64_t n_out; /* subsample_test: rows drawn from each sample */
+  int64_t rank;  /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
   int64_t block; /* wblock: rows of each sample per block */
 } kd_ctt_params;
 
@@ -124,6 +126,18 @@ kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_re
 /** The W-Block baseline (wblock.c) with the typed parameters p (block, B, alpha, tile).
  *  Collective over in->comm; errors agreed. */
 kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
+
+/** lrctt's compression of one bin of n_in rows (lrctt.c): sub-bins of 4^(g+1) rows halved by
+ *  KT-Compress when p->rank > 4^(g+1), else the whole bin; idx[*n_out] = the kept rows (bin
+ *  order). Sub-bin t uses the seed kd_rng_u64(seed, stream, t). Local. */
+kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int d,
+                             const kd_ctt_params *p, uint64_t seed, uint64_t stream, kd_lidx *idx,
+                             kd_lidx *n_out);
+/** lrctt's s x s matrix G = F F^T of the coresets' mean random Fourier features (r features of
+ *  the gaussian kernel k; coreset b = rows coff[b] .. coff[b+1] of pts, on every rank).
+ *  Collective over comm; the same bits at any rank count. */
+kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const int64_t *coff,
+                     int64_t s, int d, int64_t r, uint64_t seed, double *G);
 
 /** Append the /test datasets shared by both algorithms: statistic (MMD = sqrt of the observed
  *  squared statistic, clipped at 0), p_value, reject, rank, p_reject, permutation_statistics

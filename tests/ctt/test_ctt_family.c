@@ -1,4 +1,5 @@
-/* test_ctt_baselines.c - the baselines of paper 003, Sec. 6.2 (Fig. 2): subsample_test (the MMD
+/* test_ctt_family.c - the tests of task ctt beside ctt and ctt_exact (test_ctt_basic):
+ * lrctt (low-rank CTT) and the baselines of paper 003, Sec. 6.2 (Fig. 2): subsample_test (the MMD
  * test on n_out uniformly drawn rows of each sample, wild bootstrap) and wblock (the mean of
  * block MMD^2 over n / block blocks, wild bootstrap):
  *  - conformance: the observed and two bootstrap statistics equal a brute-force double sum over
@@ -13,6 +14,12 @@
  *  - power: m = n = 4096, Y shifted by 0.3 on one axis, 100 replicates: rejection rate >= 0.9
  *    (subsample_test n_out = 1024, wblock block = 128);
  *  - bad sizes: clear errors naming algorithm.n_out / algorithm.block;
+ *  - lrctt: the statistic equals w^T F F^T w with the features recomputed here from the coresets
+ *    and the frequencies kd_rng_normal(seed, KD_CTT_STREAM_RFF, .) / ls, to 1e-12; with r = 8192
+ *    it is within 10 % of the kernel MMD^2 of the same coresets; coresets: lrctt keeps half of
+ *    every sub-bin of 4^(g+1) rows; the same outputs at any rank count; level (m = n = 1024 and
+ *    1000 / 700) and power (m = n = 4096, 0.3 shift, r = 256) as above; r odd and a non-Gaussian
+ *    kernel are refused;
  *  - ctt_study with the baselines: configurations in the documented order (CTT's g, the exact
  *    test, subsample_test's n_out, wblock's block) with their method and size, and the same
  *    table on the job's communicator as on one rank. */
@@ -139,6 +146,88 @@ static void test_conformance(MPI_Comm comm) {
   kd_kernel_destroy(&k);
 }
 
+/* lrctt on (X, Y): the statistic against the features recomputed from its coresets, and (r large)
+ * against the kernel MMD^2 of the same coresets */
+static void test_lrctt_conformance(MPI_Comm comm) {
+  const int d = 2;
+  const double shift[2] = {1.5, 0.0}, ls = 1.3;
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kp.ls = ls;
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, d, &k));
+  kd_pointset *X = NULL, *Y = NULL;
+  KD_TEST_OK(ctt_test_gauss(comm, 512, d, NULL, 51, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 256, d, shift, 52, &Y));
+  for (int pass = 0; pass < 2; pass++) {
+    const int64_t r = pass ? 8192 : 64;
+    char rs[32];
+    snprintf(rs, sizeof rs, "r=%lld", (long long)r);
+    const char *st[] = {"s=12", "g=0", "B=20", rs, NULL};
+    kd_result res = KD_RESULT_INIT;
+    KD_TEST_OK(ctt_test_run(comm, "lrctt", k, X, Y, 9, st, &res));
+    const kd_result_dataset *cb = kd_result_find(&res, "/test/coreset_bin");
+    const kd_result_dataset *bins = kd_result_find(&res, "/test/bins");
+    if (!cb || !bins) {
+      KD_TEST(0, "lrctt: no /test/coreset_bin or /test/bins");
+      continue;
+    }
+    /* 768 rows in 12 bins of 64 (8 of X, 4 of Y): sub-bins of 4 rows halved, 32 rows a bin */
+    KD_TEST(bins->i64[0] == 8 && bins->i64[1] == 4 && res.n == 12 * 32,
+            "lrctt bins %lld + %lld, %lld coreset rows (want 8 + 4, 384)", (long long)bins->i64[0],
+            (long long)bins->i64[1], (long long)res.n);
+    const int64_t s = bins->i64[0] + bins->i64[1], h = r / 2;
+    double *F = calloc((size_t)(s * r), sizeof(double)), *cnt = calloc((size_t)s, sizeof(double));
+    for (int64_t i = 0; i < res.n; i++) {
+      const int64_t b = cb->i64[i];
+      cnt[b] += 1.0;
+      for (int64_t j = 0; j < h; j++) {
+        double t = 0.0;
+        for (int c = 0; c < d; c++)
+          t += kd_rng_normal(9, KD_CTT_STREAM_RFF, (uint64_t)(j * d + c)) / ls *
+               res.points[i * d + c];
+        F[b * r + 2 * j] += cos(t);
+        F[b * r + 2 * j + 1] += sin(t);
+      }
+    }
+    double v = 0.0, mag = 0.0, kv = 0.0;
+    double *w = malloc(sizeof(double) * (size_t)s);
+    for (int64_t b = 0; b < s; b++)
+      w[b] = b < bins->i64[0] ? 1.0 / bins->i64[0] : -1.0 / bins->i64[1];
+    for (int64_t a = 0; a < s; a++)
+      for (int64_t b = 0; b < s; b++) {
+        double g = 0.0;
+        for (int64_t t = 0; t < r; t++) g += F[a * r + t] * F[b * r + t];
+        g *= 2.0 / (double)r / (cnt[a] * cnt[b]);
+        v += w[a] * w[b] * g;
+        mag += fabs(w[a] * w[b] * g);
+      }
+    for (int64_t i = 0; i < res.n; i++) /* the kernel MMD^2 of the labelled coreset averages */
+      for (int64_t j = 0; j < res.n; j++) {
+        const int64_t a = cb->i64[i], b = cb->i64[j];
+        double dd = 0.0;
+        for (int c = 0; c < d; c++)
+          dd += (res.points[i * d + c] - res.points[j * d + c]) *
+                (res.points[i * d + c] - res.points[j * d + c]);
+        kv += w[a] * w[b] / (cnt[a] * cnt[b]) * exp(-dd / (2 * ls * ls));
+      }
+    const double got = ctt_test_f64(&res, "/test/statistic_squared");
+    KD_TEST(fabs(got - v) <= 1e-12 * mag, "lrctt r=%lld: statistic^2 %.17g, features %.17g",
+            (long long)r, got, v);
+    if (pass)
+      KD_TEST(fabs(got - kv) <= 0.1 * kv, "lrctt r=8192: %.6g within 10%% of the kernel's %.6g",
+              got, kv);
+    double rr = 0;
+    KD_TEST(kd_result_get_metric(&res, "r", &rr) && rr == (double)r, "lrctt: metric r");
+    free(F);
+    free(cnt);
+    free(w);
+    kd_result_free(&res);
+  }
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
 /* the same outputs on comm as on one rank */
 static void test_ranks(MPI_Comm comm, MPI_Comm self) {
   const int d = 2;
@@ -151,12 +240,13 @@ static void test_ranks(MPI_Comm comm, MPI_Comm self) {
   KD_TEST_OK(ctt_test_gauss(comm, 2100, d, shift, 42, &Y));
   KD_TEST_OK(ctt_test_gauss(self, 3000, d, NULL, 41, &X1));
   KD_TEST_OK(ctt_test_gauss(self, 2100, d, shift, 42, &Y1));
-  const char *algos[2] = {"subsample_test", "wblock"};
-  for (int a = 0; a < 2; a++) {
+  const char *algos[3] = {"subsample_test", "wblock", "lrctt"};
+  for (int a = 0; a < 3; a++) {
     kd_result r = KD_RESULT_INIT, r1 = KD_RESULT_INIT;
     const char *s0[] = {"n_out=700", "B=50", "tile=96", NULL};
     const char *s1[] = {"block=16", "B=50", NULL}; /* 131 blocks: 3 chunks of 64 */
-    const char *const *st = a ? s1 : s0;
+    const char *s2[] = {"s=16", "g=1", "r=128", "B=50", NULL};
+    const char *const *st = a == 0 ? s0 : a == 1 ? s1 : s2;
     KD_TEST_OK(ctt_test_run(comm, algos[a], k, X, Y, 123, st, &r));
     KD_TEST_OK(ctt_test_run(self, algos[a], k, X1, Y1, 123, st, &r1));
     KD_TEST(
@@ -252,8 +342,8 @@ static void test_power(MPI_Comm comm, const char *algo, const char *const *st) {
 }
 
 static void expect_config_error(MPI_Comm comm, const char *algo, const char *const *st,
-                                const char *key) {
-  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+                                const char *key, kd_kernel_type kt) {
+  kd_kernel_params kp = kd_kernel_params_default(kt);
   kd_kernel *k = NULL;
   kd_pointset *X = NULL, *Y = NULL;
   kd_result r = KD_RESULT_INIT;
@@ -335,17 +425,27 @@ int main(int argc, char **argv) {
   MPI_Comm comm = MPI_COMM_WORLD;
   test_conformance(comm);
   test_ranks(comm, MPI_COMM_SELF);
+  test_lrctt_conformance(comm);
   const char *sub[] = {"n_out=256", "B=100", NULL}, *wb[] = {"block=32", "B=100", NULL};
   test_level(comm, "subsample_test", sub, 1024, 1024);
   test_level(comm, "wblock", wb, 1024, 1024);
   test_level(comm, "subsample_test", sub, 1000, 700);
   test_level(comm, "wblock", wb, 1000, 700);
+  const char *lr[] = {"r=64", "s=16", "g=0", "B=100", NULL};
+  test_level(comm, "lrctt", lr, 1024, 1024);
+  test_level(comm, "lrctt", lr, 1000, 700);
   const char *subp[] = {"n_out=1024", "B=100", NULL}, *wbp[] = {"block=128", "B=100", NULL};
   test_power(comm, "subsample_test", subp);
   test_power(comm, "wblock", wbp);
+  const char *lrp[] = {"r=256", "s=16", "g=1", "B=100", NULL};
+  test_power(comm, "lrctt", lrp);
   const char *bad0[] = {"n_out=41", NULL}, *bad1[] = {"block=41", NULL};
-  expect_config_error(comm, "subsample_test", bad0, "algorithm.n_out");
-  expect_config_error(comm, "wblock", bad1, "algorithm.block");
+  expect_config_error(comm, "subsample_test", bad0, "algorithm.n_out", KD_KERNEL_GAUSSIAN);
+  expect_config_error(comm, "wblock", bad1, "algorithm.block", KD_KERNEL_GAUSSIAN);
+  const char *bad2[] = {"r=63", NULL};
+  expect_config_error(comm, "lrctt", bad2, "algorithm.r", KD_KERNEL_GAUSSIAN);
+  const char *lap[] = {"r=64", "s=8", NULL};
+  expect_config_error(comm, "lrctt", lap, "gaussian kernel", KD_KERNEL_LAPLACE);
   test_study(comm);
   return kd_test_finish();
 }

@@ -1,0 +1,159 @@
+/* lrctt.c - Low-Rank Compress Then Test (LR-CTT; Domingo-Enrich, Dwivedi & Mackey 2023, the
+ * `lrctt` of goodpoints): CTT's s permutation bins (ctt.c), each compressed only lightly and then
+ * summarised by the mean of r random Fourier features, so that the s x s matrix G costs
+ * O(rows r) instead of CTT's O(s^2 coreset^2) kernel evaluations:
+ *   - compression: when r > 4^(g+1), every bin is cut into sub-bins of 4^(g+1) consecutive rows,
+ *     each KT-Compressed to 2^g sqrt(4^(g+1)) = 2 4^g rows (half of it; the last rows of a bin
+ *     that do not fill a sub-bin are kept as they are); otherwise the bin is kept whole. This is
+ *     goodpoints' default coreset size (a = 0).
+ *   - features (Gaussian kernel k(x, y) = exp(-|x - y|^2 / (2 ls^2)) only): r / 2 frequencies
+ *     w_j ~ N(0, I_d / ls^2), drawn from (run seed, KD_CTT_STREAM_RFF, j d + c), and
+ *     phi(x) = sqrt(2 / r) (cos(w_j . x), sin(w_j . x))_j, so that E phi(x) . phi(y) = k(x, y);
+ *     F_b = the mean of phi over bin b's rows; G = F F^T.
+ *   - null: the label permutations of Alg. 3 (ctt_common.c), size alpha exactly whatever r, as
+ *     the features do not depend on the data.
+ * Bin b's features are computed on rank b mod p from the gathered coresets, summed over ranks
+ * (each row non-zero on one rank: exact) and G formed on every rank in the same order: the same
+ * bits at any rank count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/testing/ctt_impl.h"
+#include "algo/thinning/compress_impl.h"
+#include "comm/dist_impl.h"
+
+static const kd_param_spec kd_lrctt_params_[] = {
+    {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
+     "number of permutation bins s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
+    {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
+     "compression level: sub-bins of 4^(g+1) rows halved by KT-Compress when r > 4^(g+1)",
+     KD_PARAM_AT(kd_ctt_params, g)},
+    {"r", KD_PARAM_INT, 256, NULL, 2, 1048576, NULL,
+     "number of random Fourier features (even): r / 2 frequencies, cosine and sine",
+     KD_PARAM_AT(kd_ctt_params, rank)},
+    {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
+     "KT-Compress failure probability delta, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, delta)},
+    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
+     KD_PARAM_AT(kd_ctt_params, B)},
+    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
+     KD_PARAM_AT(kd_ctt_params, alpha)},
+};
+
+kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int d,
+                             const kd_ctt_params *p, uint64_t seed, uint64_t stream, kd_lidx *idx,
+                             kd_lidx *n_out) {
+  kd_err err = KD_OK;
+  const int64_t g = p->g, q = (int64_t)1 << (2 * (g + 1));
+  kd_lidx *sub = NULL, cnt = 0;
+  if (p->rank <= q || q > n_in) { /* kept whole */
+    for (kd_lidx j = 0; j < n_in; j++) idx[j] = j;
+    *n_out = n_in;
+    return KD_OK;
+  }
+  KD_ALLOC(sub, q);
+  for (kd_lidx j0 = 0; j0 < n_in; j0 += q) {
+    if (j0 + q > n_in) { /* the tail that does not fill a sub-bin: kept */
+      for (kd_lidx j = j0; j < n_in; j++) idx[cnt++] = j;
+      break;
+    }
+    kd_lidx m = 0; /* sub-bin t of the bin: seed drawn from (seed, stream, t) */
+    const uint64_t st = kd_rng_u64(seed, stream, (uint64_t)(j0 / q));
+    KD_TRY(kd_thin_kt_compress_local(k, rows + (size_t)j0 * d, q, d, (int)g, p->delta, st, stream,
+                                     sub, &m));
+    for (kd_lidx j = 0; j < m; j++) idx[cnt++] = j0 + sub[j];
+  }
+  *n_out = cnt;
+cleanup:
+  free(sub);
+  return err;
+}
+
+/* The mean of phi over the n rows X into f[r] (compensation-free, in row order). W: the r / 2
+ * frequencies (r/2 x d), scale sqrt(2 / r). Local. */
+static void kd_lrctt_mean_features_(const double *X, int64_t n, int d, const double *W, int64_t r,
+                                    double *f) {
+  const int64_t h = r / 2;
+  const double c = sqrt(2.0 / (double)r);
+  for (int64_t j = 0; j < r; j++) f[j] = 0.0;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < h; j++) {
+      double t = 0.0;
+      for (int k = 0; k < d; k++) t += W[j * d + k] * X[i * d + k];
+      f[2 * j] += cos(t);
+      f[2 * j + 1] += sin(t);
+    }
+  for (int64_t j = 0; j < r; j++) f[j] *= c / (double)n;
+}
+
+kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const int64_t *coff,
+                     int64_t s, int d, int64_t r, uint64_t seed, double *G) {
+  kd_err err = KD_OK;
+  double *W = NULL, *F = NULL;
+  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
+  const double ls = kd_kernel_length_scale(k);
+  KD_ALLOC_AGREED(comm, W, (r / 2) * d);
+  KD_ALLOC_AGREED(comm, F, s * r);
+  for (int64_t j = 0; j < (r / 2) * d; j++)
+    W[j] = kd_rng_normal(seed, KD_CTT_STREAM_RFF, (uint64_t)j) / ls;
+  for (int64_t b = rank; b < s; b += p)
+    kd_lrctt_mean_features_(pts + (size_t)coff[b] * d, coff[b + 1] - coff[b], d, W, r, F + b * r);
+  for (int64_t off = 0; off < s * r; off += (1 << 26)) { /* one non-zero term each: exact */
+    const int64_t len = s * r - off < (1 << 26) ? s * r - off : (1 << 26);
+    KD_TRY(kd_dist_sum(comm, F + off, (int)len));
+  }
+  for (int64_t i = 0; i < s; i++)
+    for (int64_t j = i; j < s; j++) {
+      double acc = 0.0;
+      for (int64_t t = 0; t < r; t++) acc += F[i * r + t] * F[j * r + t];
+      G[i * s + j] = G[j * s + i] = acc;
+    }
+cleanup:
+  free(W);
+  free(F);
+  return err;
+}
+
+static kd_err kd_lrctt_check_(const kd_params *params, const kd_algo_shape *sh) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  int64_t s_m, s_n, n_in;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(params, &p));
+  KD_CHECK_KEY(p.rank % 2 == 0, KD_ERR_CONFIG, "algorithm.r",
+               "algorithm.r = %lld: the number of features must be even (cosine and sine pairs)",
+               (long long)p.rank);
+  if (sh->n_in < 1 || sh->n_second < 1) goto cleanup; /* empty samples: the run's own message */
+  KD_TRY(kd_ctt_check_sizes(&p, sh->n_in, sh->n_second, &s_m, &s_n, &n_in));
+cleanup:
+  return err;
+}
+
+static kd_err kd_lrctt_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_CHECK_KEY(p.rank >= 2 && p.rank % 2 == 0, KD_ERR_CONFIG, "algorithm.r",
+               "algorithm.r = %lld: the number of features must be even and at least 2",
+               (long long)p.rank);
+  KD_CHECK(kd_kernel_get_params(in->kernel)->type == KD_KERNEL_GAUSSIAN, KD_ERR_CONFIG,
+           "lrctt: random Fourier features need the gaussian kernel (kernel %s)",
+           kd_kernel_describe(in->kernel));
+  KD_TRY(kd_ctt_test(in, &p, out));
+  KD_TRY(kd_result_set_count(out, "r", p.rank));
+cleanup:
+  return err;
+}
+
+const kd_algo_desc kd_algo_lrctt = {
+    "lrctt",
+    "ctt",
+    "Low-Rank CTT: light KT-Compress, r random Fourier features per bin, permutation MMD test",
+    kd_lrctt_params_,
+    (int)(sizeof kd_lrctt_params_ / sizeof kd_lrctt_params_[0]),
+    kd_lrctt_run_,
+    0,
+    kd_lrctt_check_,
+    NULL};
