@@ -22,6 +22,7 @@
 #include "algo/testing/ctt_impl.h"
 #include "algo/thinning/compress_impl.h"
 #include "comm/dist_impl.h"
+#include "core/clones.h"
 
 static const kd_param_spec kd_lrctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
@@ -70,35 +71,82 @@ cleanup:
   return err;
 }
 
-/* The mean of phi over the n rows X into f[r] (compensation-free, in row order). W: the r / 2
- * frequencies (r/2 x d), scale sqrt(2 / r). Local. */
-static void kd_lrctt_mean_features_(const double *X, int64_t n, int d, const double *W, int64_t r,
-                                    double *f) {
+/* cos(x) and sin(x) for |x| < 2^20, vectorisable: k = round(x 2/pi), r = x - k pi/2 by
+ * three-part Cody-Waite reduction (|r| <= pi/4 + 1e-15), Taylor polynomials of degree 16 (cos)
+ * and 17 (sin) on r (truncation below 5e-17), and the quadrant k mod 4 by selects. Within a few
+ * ulp of libm; the same bits on every rank, as every rank runs this code. */
+static inline void kd_lrctt_sincos_(double x, double *c, double *s) {
+  const double shifter = 0x1.8p52, two_over_pi = 0x1.45f306dc9c883p-1;
+  const double p1 = 0x1.921fb54400000p0, p2 = 0x1.0b4611a600000p-34, p3 = 0x1.3198a2e037073p-69;
+  const double t = fma(x, two_over_pi, shifter);
+  const double kf = t - shifter;
+  double r = fma(-kf, p1, x);
+  r = fma(-kf, p2, r);
+  r = fma(-kf, p3, r);
+  const double r2 = r * r;
+  double cp = 1.0 / 20922789888000.0; /* 1/16! */
+  cp = fma(cp, r2, -1.0 / 87178291200.0);
+  cp = fma(cp, r2, 1.0 / 479001600.0);
+  cp = fma(cp, r2, -1.0 / 3628800.0);
+  cp = fma(cp, r2, 1.0 / 40320.0);
+  cp = fma(cp, r2, -1.0 / 720.0);
+  cp = fma(cp, r2, 1.0 / 24.0);
+  cp = fma(cp, r2, -0.5);
+  cp = fma(cp, r2, 1.0);
+  double sp = 1.0 / 355687428096000.0; /* 1/17! */
+  sp = fma(sp, r2, -1.0 / 1307674368000.0);
+  sp = fma(sp, r2, 1.0 / 6227020800.0);
+  sp = fma(sp, r2, -1.0 / 39916800.0);
+  sp = fma(sp, r2, 1.0 / 362880.0);
+  sp = fma(sp, r2, -1.0 / 5040.0);
+  sp = fma(sp, r2, 1.0 / 120.0);
+  sp = fma(sp, r2, -1.0 / 6.0);
+  sp = fma(sp * r2, r, r);
+  uint64_t tb;
+  memcpy(&tb, &t, sizeof tb);
+  const unsigned q = (unsigned)(tb & 3u); /* k mod 4 */
+  const double cs = (q & 1u) ? sp : cp, sn = (q & 1u) ? cp : sp;
+  *c = (q == 1u || q == 2u) ? -cs : cs;
+  *s = (q >= 2u) ? -sn : sn;
+}
+
+/* The mean of phi over the n rows X into f[r] (in row order). W: the r / 2 frequencies (r/2 x
+ * d), ang: scratch of r / 2. Local. */
+KD_KCLONES static void kd_lrctt_mean_features_(const double *X, int64_t n, int d, const double *W,
+                                               int64_t r, double *ang, double *f) {
   const int64_t h = r / 2;
   const double c = sqrt(2.0 / (double)r);
   for (int64_t j = 0; j < r; j++) f[j] = 0.0;
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < h; j++) {
-      double t = 0.0;
-      for (int k = 0; k < d; k++) t += W[j * d + k] * X[i * d + k];
-      f[2 * j] += cos(t);
-      f[2 * j + 1] += sin(t);
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = 0; j < h; j++) ang[j] = 0.0;
+    for (int k = 0; k < d; k++) {
+      const double xk = X[i * d + k];
+      for (int64_t j = 0; j < h; j++) ang[j] = fma(W[j * d + k], xk, ang[j]);
     }
+    for (int64_t j = 0; j < h; j++) {
+      double cj, sj;
+      kd_lrctt_sincos_(ang[j], &cj, &sj);
+      f[2 * j] += cj;
+      f[2 * j + 1] += sj;
+    }
+  }
   for (int64_t j = 0; j < r; j++) f[j] *= c / (double)n;
 }
 
 kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const int64_t *coff,
                      int64_t s, int d, int64_t r, uint64_t seed, double *G) {
   kd_err err = KD_OK;
-  double *W = NULL, *F = NULL;
+  double *W = NULL, *F = NULL, *ang = NULL;
   const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
   const double ls = kd_kernel_length_scale(k);
   KD_ALLOC_AGREED(comm, W, (r / 2) * d);
   KD_ALLOC_AGREED(comm, F, s * r);
+  KD_ALLOC_AGREED(comm, ang, r / 2);
   for (int64_t j = 0; j < (r / 2) * d; j++)
     W[j] = kd_rng_normal(seed, KD_CTT_STREAM_RFF, (uint64_t)j) / ls;
   for (int64_t b = rank; b < s; b += p)
-    kd_lrctt_mean_features_(pts + (size_t)coff[b] * d, coff[b + 1] - coff[b], d, W, r, F + b * r);
+    kd_lrctt_mean_features_(pts + (size_t)coff[b] * d, coff[b + 1] - coff[b], d, W, r, ang,
+                            F + b * r);
   for (int64_t off = 0; off < s * r; off += (1 << 26)) { /* one non-zero term each: exact */
     const int64_t len = s * r - off < (1 << 26) ? s * r - off : (1 << 26);
     KD_TRY(kd_dist_sum(comm, F + off, (int)len));
@@ -112,6 +160,7 @@ kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const
 cleanup:
   free(W);
   free(F);
+  free(ang);
   return err;
 }
 

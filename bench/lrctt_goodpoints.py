@@ -1,0 +1,96 @@
+"""bench/lrctt_goodpoints.py GOODPOINTS_DIR [NULL_TRIALS POWER_TRIALS] - kdistill's lrctt against
+goodpoints' ctt.lrctt on the same arrays, in one process, alternating test by test.
+
+Setting: X ~ N(0, I_2), Y ~ N((shift, 0), I_2), m = n = 4096, Gaussian kernel
+exp(-|x-y|^2 / (2 ls^2)) with ls = 1 (goodpoints: lam = sqrt(2) ls), r = 256 features, g = 1,
+32 permutation bins (kdistill s = 32, goodpoints s = 16: it makes min(2 s, m + n) bins), B = 100
+permutations (goodpoints: use_permutations=True, the null kdistill uses), alpha = 0.05,
+delta = 0.5. Trial t draws its data from numpy seed 1000 + t and gives both tests their seeds from
+t. Prints the null rejection rate of each over NULL_TRIALS (default 400) with a two-sided
+binomial test against alpha, the power at a 0.06 shift over POWER_TRIALS (default 200), and the
+median wall time per test of each (one process, one core, in-process calls).
+GOODPOINTS_DIR is a folder with goodpoints built in place (setup.py build_ext --inplace).
+Under mpirun with P > 1 ranks it only times kdistill's lrctt on the P ranks (each rank passes its
+block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials and prints the median."""
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, sys.argv[1])
+from goodpoints import ctt as gpctt  # noqa: E402
+
+import kdistill  # noqa: E402
+
+M = 4096
+R, G, B, LS = 256, 1, 100, 1.0
+
+
+def binom_two_sided(k, n, p):
+    """P(|K - n p| >= |k - n p|) for K ~ Binomial(n, p), by summing the pmf."""
+    pmf = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
+    dev = abs(k - n * p)
+    return min(1.0, sum(q for i, q in enumerate(pmf) if abs(i - n * p) >= dev - 1e-9))
+
+
+def trials(n_trials, shift):
+    rej = [0, 0]
+    times = [[], []]
+    for t in range(n_trials):
+        rng = np.random.default_rng(1000 + t)
+        X = rng.normal(size=(M, 2))
+        Y = rng.normal(size=(M, 2))
+        Y[:, 0] += shift
+        t0 = time.perf_counter()
+        kd = kdistill.ctt(X, Y, algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t)
+        times[0].append(time.perf_counter() - t0)
+        rej[0] += kd.reject
+        t0 = time.perf_counter()
+        gp = gpctt.lrctt(X, Y, G, R, B=B, s=16, lam=math.sqrt(2.0) * LS, use_permutations=True,
+                         null_seed=t, statistic_seed=10 ** 6 + t, alpha=0.05, delta=0.5)
+        times[1].append(time.perf_counter() - t0)
+        # goodpoints returns a rejection probability (its randomised threshold): one draw
+        rej[1] += bool(np.random.default_rng(2000 + t).uniform() < gp.rejects)
+    return rej, [statistics.median(x) for x in times]
+
+
+def time_ranks():
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    lo, hi = M * rank // size, M * (rank + 1) // size
+    times = []
+    for t in range(50):
+        rng = np.random.default_rng(1000 + t)
+        X, Y = rng.normal(size=(M, 2)), rng.normal(size=(M, 2))
+        comm.Barrier()
+        t0 = time.perf_counter()
+        kdistill.ctt(X[lo:hi], Y[lo:hi], algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t,
+                     comm=comm)
+        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+    if rank == 0:
+        print("time  kdistill lrctt on %d ranks: %.4f s per test (median of 50)"
+              % (size, statistics.median(times)), flush=True)
+
+
+if "OMPI_COMM_WORLD_SIZE" in __import__("os").environ and \
+        int(__import__("os").environ["OMPI_COMM_WORLD_SIZE"]) > 1:
+    time_ranks()
+    sys.exit(0)
+n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
+n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+rej, med = trials(n_null, 0.0)
+for name, k in zip(("kdistill lrctt", "goodpoints lrctt"), rej):
+    print("null  %-17s rejections %3d / %d = %.4f (binomial test vs 0.05: p = %.3f)"
+          % (name, k, n_null, k / n_null, binom_two_sided(k, n_null, 0.05)), flush=True)
+print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the null trials), "
+      "ratio %.1fx" % (med[0], med[1], med[1] / med[0]), flush=True)
+rej, med = trials(n_pow, 0.06)
+for name, k in zip(("kdistill lrctt", "goodpoints lrctt"), rej):
+    print("power %-17s rejections %3d / %d = %.3f +- %.3f"
+          % (name, k, n_pow, k / n_pow, math.sqrt(k / n_pow * (1 - k / n_pow) / n_pow)),
+          flush=True)
+print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the power trials), "
+      "ratio %.1fx" % (med[0], med[1], med[1] / med[0]), flush=True)
