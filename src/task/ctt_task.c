@@ -163,6 +163,7 @@ typedef struct {
   kd_kernel_params kp; /* the kernel's parameters with `median` resolved (sp.kp points here) */
   int64_t *g_list;
   int64_t *sub_list, *wb_list; /* study.subsample (n_out values), study.wblock (block sizes) */
+  int64_t *lr_list;            /* study.lrctt (feature counts r) */
   char *csv;                   /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
    * run.checkpoint_keep; docs/checkpoint.md) */
@@ -265,6 +266,7 @@ static void kd_study_destroy_(void **state) {
   free(s->g_list);
   free(s->sub_list);
   free(s->wb_list);
+  free(s->lr_list);
   free(s->csv);
   free(s->ckpt_path);
   free(s);
@@ -290,6 +292,23 @@ static kd_err kd_study_sizes_(const kd_task_ctx *ctx, const char *key, int64_t l
   }
 cleanup:
   free(v);
+  return err;
+}
+
+/* study.lrctt (a list of even feature counts r) into *out and sp->r_list; study.lrctt_g (default
+ * 1, read only with study.lrctt) into sp->lr_g. Local. */
+static kd_err kd_study_lrctt_(const kd_task_ctx *ctx, kd_ctt_study_spec *sp, int64_t **out) {
+  kd_err err = KD_OK;
+  char where[512];
+  KD_TRY(kd_study_sizes_(ctx, "study.lrctt", 1048576, out, &sp->n_lr));
+  for (int i = 0; i < sp->n_lr; i++)
+    KD_CHECK((*out)[i] % 2 == 0, KD_ERR_CONFIG, "%s: entries must be even, got %lld",
+             kd_config_where(ctx->cfg, "study.lrctt", where, sizeof where), (long long)(*out)[i]);
+  sp->r_list = *out;
+  sp->lr_g = 1;
+  if (sp->n_lr > 0) /* read (and resolved) only for a study that runs lrctt */
+    KD_TRY(kd_config_get_int(ctx->cfg, "study.lrctt_g", 1, 0, 30, &sp->lr_g));
+cleanup:
   return err;
 }
 
@@ -328,9 +347,10 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   const int64_t lim = sp->m < sp->n ? sp->m : sp->n;
   KD_TRY(kd_study_sizes_(ctx, "study.subsample", lim, &s->sub_list, &sp->n_sub));
   KD_TRY(kd_study_sizes_(ctx, "study.wblock", lim, &s->wb_list, &sp->n_wb));
+  KD_TRY(kd_study_lrctt_(ctx, sp, &s->lr_list));
   sp->n_out_list = s->sub_list;
   sp->block_list = s->wb_list;
-  KD_CHECK(ng + exact + sp->n_sub + sp->n_wb >= 1, KD_ERR_CONFIG,
+  KD_CHECK(ng + exact + sp->n_sub + sp->n_wb + sp->n_lr >= 1, KD_ERR_CONFIG,
            "%s: study: empty g list, exact: false and no baselines",
            kd_config_where(cfg, "study", where, sizeof where));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
@@ -349,7 +369,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            "of at least 4 points",
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
-  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact + sp->n_sub + sp->n_wb));
+  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact + sp->n_sub + sp->n_wb + sp->n_lr));
   if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
@@ -374,8 +394,8 @@ cleanup:
 
 /* The name of a study configuration's test (the CSV's method column and the log). */
 static const char *kd_study_method_name_(int64_t method) {
-  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock"};
-  return method >= 0 && method < 4 ? names[method] : "?";
+  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock", "lrctt"};
+  return method >= 0 && method < 5 ? names[method] : "?";
 }
 
 /* Rank 0 writes the table; it is published atomically (io/publish.h). Collective. */
@@ -491,6 +511,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
                 kd_study_method_name_(st.method[c]),
                 st.method[c] == KD_STUDY_SUBSAMPLE ? "n_out"
                 : st.method[c] == KD_STUDY_WBLOCK  ? "block"
+                : st.method[c] == KD_STUDY_LRCTT   ? "r"
                                                    : "g",
                 (long long)st.size[c], st.rate[c], st.se[c], st.mean_seconds[c]);
   KD_TRY(kd_study_write_csv_(ctx, s, &st));

@@ -20,9 +20,9 @@
  *    every sub-bin of 4^(g+1) rows; the same outputs at any rank count; level (m = n = 1024 and
  *    1000 / 700) and power (m = n = 4096, 0.3 shift, r = 256) as above; r odd and a non-Gaussian
  *    kernel are refused;
- *  - ctt_study with the baselines: configurations in the documented order (CTT's g, the exact
- *    test, subsample_test's n_out, wblock's block) with their method and size, and the same
- *    table on the job's communicator as on one rank. */
+ *  - ctt_study with the baselines and lrctt: configurations in the documented order (CTT's g, the
+ *    exact test, subsample_test's n_out, wblock's block, lrctt's r) with their method and size,
+ *    and the same table on the job's communicator as on one rank. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,7 +373,7 @@ static void test_study(MPI_Comm comm) {
   gy = gx;
   gy.mean = my;
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32};
+  const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32}, rs[1] = {64};
   kd_ctt_study_spec sp;
   memset(&sp, 0, sizeof sp);
   sp.mx = &gx;
@@ -394,14 +394,17 @@ static void test_study(MPI_Comm comm) {
   sp.n_sub = 2;
   sp.block_list = blocks;
   sp.n_wb = 1;
+  sp.r_list = rs;
+  sp.n_lr = 1;
+  sp.lr_g = 0;
   kd_ctt_study_out a, b;
   KD_TEST_OK(kd_ctt_study_run(comm, &sp, NULL, &a));
   KD_TEST_OK(kd_ctt_study_run(MPI_COMM_SELF, &sp, NULL, &b));
-  const int64_t want_m[5] = {KD_STUDY_CTT, KD_STUDY_EXACT, KD_STUDY_SUBSAMPLE, KD_STUDY_SUBSAMPLE,
-                             KD_STUDY_WBLOCK};
-  const int64_t want_s[5] = {1, 0, 64, 256, 32}, want_g[5] = {1, -1, -1, -1, -1};
-  KD_TEST(a.n_conf == 5, "5 configurations, got %d", a.n_conf);
-  for (int c = 0; c < 5 && a.n_conf == 5; c++)
+  const int64_t want_m[6] = {KD_STUDY_CTT,       KD_STUDY_EXACT,  KD_STUDY_SUBSAMPLE,
+                             KD_STUDY_SUBSAMPLE, KD_STUDY_WBLOCK, KD_STUDY_LRCTT};
+  const int64_t want_s[6] = {1, 0, 64, 256, 32, 64}, want_g[6] = {1, -1, -1, -1, -1, -1};
+  KD_TEST(a.n_conf == 6, "6 configurations, got %d", a.n_conf);
+  for (int c = 0; c < 6 && a.n_conf == 6; c++)
     KD_TEST(a.method[c] == want_m[c] && a.size[c] == want_s[c] && a.g[c] == want_g[c],
             "configuration %d: method %lld size %lld g %lld", c, (long long)a.method[c],
             (long long)a.size[c], (long long)a.g[c]);
@@ -414,7 +417,10 @@ static void test_study(MPI_Comm comm) {
   kd_result r = KD_RESULT_INIT;
   KD_TEST_OK(kd_ctt_study_add_outputs(&a, &r));
   const kd_result_dataset *ds = kd_result_find(&r, "/study/size");
-  KD_TEST(ds && ds->dims[0] == 5 && ds->i64[3] == 256, "/study/size written");
+  KD_TEST(ds && ds->dims[0] == 6 && ds->i64[3] == 256, "/study/size written");
+  /* the lrctt configuration runs lrctt, not ctt: another statistic on the same replicate */
+  KD_TEST(a.statistic[5] > 0.0 && a.statistic[5] != a.statistic[0],
+          "lrctt's statistic %.6g differs from ctt's %.6g", a.statistic[5], a.statistic[0]);
   kd_result_free(&r);
   kd_ctt_study_free(&a);
   kd_ctt_study_free(&b);

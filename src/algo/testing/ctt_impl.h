@@ -164,20 +164,30 @@ typedef struct {
   int n_sub;
   const int64_t *block_list; /* wblock at each block size (n_wb values; NULL: none) */
   int n_wb;
+  const int64_t *r_list; /* lrctt at each feature count r (n_lr values; NULL: none), g = lr_g */
+  int n_lr;
+  int64_t lr_g;
 } kd_ctt_study_spec;
 
 /** The tests a study runs (kd_ctt_study_out.method). */
-enum { KD_STUDY_CTT = 0, KD_STUDY_EXACT = 1, KD_STUDY_SUBSAMPLE = 2, KD_STUDY_WBLOCK = 3 };
+enum {
+  KD_STUDY_CTT = 0,
+  KD_STUDY_EXACT = 1,
+  KD_STUDY_SUBSAMPLE = 2,
+  KD_STUDY_WBLOCK = 3,
+  KD_STUDY_LRCTT = 4
+};
 
 /** Results, replicated on every rank; configuration c < n_g is CTT with g_list[c], then the exact
- *  test (if requested), then subsample_test at each n_out, then wblock at each block size.
+ *  test (if requested), then subsample_test at each n_out, then wblock at each block size, then
+ *  lrctt at each r.
  *  Arrays [T * n_conf] are row-major by replicate. Free with kd_ctt_study_free. */
 typedef struct {
   int n_conf;
   int64_t T;
   int64_t *g;           /* [n_conf]: g, or -1 for the other tests */
   int64_t *method;      /* [n_conf]: KD_STUDY_* */
-  int64_t *size;        /* [n_conf]: g, n_out or block (0 for the exact test) */
+  int64_t *size;        /* [n_conf]: g, n_out, block or r (0 for the exact test) */
   int64_t *rejections;  /* [n_conf] */
   double *rate, *se;    /* [n_conf]: rejections / T and sqrt(rate (1 - rate) / T) */
   double *mean_seconds; /* [n_conf]: mean wall time of one test (one rank) */

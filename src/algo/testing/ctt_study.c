@@ -139,7 +139,7 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   kd_err err = KD_OK;
   const kd_ctt_study_spec *sp = S->sp;
   kd_ctt_study_out *o = S->o;
-  const int nc = sp->n_g + (sp->exact ? 1 : 0) + sp->n_sub + sp->n_wb;
+  const int nc = sp->n_g + (sp->exact ? 1 : 0) + sp->n_sub + sp->n_wb + sp->n_lr;
   const int64_t T = sp->T;
   KD_CHECK(nc >= 1, KD_ERR_CONFIG,
            "study: nothing to run (no g values, exact: false and no baselines)");
@@ -161,15 +161,18 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   KD_ALLOC(o->statistic, T * nc);
   KD_ALLOC(o->seconds, T * nc);
   for (int c = 0, ce = sp->n_g + (sp->exact ? 1 : 0); c < nc; c++) {
+    const int cs = ce + sp->n_sub, cw = cs + sp->n_wb; /* first wblock, first lrctt */
     o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
-    o->method[c] = c < sp->n_g          ? KD_STUDY_CTT
-                   : c < ce             ? KD_STUDY_EXACT
-                   : c < ce + sp->n_sub ? KD_STUDY_SUBSAMPLE
-                                        : KD_STUDY_WBLOCK;
-    o->size[c] = c < sp->n_g          ? sp->g_list[c]
-                 : c < ce             ? 0
-                 : c < ce + sp->n_sub ? sp->n_out_list[c - ce]
-                                      : sp->block_list[c - ce - sp->n_sub];
+    o->method[c] = c < sp->n_g ? KD_STUDY_CTT
+                   : c < ce    ? KD_STUDY_EXACT
+                   : c < cs    ? KD_STUDY_SUBSAMPLE
+                   : c < cw    ? KD_STUDY_WBLOCK
+                               : KD_STUDY_LRCTT;
+    o->size[c] = c < sp->n_g ? sp->g_list[c]
+                 : c < ce    ? 0
+                 : c < cs    ? sp->n_out_list[c - ce]
+                 : c < cw    ? sp->block_list[c - cs]
+                             : sp->r_list[c - cw];
   }
   KD_TRY(kd_study_defaults_(&kd_algo_ctt, &S->pc));
   KD_TRY(kd_study_defaults_(&kd_algo_ctt_exact, &S->pe));
@@ -223,9 +226,14 @@ static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
     } else if (o->method[c] == KD_STUDY_SUBSAMPLE) {
       S->ps.n_out = o->size[c];
       KD_TRY(kd_ctt_subsample_test(&in, &S->ps, &r));
-    } else {
+    } else if (o->method[c] == KD_STUDY_WBLOCK) {
       S->pw.block = o->size[c];
       KD_TRY(kd_ctt_wblock_test(&in, &S->pw, &r));
+    } else { /* lrctt: ctt's parameters with g = lr_g and r features */
+      kd_ctt_params pl = S->pc;
+      pl.g = sp->lr_g;
+      pl.rank = o->size[c];
+      KD_TRY(kd_ctt_test(&in, &pl, &r));
     }
     o->reject[t * nc + c] = kd_result_find(&r, "/test/reject")->i64[0];
     o->p_value[t * nc + c] = kd_result_find(&r, "/test/p_value")->f64[0];
