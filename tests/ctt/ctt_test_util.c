@@ -46,3 +46,14 @@ int64_t ctt_test_i64(const kd_result *r, const char *path) {
   const kd_result_dataset *ds = kd_result_find(r, path);
   return (ds && ds->is_int) ? ds->i64[0] : -1;
 }
+
+int ctt_test_same_outputs(const kd_result *a, const kd_result *b, int64_t B) {
+  const kd_result_dataset *p = kd_result_find(a, "/test/permutation_statistics");
+  const kd_result_dataset *q = kd_result_find(b, "/test/permutation_statistics");
+  const double sa = ctt_test_f64(a, "/test/statistic"), sb = ctt_test_f64(b, "/test/statistic");
+  return !memcmp(&sa, &sb, sizeof sa) &&
+         ctt_test_f64(a, "/test/p_value") == ctt_test_f64(b, "/test/p_value") &&
+         ctt_test_i64(a, "/test/reject") == ctt_test_i64(b, "/test/reject") &&
+         ctt_test_i64(a, "/test/rank") == ctt_test_i64(b, "/test/rank") && p && q &&
+         p->dims[0] >= B && q->dims[0] >= B && !memcmp(p->f64, q->f64, sizeof(double) * (size_t)B);
+}

@@ -19,5 +19,8 @@ kd_err ctt_test_gauss(MPI_Comm comm, int64_t n, int d, const double *mean, uint6
 /** Scalar f64 / i64 extra dataset (NaN / -1 if absent). */
 double ctt_test_f64(const kd_result *r, const char *path);
 int64_t ctt_test_i64(const kd_result *r, const char *path);
+/** 1 when a and b have bitwise the same /test statistic, p-value, decision, rank and the first B
+ *  permutation (or bootstrap) statistics. */
+int ctt_test_same_outputs(const kd_result *a, const kd_result *b, int64_t B);
 
 #endif

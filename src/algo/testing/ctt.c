@@ -24,13 +24,9 @@ static const kd_param_spec kd_ctt_params_[] = {
     {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
      "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
      KD_PARAM_AT(kd_ctt_params, g)},
-    {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
-     "KT-Compress failure probability delta, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, delta)},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
-     KD_PARAM_AT(kd_ctt_params, B)},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, alpha)},
+    KD_CTT_PARAM_DELTA,
+    KD_CTT_PARAM_B("number of label permutations (replicates)"),
+    KD_CTT_PARAM_ALPHA,
 };
 
 /* Where bin b's rows live: sample (0 = X, 1 = Y) and the global row range [lo, lo + n_in). */

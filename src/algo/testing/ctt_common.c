@@ -3,8 +3,10 @@
  * randomised threshold of Alg. 3 (paper 003). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo/testing/ctt_impl.h"
+#include "comm/dist_impl.h"
 
 kd_err kd_ctt_decide(const double *stat2, int64_t B, double alpha, uint64_t seed,
                      kd_ctt_decision *out) {
@@ -121,5 +123,37 @@ kd_err kd_ctt_add_outputs(kd_result *out, const double *stat2, int64_t B,
   KD_TRY(kd_result_set_count(out, "reject", (int64_t)dec->reject));
 cleanup:
   free(perm);
+  return err;
+}
+
+kd_err kd_ctt_finish(const kd_algo_in *in, const char *name, const double *stat2,
+                     const kd_ctt_params *p, int d, double t0, uint64_t evals, kd_result *out) {
+  kd_err err = KD_OK;
+  const int64_t B = p->B;
+  kd_ctt_decision dec;
+  for (int64_t b = 0; b <= B; b++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(stat2[b]), KD_ERR_NUMERIC,
+             "%s: the MMD statistic is not finite (NaN or Inf in the data?)", name);
+  KD_TRY(kd_ctt_decide(stat2, B, p->alpha, in->seed, &dec));
+  KD_TRY(kd_result_alloc(out, 0, d));
+  KD_TRY(kd_ctt_add_outputs(out, stat2, B, &dec));
+  double tt = kd_dist_wtime() - t0;
+  KD_TRY(kd_dist_max(in->comm, &tt, 1));
+  KD_TRY(kd_dist_sum_u64(in->comm, &evals, 1));
+  out->seconds = tt;
+  out->kernel_evals = evals;
+  out->mmd = sqrt(fmax(stat2[B], 0.0));
+cleanup:
+  return err;
+}
+
+kd_err kd_ctt_check_with(const kd_params *params, const kd_algo_shape *sh,
+                         kd_err (*size_check)(const kd_ctt_params *, kd_gidx, kd_gidx)) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(params, &p));
+  if (sh->n_in >= 1 && sh->n_second >= 1) KD_TRY(size_check(&p, sh->n_in, sh->n_second));
+cleanup:
   return err;
 }

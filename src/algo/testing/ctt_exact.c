@@ -15,12 +15,9 @@
 #include "comm/dist_impl.h"
 
 static const kd_param_spec kd_ctt_exact_params_[] = {
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
-     KD_PARAM_AT(kd_ctt_params, B)},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, alpha)},
-    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
-     KD_PARAM_AT(kd_ctt_params, tile)},
+    KD_CTT_PARAM_B("number of label permutations (replicates)"),
+    KD_CTT_PARAM_ALPHA,
+    KD_CTT_PARAM_TILE,
 };
 
 /* ---------------- the driver: phases over one state ----------------
@@ -115,29 +112,13 @@ static kd_err kd_exact_reduce_(kd_exact_drv_ *D) {
     for (int64_t ti = 0; ti < nt; ti++) acc += D->rowacc[ti * nb + b];
     D->stat2[b] = acc;
   }
-  for (int64_t b = 0; b < nb; b++) /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(D->stat2[b]), KD_ERR_NUMERIC,
-             "ctt_exact: the MMD statistic is not finite (NaN or Inf in the data?)");
 cleanup:
   return err;
 }
 
 /* The decision of Alg. 3, the /test outputs and the run's totals. Collective. */
 static kd_err kd_exact_outputs_(kd_exact_drv_ *D, kd_result *out) {
-  kd_err err = KD_OK;
-  const int64_t B = D->cfg.B;
-  kd_ctt_decision dec;
-  KD_TRY(kd_ctt_decide(D->stat2, B, D->cfg.alpha, D->in->seed, &dec));
-  KD_TRY(kd_result_alloc(out, 0, D->d));
-  KD_TRY(kd_ctt_add_outputs(out, D->stat2, B, &dec));
-  double tt = kd_dist_wtime() - D->t0;
-  KD_TRY(kd_dist_max(D->comm, &tt, 1));
-  KD_TRY(kd_dist_sum_u64(D->comm, &D->evals, 1));
-  out->seconds = tt;
-  out->kernel_evals = D->evals;
-  out->mmd = sqrt(fmax(D->stat2[B], 0.0));
-cleanup:
-  return err;
+  return kd_ctt_finish(D->in, "ctt_exact", D->stat2, &D->cfg, D->d, D->t0, D->evals, out);
 }
 
 kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {

@@ -97,6 +97,26 @@ typedef struct {
   int64_t block; /* wblock: rows of each sample per block */
 } kd_ctt_params;
 
+/** Parameter-table rows shared by the algorithms of task ctt (one statement of each default). */
+#define KD_CTT_PARAM_B(doc) \
+  { "B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, doc, KD_PARAM_AT(kd_ctt_params, B) }
+#define KD_CTT_PARAM_ALPHA                                                                 \
+  {                                                                                        \
+    "alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)", \
+        KD_PARAM_AT(kd_ctt_params, alpha)                                                  \
+  }
+#define KD_CTT_PARAM_TILE                                                                  \
+  {                                                                                        \
+    "tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)", \
+        KD_PARAM_AT(kd_ctt_params, tile)                                                   \
+  }
+#define KD_CTT_PARAM_DELTA                                              \
+  {                                                                     \
+    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,                       \
+        "KT-Compress failure probability delta, strictly inside (0,1)", \
+        KD_PARAM_AT(kd_ctt_params, delta)                               \
+  }
+
 /** Check the common arguments (B >= 1, 0 < alpha < 1, m, n >= 1, same dimension); the message
  *  names the algorithm key. Local (every rank sees the same values). */
 kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const kd_pointset **y);
@@ -138,6 +158,18 @@ kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int
  *  Collective over comm; the same bits at any rank count. */
 kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const int64_t *coff,
                      int64_t s, int d, int64_t r, uint64_t seed, double *G);
+
+/** The end of a test with squared statistics stat2[0..B] (B replicates, then the observed):
+ *  refuses a non-finite value (KD_ERR_NUMERIC naming `name`), decides (kd_ctt_decide with p's
+ *  alpha), allocates out with no rows of dimension d, adds the /test outputs, and sets the run's
+ *  wall time since t0 (maximum over ranks), its kernel evaluations (this rank's evals, summed)
+ *  and mmd = the statistic. Collective over in->comm (stat2 replicated). */
+kd_err kd_ctt_finish(const kd_algo_in *in, const char *name, const double *stat2,
+                     const kd_ctt_params *p, int d, double t0, uint64_t evals, kd_result *out);
+/** The check hook of an algorithm whose only size check is size_check(p, m, n) (empty samples
+ *  left to the run's own message). Local. */
+kd_err kd_ctt_check_with(const kd_params *params, const kd_algo_shape *sh,
+                         kd_err (*size_check)(const kd_ctt_params *, kd_gidx, kd_gidx));
 
 /** Append the /test datasets shared by both algorithms: statistic (MMD = sqrt of the observed
  *  squared statistic, clipped at 0), p_value, reject, rank, p_reject, permutation_statistics

@@ -33,13 +33,9 @@ static const kd_param_spec kd_lrctt_params_[] = {
     {"r", KD_PARAM_INT, 256, NULL, 2, 1048576, NULL,
      "number of random Fourier features (even): r / 2 frequencies, cosine and sine",
      KD_PARAM_AT(kd_ctt_params, rank)},
-    {"delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,
-     "KT-Compress failure probability delta, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, delta)},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of label permutations (replicates)",
-     KD_PARAM_AT(kd_ctt_params, B)},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, alpha)},
+    KD_CTT_PARAM_DELTA,
+    KD_CTT_PARAM_B("number of label permutations (replicates)"),
+    KD_CTT_PARAM_ALPHA,
 };
 
 kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int d,

@@ -22,12 +22,9 @@ static const kd_param_spec kd_sub_params_[] = {
     {"n_out", KD_PARAM_INT, 1024, NULL, 2, 1e9, NULL,
      "rows drawn uniformly without replacement from each sample (at most min(m, n))",
      KD_PARAM_AT(kd_ctt_params, n_out)},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of wild-bootstrap replicates",
-     KD_PARAM_AT(kd_ctt_params, B)},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, alpha)},
-    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
-     KD_PARAM_AT(kd_ctt_params, tile)},
+    KD_CTT_PARAM_B("number of wild-bootstrap replicates"),
+    KD_CTT_PARAM_ALPHA,
+    KD_CTT_PARAM_TILE,
 };
 
 static kd_err kd_sub_check_size_(const kd_ctt_params *p, kd_gidx m, kd_gidx n) {
@@ -41,14 +38,7 @@ cleanup:
 }
 
 static kd_err kd_sub_check_(const kd_params *params, const kd_algo_shape *sh) {
-  kd_err err = KD_OK;
-  kd_ctt_params p;
-  memset(&p, 0, sizeof p);
-  KD_TRY(kd_params_fill(params, &p));
-  if (sh->n_in < 1 || sh->n_second < 1) goto cleanup; /* empty samples: the run's own message */
-  KD_TRY(kd_sub_check_size_(&p, sh->n_in, sh->n_second));
-cleanup:
-  return err;
+  return kd_ctt_check_with(params, sh, kd_sub_check_size_);
 }
 
 /* The n_out drawn rows of X and then of Y on every rank (Z, 2 n_out x d). Collective. */
@@ -99,20 +89,8 @@ kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_re
     for (int64_t ti = 0; ti < nt; ti++) acc += rowacc[ti * nb + b];
     stat2[b] = acc;
   }
-  for (int64_t b = 0; b < nb; b++) /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(stat2[b]), KD_ERR_NUMERIC,
-             "subsample_test: the MMD statistic is not finite (NaN or Inf in the data?)");
-  kd_ctt_decision dec;
-  KD_TRY(kd_ctt_decide(stat2, B, p->alpha, in->seed, &dec));
-  KD_TRY(kd_result_alloc(out, 0, d));
-  KD_TRY(kd_ctt_add_outputs(out, stat2, B, &dec));
+  KD_TRY(kd_ctt_finish(in, "subsample_test", stat2, p, d, t0, evals, out));
   KD_TRY(kd_result_set_count(out, "n_out", n_out));
-  double tt = kd_dist_wtime() - t0;
-  KD_TRY(kd_dist_max(in->comm, &tt, 1));
-  KD_TRY(kd_dist_sum_u64(in->comm, &evals, 1));
-  out->seconds = tt;
-  out->kernel_evals = evals;
-  out->mmd = sqrt(fmax(stat2[B], 0.0));
 cleanup:
   free(Z);
   free(lab);

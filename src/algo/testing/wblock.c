@@ -26,12 +26,9 @@ static const kd_param_spec kd_wb_params_[] = {
     {"block", KD_PARAM_INT, 64, NULL, 2, 1e8, NULL,
      "rows of each sample per block (the paper's B; n / block blocks)",
      KD_PARAM_AT(kd_ctt_params, block)},
-    {"B", KD_PARAM_INT, 100, NULL, 1, 1e8, NULL, "number of wild-bootstrap replicates",
-     KD_PARAM_AT(kd_ctt_params, B)},
-    {"alpha", KD_PARAM_F64, 0.05, NULL, 0, 1, NULL, "nominal level, strictly inside (0,1)",
-     KD_PARAM_AT(kd_ctt_params, alpha)},
-    {"tile", KD_PARAM_INT, 256, NULL, 8, 8192, NULL, "kernel tile edge (rows and columns)",
-     KD_PARAM_AT(kd_ctt_params, tile)},
+    KD_CTT_PARAM_B("number of wild-bootstrap replicates"),
+    KD_CTT_PARAM_ALPHA,
+    KD_CTT_PARAM_TILE,
 };
 
 static kd_err kd_wb_check_size_(const kd_ctt_params *p, kd_gidx m, kd_gidx n) {
@@ -45,14 +42,7 @@ cleanup:
 }
 
 static kd_err kd_wb_check_(const kd_params *params, const kd_algo_shape *sh) {
-  kd_err err = KD_OK;
-  kd_ctt_params p;
-  memset(&p, 0, sizeof p);
-  KD_TRY(kd_params_fill(params, &p));
-  if (sh->n_in < 1 || sh->n_second < 1) goto cleanup; /* empty samples: the run's own message */
-  KD_TRY(kd_wb_check_size_(&p, sh->n_in, sh->n_second));
-cleanup:
-  return err;
+  return kd_ctt_check_with(params, sh, kd_wb_check_size_);
 }
 
 /* Rank r's rows [lo(r), hi(r)) of S, lo(r) = rows * c0(r), from their owners into out (rows of
@@ -187,21 +177,9 @@ kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_resul
   for (int r = 0; r <= np; r++) ch[r] = nch * r / np;
   uint64_t evals = 0;
   KD_TRY(kd_wb_stats_(in, Y, p, nblk, ch, stat2, &evals));
-  for (int64_t b = 0; b <= B; b++) /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(stat2[b]), KD_ERR_NUMERIC,
-             "wblock: the MMD statistic is not finite (NaN or Inf in the data?)");
-  kd_ctt_decision dec;
-  KD_TRY(kd_ctt_decide(stat2, B, p->alpha, in->seed, &dec));
-  KD_TRY(kd_result_alloc(out, 0, d));
-  KD_TRY(kd_ctt_add_outputs(out, stat2, B, &dec));
+  KD_TRY(kd_ctt_finish(in, "wblock", stat2, p, d, t0, evals, out));
   KD_TRY(kd_result_set_count(out, "blocks", nblk));
   KD_TRY(kd_result_set_count(out, "rows_unused", m + n - 2 * nblk * p->block));
-  double tt = kd_dist_wtime() - t0;
-  KD_TRY(kd_dist_max(in->comm, &tt, 1));
-  KD_TRY(kd_dist_sum_u64(in->comm, &evals, 1));
-  out->seconds = tt;
-  out->kernel_evals = evals;
-  out->mmd = sqrt(fmax(stat2[B], 0.0));
 cleanup:
   free(stat2);
   free(ch);
