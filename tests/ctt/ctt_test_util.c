@@ -57,3 +57,16 @@ int ctt_test_same_outputs(const kd_result *a, const kd_result *b, int64_t B) {
          ctt_test_i64(a, "/test/rank") == ctt_test_i64(b, "/test/rank") && p && q &&
          p->dims[0] >= B && q->dims[0] >= B && !memcmp(p->f64, q->f64, sizeof(double) * (size_t)B);
 }
+
+void ctt_test_shifted_pair(double shift, double *v, kd_measure *gx, kd_measure *gy) {
+  memset(gx, 0, sizeof *gx);
+  v[0] = v[1] = v[3] = 0.0;
+  v[2] = shift;
+  v[4] = v[5] = 1.0;
+  gx->type = KD_MEASURE_GAUSSIAN;
+  gx->d = 2;
+  gx->mean = v;
+  gx->sd = v + 4;
+  *gy = *gx;
+  gy->mean = v + 2;
+}

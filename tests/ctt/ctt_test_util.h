@@ -16,6 +16,9 @@ const kd_algo_desc *ctt_test_desc(const char *name);
 /** n rows of N(mean, I_d) on comm with seed (mean: d values, NULL = 0). Collective. */
 kd_err ctt_test_gauss(MPI_Comm comm, int64_t n, int d, const double *mean, uint64_t seed,
                       kd_pointset **out);
+/** The generators of a study: gx = N(0, I_2), gy = N((shift, 0), I_2), their vectors kept in the
+ *  caller's v[6] (mean of x, mean of y, sd). */
+void ctt_test_shifted_pair(double shift, double *v, kd_measure *gx, kd_measure *gy);
 /** Scalar f64 / i64 extra dataset (NaN / -1 if absent). */
 double ctt_test_f64(const kd_result *r, const char *path);
 int64_t ctt_test_i64(const kd_result *r, const char *path);

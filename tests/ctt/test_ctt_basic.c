@@ -288,14 +288,8 @@ static void test_typed(MPI_Comm comm) {
 /* A small study on comm and on a one-rank communicator: identical tables (wall times aside). */
 static void test_study_ranks(MPI_Comm comm, MPI_Comm self) {
   kd_measure gx, gy;
-  memset(&gx, 0, sizeof gx);
-  double mx[2] = {0, 0}, my[2] = {0.3, 0}, sd[2] = {1, 1};
-  gx.type = KD_MEASURE_GAUSSIAN;
-  gx.d = 2;
-  gx.mean = mx;
-  gx.sd = sd;
-  gy = gx;
-  gy.mean = my;
+  double gv[6];
+  ctt_test_shifted_pair(0.3, gv, &gx, &gy);
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_IMQ);
   const int64_t gl[2] = {0, 1};
   kd_ctt_study_spec sp;

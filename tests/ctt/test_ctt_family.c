@@ -356,14 +356,8 @@ static void expect_config_error(MPI_Comm comm, const char *algo, const char *con
 
 static void test_study(MPI_Comm comm) {
   kd_measure gx, gy;
-  memset(&gx, 0, sizeof gx);
-  double mx[2] = {0, 0}, my[2] = {0.2, 0}, sd[2] = {1, 1};
-  gx.type = KD_MEASURE_GAUSSIAN;
-  gx.d = 2;
-  gx.mean = mx;
-  gx.sd = sd;
-  gy = gx;
-  gy.mean = my;
+  double gv[6];
+  ctt_test_shifted_pair(0.2, gv, &gx, &gy);
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32}, rs[1] = {64};
   kd_ctt_study_spec sp;

@@ -15,13 +15,9 @@
 #include "kd_test.h"
 
 static void level(int64_t m, int64_t n) {
-  kd_measure gx;
-  memset(&gx, 0, sizeof gx);
-  double mean[2] = {0, 0}, sd[2] = {1, 1};
-  gx.type = KD_MEASURE_GAUSSIAN;
-  gx.d = 2;
-  gx.mean = mean;
-  gx.sd = sd;
+  kd_measure gx, gy;
+  double gv[6];
+  ctt_test_shifted_pair(0.0, gv, &gx, &gy);
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   const int64_t g_list[2] = {0, 1};
   kd_ctt_study_spec sp;

@@ -18,14 +18,8 @@
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   kd_measure gx, gy;
-  memset(&gx, 0, sizeof gx);
-  double mx[2] = {0, 0}, my[2] = {0.14, 0}, sd[2] = {1, 1};
-  gx.type = KD_MEASURE_GAUSSIAN;
-  gx.d = 2;
-  gx.mean = mx;
-  gx.sd = sd;
-  gy = gx;
-  gy.mean = my;
+  double gv[6];
+  ctt_test_shifted_pair(0.14, gv, &gx, &gy);
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   const int64_t g_list[1] = {1};
   kd_ctt_study_spec sp;
