@@ -8,7 +8,8 @@
  * rejects within 0.1 of the exact test's rate on the same replicates, allowing for the sampling
  * error of T = 120 replicates: |rate_exact - rate_ctt| <= 0.1 + 2 SE_paired with
  * SE_paired = sqrt(((b + c)/T - ((b - c)/T)^2) / T) (b, c: replicates where only one test
- * rejects); CTT g = 1 is at least 4x cheaper per test than the exact test. */
+ * rejects); CTT g = 1 is at least 4x cheaper per test than the exact test (not asserted under
+ * ASan, where the instrumentation changes the relative costs). */
 #include <math.h>
 #include <string.h>
 
@@ -61,8 +62,11 @@ int main(int argc, char **argv) {
              se_pair, b_only, c_only);
     KD_TEST_NEAR(st.rate[0], st.rate[1], 0.1 + 2 * se_pair,
                  "CTT g=1 power within 0.1 (+ 2 paired SE) of the exact test");
-    KD_TEST(st.mean_seconds[0] * 4 < st.mean_seconds[1], "CTT g=1 %.4f s vs exact %.4f s",
-            st.mean_seconds[0], st.mean_seconds[1]);
+    /* not under ASan: instrumentation slows CTT's many small compressions far more than the
+     * exact test's BLAS (measured 0.10 s against 0.38 s at 4 ranks there) */
+    if (!KD_TEST_SANITIZED)
+      KD_TEST(st.mean_seconds[0] * 4 < st.mean_seconds[1], "CTT g=1 %.4f s vs exact %.4f s",
+              st.mean_seconds[0], st.mean_seconds[1]);
     /* the same replicates: exact rejections with a large statistic are mostly CTT rejections */
     int both = 0, exact_only = 0;
     for (int64_t t = 0; t < st.T; t++) {
