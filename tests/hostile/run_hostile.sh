@@ -57,7 +57,8 @@ sigrun() {
     fi
   fi
   if [ "$mode" = ckpt ]; then
-    grep -q '^kdistill: interrupted.*checkpoint written to' all.txt || bad "$2: no checkpoint line"
+    grep -q '^kdistill: interrupted.*checkpoint written to' all.txt ||
+      bad "$2: no checkpoint line: $(grep '^kdistill: interrupted' all.txt)"
   else
     grep -q '^kdistill: interrupted.*nothing was written' all.txt || bad "$2: not 'nothing was written'"
     [ ! -e out.h5.ckpt.h5 ] || bad "$2: a checkpoint was written"
@@ -302,7 +303,9 @@ output: {path: out.h5}
 YAML
   sigrun a.yaml attention "values (gaussian)"
   # a task with safe points still stops at one when it comes soon: herding writes its checkpoint
-  printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 2000000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: bpcg, max_iter: 100000}\noutput: {path: out.h5}\n' >h.yaml
+  # (n = 2e5: an iteration that adds an atom computes one kernel row over the candidates; at
+  # n = 2e6 under ASan on a loaded machine one took longer than the grace)
+  printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 200000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: bpcg, max_iter: 100000}\noutput: {path: out.h5}\n' >h.yaml
   sigrun h.yaml bpcg "iter 0" ckpt
   [ -f out.h5.ckpt.h5 ] || bad "bpcg: no checkpoint file"
   # a sweep point (kt_compress: either outcome, as above); a CTT study (checkpoints after each round of replicates)
