@@ -308,11 +308,12 @@ YAML
   printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 200000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: bpcg, max_iter: 100000}\noutput: {path: out.h5}\n' >h.yaml
   sigrun h.yaml bpcg "iter 0" ckpt
   [ -f out.h5.ckpt.h5 ] || bad "bpcg: no checkpoint file"
-  # a sweep point (kt_compress: either outcome, as above); a CTT study (checkpoints after each round of replicates)
+  # a sweep point (kt_compress: either outcome, as above); a CTT study (checkpoints after each round
+  # of replicates; m = n = 1024 keeps a round of the exact test well inside the grace under ASan)
   printf 'task: sweep\nsweep:\n  task: thin\n  dir: sw_out\n  product:\n    - {key: run.seed, values: [1, 2]}\ndata: {type: gaussian, d: 2, n: 4194304}\nkernel: {name: gaussian, ls: 1.0}\ntarget: {type: data, self: false}\nalgorithm: {name: kt_compress, n_out: 2048, g: 4}\noutput: {path: out.h5}\n' >sw.yaml
   sigrun sw.yaml "sweep point" "running kt_compress" either
   ! compgen -G "sw_out/*.tmp.*" >/dev/null || bad "sweep: temporary left"
-  printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2, mean: [0.14, 0]}\nkernel: {name: gaussian, ls: 1.0}\nstudy: {m: 2048, n: 2048, replicates: 5000, g: [0, 1], exact: true, s: 16, B: 100}\noutput: {path: out.h5}\n' >st.yaml
+  printf 'task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2, mean: [0.14, 0]}\nkernel: {name: gaussian, ls: 1.0}\nstudy: {m: 1024, n: 1024, replicates: 5000, g: [0, 1], exact: true, s: 16, B: 100}\noutput: {path: out.h5}\n' >st.yaml
   sigrun st.yaml ctt_study "ctt_study:" ckpt
   # the guard can be turned off, and a bad value is a one-line error
   KDISTILL_SIGNAL_GRACE=soon kd validate h.yaml
