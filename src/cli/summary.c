@@ -68,12 +68,19 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
   fprintf(out, "kernel:     %s\n", s->kernel);
   if (ctt) {
     const double p = kd_cli_metric_(res, "p_value"), rej = kd_cli_metric_(res, "reject");
-    fprintf(out, "statistic:  %.6e (MMD between the two samples' coresets)\n",
-            kd_cli_metric_(res, "statistic"));
-    fprintf(out, "p_value:    %.6g\n", p);
-    fprintf(out, "decision:   %s\n",
-            rej == 1.0 ? "reject: the samples differ (p <= alpha)"
-                       : "no rejection: no evidence that the samples differ (p > alpha)");
+    fprintf(out, "statistic:  %.6e (MMD between the two samples' coresets%s)\n",
+            kd_cli_metric_(res, "statistic"), isnan(p) ? " at the middle length scale" : "");
+    if (isnan(p)) { /* actt: a decision at level alpha over its length scales, no p-value */
+      fprintf(out, "p_value:    none (an aggregated test decides at level alpha)\n");
+      fprintf(out, "decision:   %s\n",
+              rej == 1.0 ? "reject: the samples differ (at some length scale)"
+                         : "no rejection: no evidence that the samples differ");
+    } else {
+      fprintf(out, "p_value:    %.6g\n", p);
+      fprintf(out, "decision:   %s\n",
+              rej == 1.0 ? "reject: the samples differ (p <= alpha)"
+                         : "no rejection: no evidence that the samples differ (p > alpha)");
+    }
   } else if (s->n > 0) {
     char nin[32] = "-";
     const double dropped = kd_cli_metric_(res, "zero_weight_nodes_dropped");

@@ -139,8 +139,12 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
     kd_result_get_metric(res, "statistic", &st);
     kd_result_get_metric(res, "p_value", &pv);
     kd_result_get_metric(res, "reject", &rj);
-    kd_log_info("%s: statistic %.6g, p-value %.4f, %s (%.3f s)", s->desc->name, st, pv,
-                rj > 0.5 ? "reject" : "do not reject", res->seconds);
+    if (isnan(pv)) /* actt: a decision at level alpha, no p-value */
+      kd_log_info("%s: statistic %.6g, %s at level alpha (%.3f s)", s->desc->name, st,
+                  rj > 0.5 ? "reject" : "do not reject", res->seconds);
+    else
+      kd_log_info("%s: statistic %.6g, p-value %.4f, %s (%.3f s)", s->desc->name, st, pv,
+                  rj > 0.5 ? "reject" : "do not reject", res->seconds);
   }
 cleanup:
   return err;
