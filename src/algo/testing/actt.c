@@ -1,0 +1,274 @@
+/* actt.c - Aggregated Compress Then Test (ACTT; Domingo-Enrich, Dwivedi & Mackey 2023, the
+ * `actt` of goodpoints, with the aggregation of MMDAgg, Schrab et al. 2023): one test over L
+ * length scales ls_j = ls ratio^(j - (L-1)/2), j = 0 .. L-1 (ls = kernel.ls, the median heuristic
+ * by default), with weights w_j = 1/L.
+ *   - statistics: for each ls_j, CTT's s x s matrix G_j of mean kernel values between coresets
+ *     (ctt.c, KT-Compress with the kernel of ls_j: goodpoints' same_compression = False; the bins
+ *     of length scale j use the seed kd_rng_u64(seed, KD_CTT_STREAM_ACTT, j)), and
+ *     M_j = w^T G_j w for B2 + B label permutations (the same labellings for every j) and the
+ *     observed labelling.
+ *   - decision: with the B permuted values and the observed one sorted per j, the threshold of
+ *     ls_j at u is the ceil((B+1)(1 - u w_j))-th smallest; u_alpha is the largest u in
+ *     [0, 1/max w] (B3 bisection steps) at which at most alpha of the B2 calibration labellings
+ *     exceed some threshold; the test rejects when the observed M_j exceeds its threshold at
+ *     u_alpha for some j. Level alpha (as Schrab et al. 2023 show for MMDAgg: the calibration
+ *     labellings are drawn independently of the others); ties count as no exceedance.
+ * The labellings and the decision are replicated; the G_j are the same bits at any rank count,
+ * so the test is too. ACTT decides and has no p-value (p_value NaN; goodpoints' `actt` returns a
+ * decision too). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/testing/ctt_impl.h"
+#include "comm/dist_impl.h"
+
+static const kd_param_spec kd_actt_params_[] = {
+    {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
+     "number of coresets (bins) s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
+    {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
+     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
+     KD_PARAM_AT(kd_ctt_params, g)},
+    KD_CTT_PARAM_DELTA,
+    {"B", KD_PARAM_INT, 299, NULL, 1, 1e8, NULL,
+     "label permutations of the quantiles (the observed labelling makes B + 1)",
+     KD_PARAM_AT(kd_ctt_params, B)},
+    {"B2", KD_PARAM_INT, 200, NULL, 1, 1e8, NULL,
+     "label permutations that calibrate the aggregation level u_alpha",
+     KD_PARAM_AT(kd_ctt_params, B2)},
+    {"B3", KD_PARAM_INT, 20, NULL, 1, 60, NULL, "bisection steps for u_alpha",
+     KD_PARAM_AT(kd_ctt_params, B3)},
+    {"n_ls", KD_PARAM_INT, 5, NULL, 1, 64, NULL,
+     "length scales L: kernel.ls ls_ratio^(j - (L-1)/2), j = 0 .. L-1",
+     KD_PARAM_AT(kd_ctt_params, n_ls)},
+    {"ls_ratio", KD_PARAM_F64, 2.0, NULL, 1.0, 1e3, NULL,
+     "ratio of neighbouring length scales (> 1 unless n_ls = 1)",
+     KD_PARAM_AT(kd_ctt_params, ls_ratio)},
+    KD_CTT_PARAM_ALPHA,
+};
+
+/* the families whose length scale is a pure rescaling of the inputs */
+static int kd_actt_scalable_(kd_kernel_type t) {
+  return t == KD_KERNEL_GAUSSIAN || t == KD_KERNEL_LAPLACE || t == KD_KERNEL_IMQ ||
+         t == KD_KERNEL_MATERN12 || t == KD_KERNEL_MATERN32 || t == KD_KERNEL_MATERN52;
+}
+
+static kd_err kd_actt_check_params_(const kd_ctt_params *p) {
+  kd_err err = KD_OK;
+  KD_CHECK_KEY(p->n_ls == 1 || p->ls_ratio > 1.0, KD_ERR_CONFIG, "algorithm.ls_ratio",
+               "algorithm.ls_ratio = %g: the length scales must differ (ratio > 1) when n_ls = "
+               "%lld",
+               p->ls_ratio, (long long)p->n_ls);
+cleanup:
+  return err;
+}
+
+static kd_err kd_actt_check_(const kd_params *params, const kd_algo_shape *sh) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  int64_t s_m, s_n, n_in;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(params, &p));
+  KD_TRY(kd_actt_check_params_(&p));
+  if (sh->n_in >= 1 && sh->n_second >= 1)
+    KD_TRY(kd_ctt_check_sizes(&p, sh->n_in, sh->n_second, &s_m, &s_n, &n_in));
+cleanup:
+  return err;
+}
+
+/* One CTT run at length scale ls with the run seed `seed`: G (s x s, allocated here), s and the
+ * bins of X; its kernel evaluations are added to *evals. Collective. */
+static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, double ls, uint64_t seed,
+                             double **G, int64_t *s, int64_t *s_m, uint64_t *evals) {
+  kd_err err = KD_OK;
+  kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
+  kd_kernel *k = NULL;
+  kd_result r = KD_RESULT_INIT;
+  kp.ls = ls;
+  kp.ls_median = 0;
+  KD_TRY(kd_kernel_create(&kp, kd_kernel_dim(in->kernel), &k));
+  kd_algo_in in1 = *in;
+  in1.kernel = k;
+  in1.seed = seed;
+  kd_ctt_params p1 = *p;
+  p1.B = 1; /* the permutations are ACTT's own */
+  KD_TRY(kd_ctt_test(&in1, &p1, &r));
+  const kd_result_dataset *g = kd_result_find(&r, "/test/coreset_kernel_means"),
+                          *bins = kd_result_find(&r, "/test/bins");
+  KD_CHECK(g && bins, KD_ERR_INTERNAL, "actt: ctt returned no coreset kernel means");
+  *s = g->dims[0];
+  *s_m = bins->i64[0];
+  KD_ALLOC(*G, *s * *s);
+  memcpy(*G, g->f64, sizeof(double) * (size_t)(*s * *s));
+  *evals += r.kernel_evals;
+cleanup:
+  kd_result_free(&r);
+  kd_kernel_destroy(&k);
+  return err;
+}
+
+static int kd_actt_cmp_(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The threshold index (0-based, into the B + 1 sorted values) of weight w at u. */
+static int64_t kd_actt_q_(int64_t B, double u, double w) {
+  int64_t q = (int64_t)ceil((double)(B + 1) * (1.0 - u * w));
+  q = q < 1 ? 1 : q > B + 1 ? B + 1 : q;
+  return q - 1;
+}
+
+/* Fraction of the B2 calibration labellings (rows 0 .. B2-1 of M, L columns) that exceed the
+ * threshold of some length scale at u (sorted: L rows of B + 1 sorted values). Local. */
+static double kd_actt_exceed_(const double *M, int64_t B2, int64_t L, const double *sorted,
+                              int64_t B, double u, double w) {
+  int64_t cnt = 0;
+  const int64_t q = kd_actt_q_(B, u, w);
+  for (int64_t b = 0; b < B2; b++)
+    for (int64_t j = 0; j < L; j++)
+      if (M[b * L + j] > sorted[j * (B + 1) + q]) {
+        cnt++;
+        break;
+      }
+  return (double)cnt / (double)B2;
+}
+
+/* The decision: u_alpha by bisection, the thresholds (squared) and reject. M: (B2 + B + 1) x L,
+ * row B2 + B the observed labelling. Local (replicated). */
+static kd_err kd_actt_decide_(const double *M, const kd_ctt_params *p, int64_t L, double *thr,
+                              double *u_alpha, double *cal_rate, int *reject) {
+  kd_err err = KD_OK;
+  const int64_t B = p->B, B2 = p->B2;
+  const double w = 1.0 / (double)L;
+  double *sorted = NULL, lo = 0.0, hi = 1.0 / w;
+  KD_ALLOC(sorted, L * (B + 1));
+  for (int64_t j = 0; j < L; j++) {
+    for (int64_t b = 0; b <= B; b++) sorted[j * (B + 1) + b] = M[(B2 + b) * L + j];
+    qsort(sorted + j * (B + 1), (size_t)(B + 1), sizeof(double), kd_actt_cmp_);
+  }
+  for (int64_t t = 0; t < p->B3; t++) {
+    const double u = 0.5 * (lo + hi);
+    if (kd_actt_exceed_(M, B2, L, sorted, B, u, w) <= p->alpha)
+      lo = u;
+    else
+      hi = u;
+  }
+  *u_alpha = lo;
+  *cal_rate = kd_actt_exceed_(M, B2, L, sorted, B, lo, w);
+  const int64_t q = kd_actt_q_(B, lo, w);
+  *reject = 0;
+  for (int64_t j = 0; j < L; j++) {
+    thr[j] = sorted[j * (B + 1) + q];
+    if (M[(B2 + B) * L + j] > thr[j]) *reject = 1;
+  }
+cleanup:
+  free(sorted);
+  return err;
+}
+
+/* The /test outputs and metrics: per length scale, the scale, the observed MMD and the threshold
+ * (as MMDs); u_alpha, the calibration rate at it, the decision. Local. */
+static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *obs2,
+                               const double *thr2, int64_t L, double u_alpha, double cal_rate,
+                               int reject) {
+  kd_err err = KD_OK;
+  double *stat = NULL, *thr = NULL;
+  KD_ALLOC(stat, L);
+  KD_ALLOC(thr, L);
+  for (int64_t j = 0; j < L; j++) {
+    stat[j] = sqrt(fmax(obs2[j], 0.0));
+    thr[j] = sqrt(fmax(thr2[j], 0.0));
+  }
+  const int64_t dims[1] = {L}, rej = reject, mid = L / 2;
+  const double nan = NAN;
+  KD_TRY(kd_result_add_f64(out, "/test/ls", 1, dims, ls));
+  KD_TRY(kd_result_add_f64(out, "/test/statistics", 1, dims, stat));
+  KD_TRY(kd_result_add_f64(out, "/test/thresholds", 1, dims, thr));
+  KD_TRY(kd_result_add_f64(out, "/test/u_alpha", 0, NULL, &u_alpha));
+  KD_TRY(kd_result_add_f64(out, "/test/calibration_rate", 0, NULL, &cal_rate));
+  KD_TRY(kd_result_add_i64(out, "/test/reject", 0, NULL, &rej));
+  KD_TRY(kd_result_add_f64(out, "/test/statistic", 0, NULL, &stat[mid]));
+  KD_TRY(kd_result_add_f64(out, "/test/statistic_squared", 0, NULL, &obs2[mid]));
+  KD_TRY(kd_result_add_f64(out, "/test/p_value", 0, NULL, &nan));
+  KD_TRY(kd_result_set_metric(out, "statistic", stat[mid]));
+  KD_TRY(kd_result_set_metric(out, "p_value", nan));
+  KD_TRY(kd_result_set_metric(out, "u_alpha", u_alpha));
+  KD_TRY(kd_result_set_count(out, "reject", rej));
+  KD_TRY(kd_result_set_count(out, "n_ls", L));
+  out->mmd = stat[mid];
+cleanup:
+  free(stat);
+  free(thr);
+  return err;
+}
+
+static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  const kd_pointset *Y = NULL;
+  double **G = NULL, *ls = NULL, *M = NULL, *thr = NULL, *obs = NULL;
+  unsigned char *lab = NULL;
+  uint64_t evals = 0;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_actt_check_params_(&p));
+  KD_TRY(kd_ctt_check_common(in, &p, &Y));
+  const double t0 = kd_dist_wtime(), ls0 = kd_kernel_length_scale(in->kernel);
+  const kd_kernel_params *kp = kd_kernel_get_params(in->kernel);
+  KD_CHECK_KEY(kd_actt_scalable_(kp->type) && ls0 > 0.0, KD_ERR_CONFIG, "kernel.name",
+               "kernel.name: actt's length-scale grid needs a gaussian, laplace, imq or matern "
+               "kernel (kernel %s)",
+               kd_kernel_describe(in->kernel));
+  const int64_t L = p.n_ls, B = p.B, B2 = p.B2, nl = B2 + B + 1;
+  int64_t s = 0, s_m = 0;
+  KD_ALLOC(G, L);
+  KD_ALLOC(ls, L);
+  for (int64_t j = 0; j < L; j++) {
+    ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
+    KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
+                          &G[j], &s, &s_m, &evals));
+  }
+  KD_ALLOC(M, nl * L);
+  KD_ALLOC(lab, s);
+  for (int64_t b = 0; b < nl; b++) {
+    if (b < nl - 1)
+      kd_ctt_permute_labels(s, s_m, in->seed, b, lab);
+    else
+      for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
+    for (int64_t j = 0; j < L; j++) M[b * L + j] = kd_ctt_labelled_mmd2(G[j], s, lab);
+  }
+  for (int64_t q = 0; q < nl * L; q++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(M[q]), KD_ERR_NUMERIC,
+             "actt: the MMD statistic is not finite (NaN or Inf in the data?)");
+  KD_ALLOC(thr, L);
+  double u_alpha = 0.0, cal = 0.0;
+  int reject = 0;
+  KD_TRY(kd_actt_decide_(M, &p, L, thr, &u_alpha, &cal, &reject));
+  obs = M + (nl - 1) * L;
+  KD_TRY(kd_result_alloc(out, 0, kd_pointset_dim(in->points)));
+  KD_TRY(kd_actt_outputs_(out, ls, obs, thr, L, u_alpha, cal, reject));
+  double tt = kd_dist_wtime() - t0;
+  KD_TRY(kd_dist_max(in->comm, &tt, 1));
+  out->seconds = tt;
+  out->kernel_evals = evals; /* each ctt run's count is already summed over ranks */
+cleanup:
+  for (int64_t j = 0; G && j < p.n_ls; j++) free(G[j]);
+  free(G);
+  free(ls);
+  free(M);
+  free(thr);
+  free(lab);
+  return err;
+}
+
+const kd_algo_desc kd_algo_actt = {
+    "actt",
+    "ctt",
+    "Aggregated CTT: CTT at n_ls length scales, one test at level alpha (MMDAgg's aggregation)",
+    kd_actt_params_,
+    (int)(sizeof kd_actt_params_ / sizeof kd_actt_params_[0]),
+    kd_actt_run_,
+    0,
+    kd_actt_check_,
+    NULL};

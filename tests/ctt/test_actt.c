@@ -1,0 +1,277 @@
+/* test_actt.c - aggregated CTT (algorithm actt of task ctt):
+ *  - conformance: m = 600, n = 400, s = 10, g = 3 (bins of 100 rows are not compressed): for each
+ *    of the 5 length scales ls 2^(j-2) the mean-kernel matrix of the bins is recomputed here by
+ *    direct double sums, the B2 + B + 1 labelled statistics from it, and u_alpha (B3 bisection
+ *    steps), the thresholds and the decision by a plain implementation of the rule; the
+ *    statistics and thresholds agree to 1e-12, u_alpha and the decision exactly; the reported
+ *    length scales are ls ratio^(j - (L-1)/2);
+ *  - the same statistics, thresholds, u_alpha and decision on the job's communicator as on one
+ *    rank (m = 3000, n = 2100, g = 1: compressed bins);
+ *  - level: 200 null replicates (50 under ASan) at m = n = 1024 and at m = 1000, n = 700:
+ *    rejection rate <= 0.05 + 3 SE and at least one rejection; u_alpha within (0, 1/w] and the
+ *    calibration rate at it <= alpha in every replicate;
+ *  - power: m = n = 4096, Y shifted by 0.3 on one axis, g = 1, 100 replicates (20 under ASan):
+ *    rejection rate >= 0.9;
+ *  - n_ls = 1: the statistic is CTT's at kernel.ls (same bins, seed of length scale 0);
+ *  - errors: ls_ratio = 1 with n_ls = 3 names algorithm.ls_ratio; a linear kernel names
+ *    kernel.name. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/dist_impl.h"
+#include "ctt_test_util.h"
+#include "kd_test.h"
+
+static const kd_result_dataset *ds(const kd_result *r, const char *path) {
+  const kd_result_dataset *d = kd_result_find(r, path);
+  KD_TEST(d != NULL, "dataset %s missing", path);
+  return d;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* the reference decision: q(u) = ceil((B+1)(1 - u/L)) clamped to [1, B+1] */
+static int64_t ref_q(int64_t B, double u, int64_t L) {
+  int64_t q = (int64_t)ceil((double)(B + 1) * (1.0 - u / (double)L));
+  return (q < 1 ? 1 : q > B + 1 ? B + 1 : q) - 1;
+}
+
+static double ref_rate(const double *M, int64_t B2, int64_t B, int64_t L, const double *srt,
+                       double u) {
+  int cnt = 0;
+  for (int64_t b = 0; b < B2; b++) {
+    int any = 0;
+    for (int64_t j = 0; j < L; j++) any |= M[b * L + j] > srt[j * (B + 1) + ref_q(B, u, L)];
+    cnt += any;
+  }
+  return cnt / (double)B2;
+}
+
+static void test_conformance(MPI_Comm comm) {
+  enum { L = 5, S = 10, SM = 6, NIN = 100, B = 49, B2 = 40, B3 = 12 };
+  const int64_t m = 600, n = 400;
+  const double shift[2] = {0.2, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL, *X1 = NULL, *Y1 = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, m, 2, NULL, 11, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, n, 2, shift, 12, &Y));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, m, 2, NULL, 11, &X1));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, n, 2, shift, 12, &Y1));
+  const char *st[] = {"s=10", "g=3", "B=49", "B2=40", "B3=12", NULL};
+  kd_result r = KD_RESULT_INIT;
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 77, st, &r));
+  /* the bins: rows 100 b .. 100 b + 99 of X (b < 6), then of Y */
+  const double *x = kd_pointset_rows_const(X1), *y = kd_pointset_rows_const(Y1);
+  static double G[L][S * S], M[B2 + B + 1][L], srt[L * (B + 1)];
+  for (int j = 0; j < L; j++) {
+    const double ls = pow(2.0, j - 2);
+    for (int a = 0; a < S; a++)
+      for (int b = 0; b < S; b++) {
+        const double *pa = a < SM ? x + 2 * NIN * a : y + 2 * NIN * (a - SM);
+        const double *pb = b < SM ? x + 2 * NIN * b : y + 2 * NIN * (b - SM);
+        double acc = 0.0;
+        for (int i = 0; i < NIN; i++)
+          for (int t = 0; t < NIN; t++) {
+            const double d0 = pa[2 * i] - pb[2 * t], d1 = pa[2 * i + 1] - pb[2 * t + 1];
+            acc += exp(-(d0 * d0 + d1 * d1) / (2 * ls * ls));
+          }
+        G[j][a * S + b] = acc / (NIN * NIN);
+      }
+  }
+  unsigned char lab[S];
+  for (int b = 0; b <= B2 + B; b++) {
+    if (b < B2 + B)
+      kd_ctt_permute_labels(S, SM, 77, b, lab);
+    else
+      for (int i = 0; i < S; i++) lab[i] = i >= SM;
+    for (int j = 0; j < L; j++) {
+      double acc = 0.0;
+      for (int a = 0; a < S; a++)
+        for (int c = 0; c < S; c++)
+          acc += (lab[a] ? -1.0 / (S - SM) : 1.0 / SM) * (lab[c] ? -1.0 / (S - SM) : 1.0 / SM) *
+                 G[j][a * S + c];
+      M[b][j] = acc;
+    }
+  }
+  for (int j = 0; j < L; j++) {
+    for (int b = 0; b <= B; b++) srt[j * (B + 1) + b] = M[B2 + b][j];
+    qsort(srt + j * (B + 1), B + 1, sizeof(double), cmp_d);
+  }
+  double lo = 0.0, hi = L;
+  for (int t = 0; t < B3; t++) {
+    const double u = 0.5 * (lo + hi);
+    if (ref_rate(&M[0][0], B2, B, L, srt, u) <= 0.05)
+      lo = u;
+    else
+      hi = u;
+  }
+  int rej = 0;
+  const kd_result_dataset *ls = ds(&r, "/test/ls"), *sv = ds(&r, "/test/statistics"),
+                          *th = ds(&r, "/test/thresholds");
+  for (int j = 0; j < L && ls && sv && th; j++) {
+    const double thr = srt[j * (B + 1) + ref_q(B, lo, L)];
+    rej |= M[B2 + B][j] > thr;
+    KD_TEST(ls->f64[j] == pow(2.0, j - 2), "length scale %d: %.17g", j, ls->f64[j]);
+    KD_TEST(fabs(sv->f64[j] * sv->f64[j] - M[B2 + B][j]) <= 1e-12 * M[B2 + B][j],
+            "statistic^2 at length scale %d: %.17g, reference %.17g", j, sv->f64[j] * sv->f64[j],
+            M[B2 + B][j]);
+    KD_TEST(fabs(th->f64[j] * th->f64[j] - fmax(thr, 0.0)) <= 1e-12 * fabs(thr) + 1e-300,
+            "threshold^2 at length scale %d: %.17g, reference %.17g", j, th->f64[j] * th->f64[j],
+            thr);
+  }
+  KD_TEST(ctt_test_f64(&r, "/test/u_alpha") == lo, "u_alpha %.17g, reference %.17g",
+          ctt_test_f64(&r, "/test/u_alpha"), lo);
+  KD_TEST(ctt_test_i64(&r, "/test/reject") == rej, "decision %lld, reference %d",
+          (long long)ctt_test_i64(&r, "/test/reject"), rej);
+  KD_TEST(lo > 0.0 && lo < L, "u_alpha %.6g inside (0, L)", lo);
+  if (kd_test_rank() == 0)
+    printf("conformance: u_alpha %.6f, reject %d, statistic(ls=1) %.6g\n", lo, rej,
+           sqrt(M[B2 + B][2]));
+  kd_result_free(&r);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_pointset_destroy(&X1);
+  kd_pointset_destroy(&Y1);
+  kd_kernel_destroy(&k);
+}
+
+static int same_f64(const kd_result *a, const kd_result *b, const char *path) {
+  const kd_result_dataset *p = kd_result_find(a, path), *q = kd_result_find(b, path);
+  const int64_t n = p && p->rank >= 1 ? p->dims[0] : 1;
+  return p && q && p->rank == q->rank && (p->rank == 0 || p->dims[0] == q->dims[0]) &&
+         !memcmp(p->f64, q->f64, sizeof(double) * (size_t)n);
+}
+
+static void test_ranks(MPI_Comm comm) {
+  const double shift[2] = {0.1, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL, *X1 = NULL, *Y1 = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 3000, 2, NULL, 41, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 2100, 2, shift, 42, &Y));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, 3000, 2, NULL, 41, &X1));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, 2100, 2, shift, 42, &Y1));
+  const char *st[] = {"g=1", "n_ls=4", "ls_ratio=3", "B=99", "B2=60", NULL};
+  kd_result r = KD_RESULT_INIT, r1 = KD_RESULT_INIT;
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 5, st, &r));
+  KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X1, Y1, 5, st, &r1));
+  KD_TEST(same_f64(&r, &r1, "/test/statistics") && same_f64(&r, &r1, "/test/thresholds") &&
+              same_f64(&r, &r1, "/test/ls") && same_f64(&r, &r1, "/test/u_alpha") &&
+              ctt_test_i64(&r, "/test/reject") == ctt_test_i64(&r1, "/test/reject"),
+          "actt: the outputs at %d ranks differ from those on one", kd_dist_size(comm));
+  /* n_ls = 1: the statistic is CTT's at kernel.ls, with the same bins and seed stream */
+  const char *one[] = {"g=1", "n_ls=1", "B=20", "B2=20", NULL}, *c[] = {"g=1", "B=20", NULL};
+  kd_result a1 = KD_RESULT_INIT, c1 = KD_RESULT_INIT;
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 5, one, &a1));
+  KD_TEST_OK(ctt_test_run(comm, "ctt", k, X, Y, kd_rng_u64(5, KD_CTT_STREAM_ACTT, 0), c, &c1));
+  KD_TEST(ctt_test_f64(&a1, "/test/statistic") == ctt_test_f64(&c1, "/test/statistic"),
+          "actt with one length scale: statistic %.17g, ctt's %.17g",
+          ctt_test_f64(&a1, "/test/statistic"), ctt_test_f64(&c1, "/test/statistic"));
+  kd_result_free(&a1);
+  kd_result_free(&c1);
+  kd_result_free(&r);
+  kd_result_free(&r1);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_pointset_destroy(&X1);
+  kd_pointset_destroy(&Y1);
+  kd_kernel_destroy(&k);
+}
+
+/* T replicates, replicate t on rank t mod p alone; rejections counted on every rank. Each
+ * replicate checks u_alpha in [0, L] (L = 5) and its calibration rate <= alpha (u_alpha > 0). */
+static int replicates(MPI_Comm comm, const char *const *st, int64_t m, int64_t n, double shift,
+                      int T, uint64_t seed) {
+  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
+  const double mx[2] = {shift, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  int nrej = 0;
+  for (int t = rank; t < T; t += p) {
+    kd_pointset *X = NULL, *Y = NULL;
+    kd_result r = KD_RESULT_INIT;
+    KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, m, 2, NULL, seed + 3 * (uint64_t)t, &X));
+    KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, n, 2, mx, seed + 3 * (uint64_t)t + 1, &Y));
+    KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X, Y, seed + 3 * (uint64_t)t + 2, st, &r));
+    nrej += (int)ctt_test_i64(&r, "/test/reject");
+    const double u = ctt_test_f64(&r, "/test/u_alpha"),
+                 c = ctt_test_f64(&r, "/test/calibration_rate");
+    /* u = 0 (thresholds at the maxima: no rejection) is the floor, whatever its rate */
+    KD_TEST(u >= 0.0 && u <= 5.0 && (c <= 0.05 || u == 0.0),
+            "replicate %d: u_alpha %.6g, calibration rate %.4f", t, u, c);
+    kd_result_free(&r);
+    kd_pointset_destroy(&X);
+    kd_pointset_destroy(&Y);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &nrej, 1, MPI_INT, MPI_SUM, comm);
+  kd_kernel_destroy(&k);
+  return nrej;
+}
+
+static void test_level(MPI_Comm comm, int64_t m, int64_t n) {
+  const int T = KD_TEST_SANITIZED ? 50 : 200;
+  const char *st[] = {"g=0", NULL}; /* B = 299, B2 = 200, B3 = 20, n_ls = 5 */
+  const double t0 = MPI_Wtime();
+  const int nrej = replicates(comm, st, m, n, 0.0, T, 5000);
+  const double rate = nrej / (double)T, se0 = sqrt(0.05 * 0.95 / T);
+  if (kd_test_rank() == 0)
+    printf("level actt (m=%lld, n=%lld): rejection %.4f (%d/%d), %.1f s\n", (long long)m,
+           (long long)n, rate, nrej, T, MPI_Wtime() - t0);
+  KD_TEST(rate <= 0.05 + 3 * se0, "actt: null rejection rate %.4f > 0.05 + 3 SE = %.4f", rate,
+          0.05 + 3 * se0);
+  if (!KD_TEST_SANITIZED) KD_TEST(nrej >= 1, "actt: never rejected in %d null replicates", T);
+}
+
+static void test_power(MPI_Comm comm) {
+  const int T = KD_TEST_SANITIZED ? 20 : 100;
+  const char *st[] = {"g=1", NULL};
+  const double t0 = MPI_Wtime();
+  const int nrej = replicates(comm, st, 4096, 4096, 0.3, T, 9000);
+  if (kd_test_rank() == 0)
+    printf("power actt (g=1): rejection %.3f (%d/%d), %.1f s\n", nrej / (double)T, nrej, T,
+           MPI_Wtime() - t0);
+  KD_TEST(nrej >= 0.9 * T, "actt: power %.2f < 0.9 at a 0.3 shift, m = n = 4096", nrej / (double)T);
+}
+
+static void expect_config_error(MPI_Comm comm, const char *const *st, const char *key,
+                                kd_kernel_type kt) {
+  kd_kernel_params kp = kd_kernel_params_default(kt);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  kd_result r = KD_RESULT_INIT;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 1, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 40, 2, NULL, 2, &Y));
+  kd_err_clear();
+  kd_err e = kd_dist_agreed(comm, ctt_test_run(comm, "actt", k, X, Y, 1, st, &r));
+  KD_TEST(e == KD_ERR_CONFIG, "actt %s: code %d (%s), want KD_ERR_CONFIG", st[0], (int)e,
+          kd_err_message());
+  KD_TEST(strstr(kd_err_message(), key) != NULL, "actt: message '%s' names %s", kd_err_message(),
+          key);
+  kd_result_free(&r);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
+int main(int argc, char **argv) {
+  kd_test_init(&argc, &argv);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  test_conformance(comm);
+  test_ranks(comm);
+  test_level(comm, 1024, 1024);
+  test_level(comm, 1000, 700);
+  test_power(comm);
+  const char *bad[] = {"n_ls=3", "ls_ratio=1", "s=8", NULL}, *lin[] = {"s=8", NULL};
+  expect_config_error(comm, bad, "algorithm.ls_ratio", KD_KERNEL_GAUSSIAN);
+  expect_config_error(comm, lin, "kernel.name", KD_KERNEL_LINEAR);
+  return kd_test_finish();
+}
