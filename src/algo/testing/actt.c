@@ -13,9 +13,10 @@
  *     exceed some threshold; the test rejects when the observed M_j exceeds its threshold at
  *     u_alpha for some j. Level alpha (as Schrab et al. 2023 show for MMDAgg: the calibration
  *     labellings are drawn independently of the others); ties count as no exceedance.
- * The labellings and the decision are replicated; the G_j are the same bits at any rank count,
- * so the test is too. ACTT decides and has no p-value (p_value NaN; goodpoints' `actt` returns a
- * decision too). */
+ * Output rows: the coresets of the middle length scale j = L / 2 (as ctt's, with its
+ * /test/coreset_* datasets). The labellings and the decision are replicated; the G_j are the
+ * same bits at any rank count, so the test is too. ACTT decides and has no p-value (p_value NaN;
+ * goodpoints' `actt` returns a decision too). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +77,33 @@ cleanup:
   return err;
 }
 
+/* Copy the coreset rows of a CTT result r and the datasets that describe them into out. Local. */
+static kd_err kd_actt_keep_rows_(const kd_result *r, kd_result *out) {
+  kd_err err = KD_OK;
+  static const char *const paths[4] = {"/test/coreset_kernel_means", "/test/coreset_sizes",
+                                       "/test/coreset_bin", "/test/bins"};
+  KD_TRY(kd_result_alloc(out, r->n, r->d));
+  memcpy(out->points, r->points, sizeof(double) * (size_t)(r->n * r->d));
+  memcpy(out->indices, r->indices, sizeof(kd_gidx) * (size_t)r->n);
+  memcpy(out->weights, r->weights, sizeof(double) * (size_t)r->n);
+  for (int i = 0; i < 4; i++) {
+    const kd_result_dataset *ds = kd_result_find(r, paths[i]);
+    KD_CHECK(ds, KD_ERR_INTERNAL, "actt: ctt returned no %s", paths[i]);
+    if (ds->is_int)
+      KD_TRY(kd_result_add_i64(out, paths[i], ds->rank, ds->dims, ds->i64));
+    else
+      KD_TRY(kd_result_add_f64(out, paths[i], ds->rank, ds->dims, ds->f64));
+  }
+cleanup:
+  return err;
+}
+
 /* One CTT run at length scale ls with the run seed `seed`: G (s x s, allocated here), s and the
- * bins of X; its kernel evaluations are added to *evals. Collective. */
+ * bins of X; its kernel evaluations are added to *evals. keep != NULL: its coreset rows go there
+ * (kd_actt_keep_rows_). Collective. */
 static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, double ls, uint64_t seed,
-                             double **G, int64_t *s, int64_t *s_m, uint64_t *evals) {
+                             double **G, int64_t *s, int64_t *s_m, uint64_t *evals,
+                             kd_result *keep) {
   kd_err err = KD_OK;
   kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
   kd_kernel *k = NULL;
@@ -101,6 +125,7 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
   KD_ALLOC(*G, *s * *s);
   memcpy(*G, g->f64, sizeof(double) * (size_t)(*s * *s));
   *evals += r.kernel_evals;
+  if (keep) KD_TRY(kd_actt_keep_rows_(&r, keep));
 cleanup:
   kd_result_free(&r);
   kd_kernel_destroy(&k);
@@ -168,19 +193,23 @@ cleanup:
 }
 
 /* The /test outputs and metrics: per length scale, the scale, the observed MMD and the threshold
- * (as MMDs); u_alpha, the calibration rate at it, the decision. Local. */
-static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *obs2,
-                               const double *thr2, int64_t L, double u_alpha, double cal_rate,
-                               int reject) {
+ * (as MMDs); u_alpha, the calibration rate at it, the decision; at the middle length scale
+ * L / 2 (whose coresets are the output rows) the statistic and the B permuted MMDs (rows
+ * perm[b * L + j] of the quantile labellings). Local. */
+static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *perm, int64_t B,
+                               const double *obs2, const double *thr2, int64_t L, double u_alpha,
+                               double cal_rate, int reject) {
   kd_err err = KD_OK;
-  double *stat = NULL, *thr = NULL;
+  double *stat = NULL, *thr = NULL, *pm = NULL;
   KD_ALLOC(stat, L);
   KD_ALLOC(thr, L);
+  KD_ALLOC(pm, B);
+  for (int64_t b = 0; b < B; b++) pm[b] = sqrt(fmax(perm[b * L + L / 2], 0.0));
   for (int64_t j = 0; j < L; j++) {
     stat[j] = sqrt(fmax(obs2[j], 0.0));
     thr[j] = sqrt(fmax(thr2[j], 0.0));
   }
-  const int64_t dims[1] = {L}, rej = reject, mid = L / 2;
+  const int64_t dims[1] = {L}, dimb[1] = {B}, rej = reject, mid = L / 2;
   const double nan = NAN;
   KD_TRY(kd_result_add_f64(out, "/test/ls", 1, dims, ls));
   KD_TRY(kd_result_add_f64(out, "/test/statistics", 1, dims, stat));
@@ -191,6 +220,7 @@ static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *o
   KD_TRY(kd_result_add_f64(out, "/test/statistic", 0, NULL, &stat[mid]));
   KD_TRY(kd_result_add_f64(out, "/test/statistic_squared", 0, NULL, &obs2[mid]));
   KD_TRY(kd_result_add_f64(out, "/test/p_value", 0, NULL, &nan));
+  KD_TRY(kd_result_add_f64(out, "/test/permutation_statistics", 1, dimb, pm));
   KD_TRY(kd_result_set_metric(out, "statistic", stat[mid]));
   KD_TRY(kd_result_set_metric(out, "p_value", nan));
   KD_TRY(kd_result_set_metric(out, "u_alpha", u_alpha));
@@ -200,6 +230,7 @@ static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *o
 cleanup:
   free(stat);
   free(thr);
+  free(pm);
   return err;
 }
 
@@ -227,7 +258,7 @@ static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
   for (int64_t j = 0; j < L; j++) {
     ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
     KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
-                          &G[j], &s, &s_m, &evals));
+                          &G[j], &s, &s_m, &evals, j == L / 2 ? out : NULL));
   }
   KD_ALLOC(M, nl * L);
   KD_ALLOC(lab, s);
@@ -246,8 +277,7 @@ static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
   int reject = 0;
   KD_TRY(kd_actt_decide_(M, &p, L, thr, &u_alpha, &cal, &reject));
   obs = M + (nl - 1) * L;
-  KD_TRY(kd_result_alloc(out, 0, kd_pointset_dim(in->points)));
-  KD_TRY(kd_actt_outputs_(out, ls, obs, thr, L, u_alpha, cal, reject));
+  KD_TRY(kd_actt_outputs_(out, ls, M + B2 * L, B, obs, thr, L, u_alpha, cal, reject));
   double tt = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_max(in->comm, &tt, 1));
   out->seconds = tt;
