@@ -195,9 +195,9 @@ Rule = Coreset
 
 
 class TestResult:
-    """A two-sample test (Compress Then Test): ``statistic``, ``p_value``, ``reject`` (the
-    decision at level ``alpha``), ``metrics`` (all of the algorithm's metrics), ``seconds``,
-    ``config``."""
+    """A two-sample test (Compress Then Test): ``statistic``, ``p_value`` (NaN for ``actt``,
+    which decides at level ``alpha`` without one), ``reject`` (the decision at level ``alpha``),
+    ``metrics`` (all of the algorithm's metrics), ``seconds``, ``config``."""
 
     __test__ = False  # not a unittest/pytest test case
 
@@ -215,9 +215,9 @@ class TestResult:
         self.config = config
 
     def __repr__(self) -> str:
-        return "<kdistill.TestResult %s: statistic=%.4g p=%.4g %s>" % (
-            self.algorithm, self.statistic, self.p_value,
-            "reject" if self.reject else "do not reject")
+        p = "" if self.p_value != self.p_value else " p=%.4g" % self.p_value  # actt: none
+        return "<kdistill.TestResult %s: statistic=%.4g%s %s>" % (
+            self.algorithm, self.statistic, p, "reject" if self.reject else "do not reject")
 
 
 def _make_result(task: str, fields: Dict[str, Any], algorithm: str, kernel: str,
@@ -507,20 +507,46 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
                                    checkpoint=checkpoint, resume=resume))
 
 
+def _ls_grid(ls: Sequence[float]) -> Tuple[float, int, float]:
+    """A list of length scales as actt's grid: (the geometric centre, n_ls, ls_ratio). The list
+    must be a geometric progression (in any order), as actt's grid kernel.ls ls_ratio^(j - (n-1)/2)
+    is; ValueError otherwise."""
+    v = sorted(float(x) for x in ls)
+    if not v or v[0] <= 0.0 or not all(np.isfinite(v)):
+        raise ValueError("ls: a list of length scales must hold positive finite numbers")
+    if len(v) == 1:
+        return v[0], 1, 2.0
+    r = v[1] / v[0]
+    if r <= 1.0 or any(abs(v[i + 1] / v[i] - r) > 1e-9 * r for i in range(len(v) - 1)):
+        raise ValueError("ls = %r: actt takes a geometric grid of distinct length scales "
+                         "(each one a fixed ratio times the one before)" % (list(ls),))
+    return float(np.sqrt(v[0] * v[-1])), len(v), r
+
+
 @_keywords
 def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorithm: str = "ctt",
-        kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
-        comm: Any = None, progress: Optional[bool] = None, **params: Any) -> "TestResult":
+        kernel: KernelSpec = "gaussian", ls: Union[LengthScale, Sequence[float]] = "median",
+        seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
+        **params: Any) -> "TestResult":
     """Compress Then Test: a kernel two-sample test of "X and Y have the same distribution".
 
     g: the compression oversampling (larger = more power, more time; None: the library's
     default, the one ``kdistill ctt`` and a config without ``g`` use). Other keys of the
     algorithm (``s`` bins, ``B`` permutations, ``alpha`` level, ``delta``) go in ``params``.
-    Returns a :class:`TestResult` (statistic, p_value, reject)."""
+    ``ls`` as a list of length scales in geometric progression (``ls=[0.5, 1, 2, 4]``) runs the
+    aggregated test ``actt`` over them (its grid reproduces the list to round-off; the values
+    used are ``result.extras["/test/ls"]``); ``algorithm="actt"`` with one ``ls`` takes
+    ``n_ls`` scales around it. Returns a :class:`TestResult` (statistic, p_value, reject; actt
+    decides at level alpha and its p_value is NaN)."""
     arrays: _Arrays = [("X", X, "x"), ("Y", Y, "y")]
     alg: Dict[str, Any] = {"name": algorithm}
     if g is not None:
         alg["g"] = g
+    if isinstance(ls, (list, tuple, np.ndarray)):
+        if algorithm not in ("ctt", "actt"):
+            raise ValueError("ls: a list of length scales runs actt, not %s" % algorithm)
+        ls, alg["n_ls"], alg["ls_ratio"] = _ls_grid(ls)
+        alg["name"] = "actt"
     alg.update(params)
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
            "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),

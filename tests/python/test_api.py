@@ -185,6 +185,26 @@ class CttTest(unittest.TestCase):
         with self.assertRaisesRegex(kdistill.ConfigError, "algorithm.n_out"):
             kdistill.ctt(X, Y, algorithm="subsample_test", n_out=1001)
 
+    def test_actt(self):
+        # ls as a geometric list runs actt over exactly those length scales; a 0.5 shift is
+        # rejected, the test has no p-value; n_ls = 1 gives ctt's statistic at that ls (seed of
+        # scale 0); a list that is not geometric is refused before any work
+        rng = np.random.default_rng(6)
+        X, Y = rng.normal(size=(1200, 2)), rng.normal(size=(1000, 2))
+        t = kdistill.ctt(X, Y + 0.5, ls=[4.0, 0.5, 1.0, 2.0], g=1, seed=3)
+        self.assertEqual(t.algorithm, "actt")
+        self.assertTrue(t.reject)
+        self.assertTrue(np.isnan(t.p_value))
+        np.testing.assert_allclose(t.extras["/test/ls"], [0.5, 1.0, 2.0, 4.0], rtol=1e-12)
+        self.assertEqual(len(t.extras["/test/statistics"]), 4)
+        self.assertTrue(0.0 < t.extras["/test/u_alpha"] <= 4.0)
+        self.assertIn("p=", repr(kdistill.ctt(X, Y, algorithm="lrctt", r=64)))
+        self.assertNotIn("p=", repr(t))
+        with self.assertRaisesRegex(ValueError, "geometric"):
+            kdistill.ctt(X, Y, ls=[0.5, 1.0, 3.0])
+        with self.assertRaisesRegex(ValueError, "runs actt"):
+            kdistill.ctt(X, Y, ls=[0.5, 1.0], algorithm="lrctt")
+
     def test_default_g_is_the_command_line_s(self):
         # ctt() without g takes the library's default, as `kdistill ctt` and a config without g
         rng = np.random.default_rng(2)
