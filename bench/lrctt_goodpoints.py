@@ -23,16 +23,10 @@ sys.path.insert(0, sys.argv[1])
 from goodpoints import ctt as gpctt  # noqa: E402
 
 import kdistill  # noqa: E402
+from gp_common import report  # noqa: E402
 
 M = 4096
 R, G, B, LS = 256, 1, 100, 1.0
-
-
-def binom_two_sided(k, n, p):
-    """P(|K - n p| >= |k - n p|) for K ~ Binomial(n, p), by summing the pmf."""
-    pmf = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
-    dev = abs(k - n * p)
-    return min(1.0, sum(q for i, q in enumerate(pmf) if abs(i - n * p) >= dev - 1e-9))
 
 
 def trials(n_trials, shift):
@@ -82,15 +76,6 @@ if "OMPI_COMM_WORLD_SIZE" in __import__("os").environ and \
 n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200
 rej, med = trials(n_null, 0.0)
-for name, k in zip(("kdistill lrctt", "goodpoints lrctt"), rej):
-    print("null  %-17s rejections %3d / %d = %.4f (binomial test vs 0.05: p = %.3f)"
-          % (name, k, n_null, k / n_null, binom_two_sided(k, n_null, 0.05)), flush=True)
-print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the null trials), "
-      "ratio %.1fx" % (med[0], med[1], med[1] / med[0]), flush=True)
+report("null", ("kdistill lrctt", "goodpoints lrctt"), rej, med, n_null, True)
 rej, med = trials(n_pow, 0.06)
-for name, k in zip(("kdistill lrctt", "goodpoints lrctt"), rej):
-    print("power %-17s rejections %3d / %d = %.3f +- %.3f"
-          % (name, k, n_pow, k / n_pow, math.sqrt(k / n_pow * (1 - k / n_pow) / n_pow)),
-          flush=True)
-print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the power trials), "
-      "ratio %.1fx" % (med[0], med[1], med[1] / med[0]), flush=True)
+report("power", ("kdistill lrctt", "goodpoints lrctt"), rej, med, n_pow, False)

@@ -4,7 +4,8 @@
  * by default), with weights w_j = 1/L.
  *   - statistics: for each ls_j, CTT's s x s matrix G_j of mean kernel values between coresets
  *     (ctt.c, KT-Compress with the kernel of ls_j: goodpoints' same_compression = False; the bins
- *     of length scale j use the seed kd_rng_u64(seed, KD_CTT_STREAM_ACTT, j)), and
+ *     of length scale j use the seed kd_rng_u64(seed, KD_CTT_STREAM_ACTT, j); with
+ *     compression: middle, the coresets of the middle length scale L / 2 serve every j), and
  *     M_j = w^T G_j w for B2 + B label permutations (the same labellings for every j) and the
  *     observed labelling.
  *   - decision: with the B permuted values and the observed one sorted per j, the threshold of
@@ -45,6 +46,9 @@ static const kd_param_spec kd_actt_params_[] = {
     {"ls_ratio", KD_PARAM_F64, 2.0, NULL, 1.0, 1e3, NULL,
      "ratio of neighbouring length scales (> 1 unless n_ls = 1)",
      KD_PARAM_AT(kd_ctt_params, ls_ratio)},
+    {"compression", KD_PARAM_STR, 0, "each", 0, 0, "each|middle",
+     "each: KT-Compress with every length scale's kernel; middle: once, with the middle one's",
+     KD_PARAM_AT_INDEX(kd_ctt_params, compress_once)},
     KD_CTT_PARAM_ALPHA,
 };
 
@@ -128,6 +132,54 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
   if (keep) KD_TRY(kd_actt_keep_rows_(&r, keep));
 cleanup:
   kd_result_free(&r);
+  kd_kernel_destroy(&k);
+  return err;
+}
+
+/* G (s x s) of the kernel at length scale ls between the coresets kept in out (rows
+ * coff[b] .. coff[b+1] of out->points; coff from /test/coreset_sizes): pair q on rank q mod p,
+ * then summed (each entry non-zero on one rank: the same bits at any rank count). Collective. */
+static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, double ls, double *G,
+                                  uint64_t *evals) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
+  kd_kernel *k = NULL;
+  double *tmp = NULL;
+  int64_t *coff = NULL;
+  const kd_result_dataset *sz = kd_result_find(out, "/test/coreset_sizes");
+  const int d = out->d, rank = kd_dist_rank(in->comm), p = kd_dist_size(in->comm);
+  KD_CHECK(sz, KD_ERR_INTERNAL, "actt: no coreset sizes kept");
+  const int64_t s = sz->dims[0];
+  kp.ls = ls;
+  kp.ls_median = 0;
+  KD_TRY(kd_kernel_create(&kp, d, &k));
+  KD_ALLOC(coff, s + 1);
+  int64_t maxn = 0;
+  for (int64_t b = 0; b < s; b++) {
+    coff[b + 1] = coff[b] + sz->i64[b];
+    maxn = sz->i64[b] > maxn ? sz->i64[b] : maxn;
+  }
+  KD_ALLOC(tmp, maxn);
+  memset(G, 0, sizeof(double) * (size_t)(s * s));
+  for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
+    for (int64_t j = i; j < s && lerr == KD_OK; j++, q++) {
+      if (q % p != rank) continue;
+      const int64_t ni = coff[i + 1] - coff[i], nj = coff[j + 1] - coff[j];
+      memset(tmp, 0, (size_t)ni * sizeof(double));
+      lerr = kd_kernel_matvec(k, out->points + (size_t)coff[i] * d, ni,
+                              out->points + (size_t)coff[j] * d, nj, NULL, 0.0, tmp);
+      double acc = 0.0;
+      for (int64_t t = 0; t < ni; t++) acc += tmp[t];
+      G[i * s + j] = G[j * s + i] = acc / ((double)ni * (double)nj);
+    }
+  KD_TRY(kd_dist_agreed(in->comm, lerr));
+  KD_TRY(kd_dist_sum(in->comm, G, (int)(s * s)));
+  uint64_t ev = kd_kernel_evals(k);
+  KD_TRY(kd_dist_sum_u64(in->comm, &ev, 1));
+  *evals += ev;
+cleanup:
+  free(tmp);
+  free(coff);
   kd_kernel_destroy(&k);
   return err;
 }
@@ -255,10 +307,21 @@ static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
   int64_t s = 0, s_m = 0;
   KD_ALLOC(G, L);
   KD_ALLOC(ls, L);
+  for (int64_t j = 0; j < L; j++) ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
+  /* the middle length scale first: its coresets are the output rows (and, compression: middle,
+   * the coresets of every length scale) */
+  KD_TRY(kd_actt_means_(in, &p, ls[L / 2],
+                        kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)(L / 2)), &G[L / 2], &s,
+                        &s_m, &evals, out));
   for (int64_t j = 0; j < L; j++) {
-    ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
-    KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
-                          &G[j], &s, &s_m, &evals, j == L / 2 ? out : NULL));
+    if (j == L / 2) continue;
+    if (p.compress_once) {
+      KD_ALLOC(G[j], s * s);
+      KD_TRY(kd_actt_means_kept_(in, out, ls[j], G[j], &evals));
+    } else {
+      KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
+                            &G[j], &s, &s_m, &evals, NULL));
+    }
   }
   KD_ALLOC(M, nl * L);
   KD_ALLOC(lab, s);

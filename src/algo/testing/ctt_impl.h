@@ -19,8 +19,9 @@ typedef struct {
 #define KD_CTT_STREAM_WILD 0x4354580000000000ULL   /* + b: wild-bootstrap signs b */
 #define KD_CTT_STREAM_SUB 0x4354590000000000ULL    /* subsample_test: 0 rows of X, 1 of Y */
 #define KD_CTT_STREAM_RFF 0x43545A0000000000ULL    /* lrctt: the Fourier frequencies */
-#define KD_CTT_STREAM_ACTT 0x43545B0000000000ULL   /* actt: counter j = the seed of length scale j \
-                                                    */
+#define KD_CTT_STREAM_ACTT                                              \
+  0x43545B0000000000ULL /* actt: counter j = the seed of length scale j \
+                         */
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
@@ -89,17 +90,18 @@ void kd_ctt_wild_labels(int64_t npair, int64_t pair0, int64_t nb, uint64_t seed,
  *  of `ctt` (s, g, delta, B, alpha) or of `ctt_exact` (B, alpha, tile); the tables state the
  *  defaults. */
 typedef struct {
-  int64_t s, g;    /* ctt: bins, compression level */
-  double delta;    /* ctt: KT-Compress failure probability */
-  int64_t B;       /* label permutations */
-  double alpha;    /* nominal level */
-  int64_t tile;    /* ctt_exact, subsample_test, wblock: kernel tile edge */
-  int64_t n_out;   /* subsample_test: rows drawn from each sample */
-  int64_t rank;    /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
-  int64_t block;   /* wblock: rows of each sample per block */
-  int64_t B2, B3;  /* actt: calibration permutations, bisection steps */
-  int64_t n_ls;    /* actt: length scales */
-  double ls_ratio; /* actt: ratio of neighbouring length scales */
+  int64_t s, g;      /* ctt: bins, compression level */
+  double delta;      /* ctt: KT-Compress failure probability */
+  int64_t B;         /* label permutations */
+  double alpha;      /* nominal level */
+  int64_t tile;      /* ctt_exact, subsample_test, wblock: kernel tile edge */
+  int64_t n_out;     /* subsample_test: rows drawn from each sample */
+  int64_t rank;      /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
+  int64_t block;     /* wblock: rows of each sample per block */
+  int64_t B2, B3;    /* actt: calibration permutations, bisection steps */
+  int64_t n_ls;      /* actt: length scales */
+  double ls_ratio;   /* actt: ratio of neighbouring length scales */
+  int compress_once; /* actt: 0 = one KT-Compress per length scale, 1 = the middle one's only */
 } kd_ctt_params;
 
 /** Parameter-table rows shared by the algorithms of task ctt (one statement of each default). */

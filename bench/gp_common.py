@@ -1,0 +1,25 @@
+"""bench/gp_common.py - pieces shared by the side-by-side scripts against goodpoints
+(lrctt_goodpoints.py, actt_goodpoints.py): the exact two-sided binomial test of a rejection
+count against alpha and the report lines."""
+import math
+
+
+def binom_two_sided(k, n, p):
+    """P(|K - n p| >= |k - n p|) for K ~ Binomial(n, p), by summing the pmf."""
+    pmf = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
+    dev = abs(k - n * p)
+    return min(1.0, sum(q for i, q in enumerate(pmf) if abs(i - n * p) >= dev - 1e-9))
+
+
+def report(what, names, rej, med, n, null):
+    """Print the rejection counts of each side (null: with the binomial test against 0.05;
+    else: with their standard errors) and the ratio of the median times per test."""
+    for name, k in zip(names, rej):
+        if null:
+            print("null  %-17s rejections %3d / %d = %.4f (binomial test vs 0.05: p = %.3f)"
+                  % (name, k, n, k / n, binom_two_sided(k, n, 0.05)), flush=True)
+        else:
+            print("power %-17s rejections %3d / %d = %.3f +- %.3f"
+                  % (name, k, n, k / n, math.sqrt(k / n * (1 - k / n) / n)), flush=True)
+    print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the %s trials), "
+          "ratio %.1fx" % (med[0], med[1], what, med[1] / med[0]), flush=True)
