@@ -114,7 +114,7 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
   kd_result r = KD_RESULT_INIT;
   kp.ls = ls;
   kp.ls_median = 0;
-  KD_TRY(kd_kernel_create(&kp, kd_kernel_dim(in->kernel), &k));
+  KD_TRY(kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), &k)));
   kd_algo_in in1 = *in;
   in1.kernel = k;
   in1.seed = seed;
@@ -126,10 +126,10 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
   KD_CHECK(g && bins, KD_ERR_INTERNAL, "actt: ctt returned no coreset kernel means");
   *s = g->dims[0];
   *s_m = bins->i64[0];
-  KD_ALLOC(*G, *s * *s);
+  KD_ALLOC_AGREED(in->comm, *G, *s * *s);
   memcpy(*G, g->f64, sizeof(double) * (size_t)(*s * *s));
   *evals += r.kernel_evals;
-  if (keep) KD_TRY(kd_actt_keep_rows_(&r, keep));
+  if (keep) KD_TRY(kd_dist_agreed(in->comm, kd_actt_keep_rows_(&r, keep)));
 cleanup:
   kd_result_free(&r);
   kd_kernel_destroy(&k);
@@ -152,14 +152,14 @@ static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, do
   const int64_t s = sz->dims[0];
   kp.ls = ls;
   kp.ls_median = 0;
-  KD_TRY(kd_kernel_create(&kp, d, &k));
-  KD_ALLOC(coff, s + 1);
+  KD_TRY(kd_dist_agreed(in->comm, kd_kernel_create(&kp, d, &k)));
+  KD_ALLOC_AGREED(in->comm, coff, s + 1);
   int64_t maxn = 0;
   for (int64_t b = 0; b < s; b++) {
     coff[b + 1] = coff[b] + sz->i64[b];
     maxn = sz->i64[b] > maxn ? sz->i64[b] : maxn;
   }
-  KD_ALLOC(tmp, maxn);
+  KD_ALLOC_AGREED(in->comm, tmp, maxn);
   memset(G, 0, sizeof(double) * (size_t)(s * s));
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
     for (int64_t j = i; j < s && lerr == KD_OK; j++, q++) {
@@ -286,12 +286,43 @@ cleanup:
   return err;
 }
 
+/* The B2 + B + 1 labelled statistics of the L matrices G[j] (s x s; the first s_m bins are X's),
+ * the decision and the /test outputs (ls[L] the length scales). Local (replicated). */
+static kd_err kd_actt_test_(const kd_ctt_params *p, int64_t L, const double *const *G, int64_t s,
+                            int64_t s_m, uint64_t seed, const double *ls, kd_result *out) {
+  kd_err err = KD_OK;
+  const int64_t B = p->B, B2 = p->B2, nl = B2 + B + 1;
+  double *M = NULL, *thr = NULL;
+  unsigned char *lab = NULL;
+  KD_ALLOC(M, nl * L);
+  KD_ALLOC(lab, s);
+  for (int64_t b = 0; b < nl; b++) {
+    if (b < nl - 1)
+      kd_ctt_permute_labels(s, s_m, seed, b, lab);
+    else
+      for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
+    for (int64_t j = 0; j < L; j++) M[b * L + j] = kd_ctt_labelled_mmd2(G[j], s, lab);
+  }
+  for (int64_t q = 0; q < nl * L; q++) /* replicated: every rank takes the same branch */
+    KD_CHECK(isfinite(M[q]), KD_ERR_NUMERIC,
+             "actt: the MMD statistic is not finite (NaN or Inf in the data?)");
+  KD_ALLOC(thr, L);
+  double u_alpha = 0.0, cal = 0.0;
+  int reject = 0;
+  KD_TRY(kd_actt_decide_(M, p, L, thr, &u_alpha, &cal, &reject));
+  KD_TRY(kd_actt_outputs_(out, ls, M + B2 * L, B, M + (nl - 1) * L, thr, L, u_alpha, cal, reject));
+cleanup:
+  free(M);
+  free(thr);
+  free(lab);
+  return err;
+}
+
 static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK;
   kd_ctt_params p;
   const kd_pointset *Y = NULL;
-  double **G = NULL, *ls = NULL, *M = NULL, *thr = NULL, *obs = NULL;
-  unsigned char *lab = NULL;
+  double **G = NULL, *ls = NULL;
   uint64_t evals = 0;
   memset(&p, 0, sizeof p);
   KD_TRY(kd_params_fill(in->params, &p));
@@ -303,10 +334,10 @@ static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
                "kernel.name: actt's length-scale grid needs a gaussian, laplace, imq or matern "
                "kernel (kernel %s)",
                kd_kernel_describe(in->kernel));
-  const int64_t L = p.n_ls, B = p.B, B2 = p.B2, nl = B2 + B + 1;
+  const int64_t L = p.n_ls;
   int64_t s = 0, s_m = 0;
-  KD_ALLOC(G, L);
-  KD_ALLOC(ls, L);
+  KD_ALLOC_AGREED(in->comm, G, L);
+  KD_ALLOC_AGREED(in->comm, ls, L);
   for (int64_t j = 0; j < L; j++) ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
   /* the middle length scale first: its coresets are the output rows (and, compression: middle,
    * the coresets of every length scale) */
@@ -316,31 +347,16 @@ static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
   for (int64_t j = 0; j < L; j++) {
     if (j == L / 2) continue;
     if (p.compress_once) {
-      KD_ALLOC(G[j], s * s);
+      KD_ALLOC_AGREED(in->comm, G[j], s * s);
       KD_TRY(kd_actt_means_kept_(in, out, ls[j], G[j], &evals));
     } else {
       KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
                             &G[j], &s, &s_m, &evals, NULL));
     }
   }
-  KD_ALLOC(M, nl * L);
-  KD_ALLOC(lab, s);
-  for (int64_t b = 0; b < nl; b++) {
-    if (b < nl - 1)
-      kd_ctt_permute_labels(s, s_m, in->seed, b, lab);
-    else
-      for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
-    for (int64_t j = 0; j < L; j++) M[b * L + j] = kd_ctt_labelled_mmd2(G[j], s, lab);
-  }
-  for (int64_t q = 0; q < nl * L; q++) /* replicated: every rank takes the same branch */
-    KD_CHECK(isfinite(M[q]), KD_ERR_NUMERIC,
-             "actt: the MMD statistic is not finite (NaN or Inf in the data?)");
-  KD_ALLOC(thr, L);
-  double u_alpha = 0.0, cal = 0.0;
-  int reject = 0;
-  KD_TRY(kd_actt_decide_(M, &p, L, thr, &u_alpha, &cal, &reject));
-  obs = M + (nl - 1) * L;
-  KD_TRY(kd_actt_outputs_(out, ls, M + B2 * L, B, obs, thr, L, u_alpha, cal, reject));
+  /* the labellings and the decision are local (replicated); a failure there is agreed */
+  KD_TRY(kd_dist_agreed(in->comm,
+                        kd_actt_test_(&p, L, (const double *const *)G, s, s_m, in->seed, ls, out)));
   double tt = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_max(in->comm, &tt, 1));
   out->seconds = tt;
@@ -349,9 +365,6 @@ cleanup:
   for (int64_t j = 0; G && j < p.n_ls; j++) free(G[j]);
   free(G);
   free(ls);
-  free(M);
-  free(thr);
-  free(lab);
   return err;
 }
 
