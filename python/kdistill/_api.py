@@ -542,14 +542,17 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     alg: Dict[str, Any] = {"name": algorithm}
     if g is not None:
         alg["g"] = g
+    ls1: LengthScale
     if isinstance(ls, (list, tuple, np.ndarray)):
         if algorithm not in ("ctt", "actt"):
             raise ValueError("ls: a list of length scales runs actt, not %s" % algorithm)
-        ls, alg["n_ls"], alg["ls_ratio"] = _ls_grid(ls)
+        ls1, alg["n_ls"], alg["ls_ratio"] = _ls_grid(ls)
         alg["name"] = "actt"
+    else:
+        ls1 = ls  # type: ignore[assignment]
     alg.update(params)
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
-           "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls),
+           "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls1),
            "algorithm": alg, "run": {"seed": seed}}
     # a single test writes no checkpoint (interrupted, it reports where it stopped)
     return _expect(TestResult, _run_job(cfg, arrays=arrays, comm=comm, progress=progress))
