@@ -19,7 +19,6 @@ passes its block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials an
 median."""
 import contextlib
 import io
-import math
 import os
 import statistics
 import sys
@@ -31,7 +30,7 @@ sys.path.insert(0, sys.argv[1])
 from goodpoints import ctt as gpctt  # noqa: E402
 
 import kdistill  # noqa: E402
-from gp_common import report  # noqa: E402
+from gp_common import report, time_ranks  # noqa: E402
 
 M, G = 4096, 1
 LS = [0.25, 0.5, 1.0, 2.0, 4.0]
@@ -62,26 +61,8 @@ def trials(n_trials, shift):
     return rej, [statistics.median(x) for x in times]
 
 
-def time_ranks():
-    from mpi4py import MPI
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    lo, hi = M * rank // size, M * (rank + 1) // size
-    times = []
-    for t in range(50):
-        rng = np.random.default_rng(1000 + t)
-        X, Y = rng.normal(size=(M, 2)), rng.normal(size=(M, 2))
-        comm.Barrier()
-        t0 = time.perf_counter()
-        kdistill.ctt(X[lo:hi], Y[lo:hi], seed=t, comm=comm, **KD)
-        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
-    if rank == 0:
-        print("time  kdistill actt on %d ranks: %.4f s per test (median of 50)"
-              % (size, statistics.median(times)), flush=True)
-
-
 if int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1")) > 1:
-    time_ranks()
+    time_ranks("actt", M, lambda X, Y, t, comm: kdistill.ctt(X, Y, seed=t, comm=comm, **KD))
     sys.exit(0)
 n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200

@@ -1,7 +1,11 @@
 """bench/gp_common.py - pieces shared by the side-by-side scripts against goodpoints
 (lrctt_goodpoints.py, actt_goodpoints.py): the exact two-sided binomial test of a rejection
-count against alpha and the report lines."""
+count against alpha, the report lines, and the timing of kdistill alone on several ranks."""
 import math
+import statistics
+import time
+
+import numpy as np
 
 
 def binom_two_sided(k, n, p):
@@ -23,3 +27,24 @@ def report(what, names, rej, med, n, null):
                   % (name, k, n, k / n, math.sqrt(k / n * (1 - k / n) / n)), flush=True)
     print("time  kdistill %.4f s, goodpoints %.4f s per test (medians over the %s trials), "
           "ratio %.1fx" % (med[0], med[1], what, med[1] / med[0]), flush=True)
+
+
+def time_ranks(name, m, run):
+    """Under mpirun: 50 null trials of run(X_block, Y_block, t, comm) on every rank (each rank
+    passes its block of the same m x 2 arrays, drawn from numpy seed 1000 + t); rank 0 prints
+    the median of the slowest rank's wall time."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    lo, hi = m * rank // size, m * (rank + 1) // size
+    times = []
+    for t in range(50):
+        rng = np.random.default_rng(1000 + t)
+        X, Y = rng.normal(size=(m, 2)), rng.normal(size=(m, 2))
+        comm.Barrier()
+        t0 = time.perf_counter()
+        run(X[lo:hi], Y[lo:hi], t, comm)
+        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+    if rank == 0:
+        print("time  kdistill %s on %d ranks: %.4f s per test (median of 50)"
+              % (name, size, statistics.median(times)), flush=True)

@@ -23,7 +23,7 @@ sys.path.insert(0, sys.argv[1])
 from goodpoints import ctt as gpctt  # noqa: E402
 
 import kdistill  # noqa: E402
-from gp_common import report  # noqa: E402
+from gp_common import report, time_ranks  # noqa: E402
 
 M = 4096
 R, G, B, LS = 256, 1, 100, 1.0
@@ -50,28 +50,10 @@ def trials(n_trials, shift):
     return rej, [statistics.median(x) for x in times]
 
 
-def time_ranks():
-    from mpi4py import MPI
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    lo, hi = M * rank // size, M * (rank + 1) // size
-    times = []
-    for t in range(50):
-        rng = np.random.default_rng(1000 + t)
-        X, Y = rng.normal(size=(M, 2)), rng.normal(size=(M, 2))
-        comm.Barrier()
-        t0 = time.perf_counter()
-        kdistill.ctt(X[lo:hi], Y[lo:hi], algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t,
-                     comm=comm)
-        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
-    if rank == 0:
-        print("time  kdistill lrctt on %d ranks: %.4f s per test (median of 50)"
-              % (size, statistics.median(times)), flush=True)
-
-
 if "OMPI_COMM_WORLD_SIZE" in __import__("os").environ and \
         int(__import__("os").environ["OMPI_COMM_WORLD_SIZE"]) > 1:
-    time_ranks()
+    time_ranks("lrctt", M, lambda X, Y, t, comm: kdistill.ctt(
+        X, Y, algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t, comm=comm))
     sys.exit(0)
 n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200

@@ -1,6 +1,7 @@
 /* ctt_test_util.c - see ctt_test_util.h. */
 #include "ctt_test_util.h"
 
+#include "comm/dist_impl.h"
 #include "kd_algo_kv.h"
 
 #include <math.h>
@@ -35,6 +36,27 @@ kd_err ctt_test_gauss(MPI_Comm comm, int64_t n, int d, const double *mean, uint6
 cleanup:
   kd_measure_free(&ms);
   return err;
+}
+
+int ctt_test_config_error(MPI_Comm comm, const char *name, const char *const *st, const char *key,
+                          kd_kernel_type kt) {
+  kd_kernel_params kp = kd_kernel_params_default(kt);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  kd_result r = KD_RESULT_INIT;
+  int ok = kd_kernel_create(&kp, 2, &k) == KD_OK &&
+           ctt_test_gauss(comm, 64, 2, NULL, 1, &X) == KD_OK &&
+           ctt_test_gauss(comm, 40, 2, NULL, 2, &Y) == KD_OK;
+  if (ok) {
+    kd_err_clear();
+    const kd_err e = kd_dist_agreed(comm, ctt_test_run(comm, name, k, X, Y, 1, st, &r));
+    ok = e == KD_ERR_CONFIG && strstr(kd_err_message(), key) != NULL;
+  }
+  kd_result_free(&r);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+  return ok;
 }
 
 double ctt_test_f64(const kd_result *r, const char *path) {

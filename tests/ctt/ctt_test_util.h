@@ -19,6 +19,11 @@ kd_err ctt_test_gauss(MPI_Comm comm, int64_t n, int d, const double *mean, uint6
 /** The generators of a study: gx = N(0, I_2), gy = N((shift, 0), I_2), their vectors kept in the
  *  caller's v[6] (mean of x, mean of y, sd). */
 void ctt_test_shifted_pair(double shift, double *v, kd_measure *gx, kd_measure *gy);
+/** Run algorithm `name` with settings st on X (64 rows) and Y (40 rows) of N(0, I_2), kernel family
+ *  kt at its defaults: 1 when the agreed error is KD_ERR_CONFIG and its message (kd_err_message)
+ *  names key. Collective. */
+int ctt_test_config_error(MPI_Comm comm, const char *name, const char *const *st, const char *key,
+                          kd_kernel_type kt);
 /** Scalar f64 / i64 extra dataset (NaN / -1 if absent). */
 double ctt_test_f64(const kd_result *r, const char *path);
 int64_t ctt_test_i64(const kd_result *r, const char *path);

@@ -241,27 +241,6 @@ static void test_power(MPI_Comm comm) {
   KD_TEST(nrej >= 0.9 * T, "actt: power %.2f < 0.9 at a 0.3 shift, m = n = 4096", nrej / (double)T);
 }
 
-static void expect_config_error(MPI_Comm comm, const char *const *st, const char *key,
-                                kd_kernel_type kt) {
-  kd_kernel_params kp = kd_kernel_params_default(kt);
-  kd_kernel *k = NULL;
-  kd_pointset *X = NULL, *Y = NULL;
-  kd_result r = KD_RESULT_INIT;
-  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
-  KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 1, &X));
-  KD_TEST_OK(ctt_test_gauss(comm, 40, 2, NULL, 2, &Y));
-  kd_err_clear();
-  kd_err e = kd_dist_agreed(comm, ctt_test_run(comm, "actt", k, X, Y, 1, st, &r));
-  KD_TEST(e == KD_ERR_CONFIG, "actt %s: code %d (%s), want KD_ERR_CONFIG", st[0], (int)e,
-          kd_err_message());
-  KD_TEST(strstr(kd_err_message(), key) != NULL, "actt: message '%s' names %s", kd_err_message(),
-          key);
-  kd_result_free(&r);
-  kd_pointset_destroy(&X);
-  kd_pointset_destroy(&Y);
-  kd_kernel_destroy(&k);
-}
-
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm comm = MPI_COMM_WORLD;
@@ -271,7 +250,10 @@ int main(int argc, char **argv) {
   test_level(comm, 1000, 700);
   test_power(comm);
   const char *bad[] = {"n_ls=3", "ls_ratio=1", "s=8", NULL}, *lin[] = {"s=8", NULL};
-  expect_config_error(comm, bad, "algorithm.ls_ratio", KD_KERNEL_GAUSSIAN);
-  expect_config_error(comm, lin, "kernel.name", KD_KERNEL_LINEAR);
+  KD_TEST(ctt_test_config_error(comm, "actt", bad, "algorithm.ls_ratio", KD_KERNEL_GAUSSIAN),
+          "actt, ls_ratio = 1: KD_ERR_CONFIG naming algorithm.ls_ratio (got '%s')",
+          kd_err_message());
+  KD_TEST(ctt_test_config_error(comm, "actt", lin, "kernel.name", KD_KERNEL_LINEAR),
+          "actt, linear kernel: KD_ERR_CONFIG naming kernel.name (got '%s')", kd_err_message());
   return kd_test_finish();
 }

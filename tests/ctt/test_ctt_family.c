@@ -338,25 +338,11 @@ static void test_power(MPI_Comm comm, const char *algo, const char *const *st) {
           nrej / (double)T);
 }
 
+/* algo with settings st fails with KD_ERR_CONFIG naming key */
 static void expect_config_error(MPI_Comm comm, const char *algo, const char *const *st,
                                 const char *key, kd_kernel_type kt) {
-  kd_kernel_params kp = kd_kernel_params_default(kt);
-  kd_kernel *k = NULL;
-  kd_pointset *X = NULL, *Y = NULL;
-  kd_result r = KD_RESULT_INIT;
-  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
-  KD_TEST_OK(ctt_test_gauss(comm, 64, 2, NULL, 1, &X));
-  KD_TEST_OK(ctt_test_gauss(comm, 40, 2, NULL, 2, &Y));
-  kd_err_clear();
-  kd_err e = kd_dist_agreed(comm, ctt_test_run(comm, algo, k, X, Y, 1, st, &r));
-  KD_TEST(e == KD_ERR_CONFIG, "%s %s: code %d (%s), want KD_ERR_CONFIG", algo, st[0], (int)e,
-          kd_err_message());
-  KD_TEST(strstr(kd_err_message(), key) != NULL, "%s: message '%s' names %s", algo,
-          kd_err_message(), key);
-  kd_result_free(&r);
-  kd_pointset_destroy(&X);
-  kd_pointset_destroy(&Y);
-  kd_kernel_destroy(&k);
+  KD_TEST(ctt_test_config_error(comm, algo, st, key, kt),
+          "%s %s: KD_ERR_CONFIG naming %s (got '%s')", algo, st[0], key, kd_err_message());
 }
 
 static void test_study(MPI_Comm comm) {
