@@ -68,17 +68,18 @@ cleanup:
   return err;
 }
 
-static kd_err kd_actt_check_(const kd_params *params, const kd_algo_shape *sh) {
+/* validate: the grid, then ctt's split of m and n into bins */
+static kd_err kd_actt_sizes_(const kd_ctt_params *p, kd_gidx m, kd_gidx n) {
   kd_err err = KD_OK;
-  kd_ctt_params p;
   int64_t s_m, s_n, n_in;
-  memset(&p, 0, sizeof p);
-  KD_TRY(kd_params_fill(params, &p));
-  KD_TRY(kd_actt_check_params_(&p));
-  if (sh->n_in >= 1 && sh->n_second >= 1)
-    KD_TRY(kd_ctt_check_sizes(&p, sh->n_in, sh->n_second, &s_m, &s_n, &n_in));
+  KD_TRY(kd_actt_check_params_(p));
+  KD_TRY(kd_ctt_check_sizes(p, m, n, &s_m, &s_n, &n_in));
 cleanup:
   return err;
+}
+
+static kd_err kd_actt_check_(const kd_params *params, const kd_algo_shape *sh) {
+  return kd_ctt_check_with(params, sh, kd_actt_sizes_);
 }
 
 /* Copy the coreset rows of a CTT result r and the datasets that describe them into out. Local. */
