@@ -82,6 +82,15 @@ static kd_err kd_actt_check_(const kd_params *params, const kd_algo_shape *sh) {
   return kd_ctt_check_with(params, sh, kd_actt_sizes_);
 }
 
+/* The run's kernel family at length scale ls (its other parameters kept). Collective: the
+ * error is agreed. */
+static kd_err kd_actt_kernel_(const kd_algo_in *in, double ls, kd_kernel **k) {
+  kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
+  kp.ls = ls;
+  kp.ls_median = 0;
+  return kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), k));
+}
+
 /* Copy the coreset rows of a CTT result r and the datasets that describe them into out. Local. */
 static kd_err kd_actt_keep_rows_(const kd_result *r, kd_result *out) {
   kd_err err = KD_OK;
@@ -110,12 +119,9 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
                              double **G, int64_t *s, int64_t *s_m, uint64_t *evals,
                              kd_result *keep) {
   kd_err err = KD_OK;
-  kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
   kd_kernel *k = NULL;
   kd_result r = KD_RESULT_INIT;
-  kp.ls = ls;
-  kp.ls_median = 0;
-  KD_TRY(kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), &k)));
+  KD_TRY(kd_actt_kernel_(in, ls, &k));
   kd_algo_in in1 = *in;
   in1.kernel = k;
   in1.seed = seed;
@@ -138,48 +144,24 @@ cleanup:
 }
 
 /* G (s x s) of the kernel at length scale ls between the coresets kept in out (rows
- * coff[b] .. coff[b+1] of out->points; coff from /test/coreset_sizes): pair q on rank q mod p,
- * then summed (each entry non-zero on one rank: the same bits at any rank count). Collective. */
+ * coff[b] .. coff[b+1] of out->points; coff from /test/coreset_sizes), by kd_ctt_coreset_means;
+ * its kernel evaluations (summed over ranks) are added to *evals. Collective. */
 static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, double ls, double *G,
                                   uint64_t *evals) {
-  kd_err err = KD_OK, lerr = KD_OK;
-  kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
+  kd_err err = KD_OK;
   kd_kernel *k = NULL;
-  double *tmp = NULL;
   int64_t *coff = NULL;
   const kd_result_dataset *sz = kd_result_find(out, "/test/coreset_sizes");
-  const int d = out->d, rank = kd_dist_rank(in->comm), p = kd_dist_size(in->comm);
   KD_CHECK(sz, KD_ERR_INTERNAL, "actt: no coreset sizes kept");
   const int64_t s = sz->dims[0];
-  kp.ls = ls;
-  kp.ls_median = 0;
-  KD_TRY(kd_dist_agreed(in->comm, kd_kernel_create(&kp, d, &k)));
+  KD_TRY(kd_actt_kernel_(in, ls, &k));
   KD_ALLOC_AGREED(in->comm, coff, s + 1);
-  int64_t maxn = 0;
-  for (int64_t b = 0; b < s; b++) {
-    coff[b + 1] = coff[b] + sz->i64[b];
-    maxn = sz->i64[b] > maxn ? sz->i64[b] : maxn;
-  }
-  KD_ALLOC_AGREED(in->comm, tmp, maxn);
-  memset(G, 0, sizeof(double) * (size_t)(s * s));
-  for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
-    for (int64_t j = i; j < s && lerr == KD_OK; j++, q++) {
-      if (q % p != rank) continue;
-      const int64_t ni = coff[i + 1] - coff[i], nj = coff[j + 1] - coff[j];
-      memset(tmp, 0, (size_t)ni * sizeof(double));
-      lerr = kd_kernel_matvec(k, out->points + (size_t)coff[i] * d, ni,
-                              out->points + (size_t)coff[j] * d, nj, NULL, 0.0, tmp);
-      double acc = 0.0;
-      for (int64_t t = 0; t < ni; t++) acc += tmp[t];
-      G[i * s + j] = G[j * s + i] = acc / ((double)ni * (double)nj);
-    }
-  KD_TRY(kd_dist_agreed(in->comm, lerr));
-  KD_TRY(kd_dist_sum(in->comm, G, (int)(s * s)));
+  for (int64_t b = 0; b < s; b++) coff[b + 1] = coff[b] + sz->i64[b];
+  KD_TRY(kd_ctt_coreset_means(in->comm, k, out->points, coff, s, out->d, G));
   uint64_t ev = kd_kernel_evals(k);
   KD_TRY(kd_dist_sum_u64(in->comm, &ev, 1));
   *evals += ev;
 cleanup:
-  free(tmp);
   free(coff);
   kd_kernel_destroy(&k);
   return err;

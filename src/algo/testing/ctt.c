@@ -309,36 +309,46 @@ cleanup:
   return err;
 }
 
-/* Phase 4: G_ij = mean kernel value between coresets i and j, pair q on rank q mod p, summed
- * (each entry non-zero on one rank: exact). Collective. */
-static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
+kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
+                            int64_t s, int d, double *G) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *tmp = NULL;
-  const int64_t s = D->cfg.s, *nout = D->nout, *coff = D->coff;
-  const int d = D->d;
+  const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
   int64_t maxn = 0;
-  KD_ALLOC(D->G, s * s);
-  if (D->cfg.rank > 0) { /* lrctt: G from the mean random Fourier features */
-    KD_TRY(kd_lrctt_gram(D->comm, D->in->kernel, out->points, coff, s, d, D->cfg.rank, D->in->seed,
-                         D->G));
-    goto checked;
-  }
-  for (int64_t b = 0; b < s; b++) maxn = nout[b] > maxn ? nout[b] : maxn;
-  KD_ALLOC(tmp, maxn);
+  for (int64_t b = 0; b < s; b++)
+    maxn = coff[b + 1] - coff[b] > maxn ? coff[b + 1] - coff[b] : maxn;
+  KD_ALLOC_AGREED(comm, tmp, maxn);
+  memset(G, 0, sizeof(double) * (size_t)(s * s));
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
     for (int64_t j = i; j < s; j++, q++) {
-      if (q % D->p != D->rank) continue;
-      memset(tmp, 0, (size_t)nout[i] * sizeof(double));
-      lerr = kd_kernel_matvec(D->in->kernel, out->points + (size_t)coff[i] * d, nout[i],
-                              out->points + (size_t)coff[j] * d, nout[j], NULL, 0.0, tmp);
+      if (q % p != rank) continue;
+      const int64_t ni = coff[i + 1] - coff[i], nj = coff[j + 1] - coff[j];
+      memset(tmp, 0, (size_t)ni * sizeof(double));
+      lerr = kd_kernel_matvec(k, pts + (size_t)coff[i] * d, ni, pts + (size_t)coff[j] * d, nj, NULL,
+                              0.0, tmp);
       if (lerr != KD_OK) break;
       double acc = 0.0;
-      for (int64_t t = 0; t < nout[i]; t++) acc += tmp[t];
-      D->G[i * s + j] = D->G[j * s + i] = acc / ((double)nout[i] * (double)nout[j]);
+      for (int64_t t = 0; t < ni; t++) acc += tmp[t];
+      G[i * s + j] = G[j * s + i] = acc / ((double)ni * (double)nj);
     }
-  KD_TRY(kd_dist_agreed(D->comm, lerr));
-  KD_TRY(kd_dist_sum(D->comm, D->G, (int)(s * s)));
-checked:
+  KD_TRY(kd_dist_agreed(comm, lerr));
+  KD_TRY(kd_dist_sum(comm, G, (int)(s * s)));
+cleanup:
+  free(tmp);
+  return err;
+}
+
+/* Phase 4: G_ij = mean kernel value between coresets i and j (kd_ctt_coreset_means; lrctt: from
+ * the mean random Fourier features). Collective. */
+static kd_err kd_ctt_means_(kd_ctt_drv_ *D, const kd_result *out) {
+  kd_err err = KD_OK;
+  const int64_t s = D->cfg.s;
+  KD_ALLOC_AGREED(D->comm, D->G, s * s);
+  if (D->cfg.rank > 0)
+    KD_TRY(kd_lrctt_gram(D->comm, D->in->kernel, out->points, D->coff, s, D->d, D->cfg.rank,
+                         D->in->seed, D->G));
+  else
+    KD_TRY(kd_ctt_coreset_means(D->comm, D->in->kernel, out->points, D->coff, s, D->d, D->G));
   for (int64_t q = 0; q < s * s; q++) /* replicated: every rank takes the same branch */
     KD_CHECK(isfinite(D->G[q]), KD_ERR_NUMERIC,
              "ctt: the kernel mean between coresets %lld and %lld is not finite (NaN or Inf in "
@@ -347,7 +357,6 @@ checked:
   D->evals = kd_kernel_evals(D->in->kernel) - D->ev0;
   D->t3 = kd_dist_wtime();
 cleanup:
-  free(tmp);
   return err;
 }
 

@@ -154,6 +154,12 @@ kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_re
  *  Collective over in->comm; errors agreed. */
 kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 
+/** G_ij = the mean of k between coresets i and j (s x s; coreset b = rows coff[b] .. coff[b+1] of
+ *  pts, on every rank): pair q = (i <= j) on rank q mod p, then summed over ranks (each entry
+ *  non-zero on one rank: the same bits at any rank count). Collective over comm; errors agreed. */
+kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
+                            int64_t s, int d, double *G);
+
 /** lrctt's compression of one bin of n_in rows (lrctt.c): sub-bins of 4^(g+1) rows halved by
  *  KT-Compress when p->rank > 4^(g+1), else the whole bin; idx[*n_out] = the kept rows (bin
  *  order). Sub-bin t uses the seed kd_rng_u64(seed, stream, t). Local. */
