@@ -19,9 +19,7 @@ typedef struct {
 #define KD_CTT_STREAM_WILD 0x4354580000000000ULL   /* + b: wild-bootstrap signs b */
 #define KD_CTT_STREAM_SUB 0x4354590000000000ULL    /* subsample_test: 0 rows of X, 1 of Y */
 #define KD_CTT_STREAM_RFF 0x43545A0000000000ULL    /* lrctt: the Fourier frequencies */
-#define KD_CTT_STREAM_ACTT                                              \
-  0x43545B0000000000ULL /* actt: counter j = the seed of length scale j \
-                         */
+#define KD_CTT_STREAM_ACTT 0x43545B0000000000ULL   /* actt: counter j, length scale j's seed */
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
