@@ -30,6 +30,7 @@ except ImportError:
 from ._errors import (ArgumentError, ConfigError, DataError, Error, FileError, HDF5Error,
                       Interrupted, InternalError, IOFailure, LinAlgError, MPIError, NumericError,
                       OutOfMemory, UnsupportedError)
+from ._deep import Deep
 from ._api import (MMD, Box, Coreset, Gaussian, Measure, Mixture, Rule, Sphere, TestResult, Torus,
                    TruncGaussian, ctt, herd, ksd, load, mmd, quad, read_points, run, thin)
 from ._lib import build_info
@@ -38,7 +39,7 @@ from ._plot import plot
 __version__ = "0.1.0"
 
 __all__ = ["build_info", "plot", "thin", "herd", "ctt", "quad", "mmd", "ksd", "run", "load", "read_points", "Coreset",
-           "Rule", "TestResult", "MMD", "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus",
+           "Rule", "TestResult", "MMD", "Deep", "Measure", "Gaussian", "Box", "TruncGaussian", "Mixture", "Torus",
            "Sphere", "Error", "ConfigError", "DataError", "ArgumentError", "FileError",
            "UnsupportedError", "NumericError", "Interrupted", "OutOfMemory", "IOFailure",
            "MPIError", "HDF5Error", "LinAlgError", "InternalError"]

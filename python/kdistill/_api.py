@@ -12,17 +12,19 @@ import inspect
 import json
 import os
 import re
-from typing import (Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar,
+from typing import (Any, Callable, cast, Dict, List, Optional, Sequence, Tuple, Type, TypeVar,
                     Union)
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _errors
+from ._deep import Deep, input_width, resolved
 from . import _lib
 from ._lib import lib
 
 KernelSpec = Union[str, Dict[str, Any]]  # a kernel name, or a dict of kernel keys
+AnyKernel = Union[KernelSpec, Deep]  # thin, herd, ctt and mmd also take Deep(phi)
 LengthScale = Union[float, str, None]  # a number, "median", or None (the kernel's default)
 TargetSpec = Union["Measure", Dict[str, Any], npt.ArrayLike]  # closed form, section, or samples
 PathLike = Union[str, "os.PathLike[str]"]
@@ -245,6 +247,8 @@ def _json_default(v: Any) -> Any:
         return _plain(v)
     if isinstance(v, os.PathLike):
         return os.fspath(v)
+    if isinstance(v, Deep):
+        raise TypeError("kernel=Deep(...) is taken by thin(), herd(), ctt() and mmd() only")
     raise TypeError("cannot put a %s into a configuration" % type(v).__name__)
 
 
@@ -433,7 +437,7 @@ def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
 # ---------------------------------------------------------------------------- public functions
 @_keywords
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
-         kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
+         kernel: AnyKernel = "gaussian", ls: LengthScale = "median", seed: int = 0,
          target: Optional[TargetSpec] = None, score: Any = None,
          checkpoint: Optional[PathLike] = None, resume: Optional[PathLike] = None,
          comm: Any = None, progress: Optional[bool] = None, **params: Any) -> Coreset:
@@ -460,6 +464,15 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     progress: overwrite a progress line on stderr (default: when stderr is a terminal); log lines
     go to the ``kdistill`` logger on rank 0. Returns a :class:`Coreset`.
     Raises :class:`ConfigError`, :class:`DataError`, ... with the command line's message."""
+    deep = isinstance(kernel, Deep)
+    d = input_width(X)
+    if isinstance(kernel, Deep):
+        if score is not None:
+            raise ValueError("thin(): score= (Stein thinning) and kernel=Deep(...) do not combine")
+        if target is not None and not isinstance(target, (Measure, dict)):
+            target = kernel.embed(target, "target")
+        X = kernel.embed(X)
+        kernel = kernel.section(d, ls)
     arrays: _Arrays = [("X", X, "data")]
     data: Dict[str, Any] = {"type": "memory", "name": "X"}
     if score is not None:
@@ -477,13 +490,20 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
         cfg["algorithm"]["n_out"] = n_out
     if target is not None:
         cfg["target"] = _target(target, arrays, "T")
-    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
-                                   checkpoint=checkpoint, resume=resume))
+    cs = _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
+                                 checkpoint=checkpoint, resume=resume))
+    return _inputs_only(cs, d) if deep else cs
+
+
+def _inputs_only(cs: Coreset, d: int) -> Coreset:
+    """A coreset of rows (x, phi(x)) as rows x (the Deep kernel's embedding columns dropped)."""
+    cs.points = np.ascontiguousarray(cs.points[:, :d])
+    return cs
 
 
 @_keywords
 def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
-         algorithm: str = "bpcg", kernel: KernelSpec = "gaussian", ls: LengthScale = "median",
+         algorithm: str = "bpcg", kernel: AnyKernel = "gaussian", ls: LengthScale = "median",
          seed: int = 0, checkpoint: Optional[PathLike] = None,
          resume: Optional[PathLike] = None, comm: Any = None, progress: Optional[bool] = None,
          **params: Any) -> Coreset:
@@ -495,6 +515,15 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     empirical measure). n_atoms: the largest number of atoms (``algorithm.max_atoms``; None keeps
     the algorithm's default). Other algorithm keys (``max_iter``, ``tol_mmd``, ...) go in
     ``params``. Returns a :class:`Coreset` whose ``trace`` holds MMD against iterations."""
+    deep = isinstance(kernel, Deep)
+    d = input_width(candidates)
+    if isinstance(kernel, Deep):
+        if isinstance(target, (Measure, dict)):
+            raise ValueError("herd(): kernel=Deep(...) has no closed-form mean embedding; pass "
+                             "the target as an array of samples")
+        target = kernel.embed(target, "target")
+        candidates = kernel.embed(candidates, "candidates")
+        kernel = kernel.section(d, ls)
     arrays: _Arrays = [("C", candidates, "candidates")]
     alg: Dict[str, Any] = {"name": algorithm}
     if n_atoms is not None:
@@ -503,8 +532,9 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     cfg = {"task": "herd", "candidates": {"type": "memory", "name": "C"},
            "target": _target(target, arrays, "T"), "kernel": _kernel(kernel, ls),
            "algorithm": alg, "run": {"seed": seed}}
-    return _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
-                                   checkpoint=checkpoint, resume=resume))
+    cs = _expect(Coreset, _run_job(cfg, arrays=arrays, comm=comm, progress=progress,
+                                 checkpoint=checkpoint, resume=resume))
+    return _inputs_only(cs, d) if deep else cs
 
 
 def _ls_grid(ls: Sequence[float]) -> Tuple[float, int, float]:
@@ -525,7 +555,7 @@ def _ls_grid(ls: Sequence[float]) -> Tuple[float, int, float]:
 
 @_keywords
 def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorithm: str = "ctt",
-        kernel: KernelSpec = "gaussian", ls: Union[LengthScale, Sequence[float]] = "median",
+        kernel: AnyKernel = "gaussian", ls: Union[LengthScale, Sequence[float]] = "median",
         seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
         **params: Any) -> "TestResult":
     """Compress Then Test: a kernel two-sample test of "X and Y have the same distribution".
@@ -537,7 +567,15 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     aggregated test ``actt`` over them (its grid reproduces the list to round-off; the values
     used are ``result.extras["/test/ls"]``); ``algorithm="actt"`` with one ``ls`` takes
     ``n_ls`` scales around it. Returns a :class:`TestResult` (statistic, p_value, reject; actt
-    decides at level alpha and its p_value is NaN)."""
+    decides at level alpha and its p_value is NaN). ``kernel=Deep(phi, ...)`` tests with the
+    deep kernel (one ``ls``, not a list)."""
+    if isinstance(kernel, Deep):
+        if isinstance(ls, (list, tuple, np.ndarray)):
+            raise ValueError("ctt(): kernel=Deep(...) takes one ls, not a list (actt varies the "
+                             "length scale of the gaussian family)")
+        d = input_width(X)
+        X, Y = kernel.embed(X, "X"), kernel.embed(Y, "Y")
+        kernel = kernel.section(d, cast(LengthScale, ls))
     arrays: _Arrays = [("X", X, "x"), ("Y", Y, "y")]
     alg: Dict[str, Any] = {"name": algorithm}
     if g is not None:
@@ -624,7 +662,7 @@ _MMD_METHODS = ("exact", "fgt", "estimate", "auto")
 
 
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
-        target: Optional[TargetSpec] = None, kernel: KernelSpec = "gaussian", *,
+        target: Optional[TargetSpec] = None, kernel: AnyKernel = "gaussian", *,
         ls: LengthScale = "median", method: str = "exact", tol: Optional[float] = None,
         seed: int = 0, comm: Any = None, progress: Optional[bool] = None) -> MMD:
     """The MMD between the weighted points (weights None = uniform; normalised to sum 1) and
@@ -646,6 +684,8 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
     if method not in _MMD_METHODS:
         raise ValueError("mmd(): method must be one of %s, got %r"
                          % (", ".join(repr(m) for m in _MMD_METHODS), method))
+    if isinstance(points, Coreset) and isinstance(kernel, Deep):
+        kernel = resolved(kernel, points.kernel) or kernel  # the length scales the run used
     if isinstance(points, Coreset):
         cs = points
         if target is None:
@@ -660,6 +700,13 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
             ls = float(found.group(1))
     if target is None:
         raise TypeError("mmd() needs a target: mmd(points, weights, target) or mmd(coreset, X)")
+    if isinstance(kernel, Deep):
+        if isinstance(target, (Measure, dict)):
+            raise ValueError("mmd(): kernel=Deep(...) has no closed-form mean embedding; pass "
+                             "the target as an array of samples")
+        d = input_width(points)
+        points, target = kernel.embed(points, "points"), kernel.embed(target, "target")
+        kernel = kernel.section(d, ls)
     ctx = _lib.process().context(comm)
     exc: Optional[Exception] = None
     P = np.empty((0, 1))

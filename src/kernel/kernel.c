@@ -49,6 +49,8 @@ kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
   p.dk = 0;
   p.median_sample = 1000;
   p.base = KD_KERNEL_IMQ;
+  p.eps = 0.1;
+  p.ls_phi = 1.0;
   return p;
 }
 
@@ -86,6 +88,13 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
     }
     case KD_KERNEL_STEIN:
       return kd_stein_ref_(k, x, y);
+    case KD_KERNEL_DEEP: {
+      double u2 = 0.0;
+      for (int j = 0; j < p->dx; j++) s2 += (x[j] - y[j]) * (x[j] - y[j]);
+      for (int j = p->dx; j < d; j++) u2 += (x[j] - y[j]) * (x[j] - y[j]);
+      return ((1.0 - p->eps) * exp(-u2 / (2 * p->ls_phi * p->ls_phi)) + p->eps) *
+             exp(-s2 / (2 * p->ls * p->ls));
+    }
     case KD_KERNEL_ATTENTION: {
       double v = 0.0;
       for (int j = 0; j < p->dk; j++) dot += x[j] * y[j];
@@ -184,6 +193,16 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
+  if (p->type == KD_KERNEL_DEEP) {
+    KD_CHECK(p->dx >= 1 && p->dx < d, KD_ERR_CONFIG,
+             "kernel.dx: the deep kernel's input columns must be in [1, d-1] = [1, %d] (got %d; "
+             "a row is the input x followed by its embedding phi(x))",
+             d - 1, p->dx);
+    KD_CHECK(p->eps >= 0 && p->eps <= 1, KD_ERR_CONFIG, "kernel.eps: must be in [0, 1] (got %g)",
+             p->eps);
+    KD_CHECK(p->ls_phi_median || (p->ls_phi >= 1e-150 && isfinite(p->ls_phi)), KD_ERR_CONFIG,
+             "kernel.ls_phi: must be a number in [1e-150, inf) or 'median' (got %g)", p->ls_phi);
+  }
 cleanup:
   return err;
 }
@@ -197,6 +216,7 @@ kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out) {
   k->p = *p;
   k->d = d;
   k->ls_pending = p->ls_median && kd_kernel_has_ls_(p->type);
+  k->ls_phi_pending = p->type == KD_KERNEL_DEEP && p->ls_phi_median;
   k->isa = kd_kernel_isa_();
   k->fam = kd_kernel_family_(p->type);
   KD_CHECK(k->fam != NULL, KD_ERR_INTERNAL, "kernel %s: no family registered",
@@ -244,6 +264,16 @@ void kd_kernel_update_desc_(kd_kernel *k) {
     case KD_KERNEL_ATTENTION:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
       break;
+    case KD_KERNEL_DEEP: {
+      char lp[32];
+      if (k->ls_phi_pending)
+        snprintf(lp, sizeof lp, "median");
+      else
+        snprintf(lp, sizeof lp, "%.17g", p->ls_phi);
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,ls_phi=%s,eps=%.17g,dx=%d)", nm, ls, lp, p->eps,
+               p->dx);
+      break;
+    }
     case KD_KERNEL_STEIN:
       if (p->base == KD_KERNEL_IMQ)
         snprintf(k->desc, sizeof k->desc, "%s(base=imq,ls=%s,beta=%.17g%s)", nm, ls, p->beta,
@@ -274,6 +304,9 @@ int kd_kernel_dim(const kd_kernel *k) { return k->d; }
 const char *kd_kernel_describe(const kd_kernel *k) { return k->desc; }
 double kd_kernel_length_scale(const kd_kernel *k) {
   return k && kd_kernel_has_ls_(k->p.type) && !k->ls_pending ? k->p.ls : 0.0;
+}
+double kd_kernel_length_scale_phi(const kd_kernel *k) {
+  return k && k->p.type == KD_KERNEL_DEEP && !k->ls_phi_pending ? k->p.ls_phi : 0.0;
 }
 uint64_t kd_kernel_evals(const kd_kernel *k) { return k->evals; }
 uint64_t kd_kernel_screened_evals(const kd_kernel *k) { return k->evals_screened; }

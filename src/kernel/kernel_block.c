@@ -85,6 +85,18 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
         for (kd_lidx j = 0; j < n; j++) acc[j] = fma(a0, b0[j], acc[j]);
       }
       break;
+    case KD_KACC_SQDIST2:
+      for (kd_lidx j = 0; j < n; j++) s[j] = s2[j] = 0.0;
+      for (int kk = 0; kk < d; kk++) {
+        const double a0 = a[kk];
+        const double *b0 = Bp + kk * ldb;
+        double *acc = kk < k->p.dx ? s : s2;
+        for (kd_lidx j = 0; j < n; j++) {
+          double t0 = a0 - b0[j];
+          acc[j] = fma(t0, t0, acc[j]);
+        }
+      }
+      break;
     case KD_KACC_SOBOLEV: {
       const double coef = k->sob_coef;
       const int r = k->p.order;
@@ -297,6 +309,16 @@ static inline void kd_kernel_pair_acc_(const kd_kernel *k, const double *x, cons
       for (int kk = 0; kk < k->p.dk; kk++) s = fma(x[kk], y[kk], s);
       for (int kk = k->p.dk; kk < d; kk++) s2 = fma(x[kk], y[kk], s2);
       break;
+    case KD_KACC_SQDIST2:
+      for (int kk = 0; kk < k->p.dx; kk++) {
+        double t = x[kk] - y[kk];
+        s = fma(t, t, s);
+      }
+      for (int kk = k->p.dx; kk < d; kk++) {
+        double t = x[kk] - y[kk];
+        s2 = fma(t, t, s2);
+      }
+      break;
     default: /* one column: the packed layout is the row itself */
       kd_kernel_acc_(k, x, y, 1, 1, &s, &s2);
   }
@@ -339,7 +361,8 @@ KD_KCLONES static void kd_kernel_acc_rows_(const kd_kernel *k, const double *A, 
 
 double kd_kernel_eval(kd_kernel *k, const double *x, const double *y) {
   k->evals++;
-  if (k->ls_pending) return NAN; /* ls: median not computed yet: make the misuse visible */
+  /* ls (or ls_phi): median not computed yet: make the misuse visible */
+  if (k->ls_pending || k->ls_phi_pending) return NAN;
   return kd_kernel_pair_(k, x, y);
 }
 
@@ -443,6 +466,8 @@ static kd_err kd_kernel_check_args_(const kd_kernel *k, const double *A, kd_lidx
   KD_CHECK((na == 0 || A) && (nb == 0 || B), KD_ERR_ARG, "kernel: NULL point block");
   KD_CHECK(!k->ls_pending, KD_ERR_ARG,
            "kernel.ls: 'median' was requested but kd_kernel_set_median_ls has not run");
+  KD_CHECK(!k->ls_phi_pending, KD_ERR_ARG,
+           "kernel.ls_phi: 'median' was requested but kd_kernel_set_median_ls has not run");
 cleanup:
   return err;
 }

@@ -22,8 +22,16 @@
  *  SQDIST  s = fma(t, t, s) with t = x_j - y_j (squared distance, never negative)
  *  DOT     s = fma(x_j, y_j, s)
  *  SOBOLEV s = s * (1 + coef * B_{2r}(frac(|x_j - y_j|)))   (the whole product kernel)
- *  ATTN    s = key dot (j < dk), s2 = value dot (j >= dk). */
-typedef enum { KD_KACC_SQDIST, KD_KACC_DOT, KD_KACC_SOBOLEV, KD_KACC_ATTN } kd_kernel_acc;
+ *  ATTN    s = key dot (j < dk), s2 = value dot (j >= dk)
+ *  SQDIST2 s = fma(t, t, s) over j < dx, s2 = fma(t, t, s2) over j >= dx (t = x_j - y_j; the deep
+ *          kernel's two squared distances, of the inputs and of their embeddings). */
+typedef enum {
+  KD_KACC_SQDIST,
+  KD_KACC_DOT,
+  KD_KACC_SOBOLEV,
+  KD_KACC_ATTN,
+  KD_KACC_SQDIST2
+} kd_kernel_acc;
 
 /** A family's map from accumulators to kernel values: out[j] from s[j] (and s2[j]), j < n. */
 typedef void (*kd_kernel_finish_fn)(const kd_kernel *k, kd_lidx n, const double *s,
@@ -51,12 +59,13 @@ struct kd_kernel {
   kd_kernel_params p;
   int d;
   const kd_kernel_family *fam;
-  double c[4];     /* family constants (from setup) */
-  double s_normal; /* families with finish_normal: the accumulator bound it needs (from setup) */
-  double sob_coef; /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
-  int isa;         /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
-  int ls_pending;  /* ls: median requested and kd_kernel_set_median_ls not yet run */
-  int screen_off;  /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
+  double c[4];        /* family constants (from setup) */
+  double s_normal;    /* families with finish_normal: the accumulator bound it needs (from setup) */
+  double sob_coef;    /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
+  int isa;            /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
+  int ls_pending;     /* ls: median requested and kd_kernel_set_median_ls not yet run */
+  int ls_phi_pending; /* deep: ls_phi likewise (kd_kernel_set_median_ls sets both) */
+  int screen_off;     /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
   uint64_t evals;
   uint64_t evals_screened; /* those of evals computed by the screening mat-vecs */
   char desc[160];

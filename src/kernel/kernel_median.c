@@ -257,13 +257,41 @@ cleanup:
   return err;
 }
 
+/* The median distance over columns [c0, c1) of the m gathered rows (m x d): packed into their own
+ * rows, split over the ranks and selected exactly. key names the length scale in the error when
+ * the median is 0 or not finite. Collective. */
+static kd_err kd_median_cols_(MPI_Comm comm, const double *rows, kd_lidx m, int d, int c0, int c1,
+                              const char *key, double *med) {
+  kd_err err = KD_OK;
+  double *sub = NULL, *dist = NULL;
+  int64_t nd = 0;
+  const int w = c1 - c0;
+  KD_ALLOC_AGREED(comm, sub, (size_t)m * w);
+  for (kd_lidx i = 0; i < m; i++)
+    memcpy(sub + i * w, rows + i * d + c0, sizeof(double) * (size_t)w);
+  KD_TRY(kd_median_distances_(comm, sub, m, w, &dist, &nd));
+  KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, med));
+  KD_CHECK(*med > 0 && isfinite(*med), KD_ERR_INPUT,
+           "%s: median heuristic gave %g (more than half of the sampled pairs coincide "
+           "or are not finite); set %s to a number",
+           key, *med, key);
+cleanup:
+  free(sub);
+  free(dist);
+  return err;
+}
+
+int kd_kernel_median_pending(const kd_kernel *k) {
+  return k && (k->ls_pending || k->ls_phi_pending);
+}
+
 kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t seed,
                                kd_lidx max_sample) {
   kd_err err = KD_OK;
   kd_median_key *keys = NULL;
   int64_t *prop = NULL;
   kd_gidx *idx = NULL;
-  double *rows = NULL, *dist = NULL, *h = NULL;
+  double *rows = NULL, *h = NULL;
   MPI_Comm comm = kd_pointset_comm(ps);
   const kd_gidx n = kd_pointset_n_global(ps);
   const int d = kd_pointset_dim(ps);
@@ -279,30 +307,34 @@ kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t see
            (long long)n);
   const kd_lidx m = n < max_sample ? (kd_lidx)n : max_sample;
   kd_lidx np = 0;
-  int64_t nd = 0;
-  double med = 0.0;
+  double med = 0.0, med_phi = 0.0;
   KD_TRY(kd_median_propose_(comm, ps, seed, m, &keys, &prop, &np));
   KD_TRY(kd_median_pick_(comm, prop, np, kd_pointset_n_local(ps), m, &keys, &idx));
   KD_ALLOC_AGREED(comm, rows, (size_t)m * d);
   KD_TRY(kd_pointset_gather_rows(ps, idx, m, rows));
-  const int dd = k->p.type == KD_KERNEL_STEIN ? d / 2 : d; /* stein: distances of x, not scores */
-  for (kd_lidx i = 0; dd < d && i < m; i++)
-    memmove(rows + i * dd, rows + i * d, sizeof(double) * dd);
-  if (k->pre) { /* preconditioned stein: the Mahalanobis distances |L^-1 (x - y)| */
-    KD_ALLOC_AGREED(comm, h, dd);
-    for (kd_lidx i = 0; i < m; i++) {
-      kd_stein_pre_map_x_(k, rows + i * dd, h);
-      memcpy(rows + i * dd, h, sizeof(double) * (size_t)dd);
+  /* deep: one median per block, the inputs' and the embeddings', for the length scales that
+   * asked for it (ls also when neither did, as every other family) */
+  const int deep = k->p.type == KD_KERNEL_DEEP;
+  const int do_phi = deep && k->p.ls_phi_median, do_ls = !deep || k->p.ls_median || !do_phi;
+  if (deep) {
+    if (do_ls) KD_TRY(kd_median_cols_(comm, rows, m, d, 0, k->p.dx, "kernel.ls", &med));
+    if (do_phi) KD_TRY(kd_median_cols_(comm, rows, m, d, k->p.dx, d, "kernel.ls_phi", &med_phi));
+  } else {
+    const int dd = k->p.type == KD_KERNEL_STEIN ? d / 2 : d; /* stein: distances of x only */
+    if (k->pre) { /* preconditioned stein: the Mahalanobis distances |L^-1 (x - y)| */
+      KD_ALLOC_AGREED(comm, h, dd);
+      for (kd_lidx i = 0; i < m; i++) {
+        kd_stein_pre_map_x_(k, rows + i * d, h);
+        memcpy(rows + i * d, h, sizeof(double) * (size_t)dd);
+      }
     }
+    KD_TRY(kd_median_cols_(comm, rows, m, d, 0, dd, "kernel.ls", &med));
   }
-  KD_TRY(kd_median_distances_(comm, rows, m, dd, &dist, &nd));
-  KD_TRY(kd_median_select_(comm, dist, nd, (int64_t)m * (int64_t)(m - 1) / 2, &med));
-  KD_CHECK(med > 0 && isfinite(med), KD_ERR_INPUT,
-           "kernel.ls: median heuristic gave %g (more than half of the sampled pairs coincide "
-           "or are not finite); set kernel.ls to a number",
-           med);
-  k->p.ls = med; /* p.ls_median stays as the caller set it: it records where ls came from */
+  /* p.ls_median (p.ls_phi_median) stays as the caller set it: it records where ls came from */
+  if (do_ls) k->p.ls = med;
+  if (do_phi) k->p.ls_phi = med_phi;
   k->ls_pending = 0;
+  k->ls_phi_pending = 0;
   kd_kernel_refresh_(k);
   kd_kernel_update_desc_(k);
 cleanup:
@@ -310,7 +342,6 @@ cleanup:
   free(prop);
   free(idx);
   free(rows);
-  free(dist);
   free(h);
   return err;
 }

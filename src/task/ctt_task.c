@@ -83,14 +83,15 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
     KD_CHECK(kd_pointset_dim(s->x) == kd_pointset_dim(s->y), KD_ERR_INPUT,
              "x has dimension %d but y has dimension %d", kd_pointset_dim(s->x),
              kd_pointset_dim(s->y));
-  const int d = s->x ? kd_pointset_dim(s->x) : 2; /* validate_only: shapes unknown here */
+  /* validate_only: no point sets; the dimension read from the section when it states one */
+  const int d = s->x ? kd_pointset_dim(s->x) : dx > 0 ? dx : 2;
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "ctt", &s->desc, &s->params));
   if (!ctx->evaluate_only) { /* the algorithm's checks against m and n, validate included */
     const kd_algo_shape sh = {m, 0, dx, kd_dist_size(ctx->comm), n};
     KD_TRY(kd_task_check_algo(ctx, s->desc, &s->params, &sh));
   }
-  if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
+  if (!ctx->validate_only && kd_kernel_median_pending(s->k)) {
     const kd_lidx rx = m < 2000 ? (kd_lidx)m : 2000, ry = n < 2000 ? (kd_lidx)n : 2000;
     KD_ALLOC(rows, (rx + ry) * d);
     KD_ALLOC(idx, rx > ry ? rx : ry);
@@ -374,7 +375,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
   KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact + sp->n_sub + sp->n_wb + sp->n_lr));
-  if (!ctx->validate_only && kd_kernel_get_params(s->k)->ls_median) {
+  if (!ctx->validate_only && kd_kernel_median_pending(s->k)) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
     const kd_lidx ry = sp->n < 2000 ? (kd_lidx)sp->n : 2000;
@@ -473,6 +474,7 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   /* the study builds its kernels from fixed parameters: ls as resolved by the median pilot */
   s->kp = *kd_kernel_get_params(s->k);
   s->kp.ls_median = 0;
+  s->kp.ls_phi_median = 0;
   s->sp.kp = &s->kp;
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
   kd_log_info(

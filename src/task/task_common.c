@@ -31,6 +31,27 @@ static void kd_kernel_choices_(char *buf, size_t len) {
   }
 }
 
+/* A length-scale key: a positive number, or 'median' (*median = 1; *ls untouched). */
+static kd_err kd_read_ls_(kd_config *cfg, const char *key, const char *def, double *ls,
+                          int *median) {
+  kd_err err = KD_OK;
+  const char *v = NULL;
+  char where[512];
+  KD_TRY(kd_config_get_str(cfg, key, def, NULL, 0, &v));
+  if (!strcmp(v, "median")) {
+    *median = 1;
+  } else {
+    char *end = NULL;
+    double x = strtod(v, &end);
+    KD_CHECK(end != v && *end == '\0' && isfinite(x) && x > 0, KD_ERR_CONFIG,
+             "%s: %s: expected a positive number or 'median', got '%s'",
+             kd_config_where(cfg, key, where, sizeof where), key, v);
+    KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, ls));
+  }
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
@@ -45,19 +66,8 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
   kd_kernel_params p = kd_kernel_params_default(t);
   const kd_kernel_keys keys = kd_kernel_keys_of(t); /* the family's own keys */
   if (keys.ls_default) {
-    const char *ls = NULL;
     kd_key_(key, sizeof key, section, "ls");
-    KD_TRY(kd_config_get_str(cfg, key, keys.ls_default, NULL, 0, &ls));
-    if (!strcmp(ls, "median")) {
-      p.ls_median = 1;
-    } else {
-      char *end = NULL;
-      double v = strtod(ls, &end);
-      KD_CHECK(end != ls && *end == '\0' && isfinite(v) && v > 0, KD_ERR_CONFIG,
-               "%s: %s: expected a positive number or 'median', got '%s'",
-               kd_config_where(cfg, key, where, sizeof where), key, ls);
-      KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, &p.ls));
-    }
+    KD_TRY(kd_read_ls_(cfg, key, keys.ls_default, &p.ls, &p.ls_median));
     kd_key_(key, sizeof key, section, "median_sample");
     KD_TRY(kd_config_get_int(cfg, key, 1000, 2, 100000000, &p.median_sample));
   }
@@ -79,6 +89,17 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
     KD_TRY(kd_config_get_int(cfg, key, d / 2, 1, d - 1, &iv));
     p.dk = (int)iv;
   }
+  if (t == KD_KERNEL_DEEP) { /* rows (x, phi(x)): the split is the data's, so it has no default */
+    kd_key_(key, sizeof key, section, "ls_phi");
+    KD_TRY(kd_read_ls_(cfg, key, "median", &p.ls_phi, &p.ls_phi_median));
+    kd_key_(key, sizeof key, section, "dx");
+    KD_CHECK(d >= 2 && kd_config_has(cfg, key), KD_ERR_CONFIG,
+             "%s: %s: the deep kernel needs the number of input columns of its rows (x, phi(x)): "
+             "set %s in 1 .. d-1 (the data has d = %d)",
+             kd_config_where(cfg, section, where, sizeof where), key, key, d);
+    KD_TRY(kd_config_get_int(cfg, key, 1, 1, d - 1, &iv));
+    p.dx = (int)iv;
+  }
   if (t == KD_KERNEL_ENERGY)
     KD_CHECK(d >= 1, KD_ERR_CONFIG, "%s: energy kernel needs d >= 1", section);
   KD_TRY(kd_kernel_create(&p, d, out));
@@ -91,7 +112,7 @@ kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
   kd_pointset *sample = NULL;
   int64_t ns = 1000;
   KD_TRY(kd_task_stein_precond(ctx, k, ps));
-  if (!k || !kd_kernel_get_params(k)->ls_median) return KD_OK;
+  if (!k || !kd_kernel_median_pending(k)) return KD_OK;
   ns = kd_kernel_get_params(k)->median_sample;
   KD_CHECK(ps != NULL, KD_ERR_CONFIG,
            "kernel.ls: 'median' needs a point set to compute the heuristic on; set a number");
@@ -111,27 +132,38 @@ cleanup:
 }
 
 kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *res) {
+  kd_err err = KD_OK;
   snprintf(info->kernel, sizeof info->kernel, "%s", kd_kernel_describe(k));
-  const double ls = kd_kernel_length_scale(k);
-  return ls > 0 ? kd_result_set_metric(res, "kernel_ls", ls) : KD_OK;
+  const double ls = kd_kernel_length_scale(k), lp = kd_kernel_length_scale_phi(k);
+  if (ls > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls", ls));
+  if (lp > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls_phi", lp));
+cleanup:
+  return err;
 }
 
 kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **yaml) {
+  /* the length scales a run resolved (metric) and the config keys that asked for 'median' */
+  static const char *const metric[2] = {"kernel_ls", "kernel_ls_phi"};
+  static const char *const key[2] = {"kernel.ls", "kernel.ls_phi"};
   kd_err err = KD_OK;
   kd_config *c = NULL;
   const char *ls = NULL;
   double v = NAN;
   char set[96];
+  int changed = 0;
   *yaml = NULL;
-  if (!kd_result_get_metric(res, "kernel_ls", &v) || !(v > 0) || !kd_config_has(cfg, "kernel.ls"))
-    return KD_OK;
-  KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
-  KD_TRY(kd_config_get_str(c, "kernel.ls", NULL, NULL, 0, &ls));
-  if (ls && !strcmp(ls, "median")) {
-    snprintf(set, sizeof set, "kernel.ls=%.17g", v);
-    KD_TRY(kd_config_set(c, set));
-    KD_TRY(kd_config_emit_resolved(c, yaml));
+  for (int i = 0; i < 2; i++) {
+    if (!kd_result_get_metric(res, metric[i], &v) || !(v > 0) || !kd_config_has(cfg, key[i]))
+      continue;
+    if (!c) KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
+    KD_TRY(kd_config_get_str(c, key[i], NULL, NULL, 0, &ls));
+    if (ls && !strcmp(ls, "median")) {
+      snprintf(set, sizeof set, "%s=%.17g", key[i], v);
+      KD_TRY(kd_config_set(c, set));
+      changed = 1;
+    }
   }
+  if (changed) KD_TRY(kd_config_emit_resolved(c, yaml));
 cleanup:
   kd_config_destroy(&c);
   return err;

@@ -176,7 +176,7 @@ static kd_err kd_quad_setup_(const kd_task_ctx *ctx, void **state) {
              "candidates: the sample pool has dimension %d but the target has %d", pd, d);
   }
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->kernel));
-  if (!ctx->validate_only && kd_kernel_get_params(s->kernel)->ls_median) {
+  if (!ctx->validate_only && kd_kernel_median_pending(s->kernel)) {
     const kd_pointset *mp = s->points ? s->points : s->tpts;
     if (!mp) {
       ms = kd_kernel_get_params(s->kernel)->median_sample;

@@ -10,6 +10,7 @@ usable; run() writes the file load() reads back to the same arrays.
 
 import math
 import os
+import re
 import tempfile
 import unittest
 
@@ -217,6 +218,84 @@ class CttTest(unittest.TestCase):
         self.assertIn("\n  g: 0\n", r.config)
         self.assertIn("\n  g: 0\n", t.config)
         self.assertEqual((t.statistic, t.p_value), (r.statistic, r.p_value))
+
+
+def deep_gram(A, B, dx, ls, ls_phi, eps):
+    """The deep kernel k((x, u), (y, v)) = [(1 - eps) exp(-|u - v|^2 / (2 ls_phi^2)) + eps]
+    exp(-|x - y|^2 / (2 ls^2)) between the rows of A and B, by numpy."""
+    sx = ((A[:, None, :dx] - B[None, :, :dx]) ** 2).sum(-1)
+    su = ((A[:, None, dx:] - B[None, :, dx:]) ** 2).sum(-1)
+    return ((1 - eps) * np.exp(-su / (2 * ls_phi ** 2)) + eps) * np.exp(-sx / (2 * ls ** 2))
+
+
+def pdist_median(A):
+    i, j = np.triu_indices(len(A), 1)
+    return float(np.median(np.sqrt(((A[i] - A[j]) ** 2).sum(-1))))
+
+
+class DeepKernelTest(unittest.TestCase):
+    W = np.array([[0.7, -1.1, 0.4], [0.3, 0.5, -0.9]])
+
+    def phi(self, A):
+        return np.tanh(A @ self.W) + 0.1 * A[:, :1] ** 2
+
+    def test_mmd_matches_numpy(self):
+        # the weighted MMD against samples with the deep kernel equals numpy's double sums of
+        # deep_gram over the rows (x, phi(x)), to 1e-13 on MMD^2
+        rng = np.random.default_rng(7)
+        P, T = rng.normal(size=(40, 2)), rng.normal(size=(300, 2)) + [0.4, 0.0]
+        w = rng.uniform(0.5, 1.5, size=40)
+        w /= w.sum()
+        for eps in (0.0, 0.25, 1.0):
+            k = kdistill.Deep(self.phi, eps=eps, ls_x=0.9, ls_phi=0.6)
+            got = kdistill.mmd(P, w, T, kernel=k)
+            Pe, Te = np.hstack([P, self.phi(P)]), np.hstack([T, self.phi(T)])
+            g = lambda A, B: deep_gram(A, B, 2, 0.9, 0.6, eps)
+            ref = w @ g(Pe, Pe) @ w - 2 * w @ g(Pe, Te).mean(1) + g(Te, Te).mean()
+            self.assertLessEqual(abs(got.mmd2 - ref), 1e-13, "eps %g: %r vs %r" % (eps, got.mmd2,
+                                                                                    ref))
+            self.assertEqual(got.method, "exact")
+        # eps = 1 is the Gaussian kernel on x alone, whatever phi is
+        g1 = kdistill.mmd(P, w, T, kernel=kdistill.Deep(self.phi, eps=1.0, ls_x=0.9, ls_phi=0.6))
+        self.assertAlmostEqual(g1.mmd2, kdistill.mmd(P, w, T, ls=0.9).mmd2, delta=1e-15)
+        # the Gram matrix of random rows is PSD
+        K = deep_gram(Te, Te, 2, 0.9, 0.6, 0.25)
+        self.assertGreater(np.linalg.eigvalsh(K).min(), -1e-12)
+
+    def test_median_per_block_and_tasks(self):
+        # ls: median on the inputs, ls_phi: median on the embeddings (n <= median_sample: all
+        # pairs); thin, herd and ctt take Deep and give points in the input space
+        rng = np.random.default_rng(8)
+        X = rng.normal(size=(800, 2))
+        k = kdistill.Deep(self.phi, eps=0.2)
+        cs = kdistill.thin(X, 32, g=1, kernel=k, seed=1)
+        m = re.match(r"deep\(ls=([^,]+),ls_phi=([^,]+),eps=([^,]+),dx=2\)", cs.kernel)
+        self.assertIsNotNone(m, cs.kernel)
+        self.assertAlmostEqual(float(m.group(1)) / pdist_median(X), 1.0, delta=1e-14)
+        self.assertAlmostEqual(float(m.group(2)) / pdist_median(self.phi(X)), 1.0, delta=1e-14)
+        self.assertEqual(cs.points.shape, (32, 2))
+        np.testing.assert_array_equal(cs.points, X[cs.indices])
+        self.assertEqual(kdistill.mmd(cs, X, kernel=k), cs.mmd)  # the run's length scales
+        self.assertIn("ls_phi:", cs.config)
+        h = kdistill.herd(X[:400], X[:400], 10, kernel=k, max_iter=40)
+        self.assertEqual(h.points.shape[1], 2)
+        self.assertAlmostEqual(h.weights.sum(), 1.0, delta=1e-12)
+        t = kdistill.ctt(X, rng.normal(size=(800, 2)) + [0.6, 0.0], kernel=k, s=8, g=1, seed=2)
+        self.assertTrue(t.reject)
+        with self.assertRaisesRegex(ValueError, "closed-form"):
+            kdistill.herd(X, kdistill.Gaussian([0, 0], [1, 1]), 5, kernel=k)
+        for alg, kw in (("actt", {}), ("lrctt", {"r": 16})):
+            with self.assertRaisesRegex(kdistill.ConfigError, "kernel .*deep"):
+                kdistill.ctt(X, X, kernel=k, algorithm=alg, **kw)
+        with self.assertRaisesRegex(TypeError, "Deep"):
+            kdistill.quad(X, 10, kernel=k)
+        with self.assertRaisesRegex(kdistill.DataError, "phi"):
+            kdistill.thin(X, 32, kernel=kdistill.Deep(lambda A: A[:-1]))
+        with self.assertRaisesRegex(kdistill.DataError, "row 5"):
+            kdistill.thin(X, 32, kernel=kdistill.Deep(
+                lambda A: np.where(np.arange(len(A))[:, None] == 5, np.nan, A)))
+        with self.assertRaisesRegex(ValueError, "eps"):
+            kdistill.Deep(self.phi, eps=2.0)
 
 
 class RunLoadTest(unittest.TestCase):

@@ -140,6 +140,18 @@ for alg, kw in (("subsample_test", {"n_out": 300}), ("wblock", {"block": 16}),
               np.array_equal(t.extras["/test/permutation_statistics"],
                              one.extras["/test/permutation_statistics"]),
               "%s/%s: %r vs %r" % (alg, split.__name__, t, one))
+# the deep kernel (phi evaluated on each rank's own rows, both length scales by the median
+# heuristic): the same coreset and the same test at P ranks as on one process
+Wd = np.array([[0.8, -0.3, 0.5], [0.2, 0.9, -0.7]])
+deep = kdistill.Deep(lambda A: np.tanh(A @ Wd), eps=0.3)
+one_cs = kdistill.thin(X, 64, g=2, seed=11, kernel=deep, comm=MPI.COMM_SELF)
+one_t = kdistill.ctt(X, Y, g=1, s=16, B=50, seed=5, kernel=deep, comm=MPI.COMM_SELF)
+for split in (even, uneven):
+    same(kdistill.thin(split(X), 64, g=2, seed=11, kernel=deep, comm=comm), one_cs,
+         "deep thin/" + split.__name__)
+    t = kdistill.ctt(split(X), split(Y), g=1, s=16, B=50, seed=5, kernel=deep, comm=comm)
+    check((t.statistic, t.p_value) == (one_t.statistic, one_t.p_value),
+          "deep ctt/%s: %r vs %r" % (split.__name__, t, one_t))
 # against a closed-form target the median heuristic sees the points once at any rank count
 g2 = kdistill.Gaussian([0.5, -1.0], [1.0, 2.0])
 mine, alone = kdistill.mmd(Z, wz, g2, comm=comm), kdistill.mmd(Z, wz, g2, comm=MPI.COMM_SELF)

@@ -11,19 +11,21 @@ extern "C" {
 #endif
 
 /* X(enum, config name, summary) */
-#define KD_KERNEL_LIST(X)                                                               \
-  X(KD_KERNEL_GAUSSIAN, "gaussian", "exp(-|x-y|^2 / (2 ls^2))")                         \
-  X(KD_KERNEL_LAPLACE, "laplace", "exp(-|x-y| / ls)")                                   \
-  X(KD_KERNEL_IMQ, "imq", "(1 + |x-y|^2 / ls^2)^(-beta)")                               \
-  X(KD_KERNEL_MATERN12, "matern12", "exp(-r/ls)")                                       \
-  X(KD_KERNEL_MATERN32, "matern32", "(1 + sqrt3 r/ls) exp(-sqrt3 r/ls)")                \
-  X(KD_KERNEL_MATERN52, "matern52", "(1 + sqrt5 r/ls + 5r^2/(3ls^2)) exp(-sqrt5 r/ls)") \
-  X(KD_KERNEL_LINEAR, "linear", "<x,y> + c")                                            \
-  X(KD_KERNEL_POLYNOMIAL, "polynomial", "(<x,y>/ls^2 + c)^degree")                      \
-  X(KD_KERNEL_SOBOLEV, "sobolev", "periodic Sobolev order r on [0,1)^d")                \
-  X(KD_KERNEL_ENERGY, "energy", "8/3 - |x-y|")                                          \
-  X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")    \
-  X(KD_KERNEL_STEIN, "stein", "Langevin Stein kernel of a base kernel, point = (x, score(x))")
+#define KD_KERNEL_LIST(X)                                                                      \
+  X(KD_KERNEL_GAUSSIAN, "gaussian", "exp(-|x-y|^2 / (2 ls^2))")                                \
+  X(KD_KERNEL_LAPLACE, "laplace", "exp(-|x-y| / ls)")                                          \
+  X(KD_KERNEL_IMQ, "imq", "(1 + |x-y|^2 / ls^2)^(-beta)")                                      \
+  X(KD_KERNEL_MATERN12, "matern12", "exp(-r/ls)")                                              \
+  X(KD_KERNEL_MATERN32, "matern32", "(1 + sqrt3 r/ls) exp(-sqrt3 r/ls)")                       \
+  X(KD_KERNEL_MATERN52, "matern52", "(1 + sqrt5 r/ls + 5r^2/(3ls^2)) exp(-sqrt5 r/ls)")        \
+  X(KD_KERNEL_LINEAR, "linear", "<x,y> + c")                                                   \
+  X(KD_KERNEL_POLYNOMIAL, "polynomial", "(<x,y>/ls^2 + c)^degree")                             \
+  X(KD_KERNEL_SOBOLEV, "sobolev", "periodic Sobolev order r on [0,1)^d")                       \
+  X(KD_KERNEL_ENERGY, "energy", "8/3 - |x-y|")                                                 \
+  X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")           \
+  X(KD_KERNEL_STEIN, "stein", "Langevin Stein kernel of a base kernel, point = (x, score(x))") \
+  X(KD_KERNEL_DEEP, "deep",                                                                    \
+    "[(1-eps) exp(-|u-u'|^2/(2 ls_phi^2)) + eps] exp(-|x-x'|^2/(2 ls^2)), point = (x[dx], u)")
 
 typedef enum {
 #define KD_KERNEL_ENUM_(e, n, s) e,
@@ -46,6 +48,13 @@ typedef struct {
   /* stein: the base kernel (KD_KERNEL_GAUSSIAN, _IMQ or _MATERN52; ls and beta are its
    * parameters); points are rows (x, s(x)) of width d = 2 d_x, s = grad log p */
   kd_kernel_type base;
+  /* deep (Liu et al. 2020; Low-Rank Thinning Eq. 43): rows (x[dx], u = phi(x)[d - dx]); ls is the
+   * length scale of x, ls_phi that of the embedding u (ls_phi_median: set by the median heuristic
+   * on the embedding columns), eps in [0, 1] the weight of the plain Gaussian on x */
+  int dx;
+  double eps;
+  double ls_phi;
+  int ls_phi_median;
 } kd_kernel_params;
 
 typedef struct kd_kernel kd_kernel;
@@ -80,6 +89,9 @@ const char *kd_kernel_describe(const kd_kernel *k);
 /** The length scale in use (after the median heuristic, when it was asked for), or 0 for a family
  *  without one (linear, sobolev, energy). Local. */
 double kd_kernel_length_scale(const kd_kernel *k);
+/** The deep kernel's embedding length scale ls_phi in use (after the median heuristic), or 0 for
+ *  any other family. Local. */
+double kd_kernel_length_scale_phi(const kd_kernel *k);
 
 /** Precondition a stein kernel (kernel.precondition): its base kernel sees the Mahalanobis
  *  distance of the SPD matrix M[d_x*d_x] (row-major, d_x = dim/2, replicated on every rank):
@@ -90,9 +102,14 @@ kd_err kd_kernel_set_stein_precond(kd_kernel *k, const double *M);
 int kd_kernel_stein_preconditioned(const kd_kernel *k);
 /** Set ls by the median heuristic: median of pairwise distances over a seeded subsample of at most
  *  `max_sample` rows of ps (rows chosen by (seed, global index), the same for any rank count).
+ *  The deep kernel takes one median per block of columns: ls from the inputs x (when ls_median,
+ *  or when ls_phi_median is not set) and ls_phi from the embeddings (when ls_phi_median).
  *  Collective over ps's communicator. */
 kd_err kd_kernel_set_median_ls(kd_kernel *k, const kd_pointset *ps, uint64_t seed,
                                kd_lidx max_sample);
+/** 1 while a length scale requested as 'median' (ls, or the deep kernel's ls_phi) waits for
+ *  kd_kernel_set_median_ls; the kernel refuses to evaluate until then. Local. */
+int kd_kernel_median_pending(const kd_kernel *k);
 
 /** k(x, y) for one pair. The block routines below take their scratch from a workspace kept in
  *  k (grown to the largest call, then reused; freed by kd_kernel_destroy): no allocation per

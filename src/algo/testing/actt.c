@@ -88,6 +88,7 @@ static kd_err kd_actt_kernel_(const kd_algo_in *in, double ls, kd_kernel **k) {
   kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
   kp.ls = ls;
   kp.ls_median = 0;
+  kp.ls_phi_median = 0;
   return kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), k));
 }
 

@@ -42,6 +42,11 @@ static kd_kernel_params params_for(kd_kernel_type t, int d) {
   p.order = 1 + d % 3;
   p.dk = d / 2 > 0 ? d / 2 : 1;
   if (t == KD_KERNEL_IMQ && d % 2) p.beta = 0.7; /* the pow branch as well as the sqrt one */
+  if (t == KD_KERNEL_DEEP) { /* rows (x, u): splits at 1 .. d-1, eps from 0 to 1 */
+    p.dx = d == 200 ? 190 : (d + 1) / 2 < d ? (d + 1) / 2 : 1;
+    p.ls_phi = 0.5 + 0.05 * d;
+    p.eps = d == 2 ? 0.0 : d == 3 ? 1.0 : 0.25;
+  }
   if (t == KD_KERNEL_STEIN) { /* rows (x, score): every base, and imq's pow branch at d = 200 */
     p.base = d == 4 ? KD_KERNEL_GAUSSIAN : d == 12 ? KD_KERNEL_MATERN52 : KD_KERNEL_IMQ;
     if (d == 200) p.beta = 0.7;
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
     const char *nm = kd_kernel_name(t);
     for (int di = 0; di < 7; di++) {
       const int d = dims[di];
-      if (t == KD_KERNEL_ATTENTION && d < 2) continue;
+      if ((t == KD_KERNEL_ATTENTION || t == KD_KERNEL_DEEP) && d < 2) continue;
       if (t == KD_KERNEL_STEIN && d % 2) continue; /* (x, score) rows have even width */
       kd_kernel_params p = params_for(t, d);
       kd_kernel *k = NULL;

@@ -94,6 +94,46 @@ int main(int argc, char **argv) {
     free(X);
   }
   {
+    /* deep: one median per block of columns, each the serial reference on those columns; a
+     * numeric ls is kept while ls_phi takes the median */
+    const kd_gidx n = 500;
+    kd_pointset *ps = NULL;
+    KD_TEST_OK(kd_pointset_generate(c, &mu, n, 23, &ps));
+    double *X = malloc(sizeof(double) * (size_t)n * d), *X0 = malloc(sizeof(double) * (size_t)n);
+    double *X12 = malloc(sizeof(double) * (size_t)n * 2);
+    KD_TEST_OK(kd_pointset_allgather(ps, X));
+    for (kd_gidx i = 0; i < n; i++) {
+      X0[i] = X[i * d];
+      X12[2 * i] = X[i * d + 1];
+      X12[2 * i + 1] = X[i * d + 2];
+    }
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_DEEP);
+    p.dx = 1;
+    p.ls_median = p.ls_phi_median = 1;
+    kd_kernel *k = NULL;
+    KD_TEST_OK(kd_kernel_create(&p, d, &k));
+    KD_TEST_OK(kd_kernel_set_median_ls(k, ps, 5, 200));
+    const double r0 = median_ref(X0, n, 1, 5, 200), r12 = median_ref(X12, n, 2, 5, 200);
+    KD_TEST(kd_kernel_get_params(k)->ls == r0 && kd_kernel_get_params(k)->ls_phi == r12 &&
+                !kd_kernel_median_pending(k),
+            "deep: ls %.17g == %.17g (x block), ls_phi %.17g == %.17g (embedding block)",
+            kd_kernel_get_params(k)->ls, r0, kd_kernel_get_params(k)->ls_phi, r12);
+    KD_TEST(r0 != r12, "deep: the two blocks give different medians");
+    kd_kernel_destroy(&k);
+    p.ls_median = 0;
+    p.ls = 0.7;
+    KD_TEST_OK(kd_kernel_create(&p, d, &k));
+    KD_TEST(kd_kernel_median_pending(k), "deep: ls_phi alone pending");
+    KD_TEST_OK(kd_kernel_set_median_ls(k, ps, 5, 200));
+    KD_TEST(kd_kernel_get_params(k)->ls == 0.7 && kd_kernel_get_params(k)->ls_phi == r12,
+            "deep: numeric ls kept, ls_phi %.17g", kd_kernel_get_params(k)->ls_phi);
+    kd_kernel_destroy(&k);
+    kd_pointset_destroy(&ps);
+    free(X);
+    free(X0);
+    free(X12);
+  }
+  {
     /* all points equal -> median 0 -> error on every rank, no hang */
     double rows[20 * 2];
     for (int i = 0; i < 40; i++) rows[i] = 1.5;

@@ -176,6 +176,42 @@ int main(int argc, char **argv) {
     KD_TEST_REL(val3(k, xa, ya, "attention"), 5.0 * exp(0.05), 1e-15, "attention ls 2");
     kd_kernel_destroy(&k);
   }
+  {
+    /* deep: x = (0, 0) vs (3, 4) (|dx|^2 = 25), u = (1) vs (3) (|du|^2 = 4); ls = 5, ls_phi = 2,
+     * eps = 0.25: [(0.75 e^-1/2) + 0.25] e^-1/2 */
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_DEEP);
+    p.dx = 2;
+    p.ls = 5.0;
+    p.ls_phi = 2.0;
+    p.eps = 0.25;
+    double xd[3] = {0, 0, 1}, yd[3] = {3, 4, 3};
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_REL(val3(k, xd, yd, "deep"), (0.75 * exp(-0.5) + 0.25) * exp(-0.5), 1e-15,
+                "deep [(1-eps) e^-1/2 + eps] e^-1/2");
+    KD_TEST(val3(k, xd, xd, "deep") == 1.0, "deep k(x, x) = 1");
+    KD_TEST(strcmp(kd_kernel_describe(k), "deep(ls=5,ls_phi=2,eps=0.25,dx=2)") == 0,
+            "deep describe: %s", kd_kernel_describe(k));
+    KD_TEST(kd_kernel_length_scale_phi(k) == 2.0 && kd_kernel_length_scale(k) == 5.0,
+            "deep: both length scales");
+    kd_kernel_destroy(&k);
+    /* eps = 1: the Gaussian on x alone, whatever the embedding */
+    p.eps = 1.0;
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_REL(val3(k, xd, yd, "deep"), exp(-0.5), 1e-15, "deep eps = 1 is the Gaussian on x");
+    kd_kernel_destroy(&k);
+    /* ls_phi: median pending: the kernel refuses to evaluate */
+    p.ls_phi_median = 1;
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST(kd_kernel_median_pending(k) && isnan(kd_kernel_eval(k, xd, yd)) &&
+                strstr(kd_kernel_describe(k), "ls_phi=median"),
+            "deep: ls_phi median pending: %s", kd_kernel_describe(k));
+    double kv = 0;
+    KD_TEST(kd_kernel_eval_block(k, xd, 1, yd, 1, &kv, 1) == KD_ERR_ARG &&
+                strstr(kd_err_message(), "kernel.ls_phi"),
+            "deep: pending ls_phi: block refused: %s", kd_err_message());
+    kd_err_clear();
+    kd_kernel_destroy(&k);
+  }
 
   /* ---- periodic Sobolev: closed form at t = 1/4 and the Fourier series ---- */
   {
@@ -303,6 +339,21 @@ int main(int argc, char **argv) {
     KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.dk"),
             "dk = d rejected: %s", kd_err_message());
     kd_err_clear();
+    p = kd_kernel_params_default(KD_KERNEL_DEEP);
+    KD_TEST(kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.dx"),
+            "deep without dx rejected: %s", kd_err_message());
+    kd_err_clear();
+    p.dx = 1;
+    p.eps = -0.1;
+    KD_TEST(kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.eps"),
+            "deep eps < 0 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p.eps = 0.5;
+    p.ls_phi = 0;
+    KD_TEST(
+        kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.ls_phi"),
+        "deep ls_phi 0 rejected: %s", kd_err_message());
+    kd_err_clear();
     p = kd_kernel_params_default(KD_KERNEL_IMQ);
     p.beta = 0;
     KD_TEST(kd_kernel_create(&p, 2, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.beta"),
@@ -361,6 +412,7 @@ int main(int argc, char **argv) {
         kd_kernel_params kp = kd_kernel_params_default((kd_kernel_type)t);
         kp.ls = 0.7;
         if (t == KD_KERNEL_ATTENTION) kp.dk = 1; /* keys: the first coordinate */
+        if (t == KD_KERNEL_DEEP) kp.dx = 1;      /* inputs: the first coordinate */
         KD_TEST_OK(kd_kernel_create(&kp, dims[di], &k));
         for (int bi = 0; bi < 4; bi++) {
           kd_kernel_packed *pk = NULL;
