@@ -65,6 +65,20 @@ def at_atoms(atoms, mmd, n):
     return float(mmd[i[0]]) if len(i) else float("nan")
 
 
+def ctt_matches_exact(top, ex, timed):
+    """Paper 003's "CTT ... matches the power of an exact MMD test in a fraction of the time": the
+    failed parts for CTT's largest g, top = (name, g, power, se, seconds), against the exact
+    test's ex: power within 3 standard errors, and (timed: the full run only, since a loaded
+    machine would make a smoke test flaky) less than half the exact test's time."""
+    failures = []
+    if not top[2] >= ex[2] - 3 * np.hypot(top[3], ex[3]) - 1e-12:
+        failures.append("ctt g=%d power %.3f below exact %.3f by > 3 SE" % (top[1], top[2],
+                                                                             ex[2]))
+    if timed and not top[4] < 0.5 * ex[4]:
+        failures.append("ctt g=%d not below half the exact test's time" % top[1])
+    return failures
+
+
 def finish(failures):
     """Print the failed claims (if any) and return the script's exit status."""
     if failures:
