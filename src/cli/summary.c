@@ -29,9 +29,10 @@ static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
 }
 
 /* ctt_study: one row per configuration of /study: CTT's g or the exact test, and with
- * /study/method (a study with baselines) the test's name and size (g, n_out or block). */
+ * /study/method (a study with baselines, lrctt or actt) the test's name and size (g, n_out,
+ * block or r). */
 static void kd_cli_study_table_(const kd_result *res, FILE *out) {
-  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock", "lrctt"};
+  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock", "lrctt", "actt"};
   const kd_result_dataset *g = kd_result_find(res, "/study/g"),
                           *r = kd_result_find(res, "/study/rejection_rate"),
                           *se = kd_result_find(res, "/study/se"),
@@ -49,7 +50,7 @@ static void kd_cli_study_table_(const kd_result *res, FILE *out) {
   for (int64_t c = 0; c < g->dims[0]; c++) {
     char gs[24] = "-";
     if (me) {
-      const int64_t m = me->i64[c] >= 0 && me->i64[c] < 5 ? me->i64[c] : 1;
+      const int64_t m = me->i64[c] >= 0 && me->i64[c] < 6 ? me->i64[c] : 1;
       if (m != 1) snprintf(gs, sizeof gs, "%lld", (long long)sz->i64[c]);
       fprintf(out, "  %-14s %6s   %.4f +- %.4f   %.5f\n", names[m], gs, r->f64[c], se->f64[c],
               t->f64[c]);

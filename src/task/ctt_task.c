@@ -169,6 +169,7 @@ typedef struct {
   int64_t *g_list;
   int64_t *sub_list, *wb_list; /* study.subsample (n_out values), study.wblock (block sizes) */
   int64_t *lr_list;            /* study.lrctt (feature counts r) */
+  int64_t *actt_list;          /* study.actt (actt's g values) */
   char *csv;                   /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
    * run.checkpoint_keep; docs/checkpoint.md) */
@@ -246,13 +247,17 @@ cleanup:
 
 /* Up-front memory estimate of a ctt_study rank (docs/reliability.md): every replicate runs on one
  * rank, which holds both samples (m + n rows of d, with their bin and permutation bookkeeping,
- * about d + 8 values per row), one permutation statistic per B per bin pair, and the results of
- * every replicate of every configuration. Agreed. Collective. */
+ * about d + 8 values per row), one permutation statistic per B per bin pair, the results of
+ * every replicate of every configuration, and actt's matrices and statistics per length scale.
+ * Agreed. Collective. */
 static kd_err kd_study_mem_check_(const kd_task_ctx *ctx, const kd_ctt_study_spec *sp, int d,
                                   int n_conf) {
   const double rows = (double)sp->m + (double)sp->n;
-  const double doubles =
+  double doubles =
       rows * (d + 8) + (double)sp->B * ((double)sp->s + 1) * 2 + 4.0 * (double)sp->T * n_conf;
+  if (sp->n_actt > 0) /* actt: one s x s matrix and B2 + B + 1 statistics per length scale */
+    doubles += (double)sp->actt_n_ls *
+               ((double)sp->s * (double)sp->s + (double)sp->actt_B2 + (double)sp->B + 1.0);
   const double bytes = 8.0 * doubles;
   char what[128];
   snprintf(what, sizeof what, "ctt_study replicates of m = %lld, n = %lld rows", (long long)sp->m,
@@ -272,16 +277,18 @@ static void kd_study_destroy_(void **state) {
   free(s->sub_list);
   free(s->wb_list);
   free(s->lr_list);
+  free(s->actt_list);
   free(s->csv);
   free(s->ckpt_path);
   free(s);
   *state = NULL;
 }
 
-/* The optional size list study.<key> (subsample: n_out values, wblock: block sizes) into *out
- * (*n entries; none when the key is absent): integers in [2, min(m, n)]. Local. */
-static kd_err kd_study_sizes_(const kd_task_ctx *ctx, const char *key, int64_t lim, int64_t **out,
-                              int *n) {
+/* The optional integer list study.<key> (subsample: n_out values in [2, min(m, n)], wblock: block
+ * sizes, lrctt: feature counts, actt: g values in [0, 30]) into *out (*n entries; none when the
+ * key is absent): integers in [lo, hi]. Local. */
+static kd_err kd_study_sizes_(const kd_task_ctx *ctx, const char *key, int64_t lo, int64_t hi,
+                              int64_t **out, int *n) {
   kd_err err = KD_OK;
   double *v = NULL;
   char where[512];
@@ -290,9 +297,10 @@ static kd_err kd_study_sizes_(const kd_task_ctx *ctx, const char *key, int64_t l
   KD_TRY(kd_config_get_f64_list(ctx->cfg, key, 0, n, &v));
   KD_ALLOC(*out, *n ? *n : 1);
   for (int i = 0; i < *n; i++) {
-    KD_CHECK(v[i] == floor(v[i]) && v[i] >= 2 && v[i] <= (double)lim, KD_ERR_CONFIG,
-             "%s: entries must be integers in [2, min(m, n)] = [2, %lld], got %g",
-             kd_config_where(ctx->cfg, key, where, sizeof where), (long long)lim, v[i]);
+    KD_CHECK(v[i] == floor(v[i]) && v[i] >= (double)lo && v[i] <= (double)hi, KD_ERR_CONFIG,
+             "%s: %s: entries must be integers in [%lld, %lld], got %g",
+             kd_config_where(ctx->cfg, key, where, sizeof where), key, (long long)lo, (long long)hi,
+             v[i]);
     (*out)[i] = (int64_t)v[i];
   }
 cleanup:
@@ -305,15 +313,60 @@ cleanup:
 static kd_err kd_study_lrctt_(const kd_task_ctx *ctx, kd_ctt_study_spec *sp, int64_t **out) {
   kd_err err = KD_OK;
   char where[512];
-  KD_TRY(kd_study_sizes_(ctx, "study.lrctt", 1048576, out, &sp->n_lr));
+  KD_TRY(kd_study_sizes_(ctx, "study.lrctt", 2, 1048576, out, &sp->n_lr));
   for (int i = 0; i < sp->n_lr; i++)
-    KD_CHECK((*out)[i] % 2 == 0, KD_ERR_CONFIG, "%s: entries must be even, got %lld",
+    KD_CHECK((*out)[i] % 2 == 0, KD_ERR_CONFIG, "%s: study.lrctt: entries must be even, got %lld",
              kd_config_where(ctx->cfg, "study.lrctt", where, sizeof where), (long long)(*out)[i]);
   sp->r_list = *out;
   sp->lr_g = 1;
   if (sp->n_lr > 0) /* read (and resolved) only for a study that runs lrctt */
     KD_TRY(kd_config_get_int(ctx->cfg, "study.lrctt_g", 1, 0, 30, &sp->lr_g));
 cleanup:
+  return err;
+}
+
+extern const kd_algo_desc kd_algo_actt;
+
+/* study.actt (a list of g values) into *out and sp->actt_g_list; with it (and only then: read and
+ * resolved) study.actt_n_ls, actt_ls_ratio, actt_B2, actt_B3 with actt's own defaults and ranges
+ * (its spec table, algorithm.n_ls ...), and the kernel family checked for the length-scale grid.
+ * Local. */
+static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_study_spec *sp,
+                             int64_t **out) {
+  kd_err err = KD_OK;
+  static const char *const grid[4] = {"n_ls", "ls_ratio", "B2", "B3"};
+  kd_param_spec keys[4];
+  char names[4][32], where[512];
+  kd_params p = {0};
+  KD_TRY(kd_study_sizes_(ctx, "study.actt", 0, 30, out, &sp->n_actt));
+  sp->actt_g_list = *out;
+  if (sp->n_actt == 0) return KD_OK;
+  for (int i = 0; i < 4; i++) {
+    const kd_param_spec *row = NULL;
+    for (int j = 0; j < kd_algo_actt.n_params && !row; j++)
+      if (!strcmp(kd_algo_actt.params[j].key, grid[i])) row = &kd_algo_actt.params[j];
+    KD_CHECK(row, KD_ERR_INTERNAL, "actt has no parameter %s", grid[i]);
+    keys[i] = *row;
+    snprintf(names[i], sizeof names[i], "actt_%s", grid[i]);
+    keys[i].key = names[i];
+    keys[i].offset = 0;
+  }
+  KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, 4, &p));
+  sp->actt_n_ls = kd_params_int(&p, "actt_n_ls");
+  sp->actt_ls_ratio = kd_params_f64(&p, "actt_ls_ratio");
+  sp->actt_B2 = kd_params_int(&p, "actt_B2");
+  sp->actt_B3 = kd_params_int(&p, "actt_B3");
+  KD_CHECK(sp->actt_n_ls == 1 || sp->actt_ls_ratio > 1.0, KD_ERR_CONFIG,
+           "%s: study.actt_ls_ratio = %g: the length scales must differ (ratio > 1) when "
+           "actt_n_ls = %lld",
+           kd_config_where(ctx->cfg, "study.actt_ls_ratio", where, sizeof where), sp->actt_ls_ratio,
+           (long long)sp->actt_n_ls);
+  KD_CHECK(kd_actt_scalable(kd_kernel_get_params(k)->type), KD_ERR_CONFIG,
+           "%s: study.actt: actt's length-scale grid needs a gaussian, laplace, imq or matern "
+           "kernel (kernel %s)",
+           kd_config_where(ctx->cfg, "kernel.name", where, sizeof where), kd_kernel_describe(k));
+cleanup:
+  kd_params_free(&p);
   return err;
 }
 
@@ -350,13 +403,14 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
     s->g_list[i] = (int64_t)gl[i];
   }
   const int64_t lim = sp->m < sp->n ? sp->m : sp->n;
-  KD_TRY(kd_study_sizes_(ctx, "study.subsample", lim, &s->sub_list, &sp->n_sub));
-  KD_TRY(kd_study_sizes_(ctx, "study.wblock", lim, &s->wb_list, &sp->n_wb));
+  KD_TRY(kd_study_sizes_(ctx, "study.subsample", 2, lim, &s->sub_list, &sp->n_sub));
+  KD_TRY(kd_study_sizes_(ctx, "study.wblock", 2, lim, &s->wb_list, &sp->n_wb));
   KD_TRY(kd_study_lrctt_(ctx, sp, &s->lr_list));
+  KD_TRY(kd_study_actt_(ctx, s->k, sp, &s->actt_list));
   sp->n_out_list = s->sub_list;
   sp->block_list = s->wb_list;
-  KD_CHECK(ng + exact + sp->n_sub + sp->n_wb + sp->n_lr >= 1, KD_ERR_CONFIG,
-           "%s: study: empty g list, exact: false and no baselines",
+  const int n_conf = ng + exact + sp->n_sub + sp->n_wb + sp->n_lr + sp->n_actt;
+  KD_CHECK(n_conf >= 1, KD_ERR_CONFIG, "%s: study: empty g list, exact: false and no baselines",
            kd_config_where(cfg, "study", where, sizeof where));
   KD_TRY(kd_task_read_checkpoint(ctx, &s->ckpt_every, &s->ckpt_keep, &s->ckpt_path));
   sp->mx = &s->mx;
@@ -374,7 +428,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
            "of at least 4 points",
            kd_config_where(cfg, "study.s", where, sizeof where), (long long)sp->s, (long long)sp->m,
            (long long)sp->n);
-  KD_TRY(kd_study_mem_check_(ctx, sp, d, ng + exact + sp->n_sub + sp->n_wb + sp->n_lr));
+  KD_TRY(kd_study_mem_check_(ctx, sp, d, n_conf));
   if (!ctx->validate_only && kd_kernel_median_pending(s->k)) {
     /* one pilot draw of each sample (not a replicate's data) fixes ls for the whole study */
     const kd_lidx rx = sp->m < 2000 ? (kd_lidx)sp->m : 2000;
@@ -399,8 +453,8 @@ cleanup:
 
 /* The name of a study configuration's test (the CSV's method column and the log). */
 static const char *kd_study_method_name_(int64_t method) {
-  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock", "lrctt"};
-  return method >= 0 && method < 5 ? names[method] : "?";
+  static const char *const names[] = {"ctt", "exact", "subsample_test", "wblock", "lrctt", "actt"};
+  return method >= 0 && method < 6 ? names[method] : "?";
 }
 
 /* Rank 0 writes the table; it is published atomically (io/publish.h). Collective. */
@@ -479,9 +533,9 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   snprintf(info->algorithm, sizeof info->algorithm, "ctt_study");
   kd_log_info(
       "ctt_study: %lld replicates of m = %lld, n = %lld; %d g values%s, %d subsample and "
-      "%d wblock sizes",
+      "%d wblock sizes, %d lrctt and %d actt configurations",
       (long long)s->sp.T, (long long)s->sp.m, (long long)s->sp.n, s->sp.n_g,
-      s->sp.exact ? " and the exact test" : "", s->sp.n_sub, s->sp.n_wb);
+      s->sp.exact ? " and the exact test" : "", s->sp.n_sub, s->sp.n_wb, s->sp.n_lr, s->sp.n_actt);
   const double t0 = kd_dist_wtime();
   KD_TRY(kd_task_ckpt_open(ctx, s->ckpt_every, s->ckpt_path, s->ckpt_keep, kd_study_ckpt_hook_, &cc,
                            &ck, &resume));

@@ -10,6 +10,7 @@
 #      appeared: exit 3, one line naming the checkpoint, reason "signal"; resumed at 2 ranks it
 #      equals the uninterrupted run bitwise and the checkpoint is removed after the output;
 #  (c) --resume with a changed study key: exit 1 naming the key, no output;
+#  (e) a study with actt (p-values NaN) checkpointed and resumed at 1 rank: bitwise equal;
 #  (d) a sweep of herd points with periodic checkpoints: each point's checkpoint
 #      (<run.checkpoint_path>.NNNN) is removed once its output is written, kept with
 #      run.checkpoint_keep.
@@ -73,6 +74,20 @@ mpi 2 run ctt_study.yaml -q $long --set output.path=sig.h5 --resume sig.h5.ckpt.
 same full_sig.h5 sig.h5 && ok "SIGTERM: resumed at 2 ranks equals the uninterrupted run bitwise" ||
   bad "SIGTERM resume differs: $(diff <(dump full_sig.h5) <(dump sig.h5) | head -6)"
 [ ! -f sig.h5.ckpt.h5 ] && ok "checkpoint removed after the output" || bad "checkpoint left behind"
+
+# (e) actt's rows (a decision, p-value NaN) through a periodic checkpoint and a resume at 1 rank
+act="--set study.g=[0] --set study.exact=false --set study.actt=[0,1] --set study.actt_n_ls=3
+ --set study.actt_B2=30"
+mpi 2 run ctt_study.yaml -q $act --set output.path=fa.h5 2>err.txt || bad "actt study: $(cat err.txt)"
+mpi 2 run ctt_study.yaml -q $act --set output.path=pa.h5 --set run.checkpoint_every=3 \
+  --set run.checkpoint_keep=true --set run.checkpoint_path=cka.h5 2>err.txt ||
+  bad "actt study, periodic: $(cat err.txt)"
+mpi 1 run ctt_study.yaml -q $act --set output.path=ra.h5 --resume cka.h5 2>err.txt ||
+  bad "actt study, resume: $(cat err.txt)"
+npv=$(h5dump -d /study/p_value fa.h5 | grep -o 'nan' | wc -l)
+[ "$(attr cka.h5 iteration)" = 42 ] && [ "$npv" = 96 ] && same fa.h5 pa.h5 && same fa.h5 ra.h5 &&
+  ok "actt study: 96 NaN p-values; checkpointed and resumed at 1 rank: bitwise equal" ||
+  bad "actt study: iteration '$(attr cka.h5 iteration)', $npv NaN p-values, $(diff <(dump fa.h5) <(dump ra.h5) | head -4)"
 
 # (c) a different configuration
 refused "changed study.B" "sig_copy.h5: written for a different configuration (study.B" \

@@ -21,9 +21,11 @@
  *    every sub-bin of 4^(g+1) rows; the same outputs at any rank count; level (m = n = 1024 and
  *    1000 / 700) and power (m = n = 4096, 0.3 shift, r = 256) as above; r odd and a non-Gaussian
  *    kernel are refused;
- *  - ctt_study with the baselines and lrctt: configurations in the documented order (CTT's g, the
- *    exact test, subsample_test's n_out, wblock's block, lrctt's r) with their method and size,
- *    and the same table on the job's communicator as on one rank. */
+ *  - ctt_study with the baselines, lrctt and actt: configurations in the documented order (CTT's
+ *    g, the exact test, subsample_test's n_out, wblock's block, lrctt's r, actt's g) with their
+ *    method and size, and the same table on the job's communicator as on one rank; actt's row of
+ *    replicate 1 (statistic, decision, NaN p-value) equals a direct actt run on that replicate's
+ *    data and test seed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,12 +347,41 @@ static void expect_config_error(MPI_Comm comm, const char *algo, const char *con
           "%s %s: KD_ERR_CONFIG naming %s (got '%s')", algo, st[0], key, kd_err_message());
 }
 
+/* The study's actt row of replicate 1 against actt run directly on that replicate's data (seeds
+ * kd_rng_u64(seed, KD_CTT_STREAM_STUDY, 3 + 0 / 1 / 2)) with the study's parameters. */
+static void check_study_actt(const kd_ctt_study_spec *sp, const kd_ctt_study_out *a) {
+  const int64_t t = 1, c = a->n_conf - 1;
+  kd_pointset *X = NULL, *Y = NULL;
+  kd_kernel *k = NULL;
+  kd_result r = KD_RESULT_INIT;
+  KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, sp->mx, sp->m,
+                                  kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t), &X));
+  KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, sp->my, sp->n,
+                                  kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 1), &Y));
+  KD_TEST_OK(kd_kernel_create(sp->kp, 2, &k));
+  const char *st[] = {"s=16", "g=0", "B=50", "B2=40", "B3=10", "n_ls=3", "ls_ratio=2", NULL};
+  KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X, Y,
+                          kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 2), st, &r));
+  const kd_result_dataset *sta = kd_result_find(&r, "/test/statistic"),
+                          *rej = kd_result_find(&r, "/test/reject");
+  KD_TEST(sta && rej && sta->f64[0] == a->statistic[t * a->n_conf + c] &&
+              rej->i64[0] == a->reject[t * a->n_conf + c] && isnan(a->p_value[t * a->n_conf + c]),
+          "study actt row: statistic %.17g reject %lld p %g, direct actt %.17g reject %lld",
+          a->statistic[t * a->n_conf + c], (long long)a->reject[t * a->n_conf + c],
+          a->p_value[t * a->n_conf + c], sta ? sta->f64[0] : NAN,
+          rej ? (long long)rej->i64[0] : -1LL);
+  kd_result_free(&r);
+  kd_kernel_destroy(&k);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+}
+
 static void test_study(MPI_Comm comm) {
   kd_measure gx, gy;
   double gv[6];
   ctt_test_shifted_pair(0.2, gv, &gx, &gy);
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32}, rs[1] = {64};
+  const int64_t g_list[1] = {1}, subs[2] = {64, 256}, blocks[1] = {32}, rs[1] = {64}, ag[1] = {0};
   kd_ctt_study_spec sp;
   memset(&sp, 0, sizeof sp);
   sp.mx = &gx;
@@ -374,14 +405,22 @@ static void test_study(MPI_Comm comm) {
   sp.r_list = rs;
   sp.n_lr = 1;
   sp.lr_g = 0;
+  sp.actt_g_list = ag;
+  sp.n_actt = 1;
+  sp.actt_n_ls = 3;
+  sp.actt_ls_ratio = 2.0;
+  sp.actt_B2 = 40;
+  sp.actt_B3 = 10;
   kd_ctt_study_out a, b;
   KD_TEST_OK(kd_ctt_study_run(comm, &sp, NULL, &a));
   KD_TEST_OK(kd_ctt_study_run(MPI_COMM_SELF, &sp, NULL, &b));
-  const int64_t want_m[6] = {KD_STUDY_CTT,       KD_STUDY_EXACT,  KD_STUDY_SUBSAMPLE,
-                             KD_STUDY_SUBSAMPLE, KD_STUDY_WBLOCK, KD_STUDY_LRCTT};
-  const int64_t want_s[6] = {1, 0, 64, 256, 32, 64}, want_g[6] = {1, -1, -1, -1, -1, -1};
-  KD_TEST(a.n_conf == 6, "6 configurations, got %d", a.n_conf);
-  for (int c = 0; c < 6 && a.n_conf == 6; c++)
+  enum { NC = 7 };
+  const int64_t want_m[NC] = {KD_STUDY_CTT,       KD_STUDY_EXACT,  KD_STUDY_SUBSAMPLE,
+                              KD_STUDY_SUBSAMPLE, KD_STUDY_WBLOCK, KD_STUDY_LRCTT,
+                              KD_STUDY_ACTT};
+  const int64_t want_s[NC] = {1, 0, 64, 256, 32, 64, 0}, want_g[NC] = {1, -1, -1, -1, -1, -1, 0};
+  KD_TEST(a.n_conf == NC, "%d configurations, got %d", NC, a.n_conf);
+  for (int c = 0; c < NC && a.n_conf == NC; c++)
     KD_TEST(a.method[c] == want_m[c] && a.size[c] == want_s[c] && a.g[c] == want_g[c],
             "configuration %d: method %lld size %lld g %lld", c, (long long)a.method[c],
             (long long)a.size[c], (long long)a.g[c]);
@@ -394,11 +433,12 @@ static void test_study(MPI_Comm comm) {
   kd_result r = KD_RESULT_INIT;
   KD_TEST_OK(kd_ctt_study_add_outputs(&a, &r));
   const kd_result_dataset *ds = kd_result_find(&r, "/study/size");
-  KD_TEST(ds && ds->dims[0] == 6 && ds->i64[3] == 256, "/study/size written");
+  KD_TEST(ds && ds->dims[0] == NC && ds->i64[3] == 256, "/study/size written");
   /* the lrctt configuration runs lrctt, not ctt: another statistic on the same replicate */
   KD_TEST(a.statistic[5] > 0.0 && a.statistic[5] != a.statistic[0],
           "lrctt's statistic %.6g differs from ctt's %.6g", a.statistic[5], a.statistic[0]);
   kd_result_free(&r);
+  if (a.n_conf == NC) check_study_actt(&sp, &a);
   kd_ctt_study_free(&a);
   kd_ctt_study_free(&b);
 }

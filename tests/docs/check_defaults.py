@@ -82,8 +82,12 @@ def sources(doc):
                 for a in algorithms("quad") if a not in ("mercer_recombination",)]
         return "algorithm", outs
     if doc == "ctt.md":
+        # study.actt_* are read only with study.actt (set here, so its own row is not checked)
+        study_actt = printed(STUDY + "study: {actt: [0]}\n", "study_actt")
+        del study_actt["study.actt"]
         return "algorithm", [printed(CTT + "algorithm: {name: %s}\n" % a, "ctt_" + a)
-                             for a in algorithms("ctt")] + [printed(STUDY, "study")]
+                             for a in algorithms("ctt")] + [printed(STUDY, "study"),
+                             study_actt]
     if doc == "checkpoint.md":
         return "run", [printed(HERD, "ckpt_herd")]
     raise KeyError(doc)

@@ -52,8 +52,7 @@ static const kd_param_spec kd_actt_params_[] = {
     KD_CTT_PARAM_ALPHA,
 };
 
-/* the families whose length scale is a pure rescaling of the inputs */
-static int kd_actt_scalable_(kd_kernel_type t) {
+int kd_actt_scalable(kd_kernel_type t) {
   return t == KD_KERNEL_GAUSSIAN || t == KD_KERNEL_LAPLACE || t == KD_KERNEL_IMQ ||
          t == KD_KERNEL_MATERN12 || t == KD_KERNEL_MATERN32 || t == KD_KERNEL_MATERN52;
 }
@@ -302,19 +301,17 @@ cleanup:
   return err;
 }
 
-static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
+kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result *out) {
   kd_err err = KD_OK;
-  kd_ctt_params p;
+  const kd_ctt_params p = *pp;
   const kd_pointset *Y = NULL;
   double **G = NULL, *ls = NULL;
   uint64_t evals = 0;
-  memset(&p, 0, sizeof p);
-  KD_TRY(kd_params_fill(in->params, &p));
   KD_TRY(kd_actt_check_params_(&p));
   KD_TRY(kd_ctt_check_common(in, &p, &Y));
   const double t0 = kd_dist_wtime(), ls0 = kd_kernel_length_scale(in->kernel);
   const kd_kernel_params *kp = kd_kernel_get_params(in->kernel);
-  KD_CHECK_KEY(kd_actt_scalable_(kp->type) && ls0 > 0.0, KD_ERR_CONFIG, "kernel.name",
+  KD_CHECK_KEY(kd_actt_scalable(kp->type) && ls0 > 0.0, KD_ERR_CONFIG, "kernel.name",
                "kernel.name: actt's length-scale grid needs a gaussian, laplace, imq or matern "
                "kernel (kernel %s)",
                kd_kernel_describe(in->kernel));
@@ -349,6 +346,16 @@ cleanup:
   for (int64_t j = 0; G && j < p.n_ls; j++) free(G[j]);
   free(G);
   free(ls);
+  return err;
+}
+
+static kd_err kd_actt_run_(const kd_algo_in *in, kd_result *out) {
+  kd_err err = KD_OK;
+  kd_ctt_params p;
+  memset(&p, 0, sizeof p);
+  KD_TRY(kd_params_fill(in->params, &p));
+  KD_TRY(kd_ctt_actt_test(in, &p, out));
+cleanup:
   return err;
 }
 

@@ -20,6 +20,9 @@ typedef struct {
 #define KD_CTT_STREAM_SUB 0x4354590000000000ULL    /* subsample_test: 0 rows of X, 1 of Y */
 #define KD_CTT_STREAM_RFF 0x43545A0000000000ULL    /* lrctt: the Fourier frequencies */
 #define KD_CTT_STREAM_ACTT 0x43545B0000000000ULL   /* actt: counter j, length scale j's seed */
+#define KD_CTT_STREAM_STUDY                                          \
+  0x4354570000000000ULL /* ctt_study: 3t, 3t+1, 3t+2 = replicate t's \
+                            X, Y and test seeds */
 
 /** Outcome of the randomised threshold of Alg. 3. */
 typedef struct {
@@ -148,6 +151,14 @@ kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result
  *  tile). Collective over in->comm; errors agreed. */
 kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 
+/** Aggregated CTT (actt.c) with the typed parameters p (s, g, delta, B, B2, B3, n_ls, ls_ratio,
+ *  compress_once, alpha; in->params is not read): what algorithm `actt` runs. p_value is NaN (a
+ *  decision at level alpha). Collective over in->comm; errors agreed. */
+kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
+/** Whether actt's length-scale grid applies to kernel family t (the length scale a pure rescaling
+ *  of the inputs: gaussian, laplace, imq, matern). Local. */
+int kd_actt_scalable(kd_kernel_type t);
+
 /** The W-Block baseline (wblock.c) with the typed parameters p (block, B, alpha, tile).
  *  Collective over in->comm; errors agreed. */
 kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
@@ -210,6 +221,11 @@ typedef struct {
   const int64_t *r_list; /* lrctt at each feature count r (n_lr values; NULL: none), g = lr_g */
   int n_lr;
   int64_t lr_g;
+  const int64_t *actt_g_list; /* actt at each g (n_actt values; NULL: none), with actt_n_ls length
+                                 scales kp->ls actt_ls_ratio^(j - (n-1)/2), B2, B3 */
+  int n_actt;
+  int64_t actt_n_ls, actt_B2, actt_B3;
+  double actt_ls_ratio;
 } kd_ctt_study_spec;
 
 /** The tests a study runs (kd_ctt_study_out.method). */
@@ -218,19 +234,20 @@ enum {
   KD_STUDY_EXACT = 1,
   KD_STUDY_SUBSAMPLE = 2,
   KD_STUDY_WBLOCK = 3,
-  KD_STUDY_LRCTT = 4
+  KD_STUDY_LRCTT = 4,
+  KD_STUDY_ACTT = 5
 };
 
 /** Results, replicated on every rank; configuration c < n_g is CTT with g_list[c], then the exact
  *  test (if requested), then subsample_test at each n_out, then wblock at each block size, then
- *  lrctt at each r.
+ *  lrctt at each r, then actt at each g (its p_value entries are NaN: actt decides only).
  *  Arrays [T * n_conf] are row-major by replicate. Free with kd_ctt_study_free. */
 typedef struct {
   int n_conf;
   int64_t T;
-  int64_t *g;           /* [n_conf]: g, or -1 for the other tests */
+  int64_t *g;           /* [n_conf]: g (ctt, actt), or -1 for the other tests */
   int64_t *method;      /* [n_conf]: KD_STUDY_* */
-  int64_t *size;        /* [n_conf]: g, n_out, block or r (0 for the exact test) */
+  int64_t *size;        /* [n_conf]: g, n_out, block, r or g (0 for the exact test) */
   int64_t *rejections;  /* [n_conf] */
   double *rate, *se;    /* [n_conf]: rejections / T and sqrt(rate (1 - rate) / T) */
   double *mean_seconds; /* [n_conf]: mean wall time of one test (one rank) */

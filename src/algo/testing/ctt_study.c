@@ -1,8 +1,9 @@
 /* ctt_study.c - level / power / time studies of Compress Then Test (paper 003, Sec. 6, Fig. 2):
  * T seeded replicates of two generator samples, each tested on one rank (a one-rank communicator
- * split off comm) by CTT at every requested g, by the exact permutation test and by the
- * baselines of Fig. 2 (subsample_test at each n_out, wblock at each block size) on the same
- * data. Replicate t runs on rank t mod p; its data seeds are kd_rng_u64(seed, STUDY, 3t) (X) and
+ * split off comm) by CTT at every requested g, by the exact permutation test, by the
+ * baselines of Fig. 2 (subsample_test at each n_out, wblock at each block size), by lrctt at each
+ * r and by actt at each g, on the same data. Replicate t runs on rank t mod p; its data seeds are
+ * kd_rng_u64(seed, STUDY, 3t) (X) and
  * (.., 3t+1) (Y), its test seed (.., 3t+2), so the table does not depend on the rank count
  * (wall times aside). Per-replicate rows are summed over ranks (each row non-zero on one rank).
  * Checkpointing (the kd_ckpt given to kd_ctt_study_run, docs/checkpoint.md): the replicates run in
@@ -18,9 +19,8 @@
 #include "comm/dist_impl.h"
 #include "kdistill/author/kd_ckpt.h"
 
-#define KD_CTT_STREAM_STUDY 0x4354570000000000ULL
-
-extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact, kd_algo_subsample_test, kd_algo_wblock;
+extern const kd_algo_desc kd_algo_ctt, kd_algo_ctt_exact, kd_algo_subsample_test, kd_algo_wblock,
+    kd_algo_actt;
 
 /* The parameters of algorithm desc at their defaults (its spec table states them once). Local. */
 static kd_err kd_study_defaults_(const kd_algo_desc *desc, kd_ctt_params *out) {
@@ -86,7 +86,8 @@ cleanup:
   return err;
 }
 
-/* Restore the finished prefix from the resume state; *done0 = its length. Local (replicated). */
+/* Restore the finished prefix from the resume state; *done0 = its length. A p-value is in [0, 1],
+ * or NaN for actt's configurations (a decision only). Local (replicated). */
 static kd_err kd_study_restore_(const kd_ckpt *ck, kd_ctt_study_out *o, int64_t *done0) {
   kd_err err = KD_OK;
   const int64_t nc = o->n_conf;
@@ -103,11 +104,14 @@ static kd_err kd_study_restore_(const kd_ckpt *ck, kd_ctt_study_out *o, int64_t 
   KD_TRY(kd_ckpt_get_f64(ck, "/state/seconds", 1, dims, &sec));
   const int64_t n = dims[0];
   for (int64_t i = 0; i < n; i++)
-    KD_CHECK((rj[i] == 0 || rj[i] == 1) && isfinite(pv[i]) && pv[i] >= 0.0 && pv[i] <= 1.0 &&
+    KD_CHECK((rj[i] == 0 || rj[i] == 1) &&
+                 (o->method[i % nc] == KD_STUDY_ACTT
+                      ? isnan(pv[i])
+                      : isfinite(pv[i]) && pv[i] >= 0.0 && pv[i] <= 1.0) &&
                  isfinite(sta[i]) && isfinite(sec[i]) && sec[i] >= 0.0,
              KD_ERR_FILE,
              "checkpoint: replicate entry %lld: reject %lld, p-value %g, statistic %g, seconds %g "
-             "(expected 0/1, a p-value in [0, 1], finite values)",
+             "(expected 0/1, a p-value in [0, 1] (NaN for actt), finite values)",
              (long long)i, (long long)rj[i], pv[i], sta[i], sec[i]);
   memcpy(o->reject, rj, (size_t)n * sizeof *o->reject);
   memcpy(o->p_value, pv, (size_t)n * sizeof *o->p_value);
@@ -127,6 +131,7 @@ typedef struct {
   kd_ctt_study_out *o;
   kd_ctt_params pc, pe; /* ctt (g set per configuration) and ctt_exact */
   kd_ctt_params ps, pw; /* subsample_test and wblock (n_out, block set per configuration) */
+  kd_ctt_params pa;     /* actt (g set per configuration) */
   kd_kernel *k;
   kd_ckpt *ck;           /* NULL: no checkpointing */
   int64_t done0, rounds; /* replicates finished before a resume, rounds run here */
@@ -139,7 +144,7 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   kd_err err = KD_OK;
   const kd_ctt_study_spec *sp = S->sp;
   kd_ctt_study_out *o = S->o;
-  const int nc = sp->n_g + (sp->exact ? 1 : 0) + sp->n_sub + sp->n_wb + sp->n_lr;
+  const int nc = sp->n_g + (sp->exact ? 1 : 0) + sp->n_sub + sp->n_wb + sp->n_lr + sp->n_actt;
   const int64_t T = sp->T;
   KD_CHECK(nc >= 1, KD_ERR_CONFIG,
            "study: nothing to run (no g values, exact: false and no baselines)");
@@ -161,23 +166,37 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
   KD_ALLOC(o->statistic, T * nc);
   KD_ALLOC(o->seconds, T * nc);
   for (int c = 0, ce = sp->n_g + (sp->exact ? 1 : 0); c < nc; c++) {
-    const int cs = ce + sp->n_sub, cw = cs + sp->n_wb; /* first wblock, first lrctt */
-    o->g[c] = c < sp->n_g ? sp->g_list[c] : -1;
+    /* the first subsample_test, wblock, lrctt and actt configuration */
+    const int cs = ce + sp->n_sub, cw = cs + sp->n_wb, cl = cw + sp->n_lr;
     o->method[c] = c < sp->n_g ? KD_STUDY_CTT
                    : c < ce    ? KD_STUDY_EXACT
                    : c < cs    ? KD_STUDY_SUBSAMPLE
                    : c < cw    ? KD_STUDY_WBLOCK
-                               : KD_STUDY_LRCTT;
+                   : c < cl    ? KD_STUDY_LRCTT
+                               : KD_STUDY_ACTT;
     o->size[c] = c < sp->n_g ? sp->g_list[c]
                  : c < ce    ? 0
                  : c < cs    ? sp->n_out_list[c - ce]
                  : c < cw    ? sp->block_list[c - cs]
-                             : sp->r_list[c - cw];
+                 : c < cl    ? sp->r_list[c - cw]
+                             : sp->actt_g_list[c - cl];
+    o->g[c] = o->method[c] == KD_STUDY_CTT || o->method[c] == KD_STUDY_ACTT ? o->size[c] : -1;
   }
   KD_TRY(kd_study_defaults_(&kd_algo_ctt, &S->pc));
   KD_TRY(kd_study_defaults_(&kd_algo_ctt_exact, &S->pe));
   KD_TRY(kd_study_defaults_(&kd_algo_subsample_test, &S->ps));
   KD_TRY(kd_study_defaults_(&kd_algo_wblock, &S->pw));
+  KD_TRY(kd_study_defaults_(&kd_algo_actt, &S->pa));
+  if (sp->n_actt > 0) { /* the grid's keys, read (and defaulted) by the task */
+    S->pa.n_ls = sp->actt_n_ls;
+    S->pa.ls_ratio = sp->actt_ls_ratio;
+    S->pa.B2 = sp->actt_B2;
+    S->pa.B3 = sp->actt_B3;
+  }
+  S->pa.s = sp->s;
+  S->pa.B = sp->B;
+  S->pa.delta = sp->delta;
+  S->pa.alpha = sp->alpha;
   S->ps.B = S->pw.B = sp->B;
   S->ps.alpha = S->pw.alpha = sp->alpha;
   if (sp->exact_tile > 0) S->ps.tile = S->pw.tile = sp->exact_tile;
@@ -229,11 +248,14 @@ static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
     } else if (o->method[c] == KD_STUDY_WBLOCK) {
       S->pw.block = o->size[c];
       KD_TRY(kd_ctt_wblock_test(&in, &S->pw, &r));
-    } else { /* lrctt: ctt's parameters with g = lr_g and r features */
+    } else if (o->method[c] == KD_STUDY_LRCTT) { /* ctt's parameters, g = lr_g, r features */
       kd_ctt_params pl = S->pc;
       pl.g = sp->lr_g;
       pl.rank = o->size[c];
       KD_TRY(kd_ctt_test(&in, &pl, &r));
+    } else {
+      S->pa.g = o->size[c];
+      KD_TRY(kd_ctt_actt_test(&in, &S->pa, &r));
     }
     o->reject[t * nc + c] = kd_result_find(&r, "/test/reject")->i64[0];
     o->p_value[t * nc + c] = kd_result_find(&r, "/test/p_value")->f64[0];
