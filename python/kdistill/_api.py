@@ -19,13 +19,12 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _errors
-from ._deep import Deep, input_width, resolved
+from ._deep import Deep, LengthScale, input_width, resolved
 from . import _lib
 from ._lib import lib
 
 KernelSpec = Union[str, Dict[str, Any]]  # a kernel name, or a dict of kernel keys
 AnyKernel = Union[KernelSpec, Deep]  # thin, herd, ctt and mmd also take Deep(phi)
-LengthScale = Union[float, str, None]  # a number, "median", or None (the kernel's default)
 TargetSpec = Union["Measure", Dict[str, Any], npt.ArrayLike]  # closed form, section, or samples
 PathLike = Union[str, "os.PathLike[str]"]
 _Arrays = List[Tuple[str, Any, str]]
@@ -537,20 +536,32 @@ def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] =
     return _inputs_only(cs, d) if deep else cs
 
 
-def _ls_grid(ls: Sequence[float]) -> Tuple[float, int, float]:
-    """A list of length scales as actt's grid: (the geometric centre, n_ls, ls_ratio). The list
-    must be a geometric progression (in any order), as actt's grid kernel.ls ls_ratio^(j - (n-1)/2)
-    is; ValueError otherwise."""
-    v = sorted(float(x) for x in ls)
-    if not v or v[0] <= 0.0 or not all(np.isfinite(v)):
+def _ls_list(ls: Sequence[float], alg: Dict[str, Any]) -> float:
+    """A list of length scales for actt, into alg; returns the kernel's ls. A geometric
+    progression (in any order) becomes actt's grid (n_ls, ls_ratio around the geometric centre,
+    which reproduces the list to round-off); any other list of distinct values is passed as
+    ``ls_list``, sorted. ``weights`` in alg, given in the order of ls, is put in the same order."""
+    v = [float(x) for x in ls]
+    if not v or min(v) <= 0.0 or not all(np.isfinite(v)):
         raise ValueError("ls: a list of length scales must hold positive finite numbers")
-    if len(v) == 1:
-        return v[0], 1, 2.0
-    r = v[1] / v[0]
-    if r <= 1.0 or any(abs(v[i + 1] / v[i] - r) > 1e-9 * r for i in range(len(v) - 1)):
-        raise ValueError("ls = %r: actt takes a geometric grid of distinct length scales "
-                         "(each one a fixed ratio times the one before)" % (list(ls),))
-    return float(np.sqrt(v[0] * v[-1])), len(v), r
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    srt = [v[i] for i in order]
+    if any(srt[i + 1] <= srt[i] for i in range(len(srt) - 1)):
+        raise ValueError("ls = %r: the length scales must be distinct" % (v,))
+    if "weights" in alg:
+        w = [float(x) for x in alg["weights"]]
+        if len(w) != len(v):
+            raise ValueError("weights: %d weights for %d length scales" % (len(w), len(v)))
+        alg["weights"] = [w[i] for i in order]
+    if len(srt) == 1:
+        alg["n_ls"], alg["ls_ratio"] = 1, 2.0
+        return srt[0]
+    r = srt[1] / srt[0]
+    if all(abs(srt[i + 1] / srt[i] - r) <= 1e-9 * r for i in range(len(srt) - 1)):
+        alg["n_ls"], alg["ls_ratio"] = len(srt), r
+        return float(np.sqrt(srt[0] * srt[-1]))
+    alg["ls_list"] = srt
+    return srt[len(srt) // 2]
 
 
 @_keywords
@@ -563,10 +574,12 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     g: the compression oversampling (larger = more power, more time; None: the library's
     default, the one ``kdistill ctt`` and a config without ``g`` use). Other keys of the
     algorithm (``s`` bins, ``B`` permutations, ``alpha`` level, ``delta``) go in ``params``.
-    ``ls`` as a list of length scales in geometric progression (``ls=[0.5, 1, 2, 4]``) runs the
-    aggregated test ``actt`` over them (its grid reproduces the list to round-off; the values
-    used are ``result.extras["/test/ls"]``); ``algorithm="actt"`` with one ``ls`` takes
-    ``n_ls`` scales around it. Returns a :class:`TestResult` (statistic, p_value, reject; actt
+    ``ls`` as a list of distinct length scales (``ls=[0.5, 1, 2, 4]``) runs the aggregated
+    test ``actt`` over them (a geometric progression as actt's grid, which reproduces it to
+    round-off, any other list as ``ls_list``; the values used are
+    ``result.extras["/test/ls"]``), with equal weights or ``weights=[...]`` (positive, in the
+    order of ``ls``, normalised to sum 1); ``algorithm="actt"`` with one ``ls`` takes ``n_ls``
+    scales around it. Returns a :class:`TestResult` (statistic, p_value, reject; actt
     decides at level alpha and its p_value is NaN). ``kernel=Deep(phi, ...)`` tests with the
     deep kernel (one ``ls``, not a list)."""
     if isinstance(kernel, Deep):
@@ -581,14 +594,18 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
     if g is not None:
         alg["g"] = g
     ls1: LengthScale
+    alg.update(params)
+    if "weights" in alg and not isinstance(alg["weights"], (list, tuple, np.ndarray)):
+        raise TypeError("weights: a list of positive numbers, one per length scale")
     if isinstance(ls, (list, tuple, np.ndarray)):
         if algorithm not in ("ctt", "actt"):
             raise ValueError("ls: a list of length scales runs actt, not %s" % algorithm)
-        ls1, alg["n_ls"], alg["ls_ratio"] = _ls_grid(ls)
         alg["name"] = "actt"
+        ls1 = _ls_list(ls, alg)
     else:
         ls1 = ls  # type: ignore[assignment]
-    alg.update(params)
+        if "weights" in alg:
+            alg["weights"] = [float(x) for x in alg["weights"]]
     cfg = {"task": "ctt", "x": {"type": "memory", "name": "X"},
            "y": {"type": "memory", "name": "Y"}, "kernel": _kernel(kernel, ls1),
            "algorithm": alg, "run": {"seed": seed}}

@@ -1,12 +1,13 @@
 """The deep kernel from Python: a user's embedding phi evaluated on blocks of rows, and the rows
 (x, phi(x)) that the library's ``deep`` kernel reads."""
+import re
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
 from . import _errors
 
-LengthScale = Union[float, str, None]
+LengthScale = Union[float, str, None]  # a number, "median", or None (the kernel's default)
 
 
 class Deep:
@@ -91,7 +92,6 @@ def input_width(X: Any) -> int:
 def resolved(kernel: Deep, desc: str) -> Optional[Deep]:
     """kernel with the length scales a run resolved (its description ``deep(ls=..,ls_phi=..)``)
     in place of ``"median"``; None when desc is not a deep kernel's."""
-    import re
     if not desc.startswith("deep("):
         return None
     lx = re.search(r"\bls=([0-9.eE+-]+)", desc)

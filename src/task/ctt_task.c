@@ -56,6 +56,8 @@ typedef struct {
   kd_kernel *k;
   const kd_algo_desc *desc;
   kd_params params;
+  double *ls_list, *weights; /* actt: algorithm.ls_list, algorithm.weights (NULL: not given) */
+  int n_ls_list, n_weights;
 } kd_ctt_state;
 
 static void kd_ctt_destroy_(void **state) {
@@ -65,8 +67,65 @@ static void kd_ctt_destroy_(void **state) {
   kd_pointset_destroy(&s->y);
   kd_kernel_destroy(&s->k);
   kd_params_free(&s->params);
+  free(s->ls_list);
+  free(s->weights);
   free(s);
   *state = NULL;
+}
+
+/* actt's optional lists (docs/ctt.md): algorithm.ls_list, strictly increasing positive length
+ * scales in place of the grid (algorithm.n_ls, if the user set it, must equal their count and is
+ * recorded as that count, so the resolved configuration runs again; algorithm.ls_ratio must keep
+ * its default), and algorithm.weights, one positive weight per length scale (normalised by actt).
+ * Read only for actt, so another algorithm names them as unknown keys. n_ls_set: algorithm.n_ls
+ * was in the configuration before the defaults were filled in. Local. */
+static kd_err kd_ctt_actt_lists_(const kd_task_ctx *ctx, kd_ctt_state *s, int n_ls_set) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char where[512];
+  if (strcmp(s->desc->name, "actt") != 0) return KD_OK;
+  if (kd_config_has(cfg, "algorithm.ls_list")) {
+    KD_TRY(kd_config_get_f64_list(cfg, "algorithm.ls_list", 1, &s->n_ls_list, &s->ls_list));
+    kd_config_where(cfg, "algorithm.ls_list", where, sizeof where);
+    const int L = s->n_ls_list;
+    KD_CHECK(L >= 1 && L <= 64, KD_ERR_CONFIG, "%s: algorithm.ls_list: %d length scales (1 to 64)",
+             where, L);
+    for (int j = 0; j < L; j++)
+      KD_CHECK(isfinite(s->ls_list[j]) && s->ls_list[j] > 0.0 &&
+                   (j == 0 || s->ls_list[j] > s->ls_list[j - 1]),
+               KD_ERR_CONFIG,
+               "%s: algorithm.ls_list: entry %d is %g; the length scales must be positive and "
+               "strictly increasing",
+               where, j, s->ls_list[j]);
+    const int64_t n_ls = kd_params_int(&s->params, "n_ls");
+    KD_CHECK(!n_ls_set || n_ls == L, KD_ERR_CONFIG,
+             "%s: algorithm.n_ls = %lld but algorithm.ls_list has %d length scales",
+             kd_config_where(cfg, "algorithm.n_ls", where, sizeof where), (long long)n_ls, L);
+    double ratio_def = 0.0;
+    for (int j = 0; j < s->desc->n_params; j++)
+      if (!strcmp(s->desc->params[j].key, "ls_ratio")) ratio_def = s->desc->params[j].def;
+    KD_CHECK(kd_params_f64(&s->params, "ls_ratio") == ratio_def, KD_ERR_CONFIG,
+             "%s: algorithm.ls_ratio is not used with algorithm.ls_list (the list replaces the "
+             "grid)",
+             kd_config_where(cfg, "algorithm.ls_ratio", where, sizeof where));
+    char set[64];
+    snprintf(set, sizeof set, "algorithm.n_ls=%d", L);
+    KD_TRY(kd_config_set(cfg, set));
+    KD_TRY(kd_config_mark_read(cfg, "algorithm.n_ls"));
+  }
+  if (kd_config_has(cfg, "algorithm.weights")) {
+    const int L = s->n_ls_list > 0 ? s->n_ls_list : (int)kd_params_int(&s->params, "n_ls");
+    KD_TRY(kd_config_get_f64_list(cfg, "algorithm.weights", 1, &s->n_weights, &s->weights));
+    kd_config_where(cfg, "algorithm.weights", where, sizeof where);
+    KD_CHECK(s->n_weights == L, KD_ERR_CONFIG,
+             "%s: algorithm.weights: %d weights for %d length scales", where, s->n_weights, L);
+    for (int j = 0; j < L; j++)
+      KD_CHECK(isfinite(s->weights[j]) && s->weights[j] > 0.0 && s->weights[j] < 1e300,
+               KD_ERR_CONFIG, "%s: algorithm.weights: entry %d is %g; weights must be positive",
+               where, j, s->weights[j]);
+  }
+cleanup:
+  return err;
 }
 
 static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
@@ -86,7 +145,9 @@ static kd_err kd_ctt_setup_(const kd_task_ctx *ctx, void **state) {
   /* validate_only: no point sets; the dimension read from the section when it states one */
   const int d = s->x ? kd_pointset_dim(s->x) : dx > 0 ? dx : 2;
   KD_TRY(kd_task_read_kernel(ctx, "kernel", d, &s->k));
+  const int n_ls_set = kd_config_has(ctx->cfg, "algorithm.n_ls"); /* before the defaults */
   KD_TRY(kd_task_read_algo(ctx, "algorithm", "ctt", &s->desc, &s->params));
+  KD_TRY(kd_ctt_actt_lists_(ctx, s, n_ls_set));
   if (!ctx->evaluate_only) { /* the algorithm's checks against m and n, validate included */
     const kd_algo_shape sh = {m, 0, dx, kd_dist_size(ctx->comm), n};
     KD_TRY(kd_task_check_algo(ctx, s->desc, &s->params, &sh));
@@ -117,7 +178,11 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
                                kd_task_info *info) {
   kd_err err = KD_OK;
   kd_ctt_state *s = state;
-  kd_ctt_in ti = {s->y};
+  kd_ctt_in ti = {.y = s->y,
+                  .ls_list = s->ls_list,
+                  .n_ls_list = s->n_ls_list,
+                  .weights = s->weights,
+                  .n_weights = s->n_weights};
   kd_algo_in in;
   memset(&in, 0, sizeof in);
   in.comm = ctx->comm;

@@ -13,9 +13,15 @@ const kd_algo_desc *ctt_test_desc(const char *name) { return kd_algo_find("ctt",
 kd_err ctt_test_run(MPI_Comm comm, const char *name, kd_kernel *k, const kd_pointset *X,
                     const kd_pointset *Y, uint64_t seed, const char *const *settings,
                     kd_result *out) {
-  kd_ctt_in ti = {Y};
+  const kd_ctt_in ti = {.y = Y};
+  return ctt_test_run_in(comm, name, k, X, &ti, seed, settings, out);
+}
+
+kd_err ctt_test_run_in(MPI_Comm comm, const char *name, kd_kernel *k, const kd_pointset *X,
+                       const kd_ctt_in *ti, uint64_t seed, const char *const *settings,
+                       kd_result *out) {
   kd_algo_kv_opts opt = {0};
-  opt.task_in = &ti;
+  opt.task_in = ti;
   return kd_algo_run_kv(comm, "ctt", name, settings, k, (kd_pointset *)X, NULL, seed, &opt, out);
 }
 

@@ -11,6 +11,10 @@
 kd_err ctt_test_run(MPI_Comm comm, const char *name, kd_kernel *k, const kd_pointset *X,
                     const kd_pointset *Y, uint64_t seed, const char *const *settings,
                     kd_result *out);
+/** The same with the whole task input ti (Y and actt's ls_list / weights). Collective. */
+kd_err ctt_test_run_in(MPI_Comm comm, const char *name, kd_kernel *k, const kd_pointset *X,
+                       const kd_ctt_in *ti, uint64_t seed, const char *const *settings,
+                       kd_result *out);
 /** The descriptor of "ctt" or "ctt_exact" (NULL otherwise). */
 const kd_algo_desc *ctt_test_desc(const char *name);
 /** n rows of N(mean, I_d) on comm with seed (mean: d values, NULL = 0). Collective. */

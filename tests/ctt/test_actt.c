@@ -1,10 +1,11 @@
 /* test_actt.c - aggregated CTT (algorithm actt of task ctt):
  *  - conformance: m = 600, n = 400, s = 10, g = 3 (bins of 100 rows are not compressed): for each
- *    of the 5 length scales ls 2^(j-2) the mean-kernel matrix of the bins is recomputed here by
- *    direct double sums, the B2 + B + 1 labelled statistics from it, and u_alpha (B3 bisection
- *    steps), the thresholds and the decision by a plain implementation of the rule; the
+ *    of the 5 length scales (the grid 2^(j-2) with equal weights, and the task's ls_list 0.3, 0.7,
+ *    1, 2.5, 6 with weights 0.5, 0.2, 0.1, 0.1, 0.1) the mean-kernel matrix of the bins is
+ * recomputed here by direct double sums, the B2 + B + 1 labelled statistics from it, and u_alpha
+ * (B3 bisection steps), the thresholds and the decision by a plain implementation of the rule; the
  *    statistics and thresholds agree to 1e-12, u_alpha and the decision exactly; the reported
- *    length scales are ls ratio^(j - (L-1)/2);
+ *    length scales are ls ratio^(j - (L-1)/2) or the list, the weights the normalised ones;
  *  - the same statistics, thresholds, u_alpha and decision on the job's communicator as on one
  *    rank (m = 3000, n = 2100, g = 1: compressed bins);
  *  - level: 200 null replicates (50 under ASan) at m = n = 1024 and at m = 1000, n = 700:
@@ -12,6 +13,8 @@
  *    calibration rate at it <= alpha in every replicate;
  *  - power: m = n = 4096, Y shifted by 0.3 on one axis, g = 1, 100 replicates (20 under ASan):
  *    rejection rate >= 0.9;
+ *  - the grid, the same values as ls_list and equal weights as a list give the same bits; weights
+ *    of the wrong length are refused; level also with the ls_list and the weights above;
  *  - n_ls = 1: the statistic is CTT's at kernel.ls (same bins, seed of length scale 0);
  *  - errors: ls_ratio = 1 with n_ls = 3 names algorithm.ls_ratio; a linear kernel names
  *    kernel.name. */
@@ -34,24 +37,26 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* the reference decision: q(u) = ceil((B+1)(1 - u/L)) clamped to [1, B+1] */
-static int64_t ref_q(int64_t B, double u, int64_t L) {
-  int64_t q = (int64_t)ceil((double)(B + 1) * (1.0 - u / (double)L));
+/* the reference decision: q(u) = ceil((B+1)(1 - u w)) clamped to [1, B+1] */
+static int64_t ref_q(int64_t B, double u, double w) {
+  int64_t q = (int64_t)ceil((double)(B + 1) * (1.0 - u * w));
   return (q < 1 ? 1 : q > B + 1 ? B + 1 : q) - 1;
 }
 
 static double ref_rate(const double *M, int64_t B2, int64_t B, int64_t L, const double *srt,
-                       double u) {
+                       double u, const double *w) {
   int cnt = 0;
   for (int64_t b = 0; b < B2; b++) {
     int any = 0;
-    for (int64_t j = 0; j < L; j++) any |= M[b * L + j] > srt[j * (B + 1) + ref_q(B, u, L)];
+    for (int64_t j = 0; j < L; j++) any |= M[b * L + j] > srt[j * (B + 1) + ref_q(B, u, w[j])];
     cnt += any;
   }
   return cnt / (double)B2;
 }
 
-static void test_conformance(MPI_Comm comm) {
+/* The conformance case at length scales lsv[5] with weights wv[5] (NULL: 1/5 each); lsv NULL:
+ * actt's default grid 2^(j-2) (kernel.ls = 1, ratio 2), else passed as the task's ls_list. */
+static void conformance_case(MPI_Comm comm, const double *lsv, const double *wv) {
   enum { L = 5, S = 10, SM = 6, NIN = 100, B = 49, B2 = 40, B3 = 12 };
   const int64_t m = 600, n = 400;
   const double shift[2] = {0.2, 0.0};
@@ -64,13 +69,24 @@ static void test_conformance(MPI_Comm comm) {
   KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, m, 2, NULL, 11, &X1));
   KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, n, 2, shift, 12, &Y1));
   const char *st[] = {"s=10", "g=3", "B=49", "B2=40", "B3=12", NULL};
+  double lsj[L], w[L], wsum = 0.0, wmax = 0.0;
+  for (int j = 0; j < L; j++) {
+    lsj[j] = lsv ? lsv[j] : pow(2.0, j - 2);
+    wsum += wv ? wv[j] : 0.0;
+  }
+  for (int j = 0; j < L; j++) {
+    w[j] = wv ? wv[j] / wsum : 1.0 / L;
+    wmax = fmax(wmax, w[j]);
+  }
+  const kd_ctt_in ti = {
+      .y = Y, .ls_list = lsv, .n_ls_list = lsv ? L : 0, .weights = wv, .n_weights = wv ? L : 0};
   kd_result r = KD_RESULT_INIT;
-  KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 77, st, &r));
+  KD_TEST_OK(ctt_test_run_in(comm, "actt", k, X, &ti, 77, st, &r));
   /* the bins: rows 100 b .. 100 b + 99 of X (b < 6), then of Y */
   const double *x = kd_pointset_rows_const(X1), *y = kd_pointset_rows_const(Y1);
   static double G[L][S * S], M[B2 + B + 1][L], srt[L * (B + 1)];
   for (int j = 0; j < L; j++) {
-    const double ls = pow(2.0, j - 2);
+    const double ls = lsj[j];
     for (int a = 0; a < S; a++)
       for (int b = 0; b < S; b++) {
         const double *pa = a < SM ? x + 2 * NIN * a : y + 2 * NIN * (a - SM);
@@ -103,21 +119,22 @@ static void test_conformance(MPI_Comm comm) {
     for (int b = 0; b <= B; b++) srt[j * (B + 1) + b] = M[B2 + b][j];
     qsort(srt + j * (B + 1), B + 1, sizeof(double), cmp_d);
   }
-  double lo = 0.0, hi = L;
+  double lo = 0.0, hi = 1.0 / wmax;
   for (int t = 0; t < B3; t++) {
     const double u = 0.5 * (lo + hi);
-    if (ref_rate(&M[0][0], B2, B, L, srt, u) <= 0.05)
+    if (ref_rate(&M[0][0], B2, B, L, srt, u, w) <= 0.05)
       lo = u;
     else
       hi = u;
   }
   int rej = 0;
   const kd_result_dataset *ls = ds(&r, "/test/ls"), *sv = ds(&r, "/test/statistics"),
-                          *th = ds(&r, "/test/thresholds");
-  for (int j = 0; j < L && ls && sv && th; j++) {
-    const double thr = srt[j * (B + 1) + ref_q(B, lo, L)];
+                          *th = ds(&r, "/test/thresholds"), *wt = ds(&r, "/test/weights");
+  for (int j = 0; j < L && ls && sv && th && wt; j++) {
+    const double thr = srt[j * (B + 1) + ref_q(B, lo, w[j])];
     rej |= M[B2 + B][j] > thr;
-    KD_TEST(ls->f64[j] == pow(2.0, j - 2), "length scale %d: %.17g", j, ls->f64[j]);
+    KD_TEST(ls->f64[j] == lsj[j] && wt->f64[j] == w[j], "length scale %d: %.17g, weight %.17g", j,
+            ls->f64[j], wt->f64[j]);
     KD_TEST(fabs(sv->f64[j] * sv->f64[j] - M[B2 + B][j]) <= 1e-12 * M[B2 + B][j],
             "statistic^2 at length scale %d: %.17g, reference %.17g", j, sv->f64[j] * sv->f64[j],
             M[B2 + B][j]);
@@ -129,9 +146,10 @@ static void test_conformance(MPI_Comm comm) {
           ctt_test_f64(&r, "/test/u_alpha"), lo);
   KD_TEST(ctt_test_i64(&r, "/test/reject") == rej, "decision %lld, reference %d",
           (long long)ctt_test_i64(&r, "/test/reject"), rej);
-  KD_TEST(lo > 0.0 && lo < L, "u_alpha %.6g inside (0, L)", lo);
+  KD_TEST(lo > 0.0 && lo < 1.0 / wmax, "u_alpha %.6g inside (0, 1 / max w)", lo);
   if (kd_test_rank() == 0)
-    printf("conformance: u_alpha %.6f, reject %d, statistic(ls=1) %.6g\n", lo, rej,
+    printf("conformance (%s, %s): u_alpha %.6f, reject %d, statistic(ls=%g) %.6g\n",
+           lsv ? "ls_list" : "grid", wv ? "weights" : "equal weights", lo, rej, lsj[2],
            sqrt(M[B2 + B][2]));
   kd_result_free(&r);
   kd_pointset_destroy(&X);
@@ -146,6 +164,42 @@ static int same_f64(const kd_result *a, const kd_result *b, const char *path) {
   const int64_t n = p && p->rank >= 1 ? p->dims[0] : 1;
   return p && q && p->rank == q->rank && (p->rank == 0 || p->dims[0] == q->dims[0]) &&
          !memcmp(p->f64, q->f64, sizeof(double) * (size_t)n);
+}
+
+/* The grid, the same length scales as ls_list, and equal weights given as a list (3 each) give
+ * the same bits: statistics, thresholds, u_alpha, decision. */
+static void test_lists_same(MPI_Comm comm) {
+  const double shift[2] = {0.15, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 1200, 2, NULL, 31, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 1000, 2, shift, 32, &Y));
+  const char *st[] = {"s=10", "g=1", "B=59", "B2=50", NULL};
+  double grid[5], three[5] = {3, 3, 3, 3, 3};
+  for (int j = 0; j < 5; j++) grid[j] = pow(2.0, j - 2.0);
+  const kd_ctt_in a = {.y = Y},
+                  b = {.y = Y, .ls_list = grid, .n_ls_list = 5, .weights = three, .n_weights = 5};
+  kd_result ra = KD_RESULT_INIT, rb = KD_RESULT_INIT;
+  KD_TEST_OK(ctt_test_run_in(comm, "actt", k, X, &a, 9, st, &ra));
+  KD_TEST_OK(ctt_test_run_in(comm, "actt", k, X, &b, 9, st, &rb));
+  KD_TEST(same_f64(&ra, &rb, "/test/statistics") && same_f64(&ra, &rb, "/test/thresholds") &&
+              same_f64(&ra, &rb, "/test/ls") && same_f64(&ra, &rb, "/test/weights") &&
+              same_f64(&ra, &rb, "/test/u_alpha") &&
+              ctt_test_i64(&ra, "/test/reject") == ctt_test_i64(&rb, "/test/reject"),
+          "actt: the grid and the same ls_list with weights 3 each differ");
+  /* weights of the wrong length: refused */
+  const kd_ctt_in c = {.y = Y, .weights = three, .n_weights = 4};
+  kd_result rc = KD_RESULT_INIT;
+  KD_TEST(ctt_test_run_in(comm, "actt", k, X, &c, 9, st, &rc) == KD_ERR_ARG,
+          "actt: 4 weights for 5 length scales accepted");
+  kd_result_free(&rc);
+  kd_result_free(&ra);
+  kd_result_free(&rb);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
 }
 
 static void test_ranks(MPI_Comm comm) {
@@ -186,9 +240,10 @@ static void test_ranks(MPI_Comm comm) {
 }
 
 /* T replicates, replicate t on rank t mod p alone; rejections counted on every rank. Each
- * replicate checks u_alpha in [0, L] (L = 5) and its calibration rate <= alpha (u_alpha > 0). */
+ * replicate checks u_alpha in [0, umax] and its calibration rate <= alpha (u_alpha > 0). lists:
+ * actt's ls_list and weights (its y unused; NULL: the grid, equal weights, umax = 5). */
 static int replicates(MPI_Comm comm, const char *const *st, int64_t m, int64_t n, double shift,
-                      int T, uint64_t seed) {
+                      int T, uint64_t seed, const kd_ctt_in *lists, double umax) {
   const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
   const double mx[2] = {shift, 0.0};
   kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
@@ -200,12 +255,18 @@ static int replicates(MPI_Comm comm, const char *const *st, int64_t m, int64_t n
     kd_result r = KD_RESULT_INIT;
     KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, m, 2, NULL, seed + 3 * (uint64_t)t, &X));
     KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, n, 2, mx, seed + 3 * (uint64_t)t + 1, &Y));
-    KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X, Y, seed + 3 * (uint64_t)t + 2, st, &r));
+    kd_ctt_in ti = {.y = Y};
+    if (lists) {
+      ti = *lists;
+      ti.y = Y;
+    }
+    KD_TEST_OK(
+        ctt_test_run_in(MPI_COMM_SELF, "actt", k, X, &ti, seed + 3 * (uint64_t)t + 2, st, &r));
     nrej += (int)ctt_test_i64(&r, "/test/reject");
     const double u = ctt_test_f64(&r, "/test/u_alpha"),
                  c = ctt_test_f64(&r, "/test/calibration_rate");
     /* u = 0 (thresholds at the maxima: no rejection) is the floor, whatever its rate */
-    KD_TEST(u >= 0.0 && u <= 5.0 && (c <= 0.05 || u == 0.0),
+    KD_TEST(u >= 0.0 && u <= umax && (c <= 0.05 || u == 0.0),
             "replicate %d: u_alpha %.6g, calibration rate %.4f", t, u, c);
     kd_result_free(&r);
     kd_pointset_destroy(&X);
@@ -216,15 +277,15 @@ static int replicates(MPI_Comm comm, const char *const *st, int64_t m, int64_t n
   return nrej;
 }
 
-static void test_level(MPI_Comm comm, int64_t m, int64_t n) {
+static void test_level(MPI_Comm comm, int64_t m, int64_t n, const kd_ctt_in *lists, double umax) {
   const int T = KD_TEST_SANITIZED ? 50 : 200;
   const char *st[] = {"g=0", NULL}; /* B = 299, B2 = 200, B3 = 20, n_ls = 5 */
   const double t0 = MPI_Wtime();
-  const int nrej = replicates(comm, st, m, n, 0.0, T, 5000);
+  const int nrej = replicates(comm, st, m, n, 0.0, T, 5000, lists, umax);
   const double rate = nrej / (double)T, se0 = sqrt(0.05 * 0.95 / T);
   if (kd_test_rank() == 0)
-    printf("level actt (m=%lld, n=%lld): rejection %.4f (%d/%d), %.1f s\n", (long long)m,
-           (long long)n, rate, nrej, T, MPI_Wtime() - t0);
+    printf("level actt (m=%lld, n=%lld%s): rejection %.4f (%d/%d), %.1f s\n", (long long)m,
+           (long long)n, lists ? ", ls_list and weights" : "", rate, nrej, T, MPI_Wtime() - t0);
   KD_TEST(rate <= 0.05 + 3 * se0, "actt: null rejection rate %.4f > 0.05 + 3 SE = %.4f", rate,
           0.05 + 3 * se0);
   if (!KD_TEST_SANITIZED) KD_TEST(nrej >= 1, "actt: never rejected in %d null replicates", T);
@@ -234,7 +295,7 @@ static void test_power(MPI_Comm comm) {
   const int T = KD_TEST_SANITIZED ? 20 : 100;
   const char *st[] = {"g=1", NULL};
   const double t0 = MPI_Wtime();
-  const int nrej = replicates(comm, st, 4096, 4096, 0.3, T, 9000);
+  const int nrej = replicates(comm, st, 4096, 4096, 0.3, T, 9000, NULL, 5.0);
   if (kd_test_rank() == 0)
     printf("power actt (g=1): rejection %.3f (%d/%d), %.1f s\n", nrej / (double)T, nrej, T,
            MPI_Wtime() - t0);
@@ -244,10 +305,15 @@ static void test_power(MPI_Comm comm) {
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm comm = MPI_COMM_WORLD;
-  test_conformance(comm);
+  conformance_case(comm, NULL, NULL);
+  const double lsl[5] = {0.3, 0.7, 1.0, 2.5, 6.0}, wl[5] = {0.5, 0.2, 0.1, 0.1, 0.1};
+  conformance_case(comm, lsl, wl);
+  test_lists_same(comm);
   test_ranks(comm);
-  test_level(comm, 1024, 1024);
-  test_level(comm, 1000, 700);
+  test_level(comm, 1024, 1024, NULL, 5.0);
+  test_level(comm, 1000, 700, NULL, 5.0);
+  const kd_ctt_in lists = {.ls_list = lsl, .n_ls_list = 5, .weights = wl, .n_weights = 5};
+  test_level(comm, 1024, 1024, &lists, 2.0);
   test_power(comm);
   const char *bad[] = {"n_ls=3", "ls_ratio=1", "s=8", NULL}, *lin[] = {"s=8", NULL};
   KD_TEST(ctt_test_config_error(comm, "actt", bad, "algorithm.ls_ratio", KD_KERNEL_GAUSSIAN),

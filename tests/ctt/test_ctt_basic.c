@@ -258,7 +258,7 @@ static void test_typed(MPI_Comm comm) {
       cp.g = 1;
     }
     KD_TEST_OK(ctt_test_run(comm, name, k, X, Y, 5, a ? se : sc, &r));
-    kd_ctt_in ti = {Y};
+    kd_ctt_in ti = {.y = Y};
     kd_algo_in in;
     memset(&in, 0, sizeof in);
     in.comm = comm;
@@ -366,7 +366,7 @@ static void test_bad_input(MPI_Comm comm) {
       KD_TEST_OK(kd_params_defaults(desc->params, desc->n_params, &prm));
       prm.v[0].i = 1;
       kd_err_clear();
-      kd_ctt_in ti = {Y};
+      kd_ctt_in ti = {.y = Y};
       kd_algo_in in = {
           .comm = comm, .kernel = k, .points = X, .params = &prm, .seed = 1, .task_in = &ti};
       kd_result r = KD_RESULT_INIT;

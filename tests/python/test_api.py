@@ -188,8 +188,9 @@ class CttTest(unittest.TestCase):
 
     def test_actt(self):
         # ls as a geometric list runs actt over exactly those length scales; a 0.5 shift is
-        # rejected, the test has no p-value; n_ls = 1 gives ctt's statistic at that ls (seed of
-        # scale 0); a list that is not geometric is refused before any work
+        # rejected, the test has no p-value; any other list of distinct values runs over exactly
+        # those values (ls_list), with weights= in the order of ls, normalised; equal weights
+        # change nothing; duplicates and a weight list of the wrong length are refused
         rng = np.random.default_rng(6)
         X, Y = rng.normal(size=(1200, 2)), rng.normal(size=(1000, 2))
         t = kdistill.ctt(X, Y + 0.5, ls=[4.0, 0.5, 1.0, 2.0], g=1, seed=3)
@@ -201,8 +202,26 @@ class CttTest(unittest.TestCase):
         self.assertTrue(0.0 < t.extras["/test/u_alpha"] <= 4.0)
         self.assertIn("p=", repr(kdistill.ctt(X, Y, algorithm="lrctt", r=64)))
         self.assertNotIn("p=", repr(t))
-        with self.assertRaisesRegex(ValueError, "geometric"):
-            kdistill.ctt(X, Y, ls=[0.5, 1.0, 3.0])
+        tl = kdistill.ctt(X, Y + 0.5, ls=[3.0, 0.5, 1.0], weights=[6, 3, 1], g=1, seed=3)
+        self.assertEqual(tl.algorithm, "actt")
+        self.assertTrue(tl.reject)
+        self.assertEqual(list(tl.extras["/test/ls"]), [0.5, 1.0, 3.0])
+        self.assertEqual(list(tl.extras["/test/weights"]), [0.3, 0.1, 0.6])
+        with tempfile.TemporaryDirectory() as tmp:  # its resolved configuration runs again
+            path = os.path.join(tmp, "actt.yaml")
+            with open(path, "w") as f:
+                f.write(tl.config)
+            again = kdistill.run(path, arrays={"X": X, "Y": Y + 0.5}, write=False)
+        self.assertIn("\n  n_ls: 3\n", tl.config)
+        self.assertEqual(list(again.extras["/test/thresholds"]),
+                         list(tl.extras["/test/thresholds"]))
+        te = kdistill.ctt(X, Y + 0.5, ls=[4.0, 0.5, 1.0, 2.0], weights=[2, 2, 2, 2], g=1, seed=3)
+        self.assertEqual(list(te.extras["/test/thresholds"]), list(t.extras["/test/thresholds"]))
+        self.assertEqual(te.extras["/test/u_alpha"], t.extras["/test/u_alpha"])
+        with self.assertRaisesRegex(ValueError, "distinct"):
+            kdistill.ctt(X, Y, ls=[0.5, 1.0, 1.0])
+        with self.assertRaisesRegex(ValueError, "3 weights for 2"):
+            kdistill.ctt(X, Y, ls=[0.5, 1.0], weights=[1, 1, 1])
         with self.assertRaisesRegex(ValueError, "runs actt"):
             kdistill.ctt(X, Y, ls=[0.5, 1.0], algorithm="lrctt")
 

@@ -35,7 +35,7 @@ static double split4(const double *Z, int i, int j) {
 
 static kd_err run_ctt(MPI_Comm comm, const char *name, kd_kernel *k, kd_pointset *X, kd_pointset *Y,
                       uint64_t seed, const char *const *kv, kd_result *r) {
-  kd_ctt_in ti = {Y};
+  kd_ctt_in ti = {.y = Y};
   kd_algo_kv_opts opt = {0};
   opt.task_in = &ti;
   return kd_algo_run_kv(comm, "ctt", name, kv, k, X, NULL, seed, &opt, r);

@@ -1,7 +1,8 @@
 /* actt.c - Aggregated Compress Then Test (ACTT; Domingo-Enrich, Dwivedi & Mackey 2023, the
  * `actt` of goodpoints, with the aggregation of MMDAgg, Schrab et al. 2023): one test over L
  * length scales ls_j = ls ratio^(j - (L-1)/2), j = 0 .. L-1 (ls = kernel.ls, the median heuristic
- * by default), with weights w_j = 1/L.
+ * by default), or the task's list of length scales (kd_ctt_in.ls_list), with weights w_j = 1/L or
+ * the task's weights normalised to sum 1 (kd_ctt_in.weights).
  *   - statistics: for each ls_j, CTT's s x s matrix G_j of mean kernel values between coresets
  *     (ctt.c, KT-Compress with the kernel of ls_j: goodpoints' same_compression = False; the bins
  *     of length scale j use the seed kd_rng_u64(seed, KD_CTT_STREAM_ACTT, j); with
@@ -182,26 +183,26 @@ static int64_t kd_actt_q_(int64_t B, double u, double w) {
 /* Fraction of the B2 calibration labellings (rows 0 .. B2-1 of M, L columns) that exceed the
  * threshold of some length scale at u (sorted: L rows of B + 1 sorted values). Local. */
 static double kd_actt_exceed_(const double *M, int64_t B2, int64_t L, const double *sorted,
-                              int64_t B, double u, double w) {
+                              int64_t B, double u, const double *w) {
   int64_t cnt = 0;
-  const int64_t q = kd_actt_q_(B, u, w);
   for (int64_t b = 0; b < B2; b++)
     for (int64_t j = 0; j < L; j++)
-      if (M[b * L + j] > sorted[j * (B + 1) + q]) {
+      if (M[b * L + j] > sorted[j * (B + 1) + kd_actt_q_(B, u, w[j])]) {
         cnt++;
         break;
       }
   return (double)cnt / (double)B2;
 }
 
-/* The decision: u_alpha by bisection, the thresholds (squared) and reject. M: (B2 + B + 1) x L,
- * row B2 + B the observed labelling. Local (replicated). */
-static kd_err kd_actt_decide_(const double *M, const kd_ctt_params *p, int64_t L, double *thr,
-                              double *u_alpha, double *cal_rate, int *reject) {
+/* The decision: u_alpha by bisection over [0, 1 / max w], the thresholds (squared) and reject.
+ * M: (B2 + B + 1) x L, row B2 + B the observed labelling; w[L] the weights. Local (replicated). */
+static kd_err kd_actt_decide_(const double *M, const kd_ctt_params *p, int64_t L, const double *w,
+                              double *thr, double *u_alpha, double *cal_rate, int *reject) {
   kd_err err = KD_OK;
   const int64_t B = p->B, B2 = p->B2;
-  const double w = 1.0 / (double)L;
-  double *sorted = NULL, lo = 0.0, hi = 1.0 / w;
+  double *sorted = NULL, lo = 0.0, wmax = 0.0;
+  for (int64_t j = 0; j < L; j++) wmax = fmax(wmax, w[j]);
+  double hi = 1.0 / wmax;
   KD_ALLOC(sorted, L * (B + 1));
   for (int64_t j = 0; j < L; j++) {
     for (int64_t b = 0; b <= B; b++) sorted[j * (B + 1) + b] = M[(B2 + b) * L + j];
@@ -216,10 +217,9 @@ static kd_err kd_actt_decide_(const double *M, const kd_ctt_params *p, int64_t L
   }
   *u_alpha = lo;
   *cal_rate = kd_actt_exceed_(M, B2, L, sorted, B, lo, w);
-  const int64_t q = kd_actt_q_(B, lo, w);
   *reject = 0;
   for (int64_t j = 0; j < L; j++) {
-    thr[j] = sorted[j * (B + 1) + q];
+    thr[j] = sorted[j * (B + 1) + kd_actt_q_(B, lo, w[j])];
     if (M[(B2 + B) * L + j] > thr[j]) *reject = 1;
   }
 cleanup:
@@ -227,13 +227,14 @@ cleanup:
   return err;
 }
 
-/* The /test outputs and metrics: per length scale, the scale, the observed MMD and the threshold
- * (as MMDs); u_alpha, the calibration rate at it, the decision; at the middle length scale
- * L / 2 (whose coresets are the output rows) the statistic and the B permuted MMDs (rows
+/* The /test outputs and metrics: per length scale, the scale, its weight, the observed MMD and
+ * the threshold (as MMDs); u_alpha, the calibration rate at it, the decision; at the middle length
+ * scale L / 2 (whose coresets are the output rows) the statistic and the B permuted MMDs (rows
  * perm[b * L + j] of the quantile labellings). Local. */
-static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *perm, int64_t B,
-                               const double *obs2, const double *thr2, int64_t L, double u_alpha,
-                               double cal_rate, int reject) {
+static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *w,
+                               const double *perm, int64_t B, const double *obs2,
+                               const double *thr2, int64_t L, double u_alpha, double cal_rate,
+                               int reject) {
   kd_err err = KD_OK;
   double *stat = NULL, *thr = NULL, *pm = NULL;
   KD_ALLOC(stat, L);
@@ -247,6 +248,7 @@ static kd_err kd_actt_outputs_(kd_result *out, const double *ls, const double *p
   const int64_t dims[1] = {L}, dimb[1] = {B}, rej = reject, mid = L / 2;
   const double nan = NAN;
   KD_TRY(kd_result_add_f64(out, "/test/ls", 1, dims, ls));
+  KD_TRY(kd_result_add_f64(out, "/test/weights", 1, dims, w));
   KD_TRY(kd_result_add_f64(out, "/test/statistics", 1, dims, stat));
   KD_TRY(kd_result_add_f64(out, "/test/thresholds", 1, dims, thr));
   KD_TRY(kd_result_add_f64(out, "/test/u_alpha", 0, NULL, &u_alpha));
@@ -270,9 +272,11 @@ cleanup:
 }
 
 /* The B2 + B + 1 labelled statistics of the L matrices G[j] (s x s; the first s_m bins are X's),
- * the decision and the /test outputs (ls[L] the length scales). Local (replicated). */
+ * the decision and the /test outputs (ls[L] the length scales, w[L] their weights). Local
+ * (replicated). */
 static kd_err kd_actt_test_(const kd_ctt_params *p, int64_t L, const double *const *G, int64_t s,
-                            int64_t s_m, uint64_t seed, const double *ls, kd_result *out) {
+                            int64_t s_m, uint64_t seed, const double *ls, const double *w,
+                            kd_result *out) {
   kd_err err = KD_OK;
   const int64_t B = p->B, B2 = p->B2, nl = B2 + B + 1;
   double *M = NULL, *thr = NULL;
@@ -292,8 +296,9 @@ static kd_err kd_actt_test_(const kd_ctt_params *p, int64_t L, const double *con
   KD_ALLOC(thr, L);
   double u_alpha = 0.0, cal = 0.0;
   int reject = 0;
-  KD_TRY(kd_actt_decide_(M, p, L, thr, &u_alpha, &cal, &reject));
-  KD_TRY(kd_actt_outputs_(out, ls, M + B2 * L, B, M + (nl - 1) * L, thr, L, u_alpha, cal, reject));
+  KD_TRY(kd_actt_decide_(M, p, L, w, thr, &u_alpha, &cal, &reject));
+  KD_TRY(
+      kd_actt_outputs_(out, ls, w, M + B2 * L, B, M + (nl - 1) * L, thr, L, u_alpha, cal, reject));
 cleanup:
   free(M);
   free(thr);
@@ -305,21 +310,34 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
   kd_err err = KD_OK;
   const kd_ctt_params p = *pp;
   const kd_pointset *Y = NULL;
-  double **G = NULL, *ls = NULL;
+  const kd_ctt_in *ti = in->task_in;
+  double **G = NULL, *ls = NULL, *w = NULL;
   uint64_t evals = 0;
+  int64_t L = 0;
   KD_TRY(kd_actt_check_params_(&p));
   KD_TRY(kd_ctt_check_common(in, &p, &Y));
   const double t0 = kd_dist_wtime(), ls0 = kd_kernel_length_scale(in->kernel);
   const kd_kernel_params *kp = kd_kernel_get_params(in->kernel);
-  KD_CHECK_KEY(kd_actt_scalable(kp->type) && ls0 > 0.0, KD_ERR_CONFIG, "kernel.name",
+  KD_CHECK_KEY(kd_actt_scalable(kp->type) && (ls0 > 0.0 || ti->n_ls_list > 0), KD_ERR_CONFIG,
+               "kernel.name",
                "kernel.name: actt's length-scale grid needs a gaussian, laplace, imq or matern "
                "kernel (kernel %s)",
                kd_kernel_describe(in->kernel));
-  const int64_t L = p.n_ls;
+  L = ti->n_ls_list > 0 ? ti->n_ls_list : p.n_ls;
+  KD_CHECK(ti->n_weights == 0 || ti->n_weights == L, KD_ERR_ARG,
+           "actt: %d weights for %lld length scales", ti->n_weights, (long long)L);
   int64_t s = 0, s_m = 0;
   KD_ALLOC_AGREED(in->comm, G, L);
   KD_ALLOC_AGREED(in->comm, ls, L);
-  for (int64_t j = 0; j < L; j++) ls[j] = ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
+  KD_ALLOC_AGREED(in->comm, w, L);
+  double wsum = 0.0;
+  for (int64_t j = 0; j < L; j++) {
+    ls[j] = ti->n_ls_list > 0 ? ti->ls_list[j]
+                              : ls0 * pow(p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
+    wsum += ti->n_weights > 0 ? ti->weights[j] : 0.0;
+  }
+  for (int64_t j = 0; j < L; j++)
+    w[j] = ti->n_weights > 0 ? ti->weights[j] / wsum : 1.0 / (double)L;
   /* the middle length scale first: its coresets are the output rows (and, compression: middle,
    * the coresets of every length scale) */
   KD_TRY(kd_actt_means_(in, &p, ls[L / 2],
@@ -336,16 +354,17 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
     }
   }
   /* the labellings and the decision are local (replicated); a failure there is agreed */
-  KD_TRY(kd_dist_agreed(in->comm,
-                        kd_actt_test_(&p, L, (const double *const *)G, s, s_m, in->seed, ls, out)));
+  KD_TRY(kd_dist_agreed(
+      in->comm, kd_actt_test_(&p, L, (const double *const *)G, s, s_m, in->seed, ls, w, out)));
   double tt = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_max(in->comm, &tt, 1));
   out->seconds = tt;
   out->kernel_evals = evals; /* each ctt run's count is already summed over ranks */
 cleanup:
-  for (int64_t j = 0; G && j < p.n_ls; j++) free(G[j]);
+  for (int64_t j = 0; G && j < L; j++) free(G[j]);
   free(G);
   free(ls);
+  free(w);
   return err;
 }
 

@@ -7,9 +7,16 @@
 #include "kdistill/author/kd_algo.h"
 
 /** task_in of the algorithms of task "ctt": in->points is X (m rows), y is Y (n rows). Both
- *  point sets live on in->comm (any row split). Borrowed. */
+ *  point sets live on in->comm (any row split). actt only: ls_list (n_ls_list > 0: its length
+ *  scales, strictly increasing, in place of the grid of n_ls and ls_ratio around kernel.ls) and
+ *  weights (n_weights = the number of length scales, positive: w_j = weights[j] / their sum;
+ *  n_weights = 0: w_j = 1/L). The task checks both. Borrowed. */
 typedef struct {
   const kd_pointset *y;
+  const double *ls_list;
+  int n_ls_list;
+  const double *weights;
+  int n_weights;
 } kd_ctt_in;
 
 /** RNG streams of the testing family (seed = kd_algo_in.seed). */

@@ -138,6 +138,14 @@ typedef struct {
   double t_start;
 } kd_study_drv_;
 
+/* The study's keys of the compressing tests (ctt, lrctt, actt): s, B, delta, alpha. Local. */
+static void kd_study_compress_keys_(const kd_ctt_study_spec *sp, kd_ctt_params *p) {
+  p->s = sp->s;
+  p->B = sp->B;
+  p->delta = sp->delta;
+  p->alpha = sp->alpha;
+}
+
 /* Check the spec, allocate the results, fix the parameters of both tests, the kernel and the
  * one-rank communicator, and restore a resumed prefix. Collective (kd_dist_split). */
 static kd_err kd_study_setup_(kd_study_drv_ *S) {
@@ -193,17 +201,11 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
     S->pa.B2 = sp->actt_B2;
     S->pa.B3 = sp->actt_B3;
   }
-  S->pa.s = sp->s;
-  S->pa.B = sp->B;
-  S->pa.delta = sp->delta;
-  S->pa.alpha = sp->alpha;
+  kd_study_compress_keys_(sp, &S->pa);
   S->ps.B = S->pw.B = sp->B;
   S->ps.alpha = S->pw.alpha = sp->alpha;
   if (sp->exact_tile > 0) S->ps.tile = S->pw.tile = sp->exact_tile;
-  S->pc.s = sp->s;
-  S->pc.B = sp->B;
-  S->pc.delta = sp->delta;
-  S->pc.alpha = sp->alpha;
+  kd_study_compress_keys_(sp, &S->pc);
   S->pe.B = sp->B;
   S->pe.alpha = sp->alpha;
   if (sp->exact_tile > 0) S->pe.tile = sp->exact_tile;
@@ -229,7 +231,7 @@ static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
   KD_TRY(kd_pointset_generate(S->self, sp->mx, sp->m, sx, &X));
   KD_TRY(kd_pointset_generate(S->self, sp->my, sp->n, sy, &Y));
   for (int c = 0; c < nc; c++) {
-    kd_ctt_in ti = {Y};
+    kd_ctt_in ti = {.y = Y};
     kd_algo_in in;
     memset(&in, 0, sizeof in);
     in.comm = S->self;
