@@ -51,6 +51,8 @@ kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
   p.base = KD_KERNEL_IMQ;
   p.eps = 0.1;
   p.ls_phi = 1.0;
+  p.n_ls = 3;
+  p.ls_ratio = 2.0;
   return p;
 }
 
@@ -94,6 +96,15 @@ double kd_kernel_ref_(const kd_kernel *k, const double *x, const double *y) {
       for (int j = p->dx; j < d; j++) u2 += (x[j] - y[j]) * (x[j] - y[j]);
       return ((1.0 - p->eps) * exp(-u2 / (2 * p->ls_phi * p->ls_phi)) + p->eps) *
              exp(-s2 / (2 * p->ls * p->ls));
+    }
+    case KD_KERNEL_GAUSSIAN_SUM: {
+      for (int j = 0; j < d; j++) s2 += (x[j] - y[j]) * (x[j] - y[j]);
+      double sum = 0.0;
+      for (int j = 0; j < p->n_ls; j++) {
+        const double l = p->ls * pow(p->ls_ratio, j - 0.5 * (p->n_ls - 1));
+        sum += exp(-s2 / (2 * l * l));
+      }
+      return sum / p->n_ls;
     }
     case KD_KERNEL_ATTENTION: {
       double v = 0.0;
@@ -193,6 +204,16 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
   if (p->type == KD_KERNEL_ATTENTION)
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
+  if (p->type == KD_KERNEL_GAUSSIAN_SUM) {
+    KD_CHECK(p->n_ls >= 1 && p->n_ls <= 64, KD_ERR_CONFIG,
+             "kernel.n_ls: must be in [1, 64] (got %d)", p->n_ls);
+    KD_CHECK(isfinite(p->ls_ratio) && (p->ls_ratio > 1.0 || (p->n_ls == 1 && p->ls_ratio >= 1.0)) &&
+                 p->ls_ratio <= 1e3,
+             KD_ERR_CONFIG,
+             "kernel.ls_ratio: the length scales must differ (ratio in (1, 1000]; 1 only with "
+             "n_ls = 1; got %g with n_ls = %d)",
+             p->ls_ratio, p->n_ls);
+  }
   if (p->type == KD_KERNEL_DEEP) {
     KD_CHECK(p->dx >= 1 && p->dx < d, KD_ERR_CONFIG,
              "kernel.dx: the deep kernel's input columns must be in [1, d-1] = [1, %d] (got %d; "
@@ -263,6 +284,10 @@ void kd_kernel_update_desc_(kd_kernel *k) {
       break;
     case KD_KERNEL_ATTENTION:
       snprintf(k->desc, sizeof k->desc, "%s(ls=%s,dk=%d)", nm, ls, p->dk);
+      break;
+    case KD_KERNEL_GAUSSIAN_SUM:
+      snprintf(k->desc, sizeof k->desc, "%s(ls=%s,n_ls=%d,ls_ratio=%.17g)", nm, ls, p->n_ls,
+               p->ls_ratio);
       break;
     case KD_KERNEL_DEEP: {
       char lp[32];

@@ -60,6 +60,7 @@ struct kd_kernel {
   int d;
   const kd_kernel_family *fam;
   double c[4];        /* family constants (from setup) */
+  double cl[64];      /* gaussian_sum: -1 / (2 ls_j^2) per length scale (from setup) */
   double s_normal;    /* families with finish_normal: the accumulator bound it needs (from setup) */
   double sob_coef;    /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
   int isa;            /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */

@@ -15,6 +15,9 @@
  *    rejection rate >= 0.9;
  *  - the grid, the same values as ls_list and equal weights as a list give the same bits; weights
  *    of the wrong length are refused; level also with the ls_list and the weights above;
+ *  - compression: sum: the coresets are ctt's with the gaussian_sum kernel of the grid, the same
+ *    at p ranks as on one, equal to compression: each with uncompressed bins; level (200 null
+ *    replicates); a laplace kernel and an ls_list refused;
  *  - n_ls = 1: the statistic is CTT's at kernel.ls (same bins, seed of length scale 0);
  *  - errors: ls_ratio = 1 with n_ls = 3 names algorithm.ls_ratio; a linear kernel names
  *    kernel.name. */
@@ -194,6 +197,7 @@ static void test_lists_same(MPI_Comm comm) {
   kd_result rc = KD_RESULT_INIT;
   KD_TEST(ctt_test_run_in(comm, "actt", k, X, &c, 9, st, &rc) == KD_ERR_ARG,
           "actt: 4 weights for 5 length scales accepted");
+  kd_err_clear();
   kd_result_free(&rc);
   kd_result_free(&ra);
   kd_result_free(&rb);
@@ -237,6 +241,82 @@ static void test_ranks(MPI_Comm comm) {
   kd_pointset_destroy(&X1);
   kd_pointset_destroy(&Y1);
   kd_kernel_destroy(&k);
+}
+
+/* compression: sum - the output coresets are those of ctt with the mean gaussian kernel of the
+ * grid (gaussian_sum, the seed of the middle scale), the same at p ranks as on one; with
+ * uncompressed bins (g = 3, bins of 100 rows) the statistics equal compression: each's; a laplace
+ * kernel or an ls_list is refused naming algorithm.compression. */
+static void test_sum(MPI_Comm comm) {
+  const double shift[2] = {0.2, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kp.ls = 0.9;
+  kd_kernel *k = NULL, *ks = NULL;
+  kd_pointset *X = NULL, *Y = NULL, *X1 = NULL, *Y1 = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  kd_kernel_params sp = kp;
+  sp.type = KD_KERNEL_GAUSSIAN_SUM;
+  sp.n_ls = 4;
+  sp.ls_ratio = 3.0;
+  KD_TEST_OK(kd_kernel_create(&sp, 2, &ks));
+  KD_TEST_OK(ctt_test_gauss(comm, 2400, 2, NULL, 51, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 1600, 2, shift, 52, &Y));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, 2400, 2, NULL, 51, &X1));
+  KD_TEST_OK(ctt_test_gauss(MPI_COMM_SELF, 1600, 2, shift, 52, &Y1));
+  const char *st[] = {"s=10", "g=1",   "n_ls=4",          "ls_ratio=3",
+                      "B=59", "B2=50", "compression=sum", NULL};
+  const char *c[] = {"s=10", "g=1", "B=1", NULL};
+  kd_result r = KD_RESULT_INIT, r1 = KD_RESULT_INIT, rc = KD_RESULT_INIT;
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 21, st, &r));
+  KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X1, Y1, 21, st, &r1));
+  KD_TEST_OK(ctt_test_run(comm, "ctt", ks, X, Y, kd_rng_u64(21, KD_CTT_STREAM_ACTT, 2), c, &rc));
+  KD_TEST(
+      r.n == rc.n && r.n > 0 && !memcmp(r.points, rc.points, sizeof(double) * (size_t)(r.n * r.d)),
+      "actt compression: sum: %lld coreset rows, ctt with gaussian_sum gives %lld (or other "
+      "rows)",
+      (long long)r.n, (long long)rc.n);
+  KD_TEST(same_f64(&r, &r1, "/test/statistics") && same_f64(&r, &r1, "/test/thresholds") &&
+              same_f64(&r, &r1, "/test/u_alpha") &&
+              ctt_test_i64(&r, "/test/reject") == ctt_test_i64(&r1, "/test/reject"),
+          "actt compression: sum: the outputs at %d ranks differ from those on one",
+          kd_dist_size(comm));
+  kd_result_free(&r);
+  kd_result_free(&r1);
+  kd_result_free(&rc);
+  /* uncompressed bins: the kernel of the compression does not matter */
+  const char *u_sum[] = {"s=10", "g=3", "B=49", "B2=40", "compression=sum", NULL},
+             *u_each[] = {"s=10", "g=3", "B=49", "B2=40", NULL};
+  kd_pointset *Xs = NULL, *Ys = NULL;
+  KD_TEST_OK(ctt_test_gauss(comm, 600, 2, NULL, 11, &Xs));
+  KD_TEST_OK(ctt_test_gauss(comm, 400, 2, shift, 12, &Ys));
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, Xs, Ys, 7, u_sum, &r));
+  KD_TEST_OK(ctt_test_run(comm, "actt", k, Xs, Ys, 7, u_each, &r1));
+  KD_TEST(same_f64(&r, &r1, "/test/statistics") && same_f64(&r, &r1, "/test/thresholds"),
+          "actt with uncompressed bins: compression sum and each differ");
+  kd_result_free(&r);
+  kd_result_free(&r1);
+  const double lsl[3] = {0.5, 1.0, 3.0};
+  const kd_ctt_in ti = {.y = Ys, .ls_list = lsl, .n_ls_list = 3};
+  const kd_err esum = ctt_test_run_in(comm, "actt", k, Xs, &ti, 7, u_sum, &r);
+  KD_TEST(esum == KD_ERR_CONFIG && strstr(kd_err_message(), "algorithm.compression"),
+          "actt compression: sum with an ls_list: refused naming algorithm.compression (got %d, "
+          "'%s')",
+          (int)esum, kd_err_message());
+  kd_err_clear();
+  kd_result_free(&r);
+  const char *lap[] = {"s=8", "compression=sum", NULL};
+  KD_TEST(ctt_test_config_error(comm, "actt", lap, "algorithm.compression", KD_KERNEL_LAPLACE),
+          "actt compression: sum with a laplace kernel: KD_ERR_CONFIG naming "
+          "algorithm.compression (got '%s')",
+          kd_err_message());
+  kd_pointset_destroy(&Xs);
+  kd_pointset_destroy(&Ys);
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_pointset_destroy(&X1);
+  kd_pointset_destroy(&Y1);
+  kd_kernel_destroy(&k);
+  kd_kernel_destroy(&ks);
 }
 
 /* T replicates, replicate t on rank t mod p alone; rejections counted on every rank. Each
@@ -291,6 +371,16 @@ static void test_level(MPI_Comm comm, int64_t m, int64_t n, const kd_ctt_in *lis
   if (!KD_TEST_SANITIZED) KD_TEST(nrej >= 1, "actt: never rejected in %d null replicates", T);
 }
 
+/* level at m = n = 1024 with settings st (the grid, equal weights) */
+static void test_level_st(MPI_Comm comm, const char *const *st, const char *what) {
+  const int T = KD_TEST_SANITIZED ? 50 : 200;
+  const int nrej = replicates(comm, st, 1024, 1024, 0.0, T, 6000, NULL, 5.0);
+  const double rate = nrej / (double)T, se0 = sqrt(0.05 * 0.95 / T);
+  if (kd_test_rank() == 0)
+    printf("level actt (m=n=1024, %s): rejection %.4f (%d/%d)\n", what, rate, nrej, T);
+  KD_TEST(rate <= 0.05 + 3 * se0, "actt %s: null rejection rate %.4f > 0.05 + 3 SE", what, rate);
+}
+
 static void test_power(MPI_Comm comm) {
   const int T = KD_TEST_SANITIZED ? 20 : 100;
   const char *st[] = {"g=1", NULL};
@@ -314,6 +404,9 @@ int main(int argc, char **argv) {
   test_level(comm, 1000, 700, NULL, 5.0);
   const kd_ctt_in lists = {.ls_list = lsl, .n_ls_list = 5, .weights = wl, .n_weights = 5};
   test_level(comm, 1024, 1024, &lists, 2.0);
+  test_sum(comm);
+  const char *sum_st[] = {"g=0", "compression=sum", NULL};
+  test_level_st(comm, sum_st, "compression: sum");
   test_power(comm);
   const char *bad[] = {"n_ls=3", "ls_ratio=1", "s=8", NULL}, *lin[] = {"s=8", NULL};
   KD_TEST(ctt_test_config_error(comm, "actt", bad, "algorithm.ls_ratio", KD_KERNEL_GAUSSIAN),

@@ -69,6 +69,7 @@ def sources(doc):
                 "task: thin\ndata: {type: uniform_box, n: 4096, d: 2, lo: [0, 0], hi: [1, 1]}\n"
             outs.append(printed(base + k, "kernel_" + fam))
         outs.append(printed(THIN + "kernel: {name: deep, dx: 1}\n", "kernel_deep"))
+        outs.append(printed(THIN + "kernel: {name: gaussian_sum}\n", "kernel_gaussian_sum"))
         outs.append(printed(THIN, "kernel_none"))
         return "kernel", outs
     if doc == "thinning.md":

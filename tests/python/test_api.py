@@ -225,6 +225,27 @@ class CttTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "runs actt"):
             kdistill.ctt(X, Y, ls=[0.5, 1.0], algorithm="lrctt")
 
+    def test_gaussian_sum_kernel(self):
+        # kernel gaussian_sum (the mean of n_ls Gaussians at ls ratio^(j - (n_ls-1)/2)): the
+        # weighted MMD equals numpy's double sums to 1e-13 on MMD^2; actt's compression="sum"
+        # compresses with it (goodpoints' default) and rejects a 0.5 shift
+        rng = np.random.default_rng(8)
+        P, T = rng.normal(size=(30, 2)), rng.normal(size=(200, 2)) + [0.3, 0.0]
+        w = rng.uniform(0.5, 1.5, size=30)
+        w /= w.sum()
+        kern = {"name": "gaussian_sum", "n_ls": 4, "ls_ratio": 3.0}
+        got = kdistill.mmd(P, w, T, kernel=kern, ls=0.8)
+
+        def gram(A, B):
+            r2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+            return np.mean([np.exp(-r2 / (2 * (0.8 * 3.0 ** (j - 1.5)) ** 2)) for j in range(4)],
+                           axis=0)
+        ref = w @ gram(P, P) @ w - 2 * w @ gram(P, T).mean(1) + gram(T, T).mean()
+        self.assertLessEqual(abs(got.mmd2 - ref), 1e-13, "%r vs %r" % (got.mmd2, ref))
+        X, Y = rng.normal(size=(1200, 2)), rng.normal(size=(1000, 2)) + 0.5
+        t = kdistill.ctt(X, Y, ls=[0.5, 1.0, 2.0, 4.0], g=1, seed=3, compression="sum")
+        self.assertTrue(t.reject)
+
     def test_default_g_is_the_command_line_s(self):
         # ctt() without g takes the library's default, as `kdistill ctt` and a config without g
         rng = np.random.default_rng(2)

@@ -25,7 +25,9 @@ extern "C" {
   X(KD_KERNEL_ATTENTION, "attention", "exp(<k,k'>/ls^2) <v,v'>, point = (k[dk], v)")           \
   X(KD_KERNEL_STEIN, "stein", "Langevin Stein kernel of a base kernel, point = (x, score(x))") \
   X(KD_KERNEL_DEEP, "deep",                                                                    \
-    "[(1-eps) exp(-|u-u'|^2/(2 ls_phi^2)) + eps] exp(-|x-x'|^2/(2 ls^2)), point = (x[dx], u)")
+    "[(1-eps) exp(-|u-u'|^2/(2 ls_phi^2)) + eps] exp(-|x-x'|^2/(2 ls^2)), point = (x[dx], u)") \
+  X(KD_KERNEL_GAUSSIAN_SUM, "gaussian_sum",                                                    \
+    "(1/L) sum_j exp(-|x-y|^2/(2 ls_j^2)), ls_j = ls ls_ratio^(j-(L-1)/2), L = n_ls")
 
 typedef enum {
 #define KD_KERNEL_ENUM_(e, n, s) e,
@@ -55,6 +57,10 @@ typedef struct {
   double eps;
   double ls_phi;
   int ls_phi_median;
+  /* gaussian_sum: the mean of n_ls Gaussians at ls ls_ratio^(j - (n_ls-1)/2), j < n_ls (the
+   * kernel goodpoints' aggregated test compresses with) */
+  int n_ls;
+  double ls_ratio;
 } kd_kernel_params;
 
 typedef struct kd_kernel kd_kernel;

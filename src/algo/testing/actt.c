@@ -6,7 +6,9 @@
  *   - statistics: for each ls_j, CTT's s x s matrix G_j of mean kernel values between coresets
  *     (ctt.c, KT-Compress with the kernel of ls_j: goodpoints' same_compression = False; the bins
  *     of length scale j use the seed kd_rng_u64(seed, KD_CTT_STREAM_ACTT, j); with
- *     compression: middle, the coresets of the middle length scale L / 2 serve every j), and
+ *     compression: middle, the coresets of the middle length scale L / 2 serve every j; with
+ *     compression: sum, those of one KT-Compress with the mean of the L gaussian kernels,
+ *     goodpoints' default same_compression = True), and
  *     M_j = w^T G_j w for B2 + B label permutations (the same labellings for every j) and the
  *     observed labelling.
  *   - decision: with the B permuted values and the observed one sorted per j, the threshold of
@@ -15,7 +17,8 @@
  *     exceed some threshold; the test rejects when the observed M_j exceeds its threshold at
  *     u_alpha for some j. Level alpha (as Schrab et al. 2023 show for MMDAgg: the calibration
  *     labellings are drawn independently of the others); ties count as no exceedance.
- * Output rows: the coresets of the middle length scale j = L / 2 (as ctt's, with its
+ * Output rows: the coresets of the middle length scale j = L / 2 (compression: sum, of the mean
+ * kernel) (as ctt's, with its
  * /test/coreset_* datasets). The labellings and the decision are replicated; the G_j are the
  * same bits at any rank count, so the test is too. ACTT decides and has no p-value (p_value NaN;
  * goodpoints' `actt` returns a decision too). */
@@ -47,9 +50,10 @@ static const kd_param_spec kd_actt_params_[] = {
     {"ls_ratio", KD_PARAM_F64, 2.0, NULL, 1.0, 1e3, NULL,
      "ratio of neighbouring length scales (> 1 unless n_ls = 1)",
      KD_PARAM_AT(kd_ctt_params, ls_ratio)},
-    {"compression", KD_PARAM_STR, 0, "each", 0, 0, "each|middle",
-     "each: KT-Compress with every length scale's kernel; middle: once, with the middle one's",
-     KD_PARAM_AT_INDEX(kd_ctt_params, compress_once)},
+    {"compression", KD_PARAM_STR, 0, "each", 0, 0, "each|middle|sum",
+     "each: KT-Compress with every length scale's kernel; middle: once, with the middle one's; "
+     "sum: once, with the mean of the gaussian kernels of the grid (goodpoints' default)",
+     KD_PARAM_AT_INDEX(kd_ctt_params, compression)},
     KD_CTT_PARAM_ALPHA,
 };
 
@@ -82,13 +86,20 @@ static kd_err kd_actt_check_(const kd_params *params, const kd_algo_shape *sh) {
   return kd_ctt_check_with(params, sh, kd_actt_sizes_);
 }
 
-/* The run's kernel family at length scale ls (its other parameters kept). Collective: the
- * error is agreed. */
-static kd_err kd_actt_kernel_(const kd_algo_in *in, double ls, kd_kernel **k) {
+/* The run's kernel family at length scale ls (its other parameters kept); sum != NULL: instead
+ * the mean of the gaussian kernels of the grid around ls (gaussian_sum with p's n_ls and
+ * ls_ratio). Collective: the error is agreed. */
+static kd_err kd_actt_kernel_(const kd_algo_in *in, double ls, const kd_ctt_params *sum,
+                              kd_kernel **k) {
   kd_kernel_params kp = *kd_kernel_get_params(in->kernel);
   kp.ls = ls;
   kp.ls_median = 0;
   kp.ls_phi_median = 0;
+  if (sum) {
+    kp.type = KD_KERNEL_GAUSSIAN_SUM;
+    kp.n_ls = (int)sum->n_ls;
+    kp.ls_ratio = sum->ls_ratio;
+  }
   return kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), k));
 }
 
@@ -113,16 +124,16 @@ cleanup:
   return err;
 }
 
-/* One CTT run at length scale ls with the run seed `seed`: G (s x s, allocated here), s and the
- * bins of X; its kernel evaluations are added to *evals. keep != NULL: its coreset rows go there
- * (kd_actt_keep_rows_). Collective. */
-static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, double ls, uint64_t seed,
-                             double **G, int64_t *s, int64_t *s_m, uint64_t *evals,
+/* One CTT run at length scale ls (sum != 0: with the mean kernel of the grid around ls) with the
+ * run seed `seed`: G (s x s, allocated here), s and the bins of X; its kernel evaluations are
+ * added to *evals. keep != NULL: its coreset rows go there (kd_actt_keep_rows_). Collective. */
+static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, double ls, int sum,
+                             uint64_t seed, double **G, int64_t *s, int64_t *s_m, uint64_t *evals,
                              kd_result *keep) {
   kd_err err = KD_OK;
   kd_kernel *k = NULL;
   kd_result r = KD_RESULT_INIT;
-  KD_TRY(kd_actt_kernel_(in, ls, &k));
+  KD_TRY(kd_actt_kernel_(in, ls, sum ? p : NULL, &k));
   kd_algo_in in1 = *in;
   in1.kernel = k;
   in1.seed = seed;
@@ -155,7 +166,7 @@ static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, do
   const kd_result_dataset *sz = kd_result_find(out, "/test/coreset_sizes");
   KD_CHECK(sz, KD_ERR_INTERNAL, "actt: no coreset sizes kept");
   const int64_t s = sz->dims[0];
-  KD_TRY(kd_actt_kernel_(in, ls, &k));
+  KD_TRY(kd_actt_kernel_(in, ls, NULL, &k));
   KD_ALLOC_AGREED(in->comm, coff, s + 1);
   for (int64_t b = 0; b < s; b++) coff[b + 1] = coff[b] + sz->i64[b];
   KD_TRY(kd_ctt_coreset_means(in->comm, k, out->points, coff, s, out->d, G));
@@ -339,17 +350,30 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
   for (int64_t j = 0; j < L; j++)
     w[j] = ti->n_weights > 0 ? ti->weights[j] / wsum : 1.0 / (double)L;
   /* the middle length scale first: its coresets are the output rows (and, compression: middle,
-   * the coresets of every length scale) */
-  KD_TRY(kd_actt_means_(in, &p, ls[L / 2],
-                        kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)(L / 2)), &G[L / 2], &s,
-                        &s_m, &evals, out));
+   * the coresets of every length scale); compression: sum compresses once with the mean kernel
+   * of the grid (the seed of the middle scale) and evaluates every G_j on those coresets */
+  const uint64_t seed_mid = kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)(L / 2));
+  if (p.compression == 2) {
+    KD_CHECK_KEY(kp->type == KD_KERNEL_GAUSSIAN && ti->n_ls_list == 0, KD_ERR_CONFIG,
+                 "algorithm.compression",
+                 "algorithm.compression: sum compresses with the mean of the gaussian kernels of "
+                 "the grid (n_ls, ls_ratio); it needs kernel.name: gaussian and no ls_list "
+                 "(kernel %s%s)",
+                 kd_kernel_describe(in->kernel), ti->n_ls_list ? ", ls_list given" : "");
+    double *Gs = NULL;
+    err = kd_actt_means_(in, &p, ls0, 1, seed_mid, &Gs, &s, &s_m, &evals, out);
+    free(Gs);
+    KD_TRY(err);
+  } else {
+    KD_TRY(kd_actt_means_(in, &p, ls[L / 2], 0, seed_mid, &G[L / 2], &s, &s_m, &evals, out));
+  }
   for (int64_t j = 0; j < L; j++) {
-    if (j == L / 2) continue;
-    if (p.compress_once) {
+    if (G[j]) continue; /* the middle scale's, above */
+    if (p.compression != 0) {
       KD_ALLOC_AGREED(in->comm, G[j], s * s);
       KD_TRY(kd_actt_means_kept_(in, out, ls[j], G[j], &evals));
     } else {
-      KD_TRY(kd_actt_means_(in, &p, ls[j], kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
+      KD_TRY(kd_actt_means_(in, &p, ls[j], 0, kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
                             &G[j], &s, &s_m, &evals, NULL));
     }
   }

@@ -98,18 +98,19 @@ void kd_ctt_wild_labels(int64_t npair, int64_t pair0, int64_t nb, uint64_t seed,
  *  of `ctt` (s, g, delta, B, alpha) or of `ctt_exact` (B, alpha, tile); the tables state the
  *  defaults. */
 typedef struct {
-  int64_t s, g;      /* ctt: bins, compression level */
-  double delta;      /* ctt: KT-Compress failure probability */
-  int64_t B;         /* label permutations */
-  double alpha;      /* nominal level */
-  int64_t tile;      /* ctt_exact, subsample_test, wblock: kernel tile edge */
-  int64_t n_out;     /* subsample_test: rows drawn from each sample */
-  int64_t rank;      /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
-  int64_t block;     /* wblock: rows of each sample per block */
-  int64_t B2, B3;    /* actt: calibration permutations, bisection steps */
-  int64_t n_ls;      /* actt: length scales */
-  double ls_ratio;   /* actt: ratio of neighbouring length scales */
-  int compress_once; /* actt: 0 = one KT-Compress per length scale, 1 = the middle one's only */
+  int64_t s, g;    /* ctt: bins, compression level */
+  double delta;    /* ctt: KT-Compress failure probability */
+  int64_t B;       /* label permutations */
+  double alpha;    /* nominal level */
+  int64_t tile;    /* ctt_exact, subsample_test, wblock: kernel tile edge */
+  int64_t n_out;   /* subsample_test: rows drawn from each sample */
+  int64_t rank;    /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
+  int64_t block;   /* wblock: rows of each sample per block */
+  int64_t B2, B3;  /* actt: calibration permutations, bisection steps */
+  int64_t n_ls;    /* actt: length scales */
+  double ls_ratio; /* actt: ratio of neighbouring length scales */
+  int compression; /* actt: 0 = one KT-Compress per length scale (each), 1 = the middle one's
+                      only (middle), 2 = once with the mean gaussian kernel of the grid (sum) */
 } kd_ctt_params;
 
 /** Parameter-table rows shared by the algorithms of task ctt (one statement of each default). */
@@ -159,7 +160,7 @@ kd_err kd_ctt_exact_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result
 kd_err kd_ctt_subsample_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 
 /** Aggregated CTT (actt.c) with the typed parameters p (s, g, delta, B, B2, B3, n_ls, ls_ratio,
- *  compress_once, alpha; in->params is not read): what algorithm `actt` runs. p_value is NaN (a
+ *  compression, alpha; in->params is not read): what algorithm `actt` runs. p_value is NaN (a
  *  decision at level alpha). Collective over in->comm; errors agreed. */
 kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out);
 /** Whether actt's length-scale grid applies to kernel family t (the length scale a pure rescaling

@@ -47,6 +47,10 @@ static kd_kernel_params params_for(kd_kernel_type t, int d) {
     p.ls_phi = 0.5 + 0.05 * d;
     p.eps = d == 2 ? 0.0 : d == 3 ? 1.0 : 0.25;
   }
+  if (t == KD_KERNEL_GAUSSIAN_SUM) { /* one scale (ratio 1) to the most, 64 */
+    p.n_ls = d == 1 ? 1 : d == 2 ? 2 : d == 200 ? 64 : 5;
+    p.ls_ratio = d == 1 ? 1.0 : d == 200 ? 1.1 : 1.5 + 0.1 * d;
+  }
   if (t == KD_KERNEL_STEIN) { /* rows (x, score): every base, and imq's pow branch at d = 200 */
     p.base = d == 4 ? KD_KERNEL_GAUSSIAN : d == 12 ? KD_KERNEL_MATERN52 : KD_KERNEL_IMQ;
     if (d == 200) p.beta = 0.7;

@@ -177,6 +177,40 @@ int main(int argc, char **argv) {
     kd_kernel_destroy(&k);
   }
   {
+    /* gaussian_sum: |x - y|^2 = 25 at ls = 5, ratio 2, 3 scales (2.5, 5, 10):
+     * (e^-2 + e^-1/2 + e^-1/8) / 3; one scale is the Gaussian bit for bit */
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN_SUM);
+    p.ls = 5.0;
+    double xs[3] = {0, 0, 1}, ys[3] = {3, 4, 1};
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_REL(val3(k, xs, ys, "gaussian_sum"), (exp(-2.0) + exp(-0.5) + exp(-0.125)) / 3.0, 1e-15,
+                "gaussian_sum (e^-2 + e^-1/2 + e^-1/8) / 3");
+    KD_TEST(val3(k, xs, xs, "gaussian_sum") == 1.0, "gaussian_sum k(x, x) = 1");
+    KD_TEST(strcmp(kd_kernel_describe(k), "gaussian_sum(ls=5,n_ls=3,ls_ratio=2)") == 0,
+            "gaussian_sum describe: %s", kd_kernel_describe(k));
+    kd_kernel_destroy(&k);
+    p.n_ls = 1;
+    kd_kernel_params pg = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+    pg.ls = 5.0;
+    kd_kernel *kg = NULL;
+    KD_TEST_OK(kd_kernel_create(&p, 3, &k));
+    KD_TEST_OK(kd_kernel_create(&pg, 3, &kg));
+    KD_TEST(val3(k, xs, ys, "gaussian_sum") == val3(kg, xs, ys, "gaussian"),
+            "gaussian_sum with one scale is the Gaussian bit for bit");
+    kd_kernel_destroy(&kg);
+    kd_kernel_destroy(&k);
+    p.n_ls = 65;
+    KD_TEST(kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.n_ls"),
+            "gaussian_sum n_ls 65 rejected: %s", kd_err_message());
+    kd_err_clear();
+    p.n_ls = 3;
+    p.ls_ratio = 1.0;
+    KD_TEST(
+        kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.ls_ratio"),
+        "gaussian_sum ratio 1 with 3 scales rejected: %s", kd_err_message());
+    kd_err_clear();
+  }
+  {
     /* deep: x = (0, 0) vs (3, 4) (|dx|^2 = 25), u = (1) vs (3) (|du|^2 = 4); ls = 5, ls_phi = 2,
      * eps = 0.25: [(0.75 e^-1/2) + 0.25] e^-1/2 */
     kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_DEEP);
