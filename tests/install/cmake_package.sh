@@ -37,7 +37,9 @@ for np in 1 2; do
   done
 done
 # the shared program uses the installed library, not the build tree's
-ldd "$work/b/app_shared" | grep -q "$work/moved/lib/libkdistill.so" ||
+# grep without -q: it reads all of ldd's output, so ldd never dies of SIGPIPE (pipefail would
+# report that as a failure)
+ldd "$work/b/app_shared" | grep "$work/moved/lib/libkdistill.so" >/dev/null ||
   fail "app_shared does not load the installed libkdistill.so: $(ldd "$work/b/app_shared" | grep kdistill)"
 out=$("$mpiexec" -n 1 "$work/b/app_cxx") || fail "app_cxx: $out"
 [ "$out" = "KD_OK invalid configuration" ] || fail "app_cxx printed '$out'"
