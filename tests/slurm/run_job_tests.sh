@@ -240,10 +240,16 @@ requeue_job() {
       -t 10 --output="$WORK/$name.out" --error="$WORK/$name.err" --export=ALL \
       "$REPO/jobs/$script" > "$WORK/$name.id"
     echo $? > "$WORK/$name.rc"
-  ) &
+  ) 2> "$WORK/$name.sbatch.err" & # stopped once the final state is known: a "Terminated" line
   waiter=$!
-  for _ in $(seq 600); do eval "$ready" && break; [ -s "$WORK/$name.rc" ] && break; sleep 0.2; done
+  local ready_ok=0
+  for _ in $(seq 600); do
+    if eval "$ready"; then ready_ok=1; break; fi
+    [ -s "$WORK/$name.rc" ] && break
+    sleep 0.2
+  done
   JOBID=$(cut -d';' -f1 "$WORK/$name.id" 2>/dev/null)
+  [ "$ready_ok" = 1 ] || echo "  job ${JOBID:-?}: not ready after $((SECONDS - t0)) s (job ended or too slow); signalling anyway"
   [ -n "$JOBID" ] && scancel --signal=USR1 --batch "$JOBID"
   # SLURM holds a requeued job back (reason BeginTime, ~2 min): start it sooner (start_requeued)
   for _ in $(seq 300); do
@@ -255,11 +261,12 @@ requeue_job() {
     [ -s "$WORK/$name.rc" ] && break
     sleep 0.2
   done
-  wait "$waiter"
-  RC=$(cat "$WORK/$name.rc" 2>/dev/null)
-  # `sbatch --wait` can return while the job is being requeued (it then reports 1 although the
-  # requeued run has not started): wait for the requeued run itself and take its exit code.
+  # The job's final state comes from scontrol, not from `sbatch --wait`: that can return while
+  # the job is being requeued (it then reports 1 although the requeued run has not started), and
+  # it polls ever more slowly (up to 32 s apart). Wait for the requeued run itself and take its
+  # exit code; stop sbatch once that is known.
   local info state misses=0 unstarted=0
+  RC=""
   for _ in $(seq 1500); do
     [ -n "$JOBID" ] || break
     if ! info=$(scontrol show job -o "$JOBID" 2>/dev/null); then
@@ -286,13 +293,26 @@ requeue_job() {
       if [ "$unstarted" -ge 75 ]; then
         echo "  job $JOBID: ended ($state) without starting its requeued run"; RC=1; break
       fi
+    elif grep -q "Restarts=0" <<< "$info" &&
+         [[ "$state" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; then
+      # the job ended without a requeue (the signal came too late or was lost): take its exit
+      # code once that has held for 15 s
+      unstarted=$((unstarted + 1))
+      if [ "$unstarted" -ge 75 ]; then
+        echo "  job $JOBID: ended ($state) without being requeued"
+        RC=$(sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' <<< "$info")
+        break
+      fi
     else
       unstarted=0
     fi
     sleep 0.2
   done
+  [ -n "$RC" ] && pkill -TERM -P "$waiter" 2>/dev/null
+  wait "$waiter"
+  [ -n "$RC" ] || RC=$(cat "$WORK/$name.rc" 2>/dev/null)
   echo "  job ${JOBID:-?}: final exit ${RC:-?} after $((SECONDS - t0)) s"
-  [ "$RC" = 0 ] || requeue_diagnose "$name"
+  if [ "$RC" != 0 ] || ! grep -q "requeuing job" "$WORK/$name.err"; then requeue_diagnose "$name"; fi
   grep -q "interrupted: checkpoint written (exit 3)" "$WORK/$name.err"
   check $? "$name: first run interrupted (exit 3)"
   grep -q "requeuing job" "$WORK/$name.err"; check $? "$name: job requeued itself"
@@ -311,6 +331,7 @@ requeue_diagnose() {
       sed "s#^#  | ${f##*/}: #"
   done
   tail -n 12 "$WORK/$name.err" 2>/dev/null | sed "s/^/  | $name.err: /"
+  grep -v "^Terminated" "$WORK/$name.sbatch.err" 2>/dev/null | tail -n 4 | sed "s/^/  | sbatch: /"
 }
 
 if want requeue; then
@@ -319,8 +340,8 @@ if want requeue; then
   KD_BIN=$BIN KD_CONFIG=$CFG/sweep_requeue.yaml KD_OUTPUT=$out KD_SET="sweep.dir=$WORK/rq_points" \
     requeue_job rq sweep.sbatch '[ -f "$WORK/rq_points/point_0000.h5" ]'
   grep -q "kept from an earlier run" "$WORK/rq.err"; check $? "requeue: second run kept finished points"
-  [ "$(grep -c '^[0-9]*,[0-9]*,0,' "$WORK/rq_points/summary.csv" 2>/dev/null)" = 8 ]
-  check $? "requeue: all 8 points ok in the summary"
+  [ "$(grep -c '^[0-9]*,[0-9]*,0,' "$WORK/rq_points/summary.csv" 2>/dev/null)" = 12 ]
+  check $? "requeue: all 12 points ok in the summary"
   [ -s "$out" ]; check $? "requeue: best-point output written"
 fi
 if want requeue_ckpt; then
