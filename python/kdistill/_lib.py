@@ -366,9 +366,14 @@ def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
 
 
 def _copy(ptr: Any, n: int, dtype: Any) -> np.ndarray:
+    """A numpy copy of the n values (float64 or int64, as dtype says) at the C pointer ptr; one
+    memmove (numpy.ctypeslib.as_array costs ~20 us a call, which a small test's result of a dozen
+    arrays turned into a fifth of a millisecond)."""
     if n <= 0 or not ptr:
         return np.empty(0, dtype=dtype)
-    return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
+    out = np.empty(n, dtype=dtype)
+    ctypes.memmove(out.ctypes.data, ptr, n * out.itemsize)
+    return out
 
 
 def result_dict(r: Result) -> Dict[str, Any]:

@@ -14,30 +14,38 @@ static const kd_param_spec kd_gsum_keys_[] = {
      KD_PARAM_AT(kd_kernel_params, ls_ratio)},
 };
 
+/* s_normal: the smallest length scale has the most negative cl[0]; s <= 700 / |cl[0]| keeps every
+ * cl[l] s >= -700 (1 + 2 eps) > KD_KEXP_NORMAL_MIN after rounding (as gaussian.c) */
 static void kd_gsum_setup_(kd_kernel *k) {
   const int L = k->p.n_ls >= 1 && k->p.n_ls <= 64 ? k->p.n_ls : 1;
+  double cmin = 0.0;
   for (int j = 0; j < L; j++) {
     const double l = k->p.ls * pow(k->p.ls_ratio, (double)j - 0.5 * (double)(L - 1));
     k->cl[j] = -0.5 / (l * l);
+    cmin = fmin(cmin, k->cl[j]);
   }
   k->c[0] = 1.0 / (double)L;
+  k->s_normal = 700.0 / fabs(cmin);
 }
 
-/* out[j] = (sum_l exp(cl[l] s[j])) / L; returns the count of arguments outside the normal form's
- * range (kd_kexp_neg_sel_) */
+/* out[j] = (sum_l exp(cl[l] s[j])) / L, summed from 0.0 in the order l = 0 .. L-1: the length
+ * scales in the outer loop, so the loop over j vectorises as gaussian.c's does; returns the count
+ * of arguments outside the normal form's range (kd_kexp_neg_sel_) */
 static inline kd_lidx kd_gsum_loop_(kd_lidx n, const kd_kernel *k, const double *restrict s,
                                     double *restrict out, int general) {
   kd_lidx outside = 0;
   const int L = k->p.n_ls;
-  for (kd_lidx j = 0; j < n; j++) {
-    double sum = 0.0;
-    for (int l = 0; l < L; l++) {
-      const double x = k->cl[l] * s[j];
+  for (kd_lidx j = 0; j < n; j++) out[j] = 0.0;
+  for (int l = 0; l < L; l++) {
+    const double c = k->cl[l];
+    for (kd_lidx j = 0; j < n; j++) {
+      const double x = c * s[j];
       outside += KD_KEXP_OUTSIDE(x);
-      sum += kd_kexp_neg_sel_(x, general);
+      out[j] += kd_kexp_neg_sel_(x, general);
     }
-    out[j] = sum * k->c[0];
   }
+  const double w = k->c[0];
+  for (kd_lidx j = 0; j < n; j++) out[j] *= w;
   return outside;
 }
 
@@ -47,11 +55,19 @@ KD_KCLONES static void kd_gsum_finish_(const kd_kernel *k, kd_lidx n, const doub
   if (kd_gsum_loop_(n, k, s, out, 0)) kd_gsum_loop_(n, k, s, out, 1);
 }
 
+/* every s[j] <= k->s_normal: the normal form throughout, no range test */
+KD_KCLONES static void kd_gsum_finish_normal_(const kd_kernel *k, kd_lidx n,
+                                              const double *restrict s, const double *restrict s2,
+                                              double *restrict out) {
+  (void)s2;
+  (void)kd_gsum_loop_(n, k, s, out, 0);
+}
+
 const kd_kernel_family kd_kfam_gaussian_sum = {KD_KERNEL_GAUSSIAN_SUM,
                                                KD_KACC_SQDIST,
                                                kd_gsum_setup_,
                                                kd_gsum_finish_,
-                                               NULL,
+                                               kd_gsum_finish_normal_,
                                                "median",
                                                kd_gsum_keys_,
                                                2};
