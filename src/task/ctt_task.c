@@ -393,20 +393,21 @@ cleanup:
 extern const kd_algo_desc kd_algo_actt;
 
 /* study.actt (a list of g values) into *out and sp->actt_g_list; with it (and only then: read and
- * resolved) study.actt_n_ls, actt_ls_ratio, actt_B2, actt_B3 with actt's own defaults and ranges
- * (its spec table, algorithm.n_ls ...), and the kernel family checked for the length-scale grid.
- * Local. */
+ * resolved) study.actt_n_ls, actt_ls_ratio, actt_B2, actt_B3, actt_compression with actt's own
+ * defaults, ranges and choices (its spec table, algorithm.n_ls ...), and the kernel family checked
+ * for the length-scale grid (and, compression: sum, for the mean of gaussians). Local. */
 static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_study_spec *sp,
                              int64_t **out) {
   kd_err err = KD_OK;
-  static const char *const grid[4] = {"n_ls", "ls_ratio", "B2", "B3"};
-  kd_param_spec keys[4];
-  char names[4][32], where[512];
+  enum { NK = 5 };
+  static const char *const grid[NK] = {"n_ls", "ls_ratio", "B2", "B3", "compression"};
+  kd_param_spec keys[NK];
+  char names[NK][32], where[512];
   kd_params p = {0};
   KD_TRY(kd_study_sizes_(ctx, "study.actt", 0, 30, out, &sp->n_actt));
   sp->actt_g_list = *out;
   if (sp->n_actt == 0) return KD_OK;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < NK; i++) {
     const kd_param_spec *row = NULL;
     for (int j = 0; j < kd_algo_actt.n_params && !row; j++)
       if (!strcmp(kd_algo_actt.params[j].key, grid[i])) row = &kd_algo_actt.params[j];
@@ -416,11 +417,13 @@ static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_
     keys[i].key = names[i];
     keys[i].offset = 0;
   }
-  KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, 4, &p));
+  KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, NK, &p));
   sp->actt_n_ls = kd_params_int(&p, "actt_n_ls");
   sp->actt_ls_ratio = kd_params_f64(&p, "actt_ls_ratio");
   sp->actt_B2 = kd_params_int(&p, "actt_B2");
   sp->actt_B3 = kd_params_int(&p, "actt_B3");
+  const char *comp = kd_params_str(&p, "actt_compression");
+  sp->actt_compression = !strcmp(comp, "middle") ? 1 : !strcmp(comp, "sum") ? 2 : 0;
   KD_CHECK(sp->actt_n_ls == 1 || sp->actt_ls_ratio > 1.0, KD_ERR_CONFIG,
            "%s: study.actt_ls_ratio = %g: the length scales must differ (ratio > 1) when "
            "actt_n_ls = %lld",
@@ -430,6 +433,12 @@ static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_
            "%s: study.actt: actt's length-scale grid needs a gaussian, laplace, imq or matern "
            "kernel (kernel %s)",
            kd_config_where(ctx->cfg, "kernel.name", where, sizeof where), kd_kernel_describe(k));
+  KD_CHECK(sp->actt_compression != 2 || kd_kernel_get_params(k)->type == KD_KERNEL_GAUSSIAN,
+           KD_ERR_CONFIG,
+           "%s: study.actt_compression: sum compresses with the mean of the gaussian kernels of "
+           "the grid; it needs kernel.name: gaussian (kernel %s)",
+           kd_config_where(ctx->cfg, "study.actt_compression", where, sizeof where),
+           kd_kernel_describe(k));
 cleanup:
   kd_params_free(&p);
   return err;

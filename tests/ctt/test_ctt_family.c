@@ -25,7 +25,7 @@
  *    g, the exact test, subsample_test's n_out, wblock's block, lrctt's r, actt's g) with their
  *    method and size, and the same table on the job's communicator as on one rank; actt's row of
  *    replicate 1 (statistic, decision, NaN p-value) equals a direct actt run on that replicate's
- *    data and test seed. */
+ *    data and test seed, with the study's actt compression each and sum. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,7 +349,8 @@ static void expect_config_error(MPI_Comm comm, const char *algo, const char *con
 
 /* The study's actt row of replicate 1 against actt run directly on that replicate's data (seeds
  * kd_rng_u64(seed, KD_CTT_STREAM_STUDY, 3 + 0 / 1 / 2)) with the study's parameters. */
-static void check_study_actt(const kd_ctt_study_spec *sp, const kd_ctt_study_out *a) {
+static void check_study_actt(const kd_ctt_study_spec *sp, const kd_ctt_study_out *a,
+                             const char *compression) {
   const int64_t t = 1, c = a->n_conf - 1;
   kd_pointset *X = NULL, *Y = NULL;
   kd_kernel *k = NULL;
@@ -359,15 +360,16 @@ static void check_study_actt(const kd_ctt_study_spec *sp, const kd_ctt_study_out
   KD_TEST_OK(kd_pointset_generate(MPI_COMM_SELF, sp->my, sp->n,
                                   kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 1), &Y));
   KD_TEST_OK(kd_kernel_create(sp->kp, 2, &k));
-  const char *st[] = {"s=16", "g=0", "B=50", "B2=40", "B3=10", "n_ls=3", "ls_ratio=2", NULL};
+  const char *st[] = {"s=16",   "g=0",        "B=50",      "B2=40", "B3=10",
+                      "n_ls=3", "ls_ratio=2", compression, NULL};
   KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X, Y,
                           kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 2), st, &r));
   const kd_result_dataset *sta = kd_result_find(&r, "/test/statistic"),
                           *rej = kd_result_find(&r, "/test/reject");
   KD_TEST(sta && rej && sta->f64[0] == a->statistic[t * a->n_conf + c] &&
               rej->i64[0] == a->reject[t * a->n_conf + c] && isnan(a->p_value[t * a->n_conf + c]),
-          "study actt row: statistic %.17g reject %lld p %g, direct actt %.17g reject %lld",
-          a->statistic[t * a->n_conf + c], (long long)a->reject[t * a->n_conf + c],
+          "study actt row (%s): statistic %.17g reject %lld p %g, direct actt %.17g reject %lld",
+          compression, a->statistic[t * a->n_conf + c], (long long)a->reject[t * a->n_conf + c],
           a->p_value[t * a->n_conf + c], sta ? sta->f64[0] : NAN,
           rej ? (long long)rej->i64[0] : -1LL);
   kd_result_free(&r);
@@ -438,9 +440,20 @@ static void test_study(MPI_Comm comm) {
   KD_TEST(a.statistic[5] > 0.0 && a.statistic[5] != a.statistic[0],
           "lrctt's statistic %.6g differs from ctt's %.6g", a.statistic[5], a.statistic[0]);
   kd_result_free(&r);
-  if (a.n_conf == NC) check_study_actt(&sp, &a);
+  if (a.n_conf == NC) check_study_actt(&sp, &a, "compression=each");
   kd_ctt_study_free(&a);
   kd_ctt_study_free(&b);
+  /* study.actt_compression: sum, with ctt g = 1 and actt only, two replicates */
+  kd_ctt_study_spec sq = sp;
+  sq.T = 2;
+  sq.exact = 0;
+  sq.n_sub = sq.n_wb = sq.n_lr = 0;
+  sq.actt_compression = 2;
+  KD_TEST_OK(kd_ctt_study_run(comm, &sq, NULL, &a));
+  KD_TEST(a.n_conf == 2 && a.method[1] == KD_STUDY_ACTT,
+          "actt-only study: 2 configurations, got %d", a.n_conf);
+  if (a.n_conf == 2) check_study_actt(&sq, &a, "compression=sum");
+  kd_ctt_study_free(&a);
 }
 
 int main(int argc, char **argv) {

@@ -230,10 +230,13 @@ typedef struct {
   int n_lr;
   int64_t lr_g;
   const int64_t *actt_g_list; /* actt at each g (n_actt values; NULL: none), with actt_n_ls length
-                                 scales kp->ls actt_ls_ratio^(j - (n-1)/2), B2, B3 */
+                                 scales kp->ls actt_ls_ratio^(j - (n-1)/2), B2, B3 and
+                                 kd_ctt_params.compression actt_compression (0 each, 1 middle,
+                                 2 sum) */
   int n_actt;
   int64_t actt_n_ls, actt_B2, actt_B3;
   double actt_ls_ratio;
+  int actt_compression;
 } kd_ctt_study_spec;
 
 /** The tests a study runs (kd_ctt_study_out.method). */

@@ -200,6 +200,7 @@ static kd_err kd_study_setup_(kd_study_drv_ *S) {
     S->pa.ls_ratio = sp->actt_ls_ratio;
     S->pa.B2 = sp->actt_B2;
     S->pa.B3 = sp->actt_B3;
+    S->pa.compression = sp->actt_compression;
   }
   kd_study_compress_keys_(sp, &S->pa);
   S->ps.B = S->pw.B = sp->B;
