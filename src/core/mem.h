@@ -12,7 +12,8 @@
  *  from /proc/meminfo. *what names the source. 0 when none is known (no limit). Local. */
 uint64_t kd_mem_available(const char **what);
 
-/** Fail with KD_ERR_MEM (exit 2) when a rank needs more than kd_mem_available: one line saying
+/** Fail with KD_ERR_MEM (exit 2) when a rank needs more than kd_mem_available (a need of at most
+ *  1 MiB: more than $KD_MEMORY_LIMIT; the system's limits are not read for it): one line saying
  *  how much is needed for `what`, how much is available and from where, and to use more ranks or a
  *  smaller `size_key`. need == UINT64_MAX means "more than can be addressed". Local. */
 kd_err kd_mem_require(uint64_t need, const char *what, const char *size_key);
