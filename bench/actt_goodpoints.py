@@ -14,9 +14,10 @@ of each over NULL_TRIALS (default 400) with a two-sided binomial test against al
 a 0.06 shift over POWER_TRIALS (default 200), and the median wall time per test of each (one
 process, one core, in-process calls). goodpoints' actt prints its bisection steps; they are
 discarded. GOODPOINTS_DIR is a folder with goodpoints built in place (setup.py build_ext
---inplace). Under mpirun with P > 1 ranks it only times kdistill's actt on the P ranks (each rank
-passes its block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials and prints the
-median."""
+--inplace). Under mpirun with P > 1 ranks it times kdistill's actt on the P ranks (each rank
+passes its block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials, and goodpoints'
+on rank 0 alone in the same run after each (the other ranks wait), and prints both medians and
+the ratio."""
 import contextlib
 import io
 import os
@@ -62,7 +63,16 @@ def trials(n_trials, shift):
 
 
 if int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1")) > 1:
-    time_ranks("actt", M, lambda X, Y, t, comm: kdistill.ctt(X, Y, seed=t, comm=comm, **KD))
+    lam_gp = np.sqrt(2.0) * np.array(LS)
+    w_gp = np.full(len(LS), 1.0 / len(LS))
+
+    def gp_run(X, Y, t):
+        with contextlib.redirect_stdout(io.StringIO()):
+            gpctt.actt(X, Y, G, B=299, B_2=200, B_3=20, s=16, lam=lam_gp, weights=w_gp,
+                       null_seed=t, statistic_seed=10 ** 6 + t, alpha=0.05)
+
+    time_ranks("actt", M, lambda X, Y, t, comm: kdistill.ctt(X, Y, seed=t, comm=comm, **KD),
+               gp=gp_run)
     sys.exit(0)
 n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200

@@ -6,14 +6,14 @@ Y ~ N((0.05, 0), I_2), m = n = 2^14; the Gaussian kernel exp(-|x-y|^2 / 8) (kdis
 goodpoints lam = sqrt(8)); g = 1; 32 bins (kdistill s = 32, goodpoints s = 16: it makes
 min(2 s, m + n) bins); B = 39; alpha = 0.05; delta = 0.5. Trial t draws its data from numpy seed
 1000 + t and gives both tests their seeds from t. goodpoints returns a rejection probability;
-one seeded uniform draw turns it into a decision. Prints both rejection rates over TRIALS
-(default 50) and the median wall time per test of each.
+one seeded uniform draw turns it into a decision. Prints both rejection counts over TRIALS
+(default 50) and the median wall time per test of each, both on one core.
 
-Run as one process, both tests run on one core. Under mpirun with P > 1 ranks, kdistill's ctt runs
-on all P ranks (each passes its block of the same arrays; comm=MPI.COMM_WORLD) and goodpoints' on
-rank 0 alone while the other ranks wait at a barrier, alternating trial by trial in the same run;
-kdistill's time is the slowest rank's. GOODPOINTS_DIR is a folder with goodpoints built in place
-(setup.py build_ext --inplace)."""
+Under mpirun with P > 1 ranks, kdistill's ctt runs on all P ranks (each passes its block of the
+same arrays; comm=MPI.COMM_WORLD) and goodpoints' on rank 0 alone while the other ranks wait at a
+barrier, alternating trial by trial in the same run (gp_common.time_ranks); kdistill's time is
+the slowest rank's. GOODPOINTS_DIR is a folder with goodpoints built in place (setup.py
+build_ext --inplace)."""
 import os
 import statistics
 import sys
@@ -25,46 +25,43 @@ sys.path.insert(0, sys.argv[1])
 from goodpoints import ctt as gpctt  # noqa: E402
 
 import kdistill  # noqa: E402
+from gp_common import time_ranks  # noqa: E402
 
 M, G, B, SHIFT = 16384, 1, 39, 0.05
 
 
+def kd_run(X, Y, t, comm=None):
+    return kdistill.ctt(X, Y, seed=t, g=G, s=32, B=B, ls=2.0, comm=comm)
+
+
+def gp_run(X, Y, t):
+    return gpctt.ctt(X, Y, G, B=B, s=16, lam=np.sqrt(8.0), null_seed=t,
+                     statistic_seed=10 ** 6 + t, alpha=0.05)
+
+
 def main():
     n_trials = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    comm, rank, size = None, 0, 1
     if int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1")) > 1:
-        from mpi4py import MPI
-        comm = MPI.COMM_WORLD
-        rank, size = comm.Get_rank(), comm.Get_size()
-    lo, hi = M * rank // size, M * (rank + 1) // size
+        time_ranks("ctt", M, kd_run, gp=gp_run, trials=n_trials, shift=SHIFT)
+        return
     rej, times = [0, 0], [[], []]
     for t in range(n_trials):
         rng = np.random.default_rng(1000 + t)
         X, Y = rng.normal(size=(M, 2)), rng.normal(size=(M, 2))
         Y[:, 0] += SHIFT
-        if comm is not None:
-            comm.Barrier()
         t0 = time.perf_counter()
-        kd = kdistill.ctt(X[lo:hi], Y[lo:hi], seed=t, g=G, s=32, B=B, ls=2.0, comm=comm)
-        dt = time.perf_counter() - t0
-        times[0].append(dt if comm is None else comm.allreduce(dt, op=MPI.MAX))
-        rej[0] += kd.reject
-        if rank == 0:
-            t0 = time.perf_counter()
-            gp = gpctt.ctt(X, Y, G, B=B, s=16, lam=np.sqrt(8.0), null_seed=t,
-                           statistic_seed=10 ** 6 + t, alpha=0.05)
-            times[1].append(time.perf_counter() - t0)
-            # goodpoints returns a rejection probability: one seeded uniform draw decides
-            rej[1] += int(np.random.default_rng(2 * 10 ** 6 + t).uniform() < gp.rejects)
-        if comm is not None:
-            comm.Barrier()
-    if rank == 0:
-        med = [statistics.median(x) for x in times]
-        print("ctt m = n = %d, d = 2, g = %d, B = %d, shift %.2f, %d trials, kdistill on %d rank(s)"
-              % (M, G, B, SHIFT, n_trials, size))
-        print("rejections: kdistill %d / %d, goodpoints %d / %d" % (rej[0], n_trials, rej[1], n_trials))
-        print("time  kdistill %.4f s, goodpoints %.4f s per test (medians), ratio %.1fx"
-              % (med[0], med[1], med[1] / med[0]), flush=True)
+        rej[0] += kd_run(X, Y, t).reject
+        times[0].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        gp = gp_run(X, Y, t)
+        times[1].append(time.perf_counter() - t0)
+        rej[1] += int(np.random.default_rng(2 * 10 ** 6 + t).uniform() < gp.rejects)
+    med = [statistics.median(x) for x in times]
+    print("ctt m = n = %d, d = 2, g = %d, B = %d, shift %.2f, %d trials, one core"
+          % (M, G, B, SHIFT, n_trials))
+    print("rejections: kdistill %d / %d, goodpoints %d / %d" % (rej[0], n_trials, rej[1], n_trials))
+    print("time  kdistill %.4f s, goodpoints %.4f s per test (medians), ratio %.1fx"
+          % (med[0], med[1], med[1] / med[0]), flush=True)
 
 
 main()

@@ -10,8 +10,9 @@ t. Prints the null rejection rate of each over NULL_TRIALS (default 400) with a 
 binomial test against alpha, the power at a 0.06 shift over POWER_TRIALS (default 200), and the
 median wall time per test of each (one process, one core, in-process calls).
 GOODPOINTS_DIR is a folder with goodpoints built in place (setup.py build_ext --inplace).
-Under mpirun with P > 1 ranks it only times kdistill's lrctt on the P ranks (each rank passes its
-block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials and prints the median."""
+Under mpirun with P > 1 ranks it times kdistill's lrctt on the P ranks (each rank passes its
+block of the same arrays; comm=MPI.COMM_WORLD) over 50 null trials, and goodpoints' on rank 0
+alone in the same run after each (the other ranks wait), and prints both medians and the ratio."""
 import math
 import statistics
 import sys
@@ -53,7 +54,10 @@ def trials(n_trials, shift):
 if "OMPI_COMM_WORLD_SIZE" in __import__("os").environ and \
         int(__import__("os").environ["OMPI_COMM_WORLD_SIZE"]) > 1:
     time_ranks("lrctt", M, lambda X, Y, t, comm: kdistill.ctt(
-        X, Y, algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t, comm=comm))
+        X, Y, algorithm="lrctt", r=R, g=G, s=32, B=B, ls=LS, seed=t, comm=comm),
+        gp=lambda X, Y, t: gpctt.lrctt(X, Y, G, R, B=B, s=16, lam=math.sqrt(2.0) * LS,
+                                       use_permutations=True, null_seed=t,
+                                       statistic_seed=10 ** 6 + t, alpha=0.05, delta=0.5))
     sys.exit(0)
 n_null = int(sys.argv[2]) if len(sys.argv) > 2 else 400
 n_pow = int(sys.argv[3]) if len(sys.argv) > 3 else 200
