@@ -79,50 +79,77 @@ static void kd_ctt_destroy_(void **state) {
  * its default), and algorithm.weights, one positive weight per length scale (normalised by actt).
  * Read only for actt, so another algorithm names them as unknown keys. n_ls_set: algorithm.n_ls
  * was in the configuration before the defaults were filled in. Local. */
+/* actt's list of length scales (1 to 64, positive, strictly increasing) read from key into
+ * *ls / *L. Local. */
+static kd_err kd_actt_read_ls_list_(kd_config *cfg, const char *key, double **ls, int *L) {
+  kd_err err = KD_OK;
+  char where[512];
+  KD_TRY(kd_config_get_f64_list(cfg, key, 1, L, ls));
+  kd_config_where(cfg, key, where, sizeof where);
+  KD_CHECK(*L >= 1 && *L <= 64, KD_ERR_CONFIG, "%s: %s: %d length scales (1 to 64)", where, key,
+           *L);
+  for (int j = 0; j < *L; j++)
+    KD_CHECK(isfinite((*ls)[j]) && (*ls)[j] > 0.0 && (j == 0 || (*ls)[j] > (*ls)[j - 1]),
+             KD_ERR_CONFIG,
+             "%s: %s: entry %d is %g; the length scales must be positive and strictly "
+             "increasing",
+             where, key, j, (*ls)[j]);
+cleanup:
+  return err;
+}
+
+/* actt's weights, one per length scale (L of them, positive), read from key into *w / *nw.
+ * Local. */
+static kd_err kd_actt_read_weights_(kd_config *cfg, const char *key, int L, double **w, int *nw) {
+  kd_err err = KD_OK;
+  char where[512];
+  KD_TRY(kd_config_get_f64_list(cfg, key, 1, nw, w));
+  kd_config_where(cfg, key, where, sizeof where);
+  KD_CHECK(*nw == L, KD_ERR_CONFIG, "%s: %s: %d weights for %d length scales", where, key, *nw, L);
+  for (int j = 0; j < L; j++)
+    KD_CHECK(isfinite((*w)[j]) && (*w)[j] > 0.0 && (*w)[j] < 1e300, KD_ERR_CONFIG,
+             "%s: %s: entry %d is %g; weights must be positive", where, key, j, (*w)[j]);
+cleanup:
+  return err;
+}
+
+/* A list of L length scales (list_key) replaces actt's grid: the count key (n_key, value n_ls,
+ * n_set when the configuration gave it) must equal L and the ratio key (value ratio) keep its
+ * default; the count is then set to L and marked read, so the resolved configuration runs
+ * again. Local. */
+static kd_err kd_actt_list_replaces_grid_(kd_config *cfg, const char *list_key, int L,
+                                          const char *n_key, int64_t n_ls, int n_set,
+                                          const char *ratio_key, double ratio, double ratio_def) {
+  kd_err err = KD_OK;
+  char where[512], set[96];
+  KD_CHECK(!n_set || n_ls == L, KD_ERR_CONFIG, "%s: %s = %lld but %s has %d length scales",
+           kd_config_where(cfg, n_key, where, sizeof where), n_key, (long long)n_ls, list_key, L);
+  KD_CHECK(ratio == ratio_def, KD_ERR_CONFIG,
+           "%s: %s is not used with %s (the list replaces the grid)",
+           kd_config_where(cfg, ratio_key, where, sizeof where), ratio_key, list_key);
+  snprintf(set, sizeof set, "%s=%d", n_key, L);
+  KD_TRY(kd_config_set(cfg, set));
+  KD_TRY(kd_config_mark_read(cfg, n_key));
+cleanup:
+  return err;
+}
+
 static kd_err kd_ctt_actt_lists_(const kd_task_ctx *ctx, kd_ctt_state *s, int n_ls_set) {
   kd_err err = KD_OK;
   kd_config *cfg = ctx->cfg;
-  char where[512];
   if (strcmp(s->desc->name, "actt") != 0) return KD_OK;
   if (kd_config_has(cfg, "algorithm.ls_list")) {
-    KD_TRY(kd_config_get_f64_list(cfg, "algorithm.ls_list", 1, &s->n_ls_list, &s->ls_list));
-    kd_config_where(cfg, "algorithm.ls_list", where, sizeof where);
-    const int L = s->n_ls_list;
-    KD_CHECK(L >= 1 && L <= 64, KD_ERR_CONFIG, "%s: algorithm.ls_list: %d length scales (1 to 64)",
-             where, L);
-    for (int j = 0; j < L; j++)
-      KD_CHECK(isfinite(s->ls_list[j]) && s->ls_list[j] > 0.0 &&
-                   (j == 0 || s->ls_list[j] > s->ls_list[j - 1]),
-               KD_ERR_CONFIG,
-               "%s: algorithm.ls_list: entry %d is %g; the length scales must be positive and "
-               "strictly increasing",
-               where, j, s->ls_list[j]);
-    const int64_t n_ls = kd_params_int(&s->params, "n_ls");
-    KD_CHECK(!n_ls_set || n_ls == L, KD_ERR_CONFIG,
-             "%s: algorithm.n_ls = %lld but algorithm.ls_list has %d length scales",
-             kd_config_where(cfg, "algorithm.n_ls", where, sizeof where), (long long)n_ls, L);
+    KD_TRY(kd_actt_read_ls_list_(cfg, "algorithm.ls_list", &s->ls_list, &s->n_ls_list));
     double ratio_def = 0.0;
     for (int j = 0; j < s->desc->n_params; j++)
       if (!strcmp(s->desc->params[j].key, "ls_ratio")) ratio_def = s->desc->params[j].def;
-    KD_CHECK(kd_params_f64(&s->params, "ls_ratio") == ratio_def, KD_ERR_CONFIG,
-             "%s: algorithm.ls_ratio is not used with algorithm.ls_list (the list replaces the "
-             "grid)",
-             kd_config_where(cfg, "algorithm.ls_ratio", where, sizeof where));
-    char set[64];
-    snprintf(set, sizeof set, "algorithm.n_ls=%d", L);
-    KD_TRY(kd_config_set(cfg, set));
-    KD_TRY(kd_config_mark_read(cfg, "algorithm.n_ls"));
+    KD_TRY(kd_actt_list_replaces_grid_(
+        cfg, "algorithm.ls_list", s->n_ls_list, "algorithm.n_ls", kd_params_int(&s->params, "n_ls"),
+        n_ls_set, "algorithm.ls_ratio", kd_params_f64(&s->params, "ls_ratio"), ratio_def));
   }
   if (kd_config_has(cfg, "algorithm.weights")) {
     const int L = s->n_ls_list > 0 ? s->n_ls_list : (int)kd_params_int(&s->params, "n_ls");
-    KD_TRY(kd_config_get_f64_list(cfg, "algorithm.weights", 1, &s->n_weights, &s->weights));
-    kd_config_where(cfg, "algorithm.weights", where, sizeof where);
-    KD_CHECK(s->n_weights == L, KD_ERR_CONFIG,
-             "%s: algorithm.weights: %d weights for %d length scales", where, s->n_weights, L);
-    for (int j = 0; j < L; j++)
-      KD_CHECK(isfinite(s->weights[j]) && s->weights[j] > 0.0 && s->weights[j] < 1e300,
-               KD_ERR_CONFIG, "%s: algorithm.weights: entry %d is %g; weights must be positive",
-               where, j, s->weights[j]);
+    KD_TRY(kd_actt_read_weights_(cfg, "algorithm.weights", L, &s->weights, &s->n_weights));
   }
 cleanup:
   return err;
@@ -235,6 +262,7 @@ typedef struct {
   int64_t *sub_list, *wb_list; /* study.subsample (n_out values), study.wblock (block sizes) */
   int64_t *lr_list;            /* study.lrctt (feature counts r) */
   int64_t *actt_list;          /* study.actt (actt's g values) */
+  double *actt_ls, *actt_w;    /* study.actt_ls_list, study.actt_weights (NULL: none) */
   char *csv;                   /* study.csv ("" = none), owned */
   /* checkpointing (run.checkpoint_every in rounds of p replicates, run.checkpoint_path,
    * run.checkpoint_keep; docs/checkpoint.md) */
@@ -343,6 +371,8 @@ static void kd_study_destroy_(void **state) {
   free(s->wb_list);
   free(s->lr_list);
   free(s->actt_list);
+  free(s->actt_ls);
+  free(s->actt_w);
   free(s->csv);
   free(s->ckpt_path);
   free(s);
@@ -396,8 +426,39 @@ extern const kd_algo_desc kd_algo_actt;
  * resolved) study.actt_n_ls, actt_ls_ratio, actt_B2, actt_B3, actt_compression with actt's own
  * defaults, ranges and choices (its spec table, algorithm.n_ls ...), and the kernel family checked
  * for the length-scale grid (and, compression: sum, for the mean of gaussians). Local. */
+/* study.actt_ls_list and study.actt_weights (read only with study.actt) into *ls / *w and sp:
+ * actt's algorithm.ls_list and algorithm.weights for the study. With the list, study.actt_n_ls
+ * (when given: n_ls_set) must equal its length and is set to it, so that the resolved
+ * configuration runs again, and study.actt_ls_ratio must keep its default. Local. */
+static kd_err kd_study_actt_lists_(const kd_task_ctx *ctx, kd_ctt_study_spec *sp, int n_ls_set,
+                                   double ratio_def, double **ls, double **w) {
+  kd_err err = KD_OK;
+  kd_config *cfg = ctx->cfg;
+  char where[512];
+  if (kd_config_has(cfg, "study.actt_ls_list")) {
+    KD_TRY(kd_actt_read_ls_list_(cfg, "study.actt_ls_list", ls, &sp->n_actt_ls_list));
+    sp->actt_ls_list = *ls;
+    const int L = sp->n_actt_ls_list;
+    KD_CHECK(sp->actt_compression != 2, KD_ERR_CONFIG,
+             "%s: study.actt_compression: sum compresses with the mean of the gaussian kernels of "
+             "the grid; it does not take study.actt_ls_list",
+             kd_config_where(cfg, "study.actt_compression", where, sizeof where));
+    KD_TRY(kd_actt_list_replaces_grid_(cfg, "study.actt_ls_list", L, "study.actt_n_ls",
+                                       sp->actt_n_ls, n_ls_set, "study.actt_ls_ratio",
+                                       sp->actt_ls_ratio, ratio_def));
+    sp->actt_n_ls = L;
+  }
+  if (kd_config_has(cfg, "study.actt_weights")) {
+    KD_TRY(kd_actt_read_weights_(cfg, "study.actt_weights", (int)sp->actt_n_ls, w,
+                                 &sp->n_actt_weights));
+    sp->actt_weights = *w;
+  }
+cleanup:
+  return err;
+}
+
 static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_study_spec *sp,
-                             int64_t **out) {
+                             int64_t **out, double **ls, double **w) {
   kd_err err = KD_OK;
   enum { NK = 5 };
   static const char *const grid[NK] = {"n_ls", "ls_ratio", "B2", "B3", "compression"};
@@ -417,6 +478,7 @@ static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_
     keys[i].key = names[i];
     keys[i].offset = 0;
   }
+  const int n_ls_set = kd_config_has(ctx->cfg, "study.actt_n_ls");
   KD_TRY(kd_config_get_params(ctx->cfg, "study", keys, NK, &p));
   sp->actt_n_ls = kd_params_int(&p, "actt_n_ls");
   sp->actt_ls_ratio = kd_params_f64(&p, "actt_ls_ratio");
@@ -439,6 +501,7 @@ static kd_err kd_study_actt_(const kd_task_ctx *ctx, const kd_kernel *k, kd_ctt_
            "the grid; it needs kernel.name: gaussian (kernel %s)",
            kd_config_where(ctx->cfg, "study.actt_compression", where, sizeof where),
            kd_kernel_describe(k));
+  KD_TRY(kd_study_actt_lists_(ctx, sp, n_ls_set, keys[1].def, ls, w));
 cleanup:
   kd_params_free(&p);
   return err;
@@ -480,7 +543,7 @@ static kd_err kd_study_setup_(const kd_task_ctx *ctx, void **state) {
   KD_TRY(kd_study_sizes_(ctx, "study.subsample", 2, lim, &s->sub_list, &sp->n_sub));
   KD_TRY(kd_study_sizes_(ctx, "study.wblock", 2, lim, &s->wb_list, &sp->n_wb));
   KD_TRY(kd_study_lrctt_(ctx, sp, &s->lr_list));
-  KD_TRY(kd_study_actt_(ctx, s->k, sp, &s->actt_list));
+  KD_TRY(kd_study_actt_(ctx, s->k, sp, &s->actt_list, &s->actt_ls, &s->actt_w));
   sp->n_out_list = s->sub_list;
   sp->block_list = s->wb_list;
   const int n_conf = ng + exact + sp->n_sub + sp->n_wb + sp->n_lr + sp->n_actt;

@@ -25,7 +25,8 @@
  *    g, the exact test, subsample_test's n_out, wblock's block, lrctt's r, actt's g) with their
  *    method and size, and the same table on the job's communicator as on one rank; actt's row of
  *    replicate 1 (statistic, decision, NaN p-value) equals a direct actt run on that replicate's
- *    data and test seed, with the study's actt compression each and sum. */
+ *    data and test seed, with the study's actt compression each and sum, and with a free list of
+ *    length scales and unequal weights (study.actt_ls_list / actt_weights). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,8 +363,13 @@ static void check_study_actt(const kd_ctt_study_spec *sp, const kd_ctt_study_out
   KD_TEST_OK(kd_kernel_create(sp->kp, 2, &k));
   const char *st[] = {"s=16",   "g=0",        "B=50",      "B2=40", "B3=10",
                       "n_ls=3", "ls_ratio=2", compression, NULL};
-  KD_TEST_OK(ctt_test_run(MPI_COMM_SELF, "actt", k, X, Y,
-                          kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 2), st, &r));
+  const kd_ctt_in ti = {.y = Y,
+                        .ls_list = sp->actt_ls_list,
+                        .n_ls_list = sp->n_actt_ls_list,
+                        .weights = sp->actt_weights,
+                        .n_weights = sp->n_actt_weights};
+  KD_TEST_OK(ctt_test_run_in(MPI_COMM_SELF, "actt", k, X, &ti,
+                             kd_rng_u64(sp->seed, KD_CTT_STREAM_STUDY, 3 * t + 2), st, &r));
   const kd_result_dataset *sta = kd_result_find(&r, "/test/statistic"),
                           *rej = kd_result_find(&r, "/test/reject");
   KD_TEST(sta && rej && sta->f64[0] == a->statistic[t * a->n_conf + c] &&
@@ -453,6 +459,23 @@ static void test_study(MPI_Comm comm) {
   KD_TEST(a.n_conf == 2 && a.method[1] == KD_STUDY_ACTT,
           "actt-only study: 2 configurations, got %d", a.n_conf);
   if (a.n_conf == 2) check_study_actt(&sq, &a, "compression=sum");
+  const double sum_stat = a.n_conf == 2 ? a.statistic[3] : NAN;
+  kd_ctt_study_free(&a);
+  /* study.actt_ls_list / actt_weights: a free list with unequal weights reaches actt (the row
+   * equals a direct actt run with the same lists; the list's middle length scale, whose MMD is
+   * the statistic, is not the grid's, so a study that dropped the list fails here) */
+  const double ls3[3] = {0.5, 1.5, 3.0}, w3[3] = {1.0, 2.0, 1.0};
+  sq.actt_compression = 0;
+  sq.actt_ls_list = ls3;
+  sq.n_actt_ls_list = 3;
+  sq.actt_weights = w3;
+  sq.n_actt_weights = 3;
+  KD_TEST_OK(kd_ctt_study_run(comm, &sq, NULL, &a));
+  if (a.n_conf == 2) {
+    check_study_actt(&sq, &a, "compression=each");
+    KD_TEST(a.statistic[3] != sum_stat, "the lists change actt's statistic (%.17g)",
+            a.statistic[3]);
+  }
   kd_ctt_study_free(&a);
 }
 

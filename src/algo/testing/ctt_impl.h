@@ -237,6 +237,11 @@ typedef struct {
   int64_t actt_n_ls, actt_B2, actt_B3;
   double actt_ls_ratio;
   int actt_compression;
+  const double *actt_ls_list; /* n_actt_ls_list > 0: actt's length scales in place of the grid
+                                 (kd_ctt_in.ls_list; actt_n_ls is then their count) */
+  int n_actt_ls_list;
+  const double *actt_weights; /* n_actt_weights > 0: actt's weights (kd_ctt_in.weights) */
+  int n_actt_weights;
 } kd_ctt_study_spec;
 
 /** The tests a study runs (kd_ctt_study_out.method). */

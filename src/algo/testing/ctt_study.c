@@ -258,6 +258,10 @@ static kd_err kd_study_replicate_(kd_study_drv_ *S, int64_t t) {
       KD_TRY(kd_ctt_test(&in, &pl, &r));
     } else {
       S->pa.g = o->size[c];
+      ti.ls_list = sp->actt_ls_list;
+      ti.n_ls_list = sp->n_actt_ls_list;
+      ti.weights = sp->actt_weights;
+      ti.n_weights = sp->n_actt_weights;
       KD_TRY(kd_ctt_actt_test(&in, &S->pa, &r));
     }
     o->reject[t * nc + c] = kd_result_find(&r, "/test/reject")->i64[0];
