@@ -8,6 +8,7 @@ import atexit
 import ctypes
 import logging
 import os
+import queue
 import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -307,23 +308,16 @@ class _Worker:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self.jobs: List[Callable[[], None]] = []
-        self.ready = threading.Condition()
+        self.jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="kdistill-call", daemon=True)
         self.thread.start()
 
     def _loop(self) -> None:
         while True:
-            with self.ready:
-                while not self.jobs:
-                    self.ready.wait()
-                job = self.jobs.pop(0)
-            job()
+            self.jobs.get()()
 
     def submit(self, job: Callable[[], None]) -> None:
-        with self.ready:
-            self.jobs.append(job)
-            self.ready.notify()
+        self.jobs.put(job)
 
 
 _worker: List[_Worker] = []
