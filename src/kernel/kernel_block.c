@@ -675,40 +675,48 @@ cleanup:
 }
 
 /* The panel loop of kd_kernel_matvec over columns packed by kd_kernel_pack_panels (panel pj at
- * Bp + d pj P, its box at box + 2 d pj when the family has a normal-range finish) except the last
- * panel, which is at Blast / boxlast: y[i] = beta y[i] + sum_j k(A_i, B_j) wp[j]. ws: s2, s, out
- * (KD_KB_MR * P each) then the lanes (KD_KB_ROWS * 8). Local. */
-static void kd_kernel_matvec_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
-                                     const double *box, const double *Blast, const double *boxlast,
-                                     kd_lidx nb, const double *wp, double beta, double *y,
-                                     double *ws) {
+ * Bp + d pj P, its box at box + 2 d pj) except the last panel, which is at Blast / boxlast, for
+ * the L kernels ks (same dimension and accumulation; the accumulators are ks[0]'s, computed once
+ * and finished by each): y[l][i] = beta y[l][i] + sum_j k_l(A_i, B_j) wp[j], for each kernel the
+ * bits of its own call. ws: s2, s, out (KD_KB_MR * P each) then L lane blocks (KD_KB_ROWS * 8
+ * each). Local. */
+static void kd_kernel_matvec_panels_(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
+                                     const double *Bp, const double *box, const double *Blast,
+                                     const double *boxlast, kd_lidx nb, const double *wp,
+                                     double beta, double *const *y, double *ws) {
+  const kd_kernel *k = ks[0];
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
   double *s2 = ws, *s = s2 + KD_KB_MR * P, *out = s + KD_KB_MR * P, *lanes = out + KD_KB_MR * P;
-  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
-    memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8);
+    memset(lanes, 0, sizeof(double) * KD_KB_ROWS * 8 * (size_t)L);
     for (kd_lidx pj = 0; pj < npan; pj++) {
       const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
       const double *Bpj = pj == npan - 1 ? Blast : Bp + (size_t)d * (size_t)j0;
       const double *bx = pj == npan - 1 ? boxlast : box + 2 * d * pj;
       for (kd_lidx i = i0; i < i1;) {
         /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
-         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish, then
-         * their lanes together */
+         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish per
+         * kernel, then their lanes together */
         int nr = 0;
         while (nr < KD_KB_MR && i + nr < i1)
           nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
-        if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, bx, k->s_normal))
-          fnormal(k, nr * npad, s, s2, out);
-        else
-          k->fam->finish(k, nr * npad, s, s2, out);
-        kd_kernel_lanes_rows_(nr, npad, out, wp + j0, lanes + (i - i0) * 8);
+        for (int l = 0; l < L; l++) {
+          const kd_kernel *kl = ks[l];
+          const kd_kernel_finish_fn fnormal = kl->fam->finish_normal;
+          if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, bx, kl->s_normal))
+            fnormal(kl, nr * npad, s, s2, out);
+          else
+            kl->fam->finish(kl, nr * npad, s, s2, out);
+          kd_kernel_lanes_rows_(nr, npad, out, wp + j0,
+                                lanes + (size_t)l * KD_KB_ROWS * 8 + (i - i0) * 8);
+        }
         i += nr;
       }
     }
-    kd_kernel_lanes_sum_(i1 - i0, lanes, beta, y + i0);
+    for (int l = 0; l < L; l++)
+      kd_kernel_lanes_sum_(i1 - i0, lanes + (size_t)l * KD_KB_ROWS * 8, beta, y[l] + i0);
   }
 }
 
@@ -717,10 +725,40 @@ static int kd_kernel_matvec_direct_(const kd_kernel *k, kd_lidx na, kd_lidx nb) 
   return k->p.type == KD_KERNEL_STEIN || (nb < KD_KB_SMALL && na >= KD_KB_SMALL_ROWS);
 }
 
+/* kd_kernel_matvec for the L kernels ks (checked by the callers: same dimension and
+ * accumulation, no Stein kernel), the columns packed once; beta = 0 unless given. */
+static kd_err kd_kernel_matvec_ks_(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
+                                   const double *B, kd_lidx nb, const double *w, double beta,
+                                   double *const *y) {
+  kd_err err = KD_OK;
+  double *Bp, *ws = NULL, *wp, *box;
+  kd_kernel *k = ks[0];
+  const int d = k->d;
+  const kd_lidx P = kd_kernel_panel_(d);
+  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
+  /* one row block of lanes per kernel: memory does not grow with na; s2, s and out hold
+   * KD_KB_MR rows */
+  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P + (size_t)L * KD_KB_ROWS * 8;
+  KD_TRY(
+      kd_kernel_ws_(k, sc + (size_t)(d + 1) * (size_t)nbp + (size_t)(2 * d) * (size_t)npan, &ws));
+  Bp = ws + sc;
+  wp = Bp + (size_t)d * (size_t)nbp;
+  box = wp + nbp;
+  kd_kernel_pack_panels(d, B, nb, P, Bp);
+  int any_normal = 0;
+  for (int l = 0; l < L; l++) any_normal |= ks[l]->fam->finish_normal != NULL;
+  if (any_normal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
+  for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
+  kd_kernel_matvec_panels_(ks, L, A, na, Bp, box, Bp + (size_t)d * (size_t)((npan - 1) * P),
+                           box + 2 * d * (npan - 1), nb, wp, beta, y, ws);
+  for (int l = 0; l < L; l++) ks[l]->evals += (uint64_t)na * (uint64_t)nb;
+cleanup:
+  return err;
+}
+
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y) {
   kd_err err = KD_OK;
-  double *Bp, *ws = NULL, *wp, *box;
   KD_TRY(kd_kernel_check_args_(k, A, na, B, nb));
   KD_CHECK(y || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
   if (na == 0) goto cleanup;
@@ -732,22 +770,28 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
     k->evals += (uint64_t)na * (uint64_t)nb;
     goto cleanup;
   }
-  const int d = k->d;
-  const kd_lidx P = kd_kernel_panel_(d);
-  const kd_lidx npan = (nb + P - 1) / P, nbp = kd_kernel_packed_size_(nb, P);
-  /* one row block of lanes: memory does not grow with na; s2, s and out hold KD_KB_MR rows */
-  const size_t sc = (size_t)3 * KD_KB_MR * (size_t)P + KD_KB_ROWS * 8;
-  KD_TRY(
-      kd_kernel_ws_(k, sc + (size_t)(d + 1) * (size_t)nbp + (size_t)(2 * d) * (size_t)npan, &ws));
-  Bp = ws + sc;
-  wp = Bp + (size_t)d * (size_t)nbp;
-  box = wp + nbp;
-  kd_kernel_pack_panels(d, B, nb, P, Bp);
-  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
-  for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
-  kd_kernel_matvec_panels_(k, A, na, Bp, box, Bp + (size_t)d * (size_t)((npan - 1) * P),
-                           box + 2 * d * (npan - 1), nb, wp, beta, y, ws);
-  k->evals += (uint64_t)na * (uint64_t)nb;
+  KD_TRY(kd_kernel_matvec_ks_(&k, 1, A, na, B, nb, w, beta, &y));
+cleanup:
+  return err;
+}
+
+kd_err kd_kernel_matvec_multi(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
+                              const double *B, kd_lidx nb, const double *w, double *const *y) {
+  kd_err err = KD_OK;
+  KD_CHECK(ks && y && L >= 1, KD_ERR_ARG, "kernel: matvec_multi needs kernels and outputs");
+  for (int l = 0; l < L; l++) {
+    KD_TRY(kd_kernel_check_args_(ks[l], A, na, B, nb));
+    KD_CHECK(y[l] || na == 0, KD_ERR_ARG, "kernel: NULL output vector");
+    KD_CHECK(ks[l]->d == ks[0]->d && ks[l]->fam->acc == ks[0]->fam->acc &&
+                 ks[l]->p.type != KD_KERNEL_STEIN,
+             KD_ERR_ARG, "kernel: matvec_multi needs kernels of one dimension and accumulation");
+  }
+  if (na == 0) goto cleanup;
+  if (kd_kernel_matvec_direct_(ks[0], na, nb)) {
+    for (int l = 0; l < L; l++) KD_TRY(kd_kernel_matvec(ks[l], A, na, B, nb, w, 0.0, y[l]));
+    goto cleanup;
+  }
+  KD_TRY(kd_kernel_matvec_ks_(ks, L, A, na, B, nb, w, 0.0, y));
 cleanup:
   return err;
 }
@@ -796,7 +840,7 @@ kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const
   /* the last panel as kd_kernel_matvec packs it for nb columns (narrower when partial) */
   kd_kernel_pack_panels(d, pf->X + (size_t)j0 * (size_t)d, nb - j0, P, last);
   if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, last, nb - j0, P, lbox);
-  kd_kernel_matvec_panels_(k, A, na, pf->Bp, pf->box, last, lbox, nb, wp, 0.0, y, ws);
+  kd_kernel_matvec_panels_(&k, 1, A, na, pf->Bp, pf->box, last, lbox, nb, wp, 0.0, &y, ws);
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
   return err;

@@ -164,7 +164,7 @@ static void conformance_case(MPI_Comm comm, const double *lsv, const double *wv)
 
 static int same_f64(const kd_result *a, const kd_result *b, const char *path) {
   const kd_result_dataset *p = kd_result_find(a, path), *q = kd_result_find(b, path);
-  const int64_t n = p && p->rank >= 1 ? p->dims[0] : 1;
+  const int64_t n = p && p->rank >= 1 ? p->dims[0] * (p->rank == 2 ? p->dims[1] : 1) : 1;
   return p && q && p->rank == q->rank && (p->rank == 0 || p->dims[0] == q->dims[0]) &&
          !memcmp(p->f64, q->f64, sizeof(double) * (size_t)n);
 }
@@ -280,6 +280,16 @@ static void test_sum(MPI_Comm comm) {
               ctt_test_i64(&r, "/test/reject") == ctt_test_i64(&r1, "/test/reject"),
           "actt compression: sum: the outputs at %d ranks differ from those on one",
           kd_dist_size(comm));
+  /* its coreset kernel means (the mean of the five G_j) are ctt's with the mean kernel */
+  const kd_result_dataset *gs = kd_result_find(&r, "/test/coreset_kernel_means"),
+                          *gc = kd_result_find(&rc, "/test/coreset_kernel_means");
+  double gdiff = gs && gc && gs->dims[0] == gc->dims[0] ? 0.0 : INFINITY;
+  for (int64_t q = 0; isfinite(gdiff) && q < gs->dims[0] * gs->dims[0]; q++)
+    gdiff = fmax(gdiff, fabs(gs->f64[q] - gc->f64[q]));
+  KD_TEST(gdiff <= 1e-14 && same_f64(&r, &r1, "/test/coreset_kernel_means"),
+          "actt compression: sum: coreset kernel means differ from ctt's with gaussian_sum by %g "
+          "(or across ranks)",
+          gdiff);
   kd_result_free(&r);
   kd_result_free(&r1);
   kd_result_free(&rc);

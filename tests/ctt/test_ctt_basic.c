@@ -76,6 +76,27 @@ static void test_decide(void) {
     for (int i = 0; i < 6; i++) moved += lab[i] != 0;
   }
   KD_TEST(moved > 50, "permutations move labels (%d)", moved);
+  /* kd_ctt_labelled_stats: every value bit for bit kd_ctt_labelled_mmd2's, over two matrices,
+   * 21 permutations (lanes 8 + 8 + 6 with the observed labelling) and the observed one last */
+  enum { S = 13, SM = 5, NP = 21, L = 2 };
+  double G0[S * S], G1[S * S], M[(NP + 1) * L];
+  for (int i = 0; i < S * S; i++) {
+    G0[i] = sin(1.0 + i) * 0.7;
+    G1[i] = cos(0.3 * i) / 3.0;
+  }
+  const double *Gs[L] = {G0, G1};
+  KD_TEST_OK(kd_ctt_labelled_stats(Gs, L, S, SM, 31, NP, M));
+  int same = 0;
+  unsigned char lb[S];
+  for (int b = 0; b <= NP; b++) {
+    if (b < NP)
+      kd_ctt_permute_labels(S, SM, 31, b, lb);
+    else
+      for (int i = 0; i < S; i++) lb[i] = (unsigned char)(i >= SM);
+    for (int j = 0; j < L; j++) same += M[b * L + j] == kd_ctt_labelled_mmd2(Gs[j], S, lb);
+  }
+  KD_TEST(same == (NP + 1) * L, "labelled_stats equals labelled_mmd2 bit for bit (%d of %d)", same,
+          (NP + 1) * L);
 }
 
 /* Brute-force w^T K w for pooled Z (N x d) with labels (0 = X weight 1/m, 1 = Y weight -1/n). */

@@ -139,6 +139,12 @@ void kd_kernel_packed_free(kd_kernel_packed **p);
  *  w == NULL means w_j = 1. */
 kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
                         const double *w, double beta, double *y);
+/** y[l] = what kd_kernel_matvec(ks[l], A, na, B, nb, w, 0, y[l]) gives, bit for bit, for L
+ *  kernels of one dimension and accumulation (the gaussian family at several length scales, say;
+ *  not the Stein kernel): the columns are packed once and the squared distances computed once
+ *  for all L. Each kernel's evaluation count grows by na nb. Local. */
+kd_err kd_kernel_matvec_multi(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
+                              const double *B, kd_lidx nb, const double *w, double *const *y);
 /** Screening mat-vecs, for callers that compare y with thresholds. kd_kernel_screen_prepare keeps
  *  the rows X (n x d) in single precision (centred and scaled) and in double precision (about
  *  20 n d + 8 n bytes in all); then

@@ -29,6 +29,8 @@
 #include "algo/testing/ctt_impl.h"
 #include "comm/dist_impl.h"
 
+#define KD_ACTT_MAX_LS 64 /* length scales at most (algorithm.n_ls, ls_list) */
+
 static const kd_param_spec kd_actt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
      "number of coresets (bins) s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
@@ -103,7 +105,8 @@ static kd_err kd_actt_kernel_(const kd_algo_in *in, double ls, const kd_ctt_para
   return kd_dist_agreed(in->comm, kd_kernel_create(&kp, kd_kernel_dim(in->kernel), k));
 }
 
-/* Copy the coreset rows of a CTT result r and the datasets that describe them into out. Local. */
+/* Copy the coreset rows of a CTT result r and the datasets that describe them into out (the
+ * coreset kernel means only when r has them: not from a coresets_only run). Local. */
 static kd_err kd_actt_keep_rows_(const kd_result *r, kd_result *out) {
   kd_err err = KD_OK;
   static const char *const paths[4] = {"/test/coreset_kernel_means", "/test/coreset_sizes",
@@ -112,7 +115,7 @@ static kd_err kd_actt_keep_rows_(const kd_result *r, kd_result *out) {
   memcpy(out->points, r->points, sizeof(double) * (size_t)(r->n * r->d));
   memcpy(out->indices, r->indices, sizeof(kd_gidx) * (size_t)r->n);
   memcpy(out->weights, r->weights, sizeof(double) * (size_t)r->n);
-  for (int i = 0; i < 4; i++) {
+  for (int i = kd_result_find(r, paths[0]) ? 0 : 1; i < 4; i++) {
     const kd_result_dataset *ds = kd_result_find(r, paths[i]);
     KD_CHECK(ds, KD_ERR_INTERNAL, "actt: ctt returned no %s", paths[i]);
     if (ds->is_int)
@@ -124,9 +127,10 @@ cleanup:
   return err;
 }
 
-/* One CTT run at length scale ls (sum != 0: with the mean kernel of the grid around ls) with the
- * run seed `seed`: G (s x s, allocated here), s and the bins of X; its kernel evaluations are
- * added to *evals. keep != NULL: its coreset rows go there (kd_actt_keep_rows_). Collective. */
+/* One CTT run at length scale ls (sum != 0: the coresets only, with the mean kernel of the grid
+ * around ls) with the run seed `seed`: G (s x s, allocated here; sum: left NULL), s and the bins
+ * of X; its kernel evaluations are added to *evals. keep != NULL: its coreset rows go there
+ * (kd_actt_keep_rows_). Collective. */
 static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, double ls, int sum,
                              uint64_t seed, double **G, int64_t *s, int64_t *s_m, uint64_t *evals,
                              kd_result *keep) {
@@ -138,15 +142,19 @@ static kd_err kd_actt_means_(const kd_algo_in *in, const kd_ctt_params *p, doubl
   in1.kernel = k;
   in1.seed = seed;
   kd_ctt_params p1 = *p;
-  p1.B = 1; /* the permutations are ACTT's own */
+  p1.B = 1;               /* the permutations are ACTT's own */
+  p1.coresets_only = sum; /* the mean kernel's G is not used: every G_j is evaluated after */
   KD_TRY(kd_ctt_test(&in1, &p1, &r));
   const kd_result_dataset *g = kd_result_find(&r, "/test/coreset_kernel_means"),
-                          *bins = kd_result_find(&r, "/test/bins");
-  KD_CHECK(g && bins, KD_ERR_INTERNAL, "actt: ctt returned no coreset kernel means");
-  *s = g->dims[0];
+                          *bins = kd_result_find(&r, "/test/bins"),
+                          *sz = kd_result_find(&r, "/test/coreset_sizes");
+  KD_CHECK((g || sum) && bins && sz, KD_ERR_INTERNAL, "actt: ctt returned no coreset datasets");
+  *s = sz->dims[0];
   *s_m = bins->i64[0];
-  KD_ALLOC_AGREED(in->comm, *G, *s * *s);
-  memcpy(*G, g->f64, sizeof(double) * (size_t)(*s * *s));
+  if (!sum) {
+    KD_ALLOC_AGREED(in->comm, *G, *s * *s);
+    memcpy(*G, g->f64, sizeof(double) * (size_t)(*s * *s));
+  }
   *evals += r.kernel_evals;
   if (keep) KD_TRY(kd_dist_agreed(in->comm, kd_actt_keep_rows_(&r, keep)));
 cleanup:
@@ -155,27 +163,52 @@ cleanup:
   return err;
 }
 
-/* G (s x s) of the kernel at length scale ls between the coresets kept in out (rows
- * coff[b] .. coff[b+1] of out->points; coff from /test/coreset_sizes), by kd_ctt_coreset_means;
- * its kernel evaluations (summed over ranks) are added to *evals. Collective. */
-static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, double ls, double *G,
-                                  uint64_t *evals) {
+/* For every j < L with G[j] == NULL: G[j] (s x s, allocated here) of the kernel at length scale
+ * ls[j] between the coresets kept in out (rows coff[b] .. coff[b+1] of out->points; coff from
+ * /test/coreset_sizes), all by one kd_ctt_coreset_means_multi; their kernel evaluations (summed
+ * over ranks) are added to *evals. Collective. */
+static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, const double *ls,
+                                  int64_t L, double **G, uint64_t *evals) {
   kd_err err = KD_OK;
-  kd_kernel *k = NULL;
+  kd_kernel *ks[KD_ACTT_MAX_LS] = {NULL};
+  double *Gn[KD_ACTT_MAX_LS];
   int64_t *coff = NULL;
+  int n = 0;
   const kd_result_dataset *sz = kd_result_find(out, "/test/coreset_sizes");
   KD_CHECK(sz, KD_ERR_INTERNAL, "actt: no coreset sizes kept");
   const int64_t s = sz->dims[0];
-  KD_TRY(kd_actt_kernel_(in, ls, NULL, &k));
+  for (int64_t j = 0; j < L; j++) {
+    if (G[j]) continue;
+    KD_ALLOC_AGREED(in->comm, G[j], s * s);
+    Gn[n] = G[j];
+    KD_TRY(kd_actt_kernel_(in, ls[j], NULL, &ks[n++]));
+  }
   KD_ALLOC_AGREED(in->comm, coff, s + 1);
   for (int64_t b = 0; b < s; b++) coff[b + 1] = coff[b] + sz->i64[b];
-  KD_TRY(kd_ctt_coreset_means(in->comm, k, out->points, coff, s, out->d, G));
-  uint64_t ev = kd_kernel_evals(k);
+  KD_TRY(kd_ctt_coreset_means_multi(in->comm, ks, n, out->points, coff, s, out->d, Gn));
+  uint64_t ev = 0;
+  for (int l = 0; l < n; l++) ev += kd_kernel_evals(ks[l]);
   KD_TRY(kd_dist_sum_u64(in->comm, &ev, 1));
   *evals += ev;
 cleanup:
   free(coff);
-  kd_kernel_destroy(&k);
+  for (int l = 0; l < n; l++) kd_kernel_destroy(&ks[l]);
+  return err;
+}
+
+/* compression: sum: /test/coreset_kernel_means = the mean of the L matrices G_j (s x s), the mean
+ * kernel's coreset means (up to rounding: each G_j is summed first). Local. */
+static kd_err kd_actt_mean_means_(double *const *G, int64_t L, int64_t s, kd_result *out) {
+  kd_err err = KD_OK;
+  double *Gm = NULL;
+  const int64_t dims[2] = {s, s};
+  KD_ALLOC(Gm, s * s);
+  for (int64_t j = 0; j < L; j++)
+    for (int64_t q = 0; q < s * s; q++) Gm[q] += G[j][q];
+  for (int64_t q = 0; q < s * s; q++) Gm[q] /= (double)L;
+  KD_TRY(kd_result_add_f64(out, "/test/coreset_kernel_means", 2, dims, Gm));
+cleanup:
+  free(Gm);
   return err;
 }
 
@@ -196,9 +229,11 @@ static int64_t kd_actt_q_(int64_t B, double u, double w) {
 static double kd_actt_exceed_(const double *M, int64_t B2, int64_t L, const double *sorted,
                               int64_t B, double u, const double *w) {
   int64_t cnt = 0;
+  double thr[KD_ACTT_MAX_LS];
+  for (int64_t j = 0; j < L; j++) thr[j] = sorted[j * (B + 1) + kd_actt_q_(B, u, w[j])];
   for (int64_t b = 0; b < B2; b++)
     for (int64_t j = 0; j < L; j++)
-      if (M[b * L + j] > sorted[j * (B + 1) + kd_actt_q_(B, u, w[j])]) {
+      if (M[b * L + j] > thr[j]) {
         cnt++;
         break;
       }
@@ -291,16 +326,8 @@ static kd_err kd_actt_test_(const kd_ctt_params *p, int64_t L, const double *con
   kd_err err = KD_OK;
   const int64_t B = p->B, B2 = p->B2, nl = B2 + B + 1;
   double *M = NULL, *thr = NULL;
-  unsigned char *lab = NULL;
   KD_ALLOC(M, nl * L);
-  KD_ALLOC(lab, s);
-  for (int64_t b = 0; b < nl; b++) {
-    if (b < nl - 1)
-      kd_ctt_permute_labels(s, s_m, seed, b, lab);
-    else
-      for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
-    for (int64_t j = 0; j < L; j++) M[b * L + j] = kd_ctt_labelled_mmd2(G[j], s, lab);
-  }
+  KD_TRY(kd_ctt_labelled_stats(G, L, s, s_m, seed, nl - 1, M));
   for (int64_t q = 0; q < nl * L; q++) /* replicated: every rank takes the same branch */
     KD_CHECK(isfinite(M[q]), KD_ERR_NUMERIC,
              "actt: the MMD statistic is not finite (NaN or Inf in the data?)");
@@ -313,7 +340,6 @@ static kd_err kd_actt_test_(const kd_ctt_params *p, int64_t L, const double *con
 cleanup:
   free(M);
   free(thr);
-  free(lab);
   return err;
 }
 
@@ -335,6 +361,8 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
                "kernel (kernel %s)",
                kd_kernel_describe(in->kernel));
   L = ti->n_ls_list > 0 ? ti->n_ls_list : p.n_ls;
+  KD_CHECK(L >= 1 && L <= KD_ACTT_MAX_LS, KD_ERR_ARG, "actt: %lld length scales (1 to %d)",
+           (long long)L, KD_ACTT_MAX_LS);
   KD_CHECK(ti->n_weights == 0 || ti->n_weights == L, KD_ERR_ARG,
            "actt: %d weights for %lld length scales", ti->n_weights, (long long)L);
   int64_t s = 0, s_m = 0;
@@ -361,22 +389,19 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
                  "(kernel %s%s)",
                  kd_kernel_describe(in->kernel), ti->n_ls_list ? ", ls_list given" : "");
     double *Gs = NULL;
-    err = kd_actt_means_(in, &p, ls0, 1, seed_mid, &Gs, &s, &s_m, &evals, out);
-    free(Gs);
-    KD_TRY(err);
+    KD_TRY(kd_actt_means_(in, &p, ls0, 1, seed_mid, &Gs, &s, &s_m, &evals, out));
   } else {
     KD_TRY(kd_actt_means_(in, &p, ls[L / 2], 0, seed_mid, &G[L / 2], &s, &s_m, &evals, out));
   }
-  for (int64_t j = 0; j < L; j++) {
-    if (G[j]) continue; /* the middle scale's, above */
-    if (p.compression != 0) {
-      KD_ALLOC_AGREED(in->comm, G[j], s * s);
-      KD_TRY(kd_actt_means_kept_(in, out, ls[j], G[j], &evals));
-    } else {
+  if (p.compression != 0) /* every other G_j on the kept coresets, in one pass */
+    KD_TRY(kd_actt_means_kept_(in, out, ls, L, G, &evals));
+  else
+    for (int64_t j = 0; j < L; j++) {
+      if (G[j]) continue; /* the middle scale's, above */
       KD_TRY(kd_actt_means_(in, &p, ls[j], 0, kd_rng_u64(in->seed, KD_CTT_STREAM_ACTT, (uint64_t)j),
                             &G[j], &s, &s_m, &evals, NULL));
     }
-  }
+  if (p.compression == 2) KD_TRY(kd_dist_agreed(in->comm, kd_actt_mean_means_(G, L, s, out)));
   /* the labellings and the decision are local (replicated); a failure there is agreed */
   KD_TRY(kd_dist_agreed(
       in->comm, kd_actt_test_(&p, L, (const double *const *)G, s, s_m, in->seed, ls, w, out)));

@@ -309,33 +309,44 @@ cleanup:
   return err;
 }
 
-kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
-                            int64_t s, int d, double *G) {
+kd_err kd_ctt_coreset_means_multi(MPI_Comm comm, kd_kernel *const *ks, int L, const double *pts,
+                                  const int64_t *coff, int64_t s, int d, double *const *G) {
   kd_err err = KD_OK, lerr = KD_OK;
-  double *tmp = NULL;
+  double *tmp = NULL, *Gall = NULL, *ty[KD_CTT_MAX_KERNELS];
   const int rank = kd_dist_rank(comm), p = kd_dist_size(comm);
   int64_t maxn = 0;
+  KD_CHECK(L >= 1 && L <= KD_CTT_MAX_KERNELS, KD_ERR_ARG, "ctt: %d kernels for the coreset means",
+           L);
   for (int64_t b = 0; b < s; b++)
     maxn = coff[b + 1] - coff[b] > maxn ? coff[b + 1] - coff[b] : maxn;
-  KD_ALLOC_AGREED(comm, tmp, maxn);
-  memset(G, 0, sizeof(double) * (size_t)(s * s));
+  KD_ALLOC_AGREED(comm, tmp, maxn * L);
+  KD_ALLOC_AGREED(comm, Gall, s * s * L);
+  for (int l = 0; l < L; l++) ty[l] = tmp + maxn * l;
   for (int64_t i = 0, q = 0; i < s && lerr == KD_OK; i++)
     for (int64_t j = i; j < s; j++, q++) {
       if (q % p != rank) continue;
       const int64_t ni = coff[i + 1] - coff[i], nj = coff[j + 1] - coff[j];
-      memset(tmp, 0, (size_t)ni * sizeof(double));
-      lerr = kd_kernel_matvec(k, pts + (size_t)coff[i] * d, ni, pts + (size_t)coff[j] * d, nj, NULL,
-                              0.0, tmp);
+      lerr = kd_kernel_matvec_multi(ks, L, pts + (size_t)coff[i] * d, ni, pts + (size_t)coff[j] * d,
+                                    nj, NULL, ty);
       if (lerr != KD_OK) break;
-      double acc = 0.0;
-      for (int64_t t = 0; t < ni; t++) acc += tmp[t];
-      G[i * s + j] = G[j * s + i] = acc / ((double)ni * (double)nj);
+      for (int l = 0; l < L; l++) {
+        double acc = 0.0;
+        for (int64_t t = 0; t < ni; t++) acc += ty[l][t];
+        Gall[l * s * s + i * s + j] = Gall[l * s * s + j * s + i] = acc / ((double)ni * (double)nj);
+      }
     }
   KD_TRY(kd_dist_agreed(comm, lerr));
-  KD_TRY(kd_dist_sum(comm, G, (int)(s * s)));
+  KD_TRY(kd_dist_sum(comm, Gall, (int)(s * s * L)));
+  for (int l = 0; l < L; l++) memcpy(G[l], Gall + l * s * s, sizeof(double) * (size_t)(s * s));
 cleanup:
   free(tmp);
+  free(Gall);
   return err;
+}
+
+kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
+                            int64_t s, int d, double *G) {
+  return kd_ctt_coreset_means_multi(comm, &k, 1, pts, coff, s, d, &G);
 }
 
 /* Phase 4: G_ij = mean kernel value between coresets i and j (kd_ctt_coreset_means; lrctt: from
@@ -364,16 +375,10 @@ cleanup:
  * Local (replicated). */
 static kd_err kd_ctt_permute_(kd_ctt_drv_ *D, kd_result *out) {
   kd_err err = KD_OK;
-  unsigned char *lab = NULL;
   const int64_t s = D->cfg.s, B = D->cfg.B, s_m = D->s_m;
+  const double *G = D->G;
   KD_ALLOC(D->stat2, B + 1);
-  KD_ALLOC(lab, s);
-  for (int64_t b = 0; b < B; b++) {
-    kd_ctt_permute_labels(s, s_m, D->in->seed, b, lab);
-    D->stat2[b] = kd_ctt_labelled_mmd2(D->G, s, lab);
-  }
-  for (int64_t i = 0; i < s; i++) lab[i] = (unsigned char)(i < s_m ? 0 : 1);
-  D->stat2[B] = kd_ctt_labelled_mmd2(D->G, s, lab);
+  KD_TRY(kd_ctt_labelled_stats(&G, 1, s, s_m, D->in->seed, B, D->stat2));
   kd_ctt_decision dec;
   KD_TRY(kd_ctt_decide(D->stat2, B, D->cfg.alpha, D->in->seed, &dec));
   KD_TRY(kd_ctt_add_outputs(out, D->stat2, B, &dec));
@@ -385,7 +390,6 @@ static kd_err kd_ctt_permute_(kd_ctt_drv_ *D, kd_result *out) {
   KD_TRY(kd_result_add_i64(out, "/test/coreset_bin", 1, dimsc, D->cbin));
   KD_TRY(kd_result_add_i64(out, "/test/bins", 1, dimb, sizes));
 cleanup:
-  free(lab);
   return err;
 }
 
@@ -411,6 +415,22 @@ cleanup:
   return err;
 }
 
+/* kd_ctt_params.coresets_only: the coresets' datasets and the kernel evaluations of the
+ * compression (summed over ranks), in place of phases 4 and 5. Collective. */
+static kd_err kd_ctt_coresets_only_(kd_ctt_drv_ *D, kd_result *out) {
+  kd_err err = KD_OK;
+  const int64_t s = D->cfg.s, dims1[1] = {s}, dimsc[1] = {D->total}, dimb[1] = {2};
+  const int64_t sizes[2] = {D->s_m, D->s_n};
+  D->evals = kd_kernel_evals(D->in->kernel) - D->ev0;
+  KD_TRY(kd_dist_sum_u64(D->comm, &D->evals, 1));
+  out->kernel_evals = D->evals;
+  KD_TRY(kd_result_add_i64(out, "/test/coreset_sizes", 1, dims1, D->nout));
+  KD_TRY(kd_result_add_i64(out, "/test/coreset_bin", 1, dimsc, D->cbin));
+  KD_TRY(kd_result_add_i64(out, "/test/bins", 1, dimb, sizes));
+cleanup:
+  return err;
+}
+
 kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out) {
   kd_err err = KD_OK;
   kd_ctt_drv_ D;
@@ -419,6 +439,10 @@ kd_err kd_ctt_test(const kd_algo_in *in, const kd_ctt_params *p, kd_result *out)
   KD_TRY(kd_ctt_distribute_(&D));
   KD_TRY(kd_ctt_compress_(&D));
   KD_TRY(kd_ctt_gather_(&D, out));
+  if (p->coresets_only) {
+    KD_TRY(kd_ctt_coresets_only_(&D, out));
+    goto cleanup;
+  }
   KD_TRY(kd_ctt_means_(&D, out));
   KD_TRY(kd_ctt_permute_(&D, out));
   KD_TRY(kd_ctt_metrics_(&D, out));

@@ -7,6 +7,7 @@
 
 #include "algo/testing/ctt_impl.h"
 #include "comm/dist_impl.h"
+#include "core/clones.h"
 
 kd_err kd_ctt_decide(const double *stat2, int64_t B, double alpha, uint64_t seed,
                      kd_ctt_decision *out) {
@@ -75,6 +76,84 @@ double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *lab
     total += wi * row;
   }
   return total;
+}
+
+static void kd_ctt_label_weights_(int64_t s, int64_t nb, const unsigned char *labels, double *W) {
+  for (int64_t b = 0; b < KD_CTT_LANES; b++) {
+    int64_t s_m = 0;
+    if (b < nb)
+      for (int64_t i = 0; i < s; i++) s_m += labels[b * s + i] == 0;
+    const double wx = b < nb ? 1.0 / (double)s_m : 0.0,
+                 wy = b < nb ? -1.0 / (double)(s - s_m) : 0.0;
+    for (int64_t i = 0; i < s; i++) W[i * KD_CTT_LANES + b] = b < nb && labels[b * s + i] ? wy : wx;
+  }
+}
+
+/* KD_CTT_LANES doubles as one vector (GCC's vector extension: zmm, 2 ymm or 4 xmm registers,
+ * lane-wise IEEE operations); kd_ctt_lanes_u_ reads one at any double's alignment */
+typedef double kd_ctt_lanes_ __attribute__((vector_size(8 * KD_CTT_LANES)));
+typedef double kd_ctt_lanes_u_
+    __attribute__((vector_size(8 * KD_CTT_LANES), aligned(8), may_alias));
+#define KD_CTT_LANES_AT_(p) (*(const kd_ctt_lanes_u_ *)(p))
+
+/* lane b's products and sums are those of kd_ctt_labelled_mmd2 in the same order (ISO C: no
+ * contraction into fma), so each lane's value has its bits; the lanes run side by side, and four
+ * rows at a time keep four independent sums in flight (each row's own order unchanged) */
+KD_KCLONES static void kd_ctt_labelled_mmd2_lanes_(const double *G, int64_t s, const double *W,
+                                                   double *out) {
+  const int NL = KD_CTT_LANES;
+  kd_ctt_lanes_ total = {0.0};
+  int64_t i = 0;
+  for (; i + 4 <= s; i += 4) {
+    kd_ctt_lanes_ r0 = {0.0}, r1 = r0, r2 = r0, r3 = r0;
+    const double *g = G + i * s;
+    for (int64_t j = 0; j < s; j++) {
+      const kd_ctt_lanes_ w = KD_CTT_LANES_AT_(W + j * NL);
+      r0 += w * g[j];
+      r1 += w * g[s + j];
+      r2 += w * g[2 * s + j];
+      r3 += w * g[3 * s + j];
+    }
+    total += KD_CTT_LANES_AT_(W + i * NL) * r0;
+    total += KD_CTT_LANES_AT_(W + (i + 1) * NL) * r1;
+    total += KD_CTT_LANES_AT_(W + (i + 2) * NL) * r2;
+    total += KD_CTT_LANES_AT_(W + (i + 3) * NL) * r3;
+  }
+  for (; i < s; i++) {
+    kd_ctt_lanes_ r0 = {0.0};
+    for (int64_t j = 0; j < s; j++) r0 += KD_CTT_LANES_AT_(W + j * NL) * G[i * s + j];
+    total += KD_CTT_LANES_AT_(W + i * NL) * r0;
+  }
+  memcpy(out, &total, sizeof total);
+}
+
+kd_err kd_ctt_labelled_stats(const double *const *G, int64_t L, int64_t s, int64_t s_m,
+                             uint64_t seed, int64_t nperm, double *M) {
+  kd_err err = KD_OK;
+  double *W = NULL, val[KD_CTT_LANES];
+  unsigned char *lab = NULL;
+  const int64_t nl = nperm + 1;
+  KD_ALLOC(lab, s * KD_CTT_LANES);
+  KD_ALLOC(W, s * KD_CTT_LANES);
+  for (int64_t b0 = 0; b0 < nl; b0 += KD_CTT_LANES) {
+    const int64_t nb = nl - b0 < KD_CTT_LANES ? nl - b0 : KD_CTT_LANES;
+    for (int64_t b = b0; b < b0 + nb; b++) {
+      unsigned char *lb = lab + (b - b0) * s;
+      if (b < nperm)
+        kd_ctt_permute_labels(s, s_m, seed, b, lb);
+      else
+        for (int64_t i = 0; i < s; i++) lb[i] = (unsigned char)(i < s_m ? 0 : 1);
+    }
+    kd_ctt_label_weights_(s, nb, lab, W);
+    for (int64_t j = 0; j < L; j++) {
+      kd_ctt_labelled_mmd2_lanes_(G[j], s, W, val);
+      for (int64_t b = b0; b < b0 + nb; b++) M[b * L + j] = val[b - b0];
+    }
+  }
+cleanup:
+  free(W);
+  free(lab);
+  return err;
 }
 
 kd_err kd_ctt_check_common(const kd_algo_in *in, const kd_ctt_params *p, const kd_pointset **y) {

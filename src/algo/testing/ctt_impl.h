@@ -59,6 +59,16 @@ void kd_ctt_permute_labels(int64_t s, int64_t s_m, uint64_t seed, int64_t b, uns
  *  coresets, summed in index order (identical partitions give identical bits). Local. */
 double kd_ctt_labelled_mmd2(const double *G, int64_t s, const unsigned char *labels);
 
+/** Labellings evaluated side by side by kd_ctt_labelled_stats. */
+#define KD_CTT_LANES 8
+
+/** The labelled squared MMDs of L matrices G[j] (s x s) under nperm + 1 labellings:
+ *  M[b * L + j] = kd_ctt_labelled_mmd2(G[j], s, labels_b) bit for bit, with labels_b the
+ *  permutation kd_ctt_permute_labels(s, s_m, seed, b) for b < nperm and the observed labelling
+ *  (the first s_m coresets X's) for b = nperm. KD_CTT_LANES labellings at a time. Local. */
+kd_err kd_ctt_labelled_stats(const double *const *G, int64_t L, int64_t s, int64_t s_m,
+                             uint64_t seed, int64_t nperm, double *M);
+
 /** The quadratic forms of a pooled sample's labellings (ctt_quad.c): Z [N x d] rows, lab
  *  [N x nb] labels (0: weight wx, 1: weight wy), K visited in tile x tile blocks. Borrowed. */
 typedef struct {
@@ -98,19 +108,21 @@ void kd_ctt_wild_labels(int64_t npair, int64_t pair0, int64_t nb, uint64_t seed,
  *  of `ctt` (s, g, delta, B, alpha) or of `ctt_exact` (B, alpha, tile); the tables state the
  *  defaults. */
 typedef struct {
-  int64_t s, g;    /* ctt: bins, compression level */
-  double delta;    /* ctt: KT-Compress failure probability */
-  int64_t B;       /* label permutations */
-  double alpha;    /* nominal level */
-  int64_t tile;    /* ctt_exact, subsample_test, wblock: kernel tile edge */
-  int64_t n_out;   /* subsample_test: rows drawn from each sample */
-  int64_t rank;    /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
-  int64_t block;   /* wblock: rows of each sample per block */
-  int64_t B2, B3;  /* actt: calibration permutations, bisection steps */
-  int64_t n_ls;    /* actt: length scales */
-  double ls_ratio; /* actt: ratio of neighbouring length scales */
-  int compression; /* actt: 0 = one KT-Compress per length scale (each), 1 = the middle one's
-                      only (middle), 2 = once with the mean gaussian kernel of the grid (sum) */
+  int64_t s, g;      /* ctt: bins, compression level */
+  double delta;      /* ctt: KT-Compress failure probability */
+  int64_t B;         /* label permutations */
+  double alpha;      /* nominal level */
+  int64_t tile;      /* ctt_exact, subsample_test, wblock: kernel tile edge */
+  int64_t n_out;     /* subsample_test: rows drawn from each sample */
+  int64_t rank;      /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
+  int64_t block;     /* wblock: rows of each sample per block */
+  int64_t B2, B3;    /* actt: calibration permutations, bisection steps */
+  int64_t n_ls;      /* actt: length scales */
+  double ls_ratio;   /* actt: ratio of neighbouring length scales */
+  int compression;   /* actt: 0 = one KT-Compress per length scale (each), 1 = the middle one's
+                        only (middle), 2 = once with the mean gaussian kernel of the grid (sum) */
+  int coresets_only; /* internal (actt's sum): kd_ctt_test stops after the coresets (rows,
+                        /test/coreset_sizes, /test/coreset_bin, /test/bins, kernel_evals) */
 } kd_ctt_params;
 
 /** Parameter-table rows shared by the algorithms of task ctt (one statement of each default). */
@@ -176,6 +188,13 @@ kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_resul
  *  non-zero on one rank: the same bits at any rank count). Collective over comm; errors agreed. */
 kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
                             int64_t s, int d, double *G);
+/** Kernels at most in one kd_ctt_coreset_means_multi call. */
+#define KD_CTT_MAX_KERNELS 64
+/** kd_ctt_coreset_means for L kernels of one dimension and accumulation (kd_kernel_matvec_multi)
+ *  at once: G[l] the same bits as kd_ctt_coreset_means(comm, ks[l], ...), the distances between
+ *  the coresets computed once. 1 <= L <= KD_CTT_MAX_KERNELS. Collective; errors agreed. */
+kd_err kd_ctt_coreset_means_multi(MPI_Comm comm, kd_kernel *const *ks, int L, const double *pts,
+                                  const int64_t *coff, int64_t s, int d, double *const *G);
 
 /** lrctt's compression of one bin of n_in rows (lrctt.c): sub-bins of 4^(g+1) rows halved by
  *  KT-Compress when p->rank > 4^(g+1), else the whole bin; idx[*n_out] = the kept rows (bin

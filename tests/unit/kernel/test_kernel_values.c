@@ -484,6 +484,45 @@ int main(int argc, char **argv) {
     kd_kernel_destroy(&k);
   }
 
+  /* ---- kd_kernel_matvec_multi: each kernel's own mat-vec, bit for bit ---- */
+  {
+    const int dims[3] = {1, 2, 5};
+    const kd_lidx shapes[3][2] = {{70, 300}, {20, 3}, {5, 40}}; /* panels, the small path */
+    for (int di = 0; di < 3; di++) {
+      const int d = dims[di];
+      kd_kernel *ks[4] = {mk(KD_KERNEL_GAUSSIAN, d, 0.3), mk(KD_KERNEL_GAUSSIAN, d, 1.0),
+                          mk(KD_KERNEL_LAPLACE, d, 2.0), mk(KD_KERNEL_GAUSSIAN, d, 4.0)};
+      double A[70 * 5], B[300 * 5], w[300], ys[70], ym[4][70];
+      for (int i = 0; i < 70 * d; i++) /* some rows far out: the range test picks both forms */
+        A[i] = kd_rng_normal(17, 1, (uint64_t)i) * (i % 7 == 0 ? 12.0 : 1.0);
+      for (int i = 0; i < 300 * d; i++) B[i] = kd_rng_normal(18, 1, (uint64_t)i);
+      for (int i = 0; i < 300; i++) w[i] = 0.5 + kd_rng_uniform(19, 0, (uint64_t)i);
+      double *yp[4] = {ym[0], ym[1], ym[2], ym[3]};
+      for (int sh = 0; sh < 3; sh++) {
+        const kd_lidx na = shapes[sh][0], nb = shapes[sh][1];
+        KD_TEST_OK(kd_kernel_matvec_multi(ks, 4, A, na, B, nb, sh ? w : NULL, yp));
+        int same = 1;
+        for (int l = 0; l < 4; l++) {
+          KD_TEST_OK(kd_kernel_matvec(ks[l], A, na, B, nb, sh ? w : NULL, 0.0, ys));
+          same &= !memcmp(ys, ym[l], sizeof(double) * (size_t)na);
+        }
+        KD_TEST(same, "matvec_multi d=%d %lldx%lld: each kernel's mat-vec bit for bit", d,
+                (long long)na, (long long)nb);
+      }
+      KD_TEST(kd_kernel_evals(ks[2]) == 2 * (70 * 300 + 20 * 3 + 5 * 40),
+              "matvec_multi counts na nb per kernel (%llu)",
+              (unsigned long long)kd_kernel_evals(ks[2]));
+      for (int l = 0; l < 4; l++) kd_kernel_destroy(&ks[l]);
+    }
+    kd_kernel *k2[2] = {mk(KD_KERNEL_GAUSSIAN, 2, 1.0), mk(KD_KERNEL_GAUSSIAN, 3, 1.0)};
+    double A[6] = {0}, ya[2], yb[2], *yp[2] = {ya, yb};
+    KD_TEST(kd_kernel_matvec_multi(k2, 2, A, 2, A, 2, NULL, yp) == KD_ERR_ARG,
+            "matvec_multi refuses kernels of different dimensions");
+    kd_err_clear();
+    kd_kernel_destroy(&k2[0]);
+    kd_kernel_destroy(&k2[1]);
+  }
+
   /* ---- descriptions and evaluation counts ---- */
   {
     k = mk(KD_KERNEL_GAUSSIAN, 2, 0.5);
