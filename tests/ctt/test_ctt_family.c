@@ -232,6 +232,59 @@ static void test_lrctt_conformance(MPI_Comm comm) {
   kd_kernel_destroy(&k);
 }
 
+/* lrctt's coreset size factor a (bins of 64 rows, r = 64, g = 0): a = r / 2 is the default's
+ * halving bit for bit; a = 16 and 8 give sub-bins of 16 and 64 rows compressed to r / a = 4 and 8
+ * rows; a = 64 keeps the bins whole; a = 3 (not a power of 4), 4 (sub-bins of 256 rows), 128
+ * (a > r) and, at g = 1, 32 (sub-bins of 1 row for coresets of 2) are refused naming
+ * algorithm.a. */
+static void test_lrctt_a(MPI_Comm comm) {
+  const double shift[2] = {0.5, 0.0};
+  kd_kernel_params kp = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kp.ls = 1.0;
+  kd_kernel *k = NULL;
+  kd_pointset *X = NULL, *Y = NULL;
+  KD_TEST_OK(kd_kernel_create(&kp, 2, &k));
+  KD_TEST_OK(ctt_test_gauss(comm, 512, 2, NULL, 61, &X));
+  KD_TEST_OK(ctt_test_gauss(comm, 256, 2, shift, 62, &Y));
+  const char *as[5] = {"a=0", "a=32", "a=16", "a=8", "a=64"};
+  const int64_t per_bin[5] = {32, 32, 16, 8, 64};
+  kd_result r0 = KD_RESULT_INIT;
+  for (int i = 0; i < 5; i++) {
+    const char *st[] = {"s=12", "g=0", "B=20", "r=64", as[i], NULL};
+    kd_result res = KD_RESULT_INIT;
+    KD_TEST_OK(ctt_test_run(comm, "lrctt", k, X, Y, 9, st, &res));
+    const kd_result_dataset *sz = kd_result_find(&res, "/test/coreset_sizes");
+    int sizes_ok = sz && sz->dims[0] == 12;
+    for (int64_t b = 0; sizes_ok && b < 12; b++) sizes_ok = sz->i64[b] == per_bin[i];
+    KD_TEST(sizes_ok && res.n == 12 * per_bin[i],
+            "lrctt %s: %lld coreset rows (want 12 bins of %lld)", as[i], (long long)res.n,
+            (long long)per_bin[i]);
+    if (i == 0) {
+      r0 = res;
+      continue;
+    }
+    if (i == 1)
+      KD_TEST(res.n == r0.n &&
+                  !memcmp(res.points, r0.points, sizeof(double) * (size_t)(res.n * res.d)) &&
+                  ctt_test_f64(&res, "/test/statistic_squared") ==
+                      ctt_test_f64(&r0, "/test/statistic_squared"),
+              "lrctt a = r/2 differs from the default a = 0");
+    kd_result_free(&res);
+  }
+  kd_result_free(&r0);
+  const char *b3[] = {"a=3", "r=64", "s=12", NULL}, *b4[] = {"a=4", "r=64", "s=12", NULL},
+             *b128[] = {"a=128", "r=64", "s=12", NULL},
+             *b32[] = {"a=32", "r=64", "s=12", "g=1", NULL};
+  KD_TEST(ctt_test_config_error(comm, "lrctt", b3, "algorithm.a", KD_KERNEL_GAUSSIAN) &&
+              ctt_test_config_error(comm, "lrctt", b32, "algorithm.a", KD_KERNEL_GAUSSIAN) &&
+              ctt_test_config_error(comm, "lrctt", b4, "algorithm.a", KD_KERNEL_GAUSSIAN) &&
+              ctt_test_config_error(comm, "lrctt", b128, "algorithm.a", KD_KERNEL_GAUSSIAN),
+          "lrctt: a = 3, 4, 128 refused naming algorithm.a (last: '%s')", kd_err_message());
+  kd_pointset_destroy(&X);
+  kd_pointset_destroy(&Y);
+  kd_kernel_destroy(&k);
+}
+
 /* the same outputs on comm as on one rank */
 static void test_ranks(MPI_Comm comm, MPI_Comm self) {
   const int d = 2;
@@ -485,6 +538,7 @@ int main(int argc, char **argv) {
   test_conformance(comm);
   test_ranks(comm, MPI_COMM_SELF);
   test_lrctt_conformance(comm);
+  test_lrctt_a(comm);
   const char *sub[] = {"n_out=256", "B=100", NULL}, *wb[] = {"block=32", "B=100", NULL};
   test_level(comm, "subsample_test", sub, 1024, 1024);
   test_level(comm, "wblock", wb, 1024, 1024);

@@ -185,6 +185,13 @@ class CttTest(unittest.TestCase):
         self.assertAlmostEqual(full.statistic, exact.statistic, delta=1e-12 * exact.statistic)
         with self.assertRaisesRegex(kdistill.ConfigError, "algorithm.n_out"):
             kdistill.ctt(X, Y, algorithm="subsample_test", n_out=1001)
+        # lrctt's coreset size factor a: 22 bins of 100 rows (s = 22), r = 64, g = 1: a = 4 gives
+        # sub-bins of 64 rows compressed to r / a = 16 (one per bin, 36 rows kept); a = 3 is
+        # refused naming it
+        t = kdistill.ctt(X, Y, algorithm="lrctt", r=64, g=1, a=4, s=22)
+        self.assertEqual(list(t.extras["/test/coreset_sizes"]), [16 + 36] * 22)
+        with self.assertRaisesRegex(kdistill.ConfigError, "algorithm.a"):
+            kdistill.ctt(X, Y, algorithm="lrctt", r=64, a=3)
 
     def test_actt(self):
         # ls as a geometric list runs actt over exactly those length scales; a 0.5 shift is

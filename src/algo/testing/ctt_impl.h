@@ -115,6 +115,7 @@ typedef struct {
   int64_t tile;      /* ctt_exact, subsample_test, wblock: kernel tile edge */
   int64_t n_out;     /* subsample_test: rows drawn from each sample */
   int64_t rank;      /* lrctt: random Fourier features r (0: ctt's exact coreset kernel means) */
+  int64_t a;         /* lrctt: coreset size factor (0: goodpoints' default) */
   int64_t block;     /* wblock: rows of each sample per block */
   int64_t B2, B3;    /* actt: calibration permutations, bisection steps */
   int64_t n_ls;      /* actt: length scales */
@@ -196,9 +197,15 @@ kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, cons
 kd_err kd_ctt_coreset_means_multi(MPI_Comm comm, kd_kernel *const *ks, int L, const double *pts,
                                   const int64_t *coff, int64_t s, int d, double *const *G);
 
-/** lrctt's compression of one bin of n_in rows (lrctt.c): sub-bins of 4^(g+1) rows halved by
- *  KT-Compress when p->rank > 4^(g+1), else the whole bin; idx[*n_out] = the kept rows (bin
- *  order). Sub-bin t uses the seed kd_rng_u64(seed, stream, t). Local. */
+/** lrctt's compression of one bin of n_in rows (lrctt.c): with p->a = 0, sub-bins of 4^(g+1)
+ *  rows halved by KT-Compress when p->rank > 4^(g+1), else the whole bin; with p->a > 0
+ *  (checked by kd_lrctt_check_a), sub-bins of r^2 / (4^g a^2) rows compressed to r / a rows;
+ *  idx[*n_out] = the kept rows (bin order). Sub-bin t uses the seed kd_rng_u64(seed, stream, t).
+ *  Local. */
+/** lrctt's algorithm.a against r, g and the n_in rows of a permutation bin: a = 0, or
+ *  r^2 / (4^g a^2) a power of 4 between 4^g and n_in (its value in *q; 0 when a = 0).
+ *  KD_ERR_CONFIG naming algorithm.a otherwise. Local. */
+kd_err kd_lrctt_check_a(const kd_ctt_params *p, int64_t n_in, int64_t *q);
 kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int d,
                              const kd_ctt_params *p, uint64_t seed, uint64_t stream, kd_lidx *idx,
                              kd_lidx *n_out);

@@ -5,7 +5,10 @@
  *   - compression: when r > 4^(g+1), every bin is cut into sub-bins of 4^(g+1) consecutive rows,
  *     each KT-Compressed to 2^g sqrt(4^(g+1)) = 2 4^g rows (half of it; the last rows of a bin
  *     that do not fill a sub-bin are kept as they are); otherwise the bin is kept whole. This is
- *     goodpoints' default coreset size (a = 0).
+ *     goodpoints' default coreset size (a = 0). With a > 0 (goodpoints' coreset size factor),
+ *     the sub-bins have r^2 / (4^g a^2) rows, each KT-Compressed to 2^g sqrt(r^2 / (4^g a^2))
+ *     = r / a rows (kept whole when that is all of it); the size must be a power of 4 that fits
+ *     in a bin.
  *   - features (Gaussian kernel k(x, y) = exp(-|x - y|^2 / (2 ls^2)) only): r / 2 frequencies
  *     w_j ~ N(0, I_d / ls^2), drawn from (run seed, KD_CTT_STREAM_RFF, j d + c), and
  *     phi(x) = sqrt(2 / r) (cos(w_j . x), sin(w_j . x))_j, so that E phi(x) . phi(y) = k(x, y);
@@ -33,18 +36,57 @@ static const kd_param_spec kd_lrctt_params_[] = {
     {"r", KD_PARAM_INT, 256, NULL, 2, 1048576, NULL,
      "number of random Fourier features (even): r / 2 frequencies, cosine and sine",
      KD_PARAM_AT(kd_ctt_params, rank)},
+    {"a", KD_PARAM_INT, 0, NULL, 0, 1048576, NULL,
+     "coreset size factor: sub-bins of r^2 / (4^g a^2) rows compressed to r / a rows; 0: "
+     "goodpoints' default (the g line)",
+     KD_PARAM_AT(kd_ctt_params, a)},
     KD_CTT_PARAM_DELTA,
     KD_CTT_PARAM_B("number of label permutations (replicates)"),
     KD_CTT_PARAM_ALPHA,
 };
 
+kd_err kd_lrctt_check_a(const kd_ctt_params *p, int64_t n_in, int64_t *q) {
+  kd_err err = KD_OK;
+  const int64_t r = p->rank, a = p->a;
+  *q = 0;
+  if (a == 0) goto cleanup;
+  /* r^2 / (4^g a^2) by exact steps (no overflow: r <= 2^20), then a power of 4 */
+  int64_t v = r * r, g = p->g, ok = a <= r && v % (a * a) == 0;
+  if (ok) v /= a * a;
+  for (; ok && g > 0; g--) {
+    ok = v % 4 == 0;
+    v /= 4;
+  }
+  int64_t pw = 1;
+  while (pw < v) pw *= 4;
+  KD_CHECK_KEY(ok && v >= 1 && pw == v, KD_ERR_CONFIG, "algorithm.a",
+               "algorithm.a = %lld: sub-bins of r^2 / (4^g a^2) rows must be a whole power of 4 "
+               "(r = %lld, g = %lld: a = r / 2^(g+k) with k >= g)",
+               (long long)a, (long long)r, (long long)p->g);
+  KD_CHECK_KEY(v >= ((int64_t)1 << (2 * p->g)), KD_ERR_CONFIG, "algorithm.a",
+               "algorithm.a = %lld: sub-bins of r^2 / (4^g a^2) = %lld rows are smaller than "
+               "their coresets of r / a = %lld rows (take a smaller a)",
+               (long long)a, (long long)v, (long long)(r / a));
+  KD_CHECK_KEY(v <= n_in, KD_ERR_CONFIG, "algorithm.a",
+               "algorithm.a = %lld: sub-bins of r^2 / (4^g a^2) = %lld rows exceed the %lld rows "
+               "of a permutation bin (take a larger a, a smaller r or fewer bins s)",
+               (long long)a, (long long)v, (long long)n_in);
+  *q = v;
+cleanup:
+  return err;
+}
+
 kd_err kd_lrctt_compress_bin(kd_kernel *k, const double *rows, kd_lidx n_in, int d,
                              const kd_ctt_params *p, uint64_t seed, uint64_t stream, kd_lidx *idx,
                              kd_lidx *n_out) {
   kd_err err = KD_OK;
-  const int64_t g = p->g, q = (int64_t)1 << (2 * (g + 1));
+  const int64_t g = p->g;
+  int64_t q = (int64_t)1 << (2 * (g + 1)), qa = 0;
   kd_lidx *sub = NULL, cnt = 0;
-  if (p->rank <= q || q > n_in) { /* kept whole */
+  KD_TRY(kd_lrctt_check_a(p, n_in, &qa));
+  if (p->a > 0) q = qa;
+  if ((p->a == 0 && (p->rank <= q || q > n_in)) ||
+      (p->a > 0 && q == (int64_t)1 << (2 * g))) { /* kept whole */
     for (kd_lidx j = 0; j < n_in; j++) idx[j] = j;
     *n_out = n_in;
     return KD_OK;
@@ -171,6 +213,8 @@ static kd_err kd_lrctt_check_(const kd_params *params, const kd_algo_shape *sh) 
                (long long)p.rank);
   if (sh->n_in < 1 || sh->n_second < 1) goto cleanup; /* empty samples: the run's own message */
   KD_TRY(kd_ctt_check_sizes(&p, sh->n_in, sh->n_second, &s_m, &s_n, &n_in));
+  int64_t q;
+  KD_TRY(kd_lrctt_check_a(&p, n_in, &q));
 cleanup:
   return err;
 }
