@@ -11,6 +11,7 @@
 
 #include "algo/thinning/thin_impl.h"
 #include "comm/dist_impl.h"
+#include "core/clones.h"
 
 /* The kernel values the pass needs: columns k(., x_j) of the candidates' Gram matrix, for the
  * coreset's points and the candidates swapped in. When the matrix is small they are kept once
@@ -20,6 +21,10 @@
  * same bits: a kernel value does not depend on the block it is computed in, and k(a, b) =
  * k(b, a) bit for bit (docs/kernels.md). */
 enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB at most, of which only the columns used are touched */
+/* Up to this many candidates (on one rank) the whole Gram matrix is evaluated in one block call:
+ * the columns one by one would cost more in calls than in kernel values (a Compress leaf's
+ * refine has 16 to 64 candidates). The same bits: a value does not depend on its block. */
+enum { KD_RF_FULL_MAX = 64 };
 
 typedef struct {
   kd_kernel *k;
@@ -56,10 +61,22 @@ static inline double kd_rf_div_(double x, double q, double rq, int exact) {
 static kd_err kd_rf_init_(kd_rf_ *r, const kd_lidx *sel, kd_lidx m, double *diag, double *gs) {
   kd_err err = KD_OK;
   double *S = NULL, *blk = NULL;
-  const kd_lidx nc = r->nc, R = 256;
-  (void)nc;
+  const kd_lidx nc = r->nc, R = 256, rows = r->hi - r->lo < R ? r->hi - r->lo : R;
+  if (r->K && r->lo == 0 && r->hi == nc && nc <= KD_RF_FULL_MAX) {
+    /* the whole matrix at once (column j at K + j nc; k(a, b) = k(b, a) bit for bit), then the
+     * sums and the diagonal from it: the values the blocks below give */
+    KD_TRY(kd_kernel_eval_block(r->k, r->C, nc, r->C, nc, r->K, nc));
+    memset(r->have, 1, (size_t)nc);
+    for (kd_lidx c = 0; c < nc; c++) {
+      double sum = 0.0;
+      for (kd_lidx j = 0; j < m; j++) sum += r->K[(size_t)sel[j] * nc + c];
+      gs[c] = sum;
+      diag[c] = r->K[(size_t)c * nc + c];
+    }
+    goto cleanup;
+  }
   KD_ALLOC(S, (size_t)m * r->d);
-  KD_ALLOC(blk, (size_t)R * m);
+  KD_ALLOC(blk, (size_t)rows * m); /* a block's rows at most (few for small sets) */
   for (kd_lidx j = 0; j < m; j++) memcpy(S + j * r->d, r->C + sel[j] * r->d, sizeof(double) * r->d);
   for (kd_lidx c0 = r->lo; c0 < r->hi; c0 += R) {
     const kd_lidx nr = r->hi - c0 < R ? r->hi - c0 : R;
@@ -80,6 +97,27 @@ cleanup:
   free(S);
   free(blk);
   return err;
+}
+
+/* dl[c] for the candidates c in [lo, hi): the change of MMD^2 when the point with target value
+ * zsi, gs xs0 and diagonal xs1 is replaced by c (ci: its kernel column), the expression of the
+ * scan in kd_thin_refine_team in the same order (ISO C: no contraction), so the same bits; a
+ * loop without branches, vectorised. */
+KD_KCLONES static void kd_rf_deltas_(kd_lidx lo, kd_lidx hi, const double *gs, const double *ci,
+                                     const double *diag, const double *zc, double zsi, double xs0,
+                                     double xs1, double fm, double fm2, double rm2, int p2,
+                                     double *dl) {
+  const double c2 = -2.0 / fm, x2 = 2.0 * xs0;
+  if (p2)
+    for (kd_lidx c = lo; c < hi; c++) {
+      const double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - x2 + xs1;
+      dl[c] = c2 * (zc[c] - zsi) + dt * rm2;
+    }
+  else
+    for (kd_lidx c = lo; c < hi; c++) {
+      const double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - x2 + xs1;
+      dl[c] = c2 * (zc[c] - zsi) + dt / fm2;
+    }
 }
 
 /* One step's agreement over a team: each rank sends [error, best, bc, scale] over its candidates
@@ -119,7 +157,7 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
                            kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
                            kd_lidx *n_swaps) {
   kd_err err = KD_OK, lerr = KD_OK;
-  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL, *buf = NULL;
+  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL, *buf = NULL, *dl = NULL, *vv = NULL;
   char *in = NULL;
   kd_lidx swaps = 0;
   kd_rf_ r = {k, C, nc, d, NULL, NULL, 0, nc};
@@ -137,9 +175,12 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
   diag = calloc((size_t)nc, sizeof(double));
   csi = calloc((size_t)nc, sizeof(double));
   cbc = calloc((size_t)nc, sizeof(double));
+  dl = calloc((size_t)(2 * nc), sizeof(double)); /* the step's changes, then the scales */
+  vv = dl ? dl + nc : NULL;
   in = calloc((size_t)nc, 1);
   buf = calloc((size_t)(6 * (team ? team->size : 1)), sizeof(double));
-  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !diag || !csi || !cbc || !in || !buf)
+  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !diag || !csi || !cbc || !dl || !in ||
+      !buf)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate for %lld candidates",
                       (long long)nc);
   for (kd_lidx j = 0; j < m && lerr == KD_OK; j++) {
@@ -162,6 +203,9 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
   }
   const double fm = (double)m, fm2 = fm * fm, rm = 1.0 / fm, rm2 = 1.0 / fm2;
   const int p2 = (m & (m - 1)) == 0; /* m a power of two: exact reciprocals */
+  /* each candidate's scale term |z_c| / m + |K_cc| / m^2 (fixed during the pass) */
+  for (kd_lidx c = r.lo; c < r.hi; c++)
+    vv[c] = kd_rf_div_(fabs(zc[c]), fm, rm, p2) + kd_rf_div_(fabs(diag[c]), fm2, rm2, p2);
   kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
   for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
     kd_lidx i = it % m;
@@ -175,19 +219,22 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
     kd_lidx bc = si;
     const double *ci = csi, *cb = cbc;
     lerr = kd_rf_col_(&r, si, csi, &ci);
+    if (lerr == KD_OK)
+      kd_rf_deltas_(r.lo, r.hi, gs, ci, diag, zc, zc[si], xs[0], xs[1], fm, fm2, rm2, p2, dl);
+    /* the first strict minimum over the candidates not in the coreset, and the largest scale
+     * term (NaN never taken, as fmax skips it), in locals that stay in registers (best and scale
+     * have their address taken) */
+    double lb = best, lsc = scale;
+    kd_lidx lbc = bc;
     for (kd_lidx c = r.lo; c < r.hi && lerr == KD_OK; c++) {
-      if (in[c]) continue;
-      double dt = 2.0 * (gs[c] - ci[c]) + diag[c] - 2.0 * xs[0] + xs[1];
-      double delta = -2.0 / fm * (zc[c] - zc[si]) + kd_rf_div_(dt, fm2, rm2, p2);
-      if (delta < best) {
-        best = delta;
-        bc = c;
-      }
-      /* fmax(scale, v) for v >= 0 (or NaN, which fmax skips too), without the libm call */
-      const double v =
-          kd_rf_div_(fabs(zc[c]), fm, rm, p2) + kd_rf_div_(fabs(diag[c]), fm2, rm2, p2);
-      if (v > scale) scale = v;
+      const int out = !in[c], better = out & (dl[c] < lb);
+      lb = better ? dl[c] : lb;
+      lbc = better ? c : lbc;
+      lsc = out & (vv[c] > lsc) ? vv[c] : lsc;
     }
+    best = lb;
+    bc = lbc;
+    scale = lsc;
     if (team)
       KD_TRY(kd_rf_team_step_(team, &r, lerr, nx, gs, diag, &best, &bc, &scale, nxv, buf));
     else
@@ -218,7 +265,7 @@ cleanup:
   if (n_swaps) *n_swaps = swaps;
   free(r.K);
   free(r.have);
-  free(gs), free(diag), free(csi), free(cbc), free(buf);
+  free(gs), free(diag), free(csi), free(cbc), free(buf), free(dl);
   free(in);
   return err;
 }
