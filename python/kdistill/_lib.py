@@ -7,6 +7,7 @@ line reads, emitted as JSON, which YAML parsers accept) and calls :func:`run_job
 import atexit
 import ctypes
 import logging
+import math
 import os
 import queue
 import sys
@@ -413,9 +414,9 @@ def result_dict(r: Result) -> Dict[str, Any]:
         "weights": _copy(r.weights, n, np.float64),
         "indices": _copy(r.indices, n, np.int64),
         "mmd": float(r.mmd), "seconds": float(r.seconds), "kernel_evals": int(r.kernel_evals),
-        "metrics": {r.metrics[i].name.decode(): (int(r.metrics[i].value) if r.metrics[i].is_count
-                                                  else float(r.metrics[i].value))
-                    for i in range(r.n_metrics)},
+        # (slices of the C arrays: one ctypes conversion per entry, not one per field access)
+        "metrics": {m.name.decode(): (int(m.value) if m.is_count else float(m.value))
+                    for m in (r.metrics[:r.n_metrics] if r.n_metrics > 0 else ())},
         "trace": None, "extras": {},
     }
     t = int(r.n_trace)
@@ -424,12 +425,12 @@ def result_dict(r: Result) -> Dict[str, Any]:
                         "n_atoms": _copy(r.trace_atoms, t, np.int64),
                         "mmd": _copy(r.trace_mmd, t, np.float64),
                         "seconds": _copy(r.trace_seconds, t, np.float64)}
-    for i in range(r.n_datasets):
-        ds = r.datasets[i]
-        shape = tuple(int(ds.dims[k]) for k in range(ds.rank))
-        size = int(np.prod(shape)) if shape else 1
+    extras = out["extras"]
+    for ds in (r.datasets[:r.n_datasets] if r.n_datasets > 0 else ()):
+        shape = tuple(ds.dims[:ds.rank])
+        size = math.prod(shape)
         v = _copy(ds.i64, size, np.int64) if ds.is_int else _copy(ds.f64, size, np.float64)
-        out["extras"][ds.path.decode()] = v.reshape(shape) if shape else v[0]
+        extras[ds.path.decode()] = v.reshape(shape) if shape else v[0]
     return out
 
 
