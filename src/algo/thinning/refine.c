@@ -171,16 +171,18 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
     r.K = malloc(sizeof(double) * (size_t)(nc * nc));
     r.have = calloc((size_t)nc, 1);
   }
-  gs = calloc((size_t)nc, sizeof(double));
-  diag = calloc((size_t)nc, sizeof(double));
-  csi = calloc((size_t)nc, sizeof(double));
-  cbc = calloc((size_t)nc, sizeof(double));
-  dl = calloc((size_t)(2 * nc), sizeof(double)); /* the step's changes, then the scales */
-  vv = dl ? dl + nc : NULL;
+  /* one block: gs, diag, the two columns' buffers, the step's changes, the scale terms */
+  gs = calloc((size_t)(6 * nc), sizeof(double));
+  if (gs) {
+    diag = gs + nc;
+    csi = gs + 2 * nc;
+    cbc = gs + 3 * nc;
+    dl = gs + 4 * nc;
+    vv = gs + 5 * nc;
+  }
   in = calloc((size_t)nc, 1);
   buf = calloc((size_t)(6 * (team ? team->size : 1)), sizeof(double));
-  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !diag || !csi || !cbc || !dl || !in ||
-      !buf)
+  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !in || !buf)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate for %lld candidates",
                       (long long)nc);
   for (kd_lidx j = 0; j < m && lerr == KD_OK; j++) {
@@ -265,7 +267,7 @@ cleanup:
   if (n_swaps) *n_swaps = swaps;
   free(r.K);
   free(r.have);
-  free(gs), free(diag), free(csi), free(cbc), free(buf), free(dl);
+  free(gs), free(buf);
   free(in);
   return err;
 }
