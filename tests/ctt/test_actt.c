@@ -232,6 +232,17 @@ static void test_ranks(MPI_Comm comm) {
   KD_TEST(ctt_test_f64(&a1, "/test/statistic") == ctt_test_f64(&c1, "/test/statistic"),
           "actt with one length scale: statistic %.17g, ctt's %.17g",
           ctt_test_f64(&a1, "/test/statistic"), ctt_test_f64(&c1, "/test/statistic"));
+  /* and so with compression: middle and sum (the mean of one gaussian is that gaussian) */
+  for (int cm = 0; cm < 2; cm++) {
+    const char *onec[] = {
+        "g=1", "n_ls=1", "B=20", "B2=20", cm ? "compression=sum" : "compression=middle", NULL};
+    kd_result am = KD_RESULT_INIT;
+    KD_TEST_OK(ctt_test_run(comm, "actt", k, X, Y, 5, onec, &am));
+    KD_TEST(ctt_test_f64(&am, "/test/statistic") == ctt_test_f64(&c1, "/test/statistic"),
+            "actt with one length scale, %s: statistic %.17g, ctt's %.17g", onec[4],
+            ctt_test_f64(&am, "/test/statistic"), ctt_test_f64(&c1, "/test/statistic"));
+    kd_result_free(&am);
+  }
   kd_result_free(&a1);
   kd_result_free(&c1);
   kd_result_free(&r);

@@ -183,6 +183,7 @@ static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, co
     Gn[n] = G[j];
     KD_TRY(kd_actt_kernel_(in, ls[j], NULL, &ks[n++]));
   }
+  if (n == 0) goto cleanup; /* one length scale, compression: middle: its G is the run's */
   KD_ALLOC_AGREED(in->comm, coff, s + 1);
   for (int64_t b = 0; b < s; b++) coff[b + 1] = coff[b] + sz->i64[b];
   KD_TRY(kd_ctt_coreset_means_multi(in->comm, ks, n, out->points, coff, s, out->d, Gn));
