@@ -53,6 +53,14 @@ int kd_test_finish(void) {
   return c[1] == 0 && c[0] > 0 ? 0 : 1;
 }
 
+kd_kernel *kd_test_gaussian(int d, double ls) {
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  p.ls = ls;
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  return k;
+}
+
 kd_pointset *kd_test_mixture_target(MPI_Comm c, kd_gidx N, int d, uint64_t seed, int wmod,
                                     double *Y, double *v) {
   static const double m1[3] = {1.5, -1.0, 0.5}, s1[3] = {0.4, 0.8, 0.5};

@@ -29,6 +29,9 @@ int kd_test_size(void);
 kd_pointset *kd_test_mixture_target(MPI_Comm c, kd_gidx N, int d, uint64_t seed, int wmod,
                                     double *Y, double *v);
 
+/** A Gaussian kernel of length scale ls on R^d (the check of its creation recorded). */
+kd_kernel *kd_test_gaussian(int d, double ls);
+
 /* 1 in the sanitizer build (-DKD_ENABLE_ASAN=ON): a test whose cost is repetitions of the same
  * code (seeds of a statistical check) may run fewer of them there, where every run costs 5-10
  * times more and what is checked is memory safety, not the statistics. */

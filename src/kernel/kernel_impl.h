@@ -67,6 +67,7 @@ struct kd_kernel {
   int ls_pending;     /* ls: median requested and kd_kernel_set_median_ls not yet run */
   int ls_phi_pending; /* deep: ls_phi likewise (kd_kernel_set_median_ls sets both) */
   int screen_off;     /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
+  int screen_fgt;     /* the halving's fast Gauss transform: 0 where it pays, 1 forced, 2 never */
   uint64_t evals;
   uint64_t evals_screened; /* those of evals computed by the screening mat-vecs */
   char desc[160];

@@ -158,7 +158,14 @@ int kd_kernel_screen_available(const kd_kernel *k) {
 }
 
 void kd_kernel_set_screening(kd_kernel *k, int on) {
-  if (k) k->screen_off = !on;
+  if (!k) return;
+  k->screen_off = !on;
+  k->screen_fgt = on == 2 ? 1 : (on == 3 ? 2 : 0);
+}
+
+int kd_kernel_screen_fgt(const kd_kernel *k) {
+  if (!kd_kernel_screen_available(k)) return 0;
+  return k->screen_fgt == 0 ? 1 : (k->screen_fgt == 1 ? 2 : 0);
 }
 
 void kd_kernel_screen_free(kd_kernel_screen **S) {

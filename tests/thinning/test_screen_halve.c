@@ -20,7 +20,8 @@
 static int on_off(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d, double delta,
                   uint64_t seed, kd_lidx *a, kd_lidx *b, uint64_t *extra, uint64_t *ev_off,
                   uint64_t *ev_scr) {
-  kd_kernel_set_screening(k, 1);
+  kd_kernel_set_screening(k, 3); /* the single-precision screening alone (test_fgt_halve: the
+                                  * fast Gauss transform) */
   kd_kernel_reset_evals(k);
   KD_TEST_OK(kd_thin_halve(k, kind, X, n, d, delta, seed, 5, a));
   const uint64_t ev_on = kd_kernel_evals(k);

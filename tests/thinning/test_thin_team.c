@@ -4,7 +4,9 @@
  *  - halvings of 1000, 4096 and 8192 rows of the 8-component mixture (the last two with several
  *    chunks in which the screened coins need the exact rows; not 8192 under the sanitizers),
  *    KH(delta), KH with adaptive thresholds, the tight heuristic, local pairing, LKH, and GS on
- *    256 rows; length scales 0.3 and 2; screening on and off. Without screening the evaluations
+ *    256 rows; length scales 0.3 and 2; screening on, off, and on with the fast Gauss transform
+ *    forced (halve_fgt.c: every rank keeps the expansions, the rows shared like the screened
+ *    ones). Without screening the evaluations
  *    the ranks make, less those each rank other than 0 made alike (team.skip), are exactly those
  *    of the one-rank halving;
  *  - KH-Refine over 1500 candidates (kept columns) and 3000 (a column per step), Gaussian and
@@ -51,7 +53,7 @@ static void halvings(void) {
       KD_TEST_OK(kd_kernel_create(&p, d, &k));
       for (int ki = 0; ki < 6; ki++) {
         if ((kinds[ki] == KD_HALVE_GS) != (n == 256)) continue; /* GS is cubic: 256 rows only */
-        for (int scr = 0; scr < 2; scr++) {
+        for (int scr = 0; scr < 3; scr++) {
           kd_thin_team t = team_world();
           kd_kernel_set_screening(k, scr);
           kd_kernel_reset_evals(k);
@@ -81,8 +83,8 @@ static void halvings(void) {
     }
     free(X), free(a), free(b);
   }
-  const int want = KD_TEST_SANITIZED ? 44 : 64; /* 20 per mixture size, 4 GS */
-  KD_TEST(cases == want && differ == 0 && 2 * counted == want && miscounted == 0,
+  const int want = KD_TEST_SANITIZED ? 66 : 96; /* 30 per mixture size, 6 GS */
+  KD_TEST(cases == want && differ == 0 && 3 * counted == want && miscounted == 0,
           "%d team halvings (%d ranks) keep the rows of one rank's, %d counted alike", cases,
           kd_test_size(), counted - miscounted);
   kd_measure_free(&mu);
@@ -104,6 +106,8 @@ static void clusters(void) {
   kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
   kd_kernel *k = NULL;
   KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  kd_kernel_set_screening(k,
+                          3); /* the single-precision screening alone (no fast Gauss transform) */
   const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA, KD_HALVE_KH};
   const double deltas[] = {0.5, 0.5, -1.0};
   double least = 1.0;

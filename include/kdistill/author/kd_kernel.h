@@ -179,9 +179,14 @@ kd_err kd_kernel_screen_exact(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i
                               kd_lidx nb, const double *w, double *y);
 void kd_kernel_screen_free(kd_kernel_screen **S);
 int kd_kernel_screen_available(const kd_kernel *k);
-/** Screening on (default) or off: off, kd_kernel_screen_available says 0 and callers take the
- *  double-precision path everywhere (the same results; for tests and comparisons). */
+/** Screening on (1, the default) or off (0): off, kd_kernel_screen_available says 0 and callers
+ *  take the double-precision path everywhere (the same results; for tests and comparisons).
+ *  2: on, and the KH halving's fast Gauss transform used wherever it applies, not only where it
+ *  pays; 3: on without that transform (both for tests and comparisons: the same results). */
 void kd_kernel_set_screening(kd_kernel *k, int on);
+/** The KH halving's fast Gauss transform under the screening setting: 0 not used, 1 where it
+ *  pays, 2 wherever it applies. */
+int kd_kernel_screen_fgt(const kd_kernel *k);
 /** diag[i] = k(A_i, A_i). */
 kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag);
 /** Total evaluations counted by this kernel object. */

@@ -20,7 +20,8 @@
  * coin only compares alpha with a threshold, so for the Gaussian kernel the mat-vec is screened
  * (kd_kernel_screen_matvec, about 2.3x faster): the same decisions, bit for bit. */
 #define KD_KH_CHUNK 64
-#define KD_KH_STRIP 32 /* rows per strip of the chunk's Gram block (even) */
+#define KD_KH_STRIP 32     /* rows per strip of the chunk's Gram block (even) */
+#define KD_KH_FGT_MIN 8192 /* fewer rows: no fast Gauss transform (it does not pay) */
 
 /* alpha_i of pair t of a chunk from its rows' mat-vec values yr, yr1: the chunk's earlier pairs
  * (signs sg, Gram rows g0, g1) added in order. One function for the screened and the exact
@@ -92,17 +93,20 @@ cleanup:
 }
 
 /* y (and its bounds yb when screened) of a chunk's w rows X + 2 i0 d against the 2 i0 earlier
- * points with signs sgn: exact (mode 0), screened by rows (1) or by pairs (2: y[2t] the pair's
- * difference and yb[2t] its bound, y[2t + 1] = yb[2t + 1] = 0), on one rank (team NULL; lerr
- * unused) or shared over a team (kd_kh_team_gather_; lerr carried). */
-static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, int mode,
+ * points with signs sgn: exact (mode 0), screened by rows (1), by pairs (2: y[2t] the pair's
+ * difference and yb[2t] its bound, y[2t + 1] = yb[2t + 1] = 0) or by the fast Gauss transform
+ * (3, fgt), on one rank (team NULL; lerr unused) or shared over a team (kd_kh_team_gather_; lerr
+ * carried). */
+static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fgt *fgt, int mode,
                              const kd_thin_team *team, const double *X, kd_lidx i0, kd_lidx w,
                              int d, const double *sgn, kd_err lerr, double *y, double *yb,
                              double *tx, double *rx) {
   kd_lidx lo = 0, hi = w;
   if (team) kd_thin_row_share(w, team->rank, team->size, &lo, &hi);
   if (lerr == KD_OK && hi > lo) {
-    if (mode == 2) {
+    if (mode == 3) {
+      kd_kh_fgt_eval(fgt, X + (2 * i0 + lo) * d, hi - lo, 2 * i0, y + lo, yb + lo);
+    } else if (mode == 2) {
       const kd_lidx q = (hi - lo) / 2; /* lo, hi even: whole groups of four rows */
       lerr = kd_kernel_screen_pairs(k, scr, 2 * i0 + lo, q, 2 * i0, sgn, y + lo, yb + lo);
       for (kd_lidx t = q - 1; t >= 0 && lerr == KD_OK; t--) { /* pair t's values to row 2t */
@@ -132,6 +136,44 @@ static void kd_kh_screen_form_(kd_kernel_screen **scr, int *pairs, kd_lidx *nscr
     *pairs = 1;
     *nscreened = *nexact = 0;
   }
+}
+
+/* The swap threshold a_i of pair i from b2 = |k(x,.) - k(x',.)|^2: b_i b_max,i logterm (Alg. B.1),
+ * or with `adaptive` get_swap_params(sigma_{i-1}, b_i, delta_i) of Alg. B.2 on
+ * f_i = k(x,.) - k(x',.): a_i = max(b_i sigma_{i-1} sqrt(2 log(2/delta_i)), b_i^2), then sigma_i by
+ * eq. (70) (delta_i = delta / (2 (i + 1) lg)). Updates *bmax and *sig2. */
+static double kd_kh_threshold_(double b2, kd_lidx i, double logterm, int adaptive, double delta,
+                               double lg, double *bmax, double *sig2) {
+  double b = sqrt(b2 > 0 ? b2 : 0.0);
+  if (b > *bmax) *bmax = b;
+  double a = b * *bmax * logterm;
+  if (adaptive) {
+    const double di = delta / (2.0 * (double)(i + 1) * lg);
+    b2 = b * b;
+    a = b * sqrt(*sig2) * sqrt(2.0 * log(2.0 / di));
+    if (b2 > a) a = b2;
+    if (a > 0) {
+      double q = 1.0 + (b2 - 2.0 * a) * *sig2 / (a * a);
+      *sig2 += b2 * (q > 0 ? q : 0.0);
+    }
+  }
+  return a;
+}
+
+/* The fast Gauss transform of a halving of n rows (fgt NULL when the kernel's screening setting
+ * or its cost leaves it out): forced (setting 2) from the first chunk on, else from the earlier
+ * points' count where it pays (*from), for halvings of KD_KH_FGT_MIN rows or more. */
+static kd_err kd_kh_fgt_setup_(kd_kernel *k, const kd_kernel_screen *scr, const double *X,
+                               kd_lidx n, int d, kd_kh_fgt **fgt, double *from) {
+  kd_err err = KD_OK;
+  const int mode = scr ? kd_kernel_screen_fgt(k) : 0;
+  *from = INFINITY;
+  if (mode == 2 || (mode == 1 && n >= KD_KH_FGT_MIN))
+    KD_TRY(kd_kh_fgt_prepare(k, X, n, d, fgt, from));
+  if (mode == 2) *from = 0.0;
+  if (*fgt && *from > 0.75 * (double)n) kd_kh_fgt_free(fgt); /* it would not pay */
+cleanup:
+  return err;
 }
 
 /* Alg. B.1 (or KHA, `adaptive`) on one rank (team NULL) or split over a team's ranks
@@ -164,6 +206,12 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
    * if even those leave more than one in 8 open, screening is dropped for the rest of the call
    * (kd_kh_screen_form_). The decisions are those of the exact mat-vec either way. */
   kd_kernel_screen *scr = NULL;
+  /* the fast Gauss transform (halve_fgt.c, Gaussian kernel, d <= 3): the rows from expansions
+   * kept per cell, once the earlier points are many enough (fgt_from) that this costs less than
+   * the single-precision rows; decided like the screening, the same decisions */
+  kd_kh_fgt *fgt = NULL;
+  double fgt_from = INFINITY;
+  kd_lidx fscreened = 0, fexact = 0; /* coins by the transform, and those needing exact rows */
   kd_lidx nscreened = 0, nexact = 0;
   int pairs = 0; /* screening by the pairs' differences (kd_kernel_screen_pairs) */
   sgn = calloc((size_t)(n + 1), sizeof(double));
@@ -178,6 +226,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "halving: cannot allocate for %lld rows",
                       (long long)n);
   if (lerr == KD_OK && np > C) lerr = kd_kernel_screen_prepare(k, X, n, &scr);
+  if (lerr == KD_OK) lerr = kd_kh_fgt_setup_(k, scr, X, n, d, &fgt, &fgt_from);
   if (multi) {
     /* the ranks' screening forms agree (the same rows), so every rank takes the same path */
     KD_TRY(kd_dist_agreed(team->comm, lerr));
@@ -187,13 +236,16 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   for (kd_lidx i0 = 0; i0 < np; i0 += C) {
     const kd_lidx c = np - i0 < C ? np - i0 : C, w = 2 * c;
     const double *A = X + 2 * i0 * d;
-    kd_kh_screen_form_(&scr, &pairs, &nscreened, &nexact, nteam);
-    const int screened = i0 > 0 && scr != NULL;
+    const int by_fgt = fgt && i0 > 0 && (double)(2 * i0) >= fgt_from;
+    /* while the transform is kept, the screening keeps its row form (and its set, whose packed
+     * copy gives the exact rows) */
+    if (!fgt) kd_kh_screen_form_(&scr, &pairs, &nscreened, &nexact, nteam);
+    const int screened = i0 > 0 && (scr != NULL || by_fgt);
     if (i0 == 0)
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     else
-      KD_TRY(kd_kh_earlier_(k, scr, screened ? 1 + pairs : 0, multi ? team : NULL, X, i0, w, d, sgn,
-                            lerr, y, yb, tx, rx));
+      KD_TRY(kd_kh_earlier_(k, scr, fgt, by_fgt ? 3 : (screened ? 1 + pairs : 0),
+                            multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb, tx, rx));
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
     uint64_t e0 = kd_kernel_evals(k);
@@ -204,30 +256,18 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
     for (kd_lidx t = 0; t < c && lerr == KD_OK; t++) {
       const kd_lidx i = i0 + t, r = 2 * t;
       const double *g0 = G + r * w, *g1 = G + (r + 1) * w;
-      double b2 = g0[r] + g1[r + 1] - 2.0 * g0[r + 1];
-      double b = sqrt(b2 > 0 ? b2 : 0.0);
-      if (b > bmax) bmax = b;
-      double a = b * bmax * logterm;
-      if (adaptive) {
-        /* get_swap_params(sigma_{i-1}, b_i, delta_i) of Alg. B.2 on f_i = k(x,.) - k(x',.):
-         * a_i = max(b_i sigma_{i-1} sqrt(2 log(2/delta_i)), b_i^2), then sigma_i by eq. (70) */
-        const double di = delta / (2.0 * (double)(i + 1) * lg);
-        b2 = b * b;
-        a = b * sqrt(sig2) * sqrt(2.0 * log(2.0 / di));
-        if (b2 > a) a = b2;
-        if (a > 0) {
-          double q = 1.0 + (b2 - 2.0 * a) * sig2 / (a * a);
-          sig2 += b2 * (q > 0 ? q : 0.0);
-        }
-      }
+      const double a = kd_kh_threshold_(g0[r] + g1[r + 1] - 2.0 * g0[r + 1], i, logterm, adaptive,
+                                        delta, lg, &bmax, &sig2);
       const double coin = kd_rng_uniform(seed, stream, (uint64_t)i);
       const double *sg = sgn + 2 * i0;
       int swap = -1;
       if (screened) {
         nscreened++;
         swap = kd_kh_screened_(coin, a, y + r, yb + r, sg, g0, g1, r);
+        fscreened += by_fgt;
         if (swap < 0) { /* the exact rows: the decision of the unscreened halving */
           nexact++;
+          fexact += by_fgt;
           lerr = kd_kernel_screen_exact(k, scr, 2 * (i0 + t), 2, 2 * i0, sgn, y + r);
         }
       }
@@ -238,6 +278,10 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
       sgn[2 * i + 1] = swap ? -1.0 : 1.0;
     }
     ev_red += kd_kernel_evals(k) - e0;
+    if (fgt && lerr == KD_OK) kd_kh_fgt_add(fgt, A, w, sgn + 2 * i0);
+    /* thresholds too small for its bounds (tiny pairs: local pairing, the tight heuristic): more
+     * than one coin in 8 nteam open, and the transform is dropped for the rest of the call */
+    if (fgt && fscreened >= 4 * C && 8 * nteam * fexact > fscreened) kd_kh_fgt_free(&fgt);
     if (!multi) KD_TRY(lerr);
   }
   if (multi) {
@@ -252,6 +296,7 @@ cleanup:
   free(tx);
   free(rx);
   kd_kernel_screen_free(&scr);
+  kd_kh_fgt_free(&fgt);
   return err;
 }
 

@@ -61,6 +61,21 @@ kd_err kd_thin_halve_team(kd_kernel *k, kd_halve_kind kind, const double *X, kd_
                           double delta, uint64_t seed, uint64_t stream, kd_thin_team *team,
                           kd_lidx *keep);
 
+/** The fast Gauss transform of the KH halving (halve_fgt.c): the signed kernel sums of the
+ *  points placed so far from Hermite expansions kept per cell of a grid, each row with a proven
+ *  bound on its distance to kd_kernel_matvec's value (signs +-1). */
+typedef struct kd_kh_fgt kd_kh_fgt;
+/** The grid for the n rows X (Gaussian kernel, 1 <= d <= 3; *out NULL otherwise, or when no grid
+ *  fits its memory cap) and *cross, the number of earlier points from which a row costs less by
+ *  the expansions than by exact evaluations (an estimate). Local. */
+kd_err kd_kh_fgt_prepare(kd_kernel *k, const double *X, kd_lidx n, int d, kd_kh_fgt **out,
+                         double *cross);
+/** Adds the cnt rows X with signs sgn (+-1) to the expansions. Local. */
+void kd_kh_fgt_add(kd_kh_fgt *f, const double *X, kd_lidx cnt, const double *sgn);
+/** y[i] = the sum over the nb points added so far at row A_i, yb[i] its bound. Local. */
+void kd_kh_fgt_eval(kd_kh_fgt *f, const double *A, kd_lidx rows, kd_lidx nb, double *y, double *yb);
+void kd_kh_fgt_free(kd_kh_fgt **f);
+
 /** perm[n] (n even): an order of the rows X[n*d] in which the two rows of every consecutive pair
  *  (perm[2i], perm[2i+1]) are close: a k-d split on the widest coordinate (median, even halves,
  *  ties by row) down to cells of two. Deterministic. Local. */

@@ -81,14 +81,6 @@ static void check_rows(kd_kernel *k, const kd_kernel_screen *S, const double *X,
   free(yb);
 }
 
-static kd_kernel *gauss(int d, double ls) {
-  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  p.ls = ls;
-  kd_kernel *k = NULL;
-  KD_TEST_OK(kd_kernel_create(&p, d, &k));
-  return k;
-}
-
 /* n points: normal with spread `sd` around 1000 in every coordinate */
 static double *points(kd_lidx n, int d, double sd, uint64_t seed) {
   double *X = malloc(sizeof(double) * (size_t)(n * d));
@@ -106,7 +98,7 @@ static void bound_holds(void) {
       const int d = dims[a];
       /* spread 1, less at the smallest ls (else single precision cannot resolve the points) */
       double *X = points(n, d, lss[b] < 0.1 ? 0.25 : 1.0, (uint64_t)(10 * a + b));
-      kd_kernel *k = gauss(d, lss[b]);
+      kd_kernel *k = kd_test_gaussian(d, lss[b]);
       kd_kernel_screen *S = NULL;
       KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
       KD_TEST(S != NULL, "d %d ls %g: a screening form", d, lss[b]);
@@ -143,7 +135,7 @@ static void wide_points(void) {
   for (kd_lidx i = 0; i < n; i++) /* pairs (2i, 2i+1) about 1 apart, all over the range */
     X[i] = i % 2 ? X[i - 1] + 0.5 + kd_rng_uniform(9, 1, (uint64_t)i)
                  : -half + 2.0 * (half - 2.0) * kd_rng_uniform(9, 0, (uint64_t)i);
-  kd_kernel *k = gauss(1, 1.0);
+  kd_kernel *k = kd_test_gaussian(1, 1.0);
   kd_kernel_screen *S = NULL;
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S != NULL, "scaled radius 90: a screening form");
@@ -178,7 +170,7 @@ static void no_form(void) {
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S == NULL && !kd_kernel_screen_available(k), "Matern 5/2: no screening form");
   kd_kernel_destroy(&k);
-  k = gauss(2, 1.0);
+  k = kd_test_gaussian(2, 1.0);
   kd_kernel_set_screening(k, 0);
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S == NULL, "screening off: none");
@@ -192,7 +184,7 @@ static void no_form(void) {
   kd_kernel_destroy(&k);
   free(X);
   X = points(n, 2, 1e4, 6); /* spread 1e4 at ls 1: single precision cannot resolve it */
-  k = gauss(2, 1.0);
+  k = kd_test_gaussian(2, 1.0);
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S == NULL, "points spread 1e4 at ls 1: none");
   kd_kernel_destroy(&k);
@@ -205,7 +197,7 @@ static void exact_rows(void) {
   int cases = 0, differ = 0;
   for (int di = 0; di < 4; di++) {
     const int d = dims[di];
-    kd_kernel *k = gauss(d, 1.5);
+    kd_kernel *k = kd_test_gaussian(d, 1.5);
     const kd_lidx P = kd_kernel_panel_(d), n = 2 * P + 77;
     double *X = points(n, d, 2.0, 11 + (uint64_t)d), *w = malloc(sizeof(double) * (size_t)n);
     double y1[9], y2[9];

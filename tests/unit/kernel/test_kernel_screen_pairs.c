@@ -53,14 +53,6 @@ typedef struct {
   kd_lidx pairs;
 } pair_stats;
 
-static kd_kernel *gauss(int d, double ls) {
-  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  p.ls = ls;
-  kd_kernel *k = NULL;
-  KD_TEST_OK(kd_kernel_create(&p, d, &k));
-  return k;
-}
-
 /* n points in pairs: x_{2p} normal with spread sd around 1000, x_{2p+1} = x_{2p} + eps_p ls
  * times a normal direction, eps_p cycling through 1e-5 .. 3 */
 static double *pair_points(kd_lidx n, int d, double sd, double ls, uint64_t seed, double *eps) {
@@ -127,7 +119,7 @@ static void bound_holds(void) {
     for (int b = 0; b < 4; b++) {
       const int d = dims[a];
       double *X = pair_points(n, d, lss[b] < 0.1 ? 0.25 : 1.0, lss[b], (uint64_t)(10 * a + b), eps);
-      kd_kernel *k = gauss(d, lss[b]);
+      kd_kernel *k = kd_test_gaussian(d, lss[b]);
       kd_kernel_screen *S = NULL;
       KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
       KD_TEST(S != NULL, "d %d ls %g: a screening form", d, lss[b]);
@@ -166,7 +158,7 @@ static void far_pairs(void) {
     X[2 * p + 1] = 2000.0 - X[2 * p] + ((p % 2) ? 1e-3 : 0.0); /* mirrored: far, or near 1000 */
     eps[p] = 1.0;
   }
-  kd_kernel *k = gauss(1, ls);
+  kd_kernel *k = kd_test_gaussian(1, ls);
   kd_kernel_screen *S = NULL;
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S != NULL, "wide points: a screening form");
@@ -184,7 +176,7 @@ static void bad_args(void) {
   const kd_lidx n = 64;
   double eps[32];
   double *X = pair_points(n, 2, 1.0, 1.0, 1, eps), y, b;
-  kd_kernel *k = gauss(2, 1.0);
+  kd_kernel *k = kd_test_gaussian(2, 1.0);
   kd_kernel_screen *S = NULL;
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(kd_kernel_screen_pairs(k, S, n - 1, 1, n, NULL, &y, &b) == KD_ERR_ARG,
