@@ -12,7 +12,8 @@
 #include "kd_test.h"
 
 /* 8 unit-covariance components with means on a circle of radius 4 (neighbours ~3.1 apart),
- * equal weights; d = 2 (extra coordinates, if d > 2, have mean 0). Caller kd_measure_free()s. */
+ * equal weights; d = 2 (extra coordinates, if d > 2, have mean 0; d = 1: the circle's first
+ * coordinate, 4 cos(2 pi c / 8)). Caller kd_measure_free()s. */
 static inline kd_measure thin_test_mixture(int d) {
   kd_measure m;
   memset(&m, 0, sizeof m);
@@ -24,7 +25,7 @@ static inline kd_measure thin_test_mixture(int d) {
   m.mix_w = calloc(8, sizeof(double));
   for (int c = 0; c < 8; c++) {
     m.means[c * d] = 4.0 * cos(2 * 3.14159265358979323846 * c / 8.0);
-    m.means[c * d + 1] = 4.0 * sin(2 * 3.14159265358979323846 * c / 8.0);
+    if (d > 1) m.means[c * d + 1] = 4.0 * sin(2 * 3.14159265358979323846 * c / 8.0);
     for (int j = 0; j < d; j++) m.sds[c * d + j] = 1.0;
     m.mix_w[c] = 1.0 / 8.0;
   }
