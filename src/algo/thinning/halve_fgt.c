@@ -16,23 +16,28 @@
  * The bound of a row is the sum of
  *   truncation: Cramer's inequality |h_n(t)| <= K 2^(n/2) sqrt(n!) exp(-t^2 / 2) (K = 1.086435)
  *     and |a_k| <= r (r = s/2 and the roundings) give per cell at most
- *     q_c K^d exp(-|D|^2 / 2) T_d(P, sqrt(2) r), T_d the tail |g| >= P of
- *     sum_g prod_k rho^(g_k) / sqrt(g_k!) (q_c: the cell's points);
+ *     q_c K^d exp(-|D|^2 / 2) T_d(Pc, sqrt(2) r), T_d the tail |g| >= Pc of
+ *     sum_g prod_k rho^(g_k) / sqrt(g_k!) (q_c: the cell's points; Pc <= P the lowest order at
+ *     which this is at most tol, kd_hf_order_: far cells are summed to lower orders);
  *   cutoff: a cell more than R cells away in some coordinate is at least R s away:
  *     (all earlier points) exp(-(R s)^2);
  *   rounding (u = 2^-53): |M[alpha] h_alpha(D)| <= q_c r^|alpha| / alpha! m_alpha(D), m the
  *     majorant of |h| by the recurrence on absolute values, whose generating function gives
- *     sum_alpha r^|alpha| / alpha! m_alpha(D) <= exp(2 d r^2); every moment (q_c naive
- *     additions of terms with at most 3 P d + d roundings), every Hermite value (an argument of
- *     at most (R + 1)^2 s^2 rounded, then at most 2.02 u per step of the recurrence, relative
- *     to the majorant) and the row's sum of nm terms stay within
- *     (q_c + ms + 8 P d + 64 + (R + 1)^2 s^2 + (2 R + 1)^d) u of those magnitudes (ms the terms a
- * cell sums, (2 R + 1)^d the cells); the points' own rounding: u and the offsets within 2.01 u W +
- * u s per coordinate (W the box's scaled width), the scale sig within 4 u of sqrt(-c0), which moves
- * a kernel value by at most 2 sqrt(2 / e) sqrt(d) (2.01 u W + u s) + 3 u; the reference's own
- * rounding: kd_kernel_matvec's value is within nb ((d + 2) 0.45e-16 + 3e-16 + 2 (nb/8 + 4) 2^-53)
- * of the exact sum (nb earlier points, each kernel value at most 1). Everything here is local and
- * deterministic: every rank of a team keeps the same moments. */
+ *     sum_n r^n / n! m_n(t) = exp(2 r^2 - (|t| - r)^2) per coordinate (gm, kd_hf_hermite_);
+ *     every moment (q_c naive additions of terms with at most 3 P d + d roundings), every
+ *     Hermite value (an argument of at most (R + 1)^2 s^2 rounded, then at most 2.02 u per step
+ *     of the recurrence, relative to the majorant) and the sums stay within
+ *     (q_c + ms + 8 P d + 64 + (R + 1)^2 s^2 + (4 R + 2)^d) u of those magnitudes (ms the terms
+ *     a cell sums, (4 R + 2)^d the cells of a row group's union);
+ *   the points' own rounding: the coordinates within 2.01 u W (W the box's scaled width), the
+ *     offsets from the centres within u (R + 1) s, the scale sig within 4 u of sqrt(-c0): a
+ *     kernel value moves by at most 2 sqrt(2 / e) sqrt(d) (2.01 u W + u (R + 1) s) + 3 u;
+ *   the reference's own rounding: kd_kernel_matvec's value is within
+ *     (3e-16 + 2 (nb/8 + 4) 2^-53) S0 + (d + 2) 1.2e-16 S1 of the exact sum, S0 = sum_j k and
+ *     S1 = sum_j k S (S the scaled squared distance), bounded per cell by
+ *     k <= exp(-|D|^2 / 2 + |a|^2) and k S <= 0.74 sqrt(k), and by exp(-(R s)^2) (R s)^2 beyond
+ *     the cutoff.
+ * Everything here is local and deterministic: every rank of a team keeps the same moments. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
