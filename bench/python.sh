@@ -15,6 +15,7 @@ py=/usr/bin/python3
 uptime
 $py bench/python_bench.py overhead 16
 $py bench/python_bench.py small
+$py bench/python_bench.py handover
 for t in float64 float32; do $py bench/python_bench.py rss 22 $t; done
 # the CLI on the same job (rows generated inside the library): its peak RSS holds the input once
 work=$(mktemp -d)

@@ -4,10 +4,15 @@
                median of 3 seeds, and the coresets compared bit for bit
   small        whole-call wall time of kdistill.thin on 2^10 x 2 (median of 50 calls), with a
                fixed length scale and with ls = median
+  handover     whole-call wall time of a small CTT (m = n = 64, d = 2, B = 39) in the main thread
+               (Python's SIGINT handler: the call runs in place) against the same call with a
+               SIGINT handler of the program's own (the call runs on the worker thread): 5 rounds
+               of 200 calls each way, alternating; medians
   rss N DTYPE  peak RSS of one process during kdistill.thin on N x 2 (DTYPE float64 | float32)
 Needs KDISTILL (the CLI) in the environment for `overhead`."""
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -77,6 +82,28 @@ def small():
               % (ls, 1e3 * statistics.median(ts), 1e3 * min(ts)))
 
 
+def handover():
+    X, Y = data(64, 1), data(64, 2)
+
+    def own(sig, frame):
+        raise KeyboardInterrupt
+
+    res = {"in place": [], "worker": []}
+    for _ in range(5):
+        for mode in res:
+            signal.signal(signal.SIGINT, own if mode == "worker" else signal.default_int_handler)
+            ts = []
+            for t in range(200):
+                t0 = time.perf_counter()
+                kdistill.ctt(X, Y, seed=t, ls=1.0)
+                ts.append(time.perf_counter() - t0)
+            res[mode].append(statistics.median(ts))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    a, b = (1e3 * statistics.median(v) for v in res.values())
+    print("handover: small ctt whole call median %.3f ms in place, %.3f ms on the worker thread "
+          "(+%.3f ms)" % (a, b, b - a))
+
+
 def rss(n, dtype):
     X = data(n, 1).astype(dtype)
     kdistill.thin(X[:1024], 32, ls=2.0)  # warm: library, context, MPI
@@ -99,5 +126,7 @@ if __name__ == "__main__":
         overhead(2 ** int(sys.argv[2]))
     elif what == "small":
         small()
+    elif what == "handover":
+        handover()
     else:
         rss(2 ** int(sys.argv[2]), sys.argv[3])

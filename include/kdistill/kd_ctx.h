@@ -97,6 +97,13 @@ KD_API void kd_ctx_clear_interrupt(kd_ctx *ctx);
  *  see them; on = 0: ignore signals again (the handlers stay installed). The CLI listens; a
  *  library caller usually does not. Local. */
 KD_API void kd_ctx_listen_signals(kd_ctx *ctx, int on);
+/** For a host process (Python) that calls the library from the thread that handles its signals:
+ *  on = 1 saves the process's SIGINT action and installs one that interrupts this context
+ *  (kd_ctx_interrupt) and does nothing else; on = 0 restores the saved action. Bracket one call
+ *  with it, so that Ctrl-C stops the call at its next safe point without a second thread;
+ * afterwards kd_ctx_interrupted says whether a SIGINT came. One context at a time: on = 1 while
+ * another bracket is open, or ctx NULL, returns KD_ERR_ARG and changes nothing. Local. */
+KD_API kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on);
 /** For a process that runs one command on this context (the CLI), never for a host process such
  *  as Python: once a signal has reached the process, if the command is still running after grace
  *  seconds (it found no safe point to stop at), rank 0 prints one line and the process ends with

@@ -47,6 +47,7 @@ kd_err kd_ctx_create(MPI_Comm comm, kd_ctx **out) {
 void kd_ctx_destroy(kd_ctx **ctx) {
   if (!ctx || !*ctx) return;
   kd_stop_guard_end_(*ctx);
+  (void)kd_ctx_catch_sigint(*ctx, 0); /* a bracket left open on it: SIGINT's action restored */
   if (kd_ctx_bound_ == *ctx) kd_ctx_bound_ = NULL;
   kd_ctx_claims_reset(*ctx);
   if ((*ctx)->comm != MPI_COMM_NULL) MPI_Comm_free(&(*ctx)->comm);

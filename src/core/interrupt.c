@@ -52,4 +52,35 @@ void kd_interrupt_install_handlers_(void) {
   sigaction(SIGUSR1, &sa, NULL);
 }
 
+/* kd_ctx_catch_sigint: the context a SIGINT interrupts (NULL: no bracket open) and the action
+ * it replaced. A lock-free atomic pointer, so the handler may read it. */
+static _Atomic(kd_ctx *) kd_sigint_ctx_ = NULL;
+static struct sigaction kd_sigint_saved_;
+
+static void kd_sigint_handler_(int sig) {
+  (void)sig;
+  kd_ctx_interrupt(atomic_load(&kd_sigint_ctx_));
+}
+
+kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on) {
+  if (!on) {
+    kd_ctx *open = atomic_load(&kd_sigint_ctx_);
+    if (!open || (ctx && ctx != open)) return KD_ERR_ARG;
+    sigaction(SIGINT, &kd_sigint_saved_, NULL);
+    atomic_store(&kd_sigint_ctx_, NULL);
+    return KD_OK;
+  }
+  if (!ctx || atomic_load(&kd_sigint_ctx_)) return KD_ERR_ARG;
+  struct sigaction sa;
+  sa.sa_handler = kd_sigint_handler_;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  atomic_store(&kd_sigint_ctx_, ctx);
+  if (sigaction(SIGINT, &sa, &kd_sigint_saved_) != 0) {
+    atomic_store(&kd_sigint_ctx_, NULL);
+    return KD_ERR_INTERNAL;
+  }
+  return KD_OK;
+}
+
 void kd_interrupt_install(void) { kd_ctx_listen_signals(kd_ctx_current(), 1); }

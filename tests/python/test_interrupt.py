@@ -34,6 +34,26 @@ cs = kdistill.thin(C[:1024], 16, ls=1.0)
 print("after", len(cs), flush=True)
 """
 
+# a program with a SIGINT handler of its own: the handler runs during the call (which then runs on
+# the worker thread) and raising KeyboardInterrupt from it interrupts the call
+CUSTOM = r"""
+import signal, sys, numpy as np, kdistill
+seen = []
+def handler(sig, frame):
+    seen.append(sig)
+    raise KeyboardInterrupt
+signal.signal(signal.SIGINT, handler)
+C = np.random.default_rng(0).normal(size=(200000, 2))
+print("started", flush=True)
+try:
+    kdistill.herd(C, kdistill.Gaussian([0, 0], 1), n_atoms=100000, algorithm="fw_eq",
+                  ls=1.0, max_iter=10000000, tol_mmd=0.0)
+except kdistill.Interrupted as e:
+    print("interrupted:", e, flush=True)
+print("handler ran", len(seen), "still ours", signal.getsignal(signal.SIGINT) is handler,
+      flush=True)
+"""
+
 
 class InterruptTest(unittest.TestCase):
     def interrupt(self, *args):
@@ -51,6 +71,7 @@ class InterruptTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, err)
             self.assertEqual(out.splitlines()[-1], "after 16")
             self.err = err
+            self.out = out
             return (msgs if len(args) > 1 else msgs[0]), sorted(os.listdir(d))
 
     def test_sigint_leaves_nothing_without_checkpoint(self):
@@ -71,6 +92,59 @@ class InterruptTest(unittest.TestCase):
         # the second call started where the first stopped (its log says so) and went on
         self.assertIn("herd: resumed at iteration %d " % it[0], self.err)
         self.assertGreater(it[1], it[0], (first, second))
+
+
+    def test_custom_handler_runs_during_the_call(self):
+        p = subprocess.Popen([sys.executable, "-c", CUSTOM], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline().strip(), "started")
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("interrupted:"), out)
+        self.assertEqual(lines[-1], "handler ran 1 still ours True")
+
+
+class SigintBracketTest(unittest.TestCase):
+    """kd_ctx_catch_sigint, in this process: the bracket that lets a call run in the main thread."""
+
+    def setUp(self):
+        import kdistill  # noqa: F401 (loads the library)
+        from kdistill import _lib
+        self.lib = _lib.lib
+        self.ctx = _lib.process().context("self")
+        self.call = _lib.call
+
+    def test_bracket_catches_and_restores(self):
+        lib, ctx = self.lib, self.ctx
+        lib.kd_ctx_clear_interrupt(ctx)
+        self.assertEqual(lib.kd_ctx_catch_sigint(ctx, 1), 0)
+        self.assertEqual(lib.kd_ctx_catch_sigint(ctx, 1), 3, "a second bracket must be refused")
+        os.kill(os.getpid(), signal.SIGINT)  # caught by the library, not by Python
+        self.assertEqual(lib.kd_ctx_interrupted(ctx), 1)
+        self.assertEqual(lib.kd_ctx_catch_sigint(ctx, 0), 0)
+        self.assertEqual(lib.kd_ctx_catch_sigint(ctx, 0), 3, "no bracket is open")
+        self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+        lib.kd_ctx_clear_interrupt(ctx)
+        with self.assertRaises(KeyboardInterrupt):  # Python's handler is back
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+
+    def test_sigint_during_a_call_that_ends_raises_after_it(self):
+        ran = []
+
+        def fn():
+            os.kill(os.getpid(), signal.SIGINT)
+            ran.append(True)
+            return 0
+
+        with self.assertRaises(KeyboardInterrupt):
+            self.call(self.ctx, fn)
+        self.assertEqual(ran, [True], "the call ran to its end")
+        self.call(self.ctx, lambda: 0)  # the next call is not interrupted
+        self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
 
 
 if __name__ == "__main__":
