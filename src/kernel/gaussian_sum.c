@@ -7,7 +7,7 @@
 #include "kernel/kernel_impl.h"
 
 static const kd_param_spec kd_gsum_keys_[] = {
-    {"n_ls", KD_PARAM_INT, 3, NULL, 1, 64, NULL, "number of length scales L",
+    {"n_ls", KD_PARAM_INT, 3, NULL, 1, KD_KERNEL_MAX_LS, NULL, "number of length scales L",
      KD_PARAM_AT_INT(kd_kernel_params, n_ls)},
     {"ls_ratio", KD_PARAM_F64, 2.0, NULL, 1.0, 1e3, NULL,
      "ratio of neighbouring length scales (> 1 unless n_ls = 1)",
@@ -17,7 +17,7 @@ static const kd_param_spec kd_gsum_keys_[] = {
 /* s_normal: the smallest length scale has the most negative cl[0]; s <= 700 / |cl[0]| keeps every
  * cl[l] s >= -700 (1 + 2 eps) > KD_KEXP_NORMAL_MIN after rounding (as gaussian.c) */
 static void kd_gsum_setup_(kd_kernel *k) {
-  const int L = k->p.n_ls >= 1 && k->p.n_ls <= 64 ? k->p.n_ls : 1;
+  const int L = k->p.n_ls >= 1 && k->p.n_ls <= KD_KERNEL_MAX_LS ? k->p.n_ls : 1;
   double cmin = 0.0;
   for (int j = 0; j < L; j++) {
     const double l = k->p.ls * pow(k->p.ls_ratio, (double)j - 0.5 * (double)(L - 1));

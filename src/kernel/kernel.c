@@ -205,8 +205,8 @@ static kd_err kd_kernel_check_(const kd_kernel_params *p, int d) {
     KD_CHECK(p->dk >= 1 && p->dk < d, KD_ERR_CONFIG,
              "kernel.dk: key dimension must be in [1, d-1] = [1, %d] (got %d)", d - 1, p->dk);
   if (p->type == KD_KERNEL_GAUSSIAN_SUM) {
-    KD_CHECK(p->n_ls >= 1 && p->n_ls <= 64, KD_ERR_CONFIG,
-             "kernel.n_ls: must be in [1, 64] (got %d)", p->n_ls);
+    KD_CHECK(p->n_ls >= 1 && p->n_ls <= KD_KERNEL_MAX_LS, KD_ERR_CONFIG,
+             "kernel.n_ls: must be in [1, %d] (got %d)", KD_KERNEL_MAX_LS, p->n_ls);
     KD_CHECK(isfinite(p->ls_ratio) && (p->ls_ratio > 1.0 || (p->n_ls == 1 && p->ls_ratio >= 1.0)) &&
                  p->ls_ratio <= 1e3,
              KD_ERR_CONFIG,

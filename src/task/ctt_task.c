@@ -79,15 +79,15 @@ static void kd_ctt_destroy_(void **state) {
  * its default), and algorithm.weights, one positive weight per length scale (normalised by actt).
  * Read only for actt, so another algorithm names them as unknown keys. n_ls_set: algorithm.n_ls
  * was in the configuration before the defaults were filled in. Local. */
-/* actt's list of length scales (1 to 64, positive, strictly increasing) read from key into
- * *ls / *L. Local. */
+/* actt's list of length scales (1 to KD_KERNEL_MAX_LS, positive, strictly increasing) read from key
+ * into *ls / *L. Local. */
 static kd_err kd_actt_read_ls_list_(kd_config *cfg, const char *key, double **ls, int *L) {
   kd_err err = KD_OK;
   char where[512];
   KD_TRY(kd_config_get_f64_list(cfg, key, 1, L, ls));
   kd_config_where(cfg, key, where, sizeof where);
-  KD_CHECK(*L >= 1 && *L <= 64, KD_ERR_CONFIG, "%s: %s: %d length scales (1 to 64)", where, key,
-           *L);
+  KD_CHECK(*L >= 1 && *L <= KD_KERNEL_MAX_LS, KD_ERR_CONFIG, "%s: %s: %d length scales (1 to %d)",
+           where, key, *L, KD_KERNEL_MAX_LS);
   for (int j = 0; j < *L; j++)
     KD_CHECK(isfinite((*ls)[j]) && (*ls)[j] > 0.0 && (j == 0 || (*ls)[j] > (*ls)[j - 1]),
              KD_ERR_CONFIG,

@@ -63,6 +63,10 @@ typedef struct {
   double ls_ratio;
 } kd_kernel_params;
 
+/** Length scales at most: of one gaussian_sum kernel (n_ls), and so of one aggregated test (ctt
+ *  algorithm actt, whose `compression: sum` is that kernel). */
+#define KD_KERNEL_MAX_LS 64
+
 typedef struct kd_kernel kd_kernel;
 
 const char *kd_kernel_name(kd_kernel_type t);

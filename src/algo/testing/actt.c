@@ -29,8 +29,6 @@
 #include "algo/testing/ctt_impl.h"
 #include "comm/dist_impl.h"
 
-#define KD_ACTT_MAX_LS 64 /* length scales at most (algorithm.n_ls, ls_list) */
-
 static const kd_param_spec kd_actt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
      "number of coresets (bins) s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
@@ -46,7 +44,7 @@ static const kd_param_spec kd_actt_params_[] = {
      KD_PARAM_AT(kd_ctt_params, B2)},
     {"B3", KD_PARAM_INT, 20, NULL, 1, 60, NULL, "bisection steps for u_alpha",
      KD_PARAM_AT(kd_ctt_params, B3)},
-    {"n_ls", KD_PARAM_INT, 5, NULL, 1, 64, NULL,
+    {"n_ls", KD_PARAM_INT, 5, NULL, 1, KD_KERNEL_MAX_LS, NULL,
      "length scales L: kernel.ls ls_ratio^(j - (L-1)/2), j = 0 .. L-1",
      KD_PARAM_AT(kd_ctt_params, n_ls)},
     {"ls_ratio", KD_PARAM_F64, 2.0, NULL, 1.0, 1e3, NULL,
@@ -170,8 +168,8 @@ cleanup:
 static kd_err kd_actt_means_kept_(const kd_algo_in *in, const kd_result *out, const double *ls,
                                   int64_t L, double **G, uint64_t *evals) {
   kd_err err = KD_OK;
-  kd_kernel *ks[KD_ACTT_MAX_LS] = {NULL};
-  double *Gn[KD_ACTT_MAX_LS];
+  kd_kernel *ks[KD_KERNEL_MAX_LS] = {NULL};
+  double *Gn[KD_KERNEL_MAX_LS];
   int64_t *coff = NULL;
   int n = 0;
   const kd_result_dataset *sz = kd_result_find(out, "/test/coreset_sizes");
@@ -230,7 +228,7 @@ static int64_t kd_actt_q_(int64_t B, double u, double w) {
 static double kd_actt_exceed_(const double *M, int64_t B2, int64_t L, const double *sorted,
                               int64_t B, double u, const double *w) {
   int64_t cnt = 0;
-  double thr[KD_ACTT_MAX_LS];
+  double thr[KD_KERNEL_MAX_LS];
   for (int64_t j = 0; j < L; j++) thr[j] = sorted[j * (B + 1) + kd_actt_q_(B, u, w[j])];
   for (int64_t b = 0; b < B2; b++)
     for (int64_t j = 0; j < L; j++)
@@ -362,8 +360,8 @@ kd_err kd_ctt_actt_test(const kd_algo_in *in, const kd_ctt_params *pp, kd_result
                "kernel (kernel %s)",
                kd_kernel_describe(in->kernel));
   L = ti->n_ls_list > 0 ? ti->n_ls_list : p.n_ls;
-  KD_CHECK(L >= 1 && L <= KD_ACTT_MAX_LS, KD_ERR_ARG, "actt: %lld length scales (1 to %d)",
-           (long long)L, KD_ACTT_MAX_LS);
+  KD_CHECK(L >= 1 && L <= KD_KERNEL_MAX_LS, KD_ERR_ARG, "actt: %lld length scales (1 to %d)",
+           (long long)L, KD_KERNEL_MAX_LS);
   KD_CHECK(ti->n_weights == 0 || ti->n_weights == L, KD_ERR_ARG,
            "actt: %d weights for %lld length scales", ti->n_weights, (long long)L);
   int64_t s = 0, s_m = 0;

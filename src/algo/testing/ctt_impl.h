@@ -189,8 +189,8 @@ kd_err kd_ctt_wblock_test(const kd_algo_in *in, const kd_ctt_params *p, kd_resul
  *  non-zero on one rank: the same bits at any rank count). Collective over comm; errors agreed. */
 kd_err kd_ctt_coreset_means(MPI_Comm comm, kd_kernel *k, const double *pts, const int64_t *coff,
                             int64_t s, int d, double *G);
-/** Kernels at most in one kd_ctt_coreset_means_multi call. */
-#define KD_CTT_MAX_KERNELS 64
+/** Kernels at most in one kd_ctt_coreset_means_multi call: an aggregated test's length scales. */
+#define KD_CTT_MAX_KERNELS KD_KERNEL_MAX_LS
 /** kd_ctt_coreset_means for L kernels of one dimension and accumulation (kd_kernel_matvec_multi)
  *  at once: G[l] the same bits as kd_ctt_coreset_means(comm, ks[l], ...), the distances between
  *  the coresets computed once. 1 <= L <= KD_CTT_MAX_KERNELS. Collective; errors agreed. */
