@@ -1,8 +1,9 @@
 #!/bin/bash
 # run_many_ranks.sh - rank invariance past the 1-4 ranks of the other tests (issue "large scale"):
 # thin (kt_compress), herd (bpcg), quad (nystrom_recombination + opt) and ctt on small inputs at
-# 1, 8 and 16 ranks (oversubscribed) give bitwise the same output datasets (coreset points,
-# weights, indices; the test's statistic and p-value) and MMD; with --verbose every run records
+# 1, 8 and 16 ranks (oversubscribed), and at 8 ranks over TCP without shared memory, give bitwise
+# the same output datasets (coreset points, weights, indices; the test's statistic and p-value)
+# and MMD; with --verbose every run records
 # its communication volume (/metrics comm_bytes_max, comm_ops_max): 0 at one rank, > 0 above.
 KD_E2E_NAME=ranks
 # shellcheck source=../lib/e2e.sh
@@ -52,10 +53,15 @@ print(h.hexdigest()[:16])
 P
 }
 comm() { $PY -c 'import sys, h5py; m = h5py.File(sys.argv[1], "r")["metrics"].attrs; print(int(m["comm_bytes_max"]), int(m["comm_ops_max"]))' "$1"; }
+# tcp8: 8 ranks with shared memory left out (ob1 over the TCP byte-transfer layer on the loopback
+# interface): the path messages take between nodes
+tcp="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo"
 for t in thin herd quad ctt; do
   ref=""
-  for n in 1 8 16; do
-    if ! mpi "$n" run "$t.yaml" -v --output "$t.$n.h5" >"$t.$n.txt" 2>&1; then
+  for n in 1 8 16 tcp8; do
+    np=${n#tcp} flags=$KD_MPIEXEC_FLAGS
+    [ "$n" = "$np" ] || flags="$KD_MPIEXEC_FLAGS $tcp"
+    if ! KD_MPIEXEC_FLAGS=$flags mpi "$np" run "$t.yaml" -v --output "$t.$n.h5" >"$t.$n.txt" 2>&1; then
       bad "$t at $n ranks: $(tail -3 "$t.$n.txt")"
       continue
     fi
