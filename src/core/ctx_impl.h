@@ -5,6 +5,7 @@
 #define KDISTILL_CTX_IMPL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "kdistill/author/kd_algo.h"
@@ -67,6 +68,7 @@ struct kd_ctx {
   atomic_int interrupted;
   int listen_signals;
   int interrupt_anywhere; /* the running computation has no safe point (kd_interrupt_anywhere) */
+  struct sigaction sigint_saved; /* SIGINT's action before kd_ctx_catch_sigint's bracket */
   /* stop guard (stop_guard.c): bounded time from a signal to the end of a CLI run */
   pthread_t guard;
   int guard_on;

@@ -52,10 +52,9 @@ void kd_interrupt_install_handlers_(void) {
   sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* kd_ctx_catch_sigint: the context a SIGINT interrupts (NULL: no bracket open) and the action
- * it replaced. A lock-free atomic pointer, so the handler may read it. */
+/* kd_ctx_catch_sigint: the context a SIGINT interrupts (NULL: no bracket open; the action it
+ * replaced is kept in that context). A lock-free atomic pointer, so the handler may read it. */
 static _Atomic(kd_ctx *) kd_sigint_ctx_ = NULL;
-static struct sigaction kd_sigint_saved_;
 
 static void kd_sigint_handler_(int sig) {
   (void)sig;
@@ -66,7 +65,7 @@ kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on) {
   if (!on) {
     kd_ctx *open = atomic_load(&kd_sigint_ctx_);
     if (!open || (ctx && ctx != open)) return KD_ERR_ARG;
-    sigaction(SIGINT, &kd_sigint_saved_, NULL);
+    sigaction(SIGINT, &open->sigint_saved, NULL);
     atomic_store(&kd_sigint_ctx_, NULL);
     return KD_OK;
   }
@@ -76,7 +75,7 @@ kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   atomic_store(&kd_sigint_ctx_, ctx);
-  if (sigaction(SIGINT, &sa, &kd_sigint_saved_) != 0) {
+  if (sigaction(SIGINT, &sa, &ctx->sigint_saved) != 0) {
     atomic_store(&kd_sigint_ctx_, NULL);
     return KD_ERR_INTERNAL;
   }
