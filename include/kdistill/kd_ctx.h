@@ -102,7 +102,8 @@ KD_API void kd_ctx_listen_signals(kd_ctx *ctx, int on);
  *  (kd_ctx_interrupt) and does nothing else; on = 0 restores the saved action. Bracket one call
  *  with it, so that Ctrl-C stops the call at its next safe point without a second thread;
  * afterwards kd_ctx_interrupted says whether a SIGINT came. One context at a time: on = 1 while
- * another bracket is open, or ctx NULL, returns KD_ERR_ARG and changes nothing. Local. */
+ * another bracket is open, or ctx NULL, returns KD_ERR_ARG and changes nothing; a failed
+ * sigaction returns KD_ERR_INTERNAL. Local. */
 KD_API kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on);
 /** For a process that runs one command on this context (the CLI), never for a host process such
  *  as Python: once a signal has reached the process, if the command is still running after grace

@@ -333,11 +333,19 @@ def _the_worker() -> _Worker:
     return _worker[0]
 
 
-def _on_worker(ctx: ctypes.c_void_p, work: Callable[[], None], done: threading.Event) -> bool:
+def _on_worker(ctx: ctypes.c_void_p, work: Callable[[], None]) -> bool:
     """Run work on the worker thread and wait for it in the main thread, where a Python SIGINT
     handler can raise KeyboardInterrupt: that interrupts the context (the library stops at its
     next safe point) and the wait goes on until the call has ended. True if interrupted."""
-    _the_worker().submit(work)
+    done = threading.Event()
+
+    def job() -> None:
+        try:
+            work()
+        finally:
+            done.set()
+
+    _the_worker().submit(job)
     interrupted = False
     # wait on an Event: a KeyboardInterrupt inside the wait leaves the call running, and the loop
     # waits for its end after interrupting it
@@ -366,13 +374,9 @@ def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
     lib.kd_ctx_clear_interrupt(ctx)
     _progress.bar = bool(progress) if progress is not None else sys.stderr.isatty()
     box: Dict[str, int] = {}
-    done = threading.Event()
 
     def work() -> None:
-        try:
-            box["err"] = fn(*args)
-        finally:
-            done.set()
+        box["err"] = fn(*args)
 
     interrupted = False
     try:
@@ -384,12 +388,13 @@ def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
             try:
                 work()
             finally:
-                lib.kd_ctx_catch_sigint(ctx, 0)
+                if lib.kd_ctx_catch_sigint(ctx, 0):
+                    raise _errors.InternalError("cannot give SIGINT back after the call")
             interrupted = bool(lib.kd_ctx_interrupted(ctx))
         elif process().thread_level >= MPI_THREAD_SERIALIZED:
             # the main thread waits until the call has ended (also after Ctrl-C), so the worker
             # is idle whenever a call is submitted and calls never overlap (MPI_THREAD_SERIALIZED)
-            interrupted = _on_worker(ctx, work, done)
+            interrupted = _on_worker(ctx, work)
         else:
             work()
     finally:

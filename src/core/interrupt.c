@@ -65,9 +65,9 @@ kd_err kd_ctx_catch_sigint(kd_ctx *ctx, int on) {
   if (!on) {
     kd_ctx *open = atomic_load(&kd_sigint_ctx_);
     if (!open || (ctx && ctx != open)) return KD_ERR_ARG;
-    sigaction(SIGINT, &open->sigint_saved, NULL);
+    const int bad = sigaction(SIGINT, &open->sigint_saved, NULL) != 0;
     atomic_store(&kd_sigint_ctx_, NULL);
-    return KD_OK;
+    return bad ? KD_ERR_INTERNAL : KD_OK;
   }
   if (!ctx || atomic_load(&kd_sigint_ctx_)) return KD_ERR_ARG;
   struct sigaction sa;
