@@ -148,9 +148,10 @@ static inline void kd_lrctt_sincos_(double x, double *c, double *s) {
   *s = (q >= 2u) ? -sn : sn;
 }
 
-/* The mean of phi over the n rows X into f[r] (in row order). W: the r / 2 frequencies (r/2 x
- * d), ang: scratch of r / 2. Local. */
-KD_KCLONES static void kd_lrctt_mean_features_(const double *X, int64_t n, int d, const double *W,
+/* The mean of phi over the n rows X into f[r] (in row order). Wt: the r / 2 frequencies by
+ * coordinate (d x r/2: coordinate k of frequency j at Wt[k r/2 + j], so that the angles' loop
+ * reads it contiguously), ang: scratch of r / 2. Local. */
+KD_KCLONES static void kd_lrctt_mean_features_(const double *X, int64_t n, int d, const double *Wt,
                                                int64_t r, double *ang, double *f) {
   const int64_t h = r / 2;
   const double c = sqrt(2.0 / (double)r);
@@ -159,7 +160,7 @@ KD_KCLONES static void kd_lrctt_mean_features_(const double *X, int64_t n, int d
     for (int64_t j = 0; j < h; j++) ang[j] = 0.0;
     for (int k = 0; k < d; k++) {
       const double xk = X[i * d + k];
-      for (int64_t j = 0; j < h; j++) ang[j] = fma(W[j * d + k], xk, ang[j]);
+      for (int64_t j = 0; j < h; j++) ang[j] = fma(Wt[k * h + j], xk, ang[j]);
     }
     for (int64_t j = 0; j < h; j++) {
       double cj, sj;
@@ -180,8 +181,8 @@ kd_err kd_lrctt_gram(MPI_Comm comm, const kd_kernel *k, const double *pts, const
   KD_ALLOC_AGREED(comm, W, (r / 2) * d);
   KD_ALLOC_AGREED(comm, F, s * r);
   KD_ALLOC_AGREED(comm, ang, r / 2);
-  for (int64_t j = 0; j < (r / 2) * d; j++)
-    W[j] = kd_rng_normal(seed, KD_CTT_STREAM_RFF, (uint64_t)j) / ls;
+  for (int64_t j = 0; j < (r / 2) * d; j++) /* frequency j / d, coordinate j mod d */
+    W[(j % d) * (r / 2) + j / d] = kd_rng_normal(seed, KD_CTT_STREAM_RFF, (uint64_t)j) / ls;
   for (int64_t b = rank; b < s; b += p)
     kd_lrctt_mean_features_(pts + (size_t)coff[b] * d, coff[b + 1] - coff[b], d, W, r, ang,
                             F + b * r);

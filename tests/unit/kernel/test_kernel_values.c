@@ -85,6 +85,78 @@ static double sob_series(int r, double t, long M) {
   return 1.0 + 2.0 * s;
 }
 
+/* gaussian_sum at 4000 random pairs (d = 2, |x - y| from 0 to 12 ls) against the same mean with
+ * one exponential per scale (Gaussian kernels at each ls_j, summed from 0.0 in the order of the
+ * scales, times 1 / L): bit for bit without squaring (ratio 3), within (24 + L) units of 2^-52
+ * relative on a ratio-2 grid (one exponential per three scales, the others by squaring:
+ * docs/kernels.md); and against (1/L) sum_j expl(-r^2 / (2 ls_j^2)) in long double within
+ * 1e-15 + 4 |x| 2^-52 (x the widest scale's argument: the rounding of r^2 that every path
+ * shares). `groups` is the expected gsq layout (sizes at each group's narrowest scale). Returns
+ * the largest difference from the one-exponential mean, in units of 2^-52. */
+static double gsum_bound_case(int L, double ratio, const signed char *groups) {
+  enum { N = 4000 };
+  static double X[2 * N], Y[2 * N], K[N], G[N];
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN_SUM);
+  p.ls = 0.7;
+  p.n_ls = L;
+  p.ls_ratio = ratio;
+  kd_kernel *k = NULL, *kg[8] = {NULL};
+  KD_TEST_OK(kd_kernel_create(&p, 2, &k));
+  for (int l = 0; l < L; l++) {
+    KD_TEST(k->gsq[l] == groups[l], "gaussian_sum L %d ratio %g: group %d at scale %d, not %d", L,
+            ratio, k->gsq[l], l, groups[l]);
+    kd_kernel_params pg = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+    pg.ls = p.ls * pow(ratio, (double)l - 0.5 * (double)(L - 1)); /* gaussian_sum's ls_j */
+    KD_TEST_OK(kd_kernel_create(&pg, 2, &kg[l]));
+  }
+  for (int i = 0; i < N; i++) {
+    const double r = 12.0 * p.ls * kd_rng_uniform(31, 0, (uint64_t)i);
+    const double a = 6.283185307179586 * kd_rng_uniform(32, 0, (uint64_t)i);
+    X[2 * i] = kd_rng_uniform(33, 0, (uint64_t)i);
+    X[2 * i + 1] = kd_rng_uniform(34, 0, (uint64_t)i);
+    Y[2 * i] = X[2 * i] + r * cos(a);
+    Y[2 * i + 1] = X[2 * i + 1] + r * sin(a);
+  }
+  for (int i = 0; i < N; i++) {
+    KD_TEST_OK(kd_kernel_eval_block(k, X + 2 * i, 1, Y + 2 * i, 1, K + i, 1));
+    double sum = 0.0;
+    for (int l = 0; l < L; l++) sum += kd_kernel_eval(kg[l], X + 2 * i, Y + 2 * i);
+    G[i] = sum * (1.0 / (double)L);
+  }
+  double worst = 0.0, worst_exact = 0.0;
+  int same = 1;
+  const double lim = 24.0 + L, wide = -0.5 / (p.ls * p.ls * pow(ratio, (double)(L - 1)));
+  for (int i = 0; i < N; i++) {
+    same &= K[i] == G[i];
+    const double e = fabs(K[i] - G[i]) / G[i] / 0x1p-52;
+    worst = e > worst ? e : worst;
+    const long double dx = (long double)X[2 * i] - Y[2 * i];
+    const long double dy = (long double)X[2 * i + 1] - Y[2 * i + 1];
+    long double ref = 0.0L;
+    for (int l = 0; l < L; l++) {
+      const long double ls = (long double)p.ls * powl((long double)ratio, l - 0.5L * (L - 1));
+      ref += expl(-(dx * dx + dy * dy) / (2.0L * ls * ls));
+    }
+    ref /= L;
+    const double x = fabs(wide * (double)(dx * dx + dy * dy));
+    const double ex = (double)(fabsl((long double)K[i] - ref) / ref);
+    worst_exact = ex / (1e-15 + 4.0 * x * 0x1p-52) > worst_exact ? ex / (1e-15 + 4.0 * x * 0x1p-52)
+                                                                 : worst_exact;
+  }
+  if (ratio == 2.0)
+    KD_TEST(worst <= lim,
+            "gaussian_sum L %d ratio 2: %.1f units of 2^-52 from one exponential "
+            "per scale (bound %.0f)",
+            L, worst, lim);
+  else
+    KD_TEST(same, "gaussian_sum L %d ratio %g: not the one-exponential mean bit for bit", L, ratio);
+  KD_TEST(worst_exact <= 1.0, "gaussian_sum L %d ratio %g: %.2f of the bound against expl", L,
+          ratio, worst_exact);
+  for (int l = 0; l < L; l++) kd_kernel_destroy(&kg[l]);
+  kd_kernel_destroy(&k);
+  return worst;
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   const double pi = 3.14159265358979323846;
@@ -199,6 +271,18 @@ int main(int argc, char **argv) {
             "gaussian_sum with one scale is the Gaussian bit for bit");
     kd_kernel_destroy(&kg);
     kd_kernel_destroy(&k);
+    {
+      const signed char g3[3] = {3, 0, 0}, g5[5] = {2, 0, 3, 0, 0},
+                        g8[8] = {2, 0, 3, 0, 0, 3, 0, 0}, g5r[5] = {1, 1, 1, 1, 1},
+                        g4[4] = {1, 3, 0, 0};
+      const double e3 = gsum_bound_case(3, 2.0, g3), e5 = gsum_bound_case(5, 2.0, g5),
+                   e8 = gsum_bound_case(8, 2.0, g8), e5r = gsum_bound_case(5, 3.0, g5r),
+                   e4 = gsum_bound_case(4, 2.0, g4);
+      printf(
+          "gaussian_sum: largest error %.1f / %.1f / %.1f / %.1f units of 2^-52 at L = 3 / 4 / 5 / "
+          "8 (ratio 2), %.1f at L = 5 (ratio 3)\n",
+          e3, e4, e5, e8, e5r);
+    }
     p.n_ls = 65;
     KD_TEST(kd_kernel_create(&p, 3, &k) == KD_ERR_CONFIG && strstr(kd_err_message(), "kernel.n_ls"),
             "gaussian_sum n_ls 65 rejected: %s", kd_err_message());
