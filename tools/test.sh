@@ -15,8 +15,9 @@ source tools/deps.sh
 # jupyter-nbconvert with python3-ipykernel to run examples/python/tour.ipynb. Without
 # them those checks report SKIP or are left out.
 # The Python tests build a wheel and install it into a venv (python3-build, -venv, -pip,
-# -setuptools, -wheel).
-test_pkgs=(python3-build python3-venv python3-pip python3-setuptools python3-wheel)
+# -setuptools, -wheel); the `sim` test builds the library for SimGrid's SMPI (libsimgrid-dev:
+# smpicc, smpirun; tests/sim).
+test_pkgs=(python3-build python3-venv python3-pip python3-setuptools python3-wheel libsimgrid-dev)
 if [ "$(id -u)" -eq 0 ]; then
   test_pkgs+=(man-db mypy jupyter-nbconvert python3-ipykernel)
   dpkg-query -W -f='${Status}' environment-modules 2>/dev/null | grep -q "install ok installed" ||

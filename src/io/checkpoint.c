@@ -17,11 +17,6 @@
 #include "io/paths.h"
 #include "io/publish.h"
 
-kd_checkpoint_session *kd_checkpoint_session_get(void) {
-  kd_ctx *c = kd_ctx_current();
-  return c ? &c->ckpt : NULL;
-}
-
 /* ---------------- configuration hash ---------------- */
 
 static const char *const kd_ckpt_ignored_[] = {

@@ -9,6 +9,7 @@
 
 #include "comm/dist_impl.h"
 #include "core/ctx_impl.h"
+#include "io/io_impl.h"
 #include "kdistill/author/kd_ckpt.h"
 
 struct kd_ckpt {
@@ -176,4 +177,10 @@ kd_err kd_ckpt_get_i64(const kd_ckpt *ck, const char *path, int rank, int64_t *d
   kd_err err = kd_ckpt_get_(ck, path, 1, rank, dims, &x);
   *v = x ? x->i64 : NULL;
   return err;
+}
+
+/* the job's checkpoint session (io_impl.h): here, apart from the HDF5 files of checkpoint.c */
+kd_checkpoint_session *kd_checkpoint_session_get(void) {
+  kd_ctx *c = kd_ctx_current();
+  return c ? &c->ckpt : NULL;
 }

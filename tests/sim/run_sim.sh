@@ -1,0 +1,94 @@
+#!/bin/bash
+# run_sim.sh - the `sim` test (tests/sim/CMakeLists.txt): build the SMPI variant (bench/sim), then
+# for thin (kt_compress), herd (bpcg) and ctt on small generated inputs, the fingerprint of the
+# result (bench/sim/kd_sim.c: output points, weights, indices, MMD, every extra dataset) at 1
+# real MPI rank must equal the one at 1, 64, 128 and 256 simulated ranks on a crossbar and at 64
+# on a fat tree (every simulated rank computes: no SMPI_SAMPLE shortcuts); an HDF5 input is
+# refused at 4 simulated ranks with one clear error and exit status 1, no hang.
+# Environment (from CTest): KD_SIM_REAL (kd_sim of the normal build), KD_SRC, KD_SMPI_BUILD,
+# MPIEXEC, KD_MPIEXEC_FLAGS.
+KD_E2E_NAME=sim
+# shellcheck source=../lib/e2e.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+export OPENBLAS_NUM_THREADS=1
+if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+  echo "FAIL: smpicc/smpirun not found (Debian 12: apt-get install libsimgrid-dev)"
+  exit 1
+fi
+if ! { CC=smpicc cmake -S "$KD_SRC" -B "$KD_SMPI_BUILD" -DKD_SMPI=ON -DCMAKE_BUILD_TYPE=Release \
+  >smpi_cmake.log 2>&1 && cmake --build "$KD_SMPI_BUILD" --target kd_sim -j 2 >smpi_build.log 2>&1; }; then
+  echo "FAIL: the SMPI build:"
+  tail -30 smpi_cmake.log smpi_build.log
+  exit 1
+fi
+ok "SMPI variant built in $KD_SMPI_BUILD"
+sim_bin=$KD_SMPI_BUILD/kd_sim
+bash "$KD_SRC/bench/sim/platform.sh" crossbar 256 1Gf crossbar.xml crossbar.hosts
+bash "$KD_SRC/bench/sim/platform.sh" fattree 64 1Gf fattree.xml fattree.hosts
+cat >thin.yaml <<'Y'
+task: thin
+data: {type: gaussian_mixture, n: 4096, means: [[-2, 0], [2, 0]], sds: [[1, 1], [1, 1]], weights: [0.5, 0.5]}
+kernel: {name: gaussian, ls: 2.0}
+algorithm: {name: kt_compress, n_out: 64, g: 2}
+run: {seed: 3}
+Y
+cat >herd.yaml <<'Y'
+task: herd
+candidates: {type: gaussian, d: 2, n: 3000}
+target: {type: gaussian, d: 2}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: bpcg, max_iter: 60}
+run: {seed: 3}
+Y
+cat >ctt.yaml <<'Y'
+task: ctt
+x: {type: gaussian, d: 2, n: 4096}
+y: {type: gaussian, d: 2, n: 4096, mean: [0.1, 0], seed: 9}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: ctt, s: 16, g: 1, B: 50}
+run: {seed: 3}
+Y
+# sim P PLATFORM ARGS...: kd_sim on P simulated ranks (collectives chosen explicitly: the default
+# selector is slow at 128+ ranks; host speed = the platform's, so compute time is host time)
+sim() {
+  local p=$1 plat=$2
+  shift 2
+  timeout 300 smpirun -np "$p" -platform "$plat.xml" -hostfile "$plat.hosts" \
+    --cfg=smpi/coll-selector:mpich --cfg=smpi/host-speed:1Gf "$sim_bin" "$@"
+}
+fp() { grep -o 'fingerprint [0-9a-f]*' "$1" | cut -d' ' -f2; }
+for t in thin herd ctt; do
+  timeout 120 "$KD_SIM_REAL" $t.yaml >real_$t.txt 2>&1
+  ref=$(fp real_$t.txt)
+  if [ -z "$ref" ]; then
+    bad "$t: no fingerprint from the real-MPI run: $(cat real_$t.txt)"
+    continue
+  fi
+  for run in "1 crossbar" "64 crossbar" "128 crossbar" "256 crossbar" "64 fattree"; do
+    read -r p plat <<<"$run"
+    sim "$p" "$plat" $t.yaml >sim_${t}_${p}_$plat.txt 2>sim_err.txt
+    got=$(fp sim_${t}_${p}_$plat.txt)
+    if [ "$got" = "$ref" ]; then
+      ok "$t: $p simulated ranks ($plat): $(grep -o 'fingerprint.*' sim_${t}_${p}_$plat.txt)"
+    else
+      bad "$t: $p simulated ranks ($plat): fingerprint '$got', 1 real rank $ref: $(tail -3 sim_err.txt)"
+    fi
+  done
+done
+# an HDF5 input: one error naming the file, exit 1 on every rank, no hang
+cat >h5.yaml <<'Y'
+task: thin
+data: {type: hdf5, path: points.h5, dataset: x}
+kernel: {name: gaussian, ls: 1.0}
+algorithm: {name: kt_compress, n_out: 16}
+Y
+printf 'not hdf5\n' >points.h5
+sim 4 crossbar h5.yaml >h5_out.txt 2>h5_err.txt
+rc=$?
+if [ $rc = 1 ] && [ "$(grep -c '^kd_sim:' h5_err.txt)" = 1 ] &&
+  grep -q 'points.h5.*not available in the SMPI build' h5_err.txt; then
+  ok "HDF5 input refused at 4 simulated ranks: $(grep '^kd_sim:' h5_err.txt)"
+else
+  bad "HDF5 input at 4 simulated ranks: rc $rc: $(grep -v 'INFO' h5_err.txt | tail -5)"
+fi
+[ $fails = 0 ]
