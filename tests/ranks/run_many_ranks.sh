@@ -9,36 +9,8 @@ KD_E2E_NAME=ranks
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 PY=/usr/bin/python3
-cat >thin.yaml <<'Y'
-task: thin
-data: {type: gaussian_mixture, n: 4096, means: [[-2, 0], [2, 0]], sds: [[1, 1], [1, 1]], weights: [0.5, 0.5]}
-kernel: {name: gaussian, ls: 2.0}
-algorithm: {name: kt_compress, n_out: 64, g: 2}
-run: {seed: 3}
-Y
-cat >herd.yaml <<'Y'
-task: herd
-candidates: {type: gaussian, d: 2, n: 3000}
-target: {type: gaussian, d: 2}
-kernel: {name: gaussian, ls: 1.0}
-algorithm: {name: bpcg, max_iter: 60}
-run: {seed: 3}
-Y
-cat >quad.yaml <<'Y'
-task: quad
-target: {type: gaussian, d: 3}
-kernel: {name: gaussian, ls: 1.0}
-algorithm: {name: nystrom_recombination, n: 32, opt: convex}
-run: {seed: 3}
-Y
-cat >ctt.yaml <<'Y'
-task: ctt
-x: {type: gaussian, d: 2, n: 4096}
-y: {type: gaussian, d: 2, n: 4096, mean: [0.1, 0], seed: 9}
-kernel: {name: gaussian, ls: 1.0}
-algorithm: {name: ctt, s: 16, g: 1, B: 50}
-run: {seed: 3}
-Y
+# shellcheck source=../lib/rank_configs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/rank_configs.sh"
 key() { # FILE: a hash of the result datasets and the MMD / test metrics (timings, comm left out)
   $PY - "$1" <<'P'
 import hashlib, sys, h5py, numpy as np

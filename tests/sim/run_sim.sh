@@ -25,29 +25,8 @@ ok "SMPI variant built in $KD_SMPI_BUILD"
 sim_bin=$KD_SMPI_BUILD/kd_sim
 bash "$KD_SRC/bench/sim/platform.sh" crossbar 256 1Gf crossbar.xml crossbar.hosts
 bash "$KD_SRC/bench/sim/platform.sh" fattree 64 1Gf fattree.xml fattree.hosts
-cat >thin.yaml <<'Y'
-task: thin
-data: {type: gaussian_mixture, n: 4096, means: [[-2, 0], [2, 0]], sds: [[1, 1], [1, 1]], weights: [0.5, 0.5]}
-kernel: {name: gaussian, ls: 2.0}
-algorithm: {name: kt_compress, n_out: 64, g: 2}
-run: {seed: 3}
-Y
-cat >herd.yaml <<'Y'
-task: herd
-candidates: {type: gaussian, d: 2, n: 3000}
-target: {type: gaussian, d: 2}
-kernel: {name: gaussian, ls: 1.0}
-algorithm: {name: bpcg, max_iter: 60}
-run: {seed: 3}
-Y
-cat >ctt.yaml <<'Y'
-task: ctt
-x: {type: gaussian, d: 2, n: 4096}
-y: {type: gaussian, d: 2, n: 4096, mean: [0.1, 0], seed: 9}
-kernel: {name: gaussian, ls: 1.0}
-algorithm: {name: ctt, s: 16, g: 1, B: 50}
-run: {seed: 3}
-Y
+# shellcheck source=../lib/rank_configs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/rank_configs.sh" # thin, herd, quad, ctt (quad: not here)
 # sim P PLATFORM ARGS...: kd_sim on P simulated ranks (collectives chosen explicitly: the default
 # selector is slow at 128+ ranks; host speed = the platform's, so compute time is host time)
 sim() {
