@@ -5,10 +5,13 @@
  * SimGrid's SMPI (bench/sim/README.md): the same fingerprint at every rank count is the rank
  * invariance the `sim` tests check. Timings are printed beside it, never hashed.
  *   kd_sim CONFIG.yaml [key.path=value ...]
- * Exit status 0 on success, 1 on a failed job (its message on stderr), 2 on bad usage. */
+ * KD_SIM_VERBOSE=1 in the environment: the library's progress and timing lines (verbose level, rank
+ * 0, on stderr; simulated seconds under SMPI). Exit status 0 on success, 1 on a failed job (its
+ * message on stderr), 2 on bad usage. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kdistill/kdistill.h"
@@ -64,7 +67,8 @@ int main(int argc, char **argv) {
   const double t0 = MPI_Wtime();
   kd_err err = kd_ctx_create(MPI_COMM_WORLD, &ctx);
   if (err == KD_OK) {
-    kd_ctx_set_log_level(ctx, KD_LOG_QUIET);
+    const char *v = getenv("KD_SIM_VERBOSE");
+    kd_ctx_set_log_level(ctx, v && v[0] == '1' ? KD_LOG_VERBOSE : KD_LOG_QUIET);
     err = kd_job_run(ctx, &o, &sum, &res);
   }
   const double t1 = MPI_Wtime();
