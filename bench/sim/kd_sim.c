@@ -51,8 +51,11 @@ int main(int argc, char **argv) {
   kd_result res = KD_RESULT_INIT;
   kd_job_summary sum;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+      MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS) {
+    fprintf(stderr, "kd_sim: cannot query MPI_COMM_WORLD\n");
+    MPI_Abort(MPI_COMM_WORLD, 1); /* the world itself is broken: nothing to agree on */
+  }
   if (argc < 2) {
     if (rank == 0) fprintf(stderr, "usage: kd_sim CONFIG.yaml [key.path=value ...]\n");
     MPI_Finalize();

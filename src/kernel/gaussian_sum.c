@@ -55,7 +55,7 @@ static inline __attribute__((always_inline)) kd_lidx kd_gsum_loop_(kd_lidx n, co
   const int L = k->p.n_ls;
   for (kd_lidx j = 0; j < n; j++) out[j] = 0.0;
   for (int l = 0; l < L;) {
-    const int g = k->gsq[l] >= 1 && k->gsq[l] <= 3 && l + k->gsq[l] <= L ? k->gsq[l] : 1;
+    const int g = k->gsq[l]; /* 1 to 3, set at every group's first scale by setup */
     const double c = k->cl[l + g - 1];
     if (g == 3)
       for (kd_lidx j = 0; j < n; j++) {

@@ -59,10 +59,10 @@ struct kd_kernel {
   kd_kernel_params p;
   int d;
   const kd_kernel_family *fam;
-  double c[4];   /* family constants (from setup) */
-  double cl[64]; /* gaussian_sum: -1 / (2 ls_j^2) per length scale (from setup) */
-  signed char gsq[KD_KERNEL_MAX_LS]; /* gaussian_sum: scales per exponential, at the scale that
-                                        takes it (setup) */
+  double c[4];                 /* family constants (from setup) */
+  double cl[KD_KERNEL_MAX_LS]; /* gaussian_sum: -1 / (2 ls_j^2) per length scale (from setup) */
+  signed char gsq[KD_KERNEL_MAX_LS]; /* gaussian_sum: a group's size (scales from one
+                                        exponential) at its narrowest scale, 0 at its others */
   double s_normal;    /* families with finish_normal: the accumulator bound it needs (from setup) */
   double sob_coef;    /* Sobolev: (-1)^{r-1} (2 pi)^{2r} / (2r)! */
   int isa;            /* kd_kernel_isa_() at creation: which micro-kernel the blocks use */
