@@ -51,9 +51,10 @@ void kd_dist_block_free(kd_dist_block *b);
 /** The placement of a tree (opaque). */
 typedef struct kd_dist_tree kd_dist_tree;
 
-/** Create the tree of n_leaves >= 1 leaves and arity >= 2 on comm. Collective (duplicates comm
- *  for its private traffic; the tree owns the duplicate).
- *  @param[in]  comm        the communicator (borrowed).
+/** Create the tree of n_leaves >= 1 leaves and arity >= 2 on comm. Collective. The tree's
+ *  messages travel on comm with their own tag (7301), each received within the call that sends
+ *  it: comm must carry no other point-to-point message with that tag.
+ *  @param[in]  comm        the communicator (borrowed: it must outlive the tree).
  *  @param[in]  leaf_start  size+1 nondecreasing entries, leaf_start[0] = 0, leaf_start[size] =
  *                          n_leaves (copied), or NULL for the block placement: rank r owns the
  *                          leaves [ceil(n_leaves r / size), ceil(n_leaves (r+1) / size)).

@@ -67,19 +67,24 @@ void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi) 
 }
 
 /* The team's rows of a chunk to every rank: each rank sends [its error code, y, yb (screened)] for
- * its rows (kd_kh_rows_); tx, rx scratch of 1 + 2w and size + 2w doubles (w rows). Any rank's error
+ * its rows (kd_kh_rows_); tx, rx scratch of 1 + 2w and size + 2w doubles (w rows), cnt of size
+ * counts (every rank's, known from the shares: one collective, not two). Any rank's error
  * is agreed and returned on every rank. Collective. */
 static kd_err kd_kh_team_gather_(const kd_thin_team *t, kd_err lerr, int screened, kd_lidx w,
-                                 double *y, double *yb, double *tx, double *rx) {
+                                 double *y, double *yb, double *tx, double *rx, int64_t *cnt) {
   kd_err err = KD_OK;
   const kd_lidx per = screened ? 2 : 1;
   kd_lidx lo, hi, off = 0;
   int bad = 0;
+  for (int r = 0; r < t->size; r++) {
+    kd_thin_row_share(w, r, t->size, &lo, &hi);
+    cnt[r] = 1 + per * (hi - lo);
+  }
   kd_thin_row_share(w, t->rank, t->size, &lo, &hi);
   tx[0] = (double)lerr;
   memcpy(tx + 1, y + lo, sizeof(double) * (size_t)(hi - lo));
   if (screened) memcpy(tx + 1 + (hi - lo), yb + lo, sizeof(double) * (size_t)(hi - lo));
-  KD_TRY(kd_dist_allgatherv(t->comm, tx, 1 + per * (hi - lo), rx));
+  KD_TRY(kd_dist_allgatherv_known(t->comm, tx, cnt, rx));
   for (int r = 0; r < t->size; r++) {
     kd_thin_row_share(w, r, t->size, &lo, &hi);
     bad |= rx[off] != 0.0;
@@ -100,7 +105,7 @@ cleanup:
 static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fgt *fgt, int mode,
                              const kd_thin_team *team, const double *X, kd_lidx i0, kd_lidx w,
                              int d, const double *sgn, kd_err lerr, double *y, double *yb,
-                             double *tx, double *rx) {
+                             double *tx, double *rx, int64_t *cnt) {
   kd_lidx lo = 0, hi = w;
   if (team) kd_thin_row_share(w, team->rank, team->size, &lo, &hi);
   if (lerr == KD_OK && hi > lo) {
@@ -120,7 +125,7 @@ static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fg
       lerr = kd_kernel_matvec(k, X + (2 * i0 + lo) * d, hi - lo, X, 2 * i0, sgn, 0.0, y + lo);
     }
   }
-  return team ? kd_kh_team_gather_(team, lerr, mode != 0, w, y, yb, tx, rx) : lerr;
+  return team ? kd_kh_team_gather_(team, lerr, mode != 0, w, y, yb, tx, rx, cnt) : lerr;
 }
 
 /* The screening form of the next chunk (see kd_halve_kh_): the rows while their bounds leave at
@@ -184,6 +189,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
                            kd_lidx *keep) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL, *tx = NULL, *rx = NULL;
+  int64_t *cnt = NULL;
   const int multi = team != NULL && team->size > 1;
   /* a team shares the screened rows but each rank computes every exact row: the thresholds below
    * are divided by the team's size */
@@ -221,8 +227,9 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   if (multi) {
     tx = calloc((size_t)(4 * cm + 1), sizeof(double));
     rx = calloc((size_t)(4 * cm + team->size), sizeof(double));
+    cnt = calloc((size_t)team->size, sizeof(int64_t));
   }
-  if (!sgn || !y || !G || !yb || (multi && (!tx || !rx)))
+  if (!sgn || !y || !G || !yb || (multi && (!tx || !rx || !cnt)))
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "halving: cannot allocate for %lld rows",
                       (long long)n);
   if (lerr == KD_OK && np > C) lerr = kd_kernel_screen_prepare(k, X, n, &scr);
@@ -245,7 +252,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     else
       KD_TRY(kd_kh_earlier_(k, scr, fgt, by_fgt ? 3 : (screened ? 1 + pairs : 0),
-                            multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb, tx, rx));
+                            multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb, tx, rx, cnt));
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
     uint64_t e0 = kd_kernel_evals(k);
@@ -295,6 +302,7 @@ cleanup:
   free(yb);
   free(tx);
   free(rx);
+  free(cnt);
   kd_kernel_screen_free(&scr);
   kd_kh_fgt_free(&fgt);
   return err;

@@ -1,4 +1,5 @@
-/* test_dist.c - reductions with ties, error agreement, ring shift, gathers at 1/2/4 ranks. */
+/* test_dist.c - reductions with ties, error agreement, ring shift, gathers (counts exchanged,
+ * known, equal: one collective for the last two) at 1/2/4 ranks. */
 #include <string.h>
 
 #include "comm/dist_impl.h"
@@ -54,6 +55,23 @@ int main(int argc, char **argv) {
   for (int q = 0; q < size; q++)
     for (int k = 0; k <= q; k++) ok &= all[pos++] == 10 * q + k;
   KD_TEST(ok, "allgatherv order");
+  /* the same with every rank's count known (one collective, not two), and equal counts */
+  int64_t cnt[16];
+  for (int q = 0; q < size; q++) cnt[q] = q + 1;
+  double all2[16], all3[16];
+  kd_dist_comm_seconds_reset();
+  KD_TEST_OK(kd_dist_allgatherv_known(c, mine, cnt, all2));
+  const int64_t ops_known = kd_dist_comm_ops();
+  KD_TEST_OK(kd_dist_allgather(c, mine, 1, all3));
+  const int64_t ops_equal = kd_dist_comm_ops() - ops_known;
+  KD_TEST_OK(kd_dist_allgatherv(c, mine, rank + 1, all));
+  const int64_t ops_v = kd_dist_comm_ops() - ops_known - ops_equal;
+  ok = !memcmp(all, all2, sizeof(double) * (size_t)(size * (size + 1) / 2));
+  for (int q = 0; q < size; q++) ok &= all3[q] == 10 * q;
+  KD_TEST(ok, "allgatherv_known and allgather order");
+  KD_TEST(ops_known == (size > 1) && ops_equal == (size > 1) && ops_v == 2 * (size > 1),
+          "operations: known counts %lld, equal counts %lld, counts exchanged %lld",
+          (long long)ops_known, (long long)ops_equal, (long long)ops_v);
   /* communication-time accounting behind --verbose timings */
   kd_dist_comm_seconds_reset();
   KD_TEST(kd_dist_comm_seconds() == 0.0, "reset clears the accumulator");
