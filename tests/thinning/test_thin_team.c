@@ -12,7 +12,9 @@
  *  - KH-Refine over 1500 candidates (kept columns) and 3000 (a column per step), Gaussian and
  *    Matern 5/2, 2 - 3 passes: the same swaps (at least one) and the same coreset, index for
  *    index; the ranks' evaluations add up to the one-rank count plus at most two per step and
- *    rank (the next point's update).
+ *    rank (the next point's update); the same with the candidates split over groups of two
+ *    ranks, and with every rank running the pass alone (fewer than 2048 candidates per rank, the
+ *    default), whose distinct evaluations are exactly the one-rank count.
  *  - tight clusters, where the halvings screen the pairs' differences: the same rows, with at
  *    least 90% of the mat-vec values screened (KH(0.5), KHA);
  * Run at 1, 2, 3 and 4 ranks. */
@@ -20,7 +22,7 @@
 #include "thin_test_util.h"
 
 static kd_thin_team team_world(void) {
-  kd_thin_team t = {MPI_COMM_WORLD, kd_test_rank(), kd_test_size(), 0};
+  kd_thin_team t = {MPI_COMM_WORLD, kd_test_rank(), kd_test_size(), 0, 0};
   return t;
 }
 
@@ -132,7 +134,9 @@ static void clusters(void) {
   kd_measure_free(&mu);
 }
 
-static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
+/* KH-Refine alone and over the team, whose groups hold at least `rows` candidates per rank (1:
+ * the whole team shares the candidates; 0: the default, kd_thin_refine_team) */
+static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes, kd_lidx rows) {
   const int d = 2;
   kd_measure mu = thin_test_mixture(d);
   double *X = malloc(sizeof(double) * (size_t)(nc * d)), *z = malloc(sizeof(double) * (size_t)nc);
@@ -155,17 +159,30 @@ static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes) {
   KD_TEST_OK(kd_thin_refine(k, X, nc, d, z, a, m, passes, &sa));
   const uint64_t one = kd_kernel_evals(k);
   kd_thin_team t = team_world();
+  t.refine_rows = rows;
   kd_kernel_reset_evals(k);
   KD_TEST_OK(kd_thin_refine_team(k, X, nc, d, z, b, m, passes, &t, &sb));
-  const uint64_t all = sum_u64(kd_kernel_evals(k));
+  /* the distinct evaluations: those of the first group (the others' are in t.skip) */
+  const uint64_t all = sum_u64(kd_kernel_evals(k) - t.skip);
   const uint64_t steps = (uint64_t)passes * (uint64_t)m, extra = 2 * steps * kd_test_size();
+  const kd_lidx q = nc / (rows > 0 ? rows : 2048); /* the group's size, as documented */
+  const int alone = kd_test_size() == 1 || q <= 1;
   KD_TEST(sa == sb && sa > 0 && !memcmp(a, b, sizeof(kd_lidx) * (size_t)m),
-          "%s nc %lld m %lld: %lld swaps together (%d ranks), %lld alone, the same coreset",
-          kd_kernel_name(kt), (long long)nc, (long long)m, (long long)sb, kd_test_size(),
-          (long long)sa);
-  KD_TEST(kd_test_size() == 1 ? all == one : (all >= one && all <= one + extra),
-          "%llu evaluations together, %llu alone", (unsigned long long)all,
-          (unsigned long long)one);
+          "%s nc %lld m %lld rows %lld: %lld swaps together (%d ranks), %lld alone, the same "
+          "coreset",
+          kd_kernel_name(kt), (long long)nc, (long long)m, (long long)rows, (long long)sb,
+          kd_test_size(), (long long)sa);
+  /* every rank alone: exactly the one-rank evaluations; shared: at most two more per step and
+   * rank of the group (the next point's update) */
+  KD_TEST(alone ? all == one : (all >= one && all <= one + extra),
+          "rows %lld: %llu evaluations together, %llu alone", (long long)rows,
+          (unsigned long long)all, (unsigned long long)one);
+  /* the ranks outside the first group made the pass too, and say so */
+  const uint64_t skipped = sum_u64(t.skip);
+  const kd_lidx qq = q < 1 ? 1 : (q < kd_test_size() ? q : kd_test_size());
+  KD_TEST((skipped > 0) == (qq < kd_test_size()),
+          "rows %lld: %llu evaluations of other groups (group of %lld of %d ranks)",
+          (long long)rows, (unsigned long long)skipped, (long long)qq, kd_test_size());
   kd_kernel_destroy(&k);
   kd_measure_free(&mu);
   free(X), free(z), free(row), free(a), free(b);
@@ -175,7 +192,9 @@ int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   halvings();
   clusters();
-  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3);
-  refine(KD_KERNEL_MATERN52, 3000, 150, 2);
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 1);
+  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1);
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 0);     /* every rank alone */
+  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1500); /* groups of two ranks */
   return kd_test_finish();
 }

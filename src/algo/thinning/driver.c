@@ -385,7 +385,7 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->comm = in->comm;
   D->k = in->kernel;
   D->rank = kd_dist_rank(D->comm);
-  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0};
+  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, 0};
   D->t0 = kd_dist_wtime();
   D->n = kd_pointset_n_global(ps);
   D->d = kd_pointset_dim(ps);

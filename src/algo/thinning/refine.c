@@ -25,6 +25,12 @@ enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB at most, of which only the columns us
  * the columns one by one would cost more in calls than in kernel values (a Compress leaf's
  * refine has 16 to 64 candidates). The same bits: a value does not depend on its block. */
 enum { KD_RF_FULL_MAX = 64 };
+/* On a team, KH-Refine's candidates are split over groups of nc / KD_RF_TEAM_ROWS ranks at most
+ * (fewer candidates: every rank runs the pass alone). A step costs one all-gather over the group
+ * and a few nanoseconds per candidate, so with fewer rows per rank the all-gather's latency
+ * outweighs what the split saves: at 4096 candidates, 2 ranks of one node sharing them were 5%
+ * faster than alone, and 64 simulated ranks alone 40% faster than sharing (bench/sim/README.md). */
+enum { KD_RF_TEAM_ROWS = 2048 };
 
 typedef struct {
   kd_kernel *k;
@@ -132,7 +138,7 @@ static kd_err kd_rf_team_step_(const kd_thin_team *t, const kd_rf_ *r, kd_err le
   const double mine[6] = {(double)lerr,      *best, (double)*bc, *scale, own ? gs[nx] : 0,
                           own ? diag[nx] : 0};
   int bad = 0;
-  KD_TRY(kd_dist_allgatherv(t->comm, mine, 6, buf));
+  KD_TRY(kd_dist_allgather(t->comm, mine, 6, buf));
   for (int q = 0; q < t->size; q++) {
     const double *v = buf + 6 * q;
     kd_lidx lo, hi;
@@ -153,9 +159,9 @@ cleanup:
   return err;
 }
 
-kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
-                           kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
-                           kd_lidx *n_swaps) {
+static kd_err kd_rf_run_(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                         kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
+                         kd_lidx *n_swaps) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL, *buf = NULL, *dl = NULL, *vv = NULL;
   char *in = NULL;
@@ -269,6 +275,33 @@ cleanup:
   free(r.have);
   free(gs), free(buf);
   free(in);
+  return err;
+}
+
+kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
+                           kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
+                           kd_lidx *n_swaps) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  if (!team || team->size <= 1) return kd_rf_run_(k, C, nc, d, zc, sel, m, passes, team, n_swaps);
+  const kd_lidx rows = team->refine_rows > 0 ? team->refine_rows : KD_RF_TEAM_ROWS;
+  const kd_lidx q0 = nc / rows;
+  const int q = q0 < 1 ? 1 : (q0 < team->size ? (int)q0 : team->size);
+  if (q == team->size) return kd_rf_run_(k, C, nc, d, zc, sel, m, passes, team, n_swaps);
+  /* groups of q consecutive ranks (one rank: every rank alone) run the same pass: the same bits,
+   * the evaluations of all groups but the first counted as made by another rank */
+  kd_thin_team sub = {MPI_COMM_NULL, 0, 1, 0, 0};
+  const uint64_t e0 = kd_kernel_evals(k);
+  if (q > 1) {
+    lerr = kd_dist_split(team->comm, team->rank / q, &sub.comm);
+    KD_TRY(kd_dist_agreed(team->comm, lerr));
+    sub.rank = kd_dist_rank(sub.comm);
+    sub.size = kd_dist_size(sub.comm);
+  }
+  lerr = kd_rf_run_(k, C, nc, d, zc, sel, m, passes, q > 1 ? &sub : NULL, n_swaps);
+  if (team->rank >= q) team->skip += kd_kernel_evals(k) - e0;
+  KD_TRY(kd_dist_agreed(team->comm, lerr));
+cleanup:
+  kd_dist_comm_free(&sub.comm);
   return err;
 }
 

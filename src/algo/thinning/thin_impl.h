@@ -49,6 +49,8 @@ typedef struct {
   MPI_Comm comm;
   int rank, size;
   uint64_t skip;
+  kd_lidx refine_rows; /* KH-Refine's candidates per rank below which it runs on fewer ranks
+                        * (kd_thin_refine_team); 0: the default */
 } kd_thin_team;
 
 /** kd_thin_halve by every rank of team->comm on the same X (collective; team NULL or one rank:
@@ -90,8 +92,11 @@ kd_err kd_thin_pair_local(const double *X, kd_lidx n, int d, kd_lidx *perm);
 kd_err kd_thin_refine(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
                       kd_lidx *sel, kd_lidx m, int passes, kd_lidx *n_swaps);
 /** kd_thin_refine by every rank of team->comm (collective; team NULL or one rank: kd_thin_refine):
- *  the candidates are shared over the ranks (kd_thin_row_share), each step's best replacement
- *  agreed in one all-gather; the same swaps and sel[] bit for bit whatever the rank count. */
+ *  the candidates are shared over groups of at most nc / team->refine_rows consecutive ranks
+ *  (kd_thin_row_share; every rank alone when that is below 2), each step's best replacement agreed
+ *  in one all-gather over the group, every group running the same pass; the same swaps and sel[]
+ *  bit for bit whatever the rank count. The evaluations of ranks outside the first group are added
+ *  to team->skip. Errors are agreed over the team. */
 kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, const double *zc,
                            kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
                            kd_lidx *n_swaps);
