@@ -1,6 +1,7 @@
 /* dist.c - reductions, broadcasts, ring shifts and error agreement: the only raw MPI in kdistill
  * besides cli/main.c. */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/ctx_impl.h"
@@ -90,61 +91,86 @@ kd_err kd_dist_agreed(MPI_Comm comm, kd_err e) {
   return a != KD_OK ? a : e;
 }
 
-/* (value, index, error) triple reduced in one Allreduce with a user-defined operation. */
+/* (value, index, error) triple reduced in one Allreduce with a user-defined operation, followed
+ * by up to KD_ARG_PAY_MAX doubles of payload that travel with the winning (value, index). */
+enum { KD_ARG_PAY_MAX = 65 };
 typedef struct {
   double v;
   int64_t idx;
   int64_t err_rank; /* lowest failing rank, or INT64_MAX */
   int64_t code;
+  double pay[KD_ARG_PAY_MAX];
 } kd_arg_pkt;
 
-static void kd_arg_merge_(kd_arg_pkt *acc, const kd_arg_pkt *x, int want_max) {
+/* the payload length of a packet of the datatype dt (its size less the header) */
+static int kd_arg_npay_(MPI_Datatype *dt) {
+  int sz = 0;
+  if (MPI_Type_size(*dt, &sz) != MPI_SUCCESS) sz = (int)offsetof(kd_arg_pkt, pay);
+  return (sz - (int)offsetof(kd_arg_pkt, pay)) / (int)sizeof(double);
+}
+
+static void kd_arg_merge_(kd_arg_pkt *acc, const kd_arg_pkt *x, int want_max, int npay) {
   if (x->err_rank < acc->err_rank) {
     acc->err_rank = x->err_rank;
     acc->code = x->code;
   }
   if (x->idx < 0) return;
-  if (acc->idx < 0) {
-    acc->v = x->v;
-    acc->idx = x->idx;
-    return;
+  int take = acc->idx < 0;
+  if (!take) {
+    int better = want_max ? (x->v > acc->v) : (x->v < acc->v);
+    take = better || (x->v == acc->v && x->idx < acc->idx);
   }
-  int better = want_max ? (x->v > acc->v) : (x->v < acc->v);
-  if (better || (x->v == acc->v && x->idx < acc->idx)) {
+  if (take) {
     acc->v = x->v;
     acc->idx = x->idx;
+    if (npay > 0) memcpy(acc->pay, x->pay, sizeof(double) * (size_t)npay);
+  }
+}
+
+/* the packets are contiguous bytes of the datatype's size (header and payload), len of them */
+static void kd_arg_op_(void *in, void *inout, int *len, MPI_Datatype *dt, int want_max) {
+  const int npay = kd_arg_npay_(dt);
+  const size_t st = offsetof(kd_arg_pkt, pay) + sizeof(double) * (size_t)npay;
+  char *a = in, *b = inout;
+  for (int i = 0; i < *len; i++) {
+    kd_arg_pkt x, acc;
+    memcpy(&x, a + st * (size_t)i, st);
+    memcpy(&acc, b + st * (size_t)i, st);
+    kd_arg_merge_(&acc, &x, want_max, npay);
+    memcpy(b + st * (size_t)i, &acc, st);
   }
 }
 
 static void kd_argmin_op_(void *in, void *inout, int *len, MPI_Datatype *dt) {
-  (void)dt;
-  kd_arg_pkt *a = in, *b = inout;
-  for (int i = 0; i < *len; i++) kd_arg_merge_(&b[i], &a[i], 0);
+  kd_arg_op_(in, inout, len, dt, 0);
 }
 
 static void kd_argmax_op_(void *in, void *inout, int *len, MPI_Datatype *dt) {
-  (void)dt;
-  kd_arg_pkt *a = in, *b = inout;
-  for (int i = 0; i < *len; i++) kd_arg_merge_(&b[i], &a[i], 1);
+  kd_arg_op_(in, inout, len, dt, 1);
 }
 
-static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout,
-                           kd_gidx *iout, int want_max) {
+static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, const double *pay,
+                           int npay, double *vout, kd_gidx *iout, double *pout, int want_max) {
   kd_err err = KD_OK;
   const double kd_t0_ = MPI_Wtime();
   MPI_Op op = MPI_OP_NULL;
   MPI_Datatype dt = MPI_DATATYPE_NULL;
   kd_arg_pkt in, out;
   int rank = kd_dist_rank(comm);
+  KD_CHECK(npay >= 0 && npay <= KD_ARG_PAY_MAX, KD_ERR_INTERNAL,
+           "arg-min payload of %d values (at most %d)", npay, (int)KD_ARG_PAY_MAX);
+  const int st = (int)(offsetof(kd_arg_pkt, pay) + sizeof(double) * (size_t)npay);
+  memset(&in, 0, sizeof in);
   in.v = v;
   in.idx = idx;
   in.err_rank = (e != KD_OK) ? rank : INT64_MAX;
   in.code = (int64_t)e;
-  KD_MPI(MPI_Type_contiguous((int)sizeof(kd_arg_pkt), MPI_BYTE, &dt));
+  if (npay > 0 && pay) memcpy(in.pay, pay, sizeof(double) * (size_t)npay);
+  KD_MPI(MPI_Type_contiguous(st, MPI_BYTE, &dt));
   KD_MPI(MPI_Type_commit(&dt));
   KD_MPI(MPI_Op_create(want_max ? kd_argmax_op_ : kd_argmin_op_, 1, &op));
   KD_MPI(MPI_Allreduce(&in, &out, 1, dt, op, comm));
-  kd_dist_comm_count(comm, 2 * (int64_t)sizeof in);
+  kd_dist_comm_count(comm, 2 * (int64_t)st);
   if (out.err_rank != INT64_MAX) {
     /* fetch the message of the failing rank so rank 0 can print it */
     kd_err agreed = (kd_err)out.code;
@@ -155,6 +181,7 @@ static kd_err kd_dist_arg_(MPI_Comm comm, double v, kd_gidx idx, kd_err e, doubl
   }
   *vout = out.v;
   *iout = out.idx;
+  if (npay > 0 && pout) memcpy(pout, out.pay, sizeof(double) * (size_t)npay);
 cleanup:
   if (op != MPI_OP_NULL) MPI_Op_free(&op);
   if (dt != MPI_DATATYPE_NULL) MPI_Type_free(&dt);
@@ -162,12 +189,17 @@ cleanup:
   return err;
 }
 
+kd_err kd_dist_argmin_pay(MPI_Comm comm, double v, kd_gidx idx, kd_err e, const double *pay,
+                          int npay, double *vout, kd_gidx *iout, double *pout) {
+  return kd_dist_arg_(comm, v, idx, e, pay, npay, vout, iout, pout, 0);
+}
+
 kd_err kd_dist_argmin(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout, kd_gidx *iout) {
-  return kd_dist_arg_(comm, v, idx, e, vout, iout, 0);
+  return kd_dist_arg_(comm, v, idx, e, NULL, 0, vout, iout, NULL, 0);
 }
 
 kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err e, double *vout, kd_gidx *iout) {
-  return kd_dist_arg_(comm, v, idx, e, vout, iout, 1);
+  return kd_dist_arg_(comm, v, idx, e, NULL, 0, vout, iout, NULL, 1);
 }
 
 static kd_err kd_dist_reduce_(MPI_Comm comm, void *buf, int n, MPI_Datatype t, MPI_Op op) {

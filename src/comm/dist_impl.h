@@ -42,6 +42,11 @@ kd_err kd_dist_argmin(MPI_Comm comm, double v, kd_gidx idx, kd_err err, double *
                       kd_gidx *iout);
 kd_err kd_dist_argmax(MPI_Comm comm, double v, kd_gidx idx, kd_err err, double *vout,
                       kd_gidx *iout);
+/** kd_dist_argmin with npay (<= 65) doubles of payload per rank, the same npay on every rank: on
+ *  return pout holds the payload of the rank whose (value, index) won, so a winner's row needs no
+ *  broadcast after the reduction. */
+kd_err kd_dist_argmin_pay(MPI_Comm comm, double v, kd_gidx idx, kd_err err, const double *pay,
+                          int npay, double *vout, kd_gidx *iout, double *pout);
 
 /** In-place element-wise sums / maxima / minima over ranks. */
 kd_err kd_dist_sum(MPI_Comm comm, double *buf, int n);

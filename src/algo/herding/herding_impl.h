@@ -124,6 +124,10 @@ typedef struct {
   int lmin_valid, lmin_nan;
   double lmin_val;
   kd_gidx lmin_idx;
+  /* the last LMO winner's row and z value, carried by the reduction itself when d <= 64
+   * (kd_dist_argmin_pay): kd_herd_fetch of that index needs no broadcast; lmo_pay_g = -1: none */
+  double lmo_pay[65];
+  kd_gidx lmo_pay_g;
   /* counters */
   int64_t lmo_calls, n_fw_steps, n_pair_steps, n_away_steps, n_drop_steps;
   double t0;

@@ -51,6 +51,7 @@ cleanup:
 kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
   kd_err err = KD_OK;
   memset(h, 0, sizeof *h);
+  h->lmo_pay_g = -1;
   h->in = in;
   h->kernel = in->kernel;
   h->cand = in->points;
@@ -132,6 +133,31 @@ static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, do
   return err;
 }
 
+/* kd_herd_reduce_ for the LMO: with d <= 64 the local winner's row and z value travel with the
+ * reduction, and the agreed winner's are kept for kd_herd_fetch (one collective per FW step,
+ * not two; the same values the broadcast would bring). */
+static kd_err kd_herd_reduce_lmo_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, double *val,
+                                  kd_gidx *g) {
+  if (h->d > 64) return kd_herd_reduce_(h, v, idx, lerr, val, g);
+  double pay[65] = {0};
+  const int npay = h->d + 1;
+  if (idx >= h->off && idx < h->off + h->nl) {
+    memcpy(pay, h->rows + (size_t)(idx - h->off) * h->d, sizeof(double) * (size_t)h->d);
+    pay[h->d] = h->z[idx - h->off];
+  }
+  h->lmo_pay_g = -1;
+  const int ask = lerr == KD_OK && !h->interrupted && kd_ckpt_pending(h->in->ckpt);
+  kd_err err = kd_dist_argmin_pay(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, pay, npay,
+                                  val, g, h->lmo_pay);
+  if (err == KD_ERR_INTERRUPTED && !h->interrupted) {
+    h->interrupted = 1;
+    kd_err_clear();
+    err = kd_dist_argmin_pay(h->in->comm, v, idx, lerr, pay, npay, val, g, h->lmo_pay);
+  }
+  if (err == KD_OK) h->lmo_pay_g = *g;
+  return err;
+}
+
 static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err, int sign,
                                double *val, kd_gidx *g) {
   double best = INFINITY;
@@ -194,7 +220,8 @@ kd_err kd_herd_lmo(kd_herd *h, double *val, kd_gidx *g) {
         kd_err_set(KD_ERR_NUMERIC, __FILE__, __LINE__,
                    "herd: NaN in nu - z on the candidates of rank %d", kd_dist_rank(h->in->comm));
   h->pending_err = KD_OK;
-  return kd_herd_reduce_(h, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val, g);
+  return kd_herd_reduce_lmo_(h, h->lmin_idx < 0 ? INFINITY : h->lmin_val, h->lmin_idx, lerr, val,
+                             g);
 }
 
 kd_err kd_herd_lmo_gap(kd_herd *h, double *gap, kd_gidx *g) {
@@ -217,6 +244,11 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
         h->in->comm,
         heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
     b = heap;
+  }
+  if (g >= 0 && g == h->lmo_pay_g) { /* the LMO's winner: its row came with the reduction */
+    memcpy(x, h->lmo_pay, sizeof(double) * (size_t)h->d);
+    *zx = h->lmo_pay[h->d];
+    goto cleanup;
   }
   int owner = kd_pointset_owner(h->cand, g);
   if (g >= h->off && g < h->off + h->nl) {
@@ -716,6 +748,7 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, 
   h->wmin_seen = scalars[0];
   *last_gap = scalars[1];
   h->lmin_valid = 0;
+  h->lmo_pay_g = -1;
   kd_herd_refresh(h);
   h->t0 = kd_dist_wtime() - rs->seconds;
   for (int64_t r = 0; r < rs->n_trace; r++) {

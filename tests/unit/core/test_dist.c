@@ -27,6 +27,22 @@ int main(int argc, char **argv) {
   KD_TEST(r == KD_ERR_INPUT, "error folded into argmin: %d", (int)r);
   KD_TEST(strstr(kd_err_message(), "planted") != NULL, "message travels: '%s'", kd_err_message());
   kd_err_clear();
+  /* with a payload: the winner's travels with it (value ties: the smallest index's) */
+  double pay[3] = {(double)rank, 10.0 * rank + 1, -rank - 0.5}, got_pay[3] = {0, 0, 0};
+  const int win = size > 1 ? 1 : 0; /* ranks 1.. tie at 1.0, rank 0 offers 2.0 */
+  KD_TEST_OK(kd_dist_argmin_pay(c, rank == 0 && size > 1 ? 2.0 : 1.0, 100 + rank, KD_OK, pay, 3, &v,
+                                &i, got_pay));
+  KD_TEST(i == 100 + win && v == 1.0 && got_pay[0] == win && got_pay[1] == 10.0 * win + 1 &&
+              got_pay[2] == -win - 0.5,
+          "argmin payload: index %lld, payload %g %g %g", (long long)i, got_pay[0], got_pay[1],
+          got_pay[2]);
+  e = rank == size - 1 ? kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "payload planted") : KD_OK;
+  KD_TEST(kd_dist_argmin_pay(c, 0.0, rank, e, pay, 3, &v, &i, got_pay) == KD_ERR_INPUT,
+          "error folded into the payload reduction");
+  kd_err_clear();
+  KD_TEST(kd_dist_argmin_pay(c, 0.0, rank, KD_OK, pay, 66, &v, &i, got_pay) == KD_ERR_INTERNAL,
+          "a payload above 65 values is refused on every rank");
+  kd_err_clear();
   /* agreement */
   e = (rank == size - 1) ? kd_err_set(KD_ERR_FILE, __FILE__, __LINE__, "missing file x") : KD_OK;
   KD_TEST_OK(kd_dist_agree(c, &e));
