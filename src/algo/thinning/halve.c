@@ -67,11 +67,34 @@ void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi) 
 }
 
 /* The team's rows of a chunk to every rank: each rank sends [its error code, y, yb (screened)] for
- * its rows (kd_kh_rows_); tx, rx scratch of 1 + 2w and size + 2w doubles (w rows), cnt of size
- * counts (every rank's, known from the shares: one collective, not two). Any rank's error
+ * its rows (kd_kh_rows_) through the scratch b (kd_kh_tbuf_). Any rank's error
  * is agreed and returned on every rank. Collective. */
+/* A team's scratch for kd_kh_team_gather_: tx, rx of 1 + 2w and size + 2w doubles (w rows, up to
+ * 2 cm), cnt of size counts (every rank's, known from the shares: one collective, not two). */
+typedef struct {
+  double *tx, *rx;
+  int64_t *cnt;
+} kd_kh_tbuf_;
+
+/* 0 when every buffer is there (none are for one rank) */
+static int kd_kh_tbuf_alloc_(kd_kh_tbuf_ *b, const kd_thin_team *t, int multi, kd_lidx cm) {
+  if (!multi) return 0;
+  b->tx = calloc((size_t)(4 * cm + 1), sizeof(double));
+  b->rx = calloc((size_t)(4 * cm + t->size), sizeof(double));
+  b->cnt = calloc((size_t)t->size, sizeof(int64_t));
+  return !b->tx || !b->rx || !b->cnt;
+}
+
+static void kd_kh_tbuf_free_(kd_kh_tbuf_ *b) {
+  free(b->tx);
+  free(b->rx);
+  free(b->cnt);
+}
+
 static kd_err kd_kh_team_gather_(const kd_thin_team *t, kd_err lerr, int screened, kd_lidx w,
-                                 double *y, double *yb, double *tx, double *rx, int64_t *cnt) {
+                                 double *y, double *yb, const kd_kh_tbuf_ *b) {
+  double *tx = b->tx, *rx = b->rx;
+  int64_t *cnt = b->cnt;
   kd_err err = KD_OK;
   const kd_lidx per = screened ? 2 : 1;
   kd_lidx lo, hi, off = 0;
@@ -105,7 +128,7 @@ cleanup:
 static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fgt *fgt, int mode,
                              const kd_thin_team *team, const double *X, kd_lidx i0, kd_lidx w,
                              int d, const double *sgn, kd_err lerr, double *y, double *yb,
-                             double *tx, double *rx, int64_t *cnt) {
+                             const kd_kh_tbuf_ *b) {
   kd_lidx lo = 0, hi = w;
   if (team) kd_thin_row_share(w, team->rank, team->size, &lo, &hi);
   if (lerr == KD_OK && hi > lo) {
@@ -125,7 +148,7 @@ static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fg
       lerr = kd_kernel_matvec(k, X + (2 * i0 + lo) * d, hi - lo, X, 2 * i0, sgn, 0.0, y + lo);
     }
   }
-  return team ? kd_kh_team_gather_(team, lerr, mode != 0, w, y, yb, tx, rx, cnt) : lerr;
+  return team ? kd_kh_team_gather_(team, lerr, mode != 0, w, y, yb, b) : lerr;
 }
 
 /* The screening form of the next chunk (see kd_halve_kh_): the rows while their bounds leave at
@@ -188,8 +211,8 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
                            int adaptive, uint64_t seed, uint64_t stream, kd_thin_team *team,
                            kd_lidx *keep) {
   kd_err err = KD_OK, lerr = KD_OK;
-  double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL, *tx = NULL, *rx = NULL;
-  int64_t *cnt = NULL;
+  double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL;
+  kd_kh_tbuf_ tb = {NULL, NULL, NULL};
   const int multi = team != NULL && team->size > 1;
   /* a team shares the screened rows but each rank computes every exact row: the thresholds below
    * are divided by the team's size */
@@ -224,12 +247,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
   y = calloc((size_t)(2 * cm + 1), sizeof(double));
   G = calloc((size_t)(4 * cm * cm + 1), sizeof(double));
   yb = calloc((size_t)(2 * cm + 1), sizeof(double));
-  if (multi) {
-    tx = calloc((size_t)(4 * cm + 1), sizeof(double));
-    rx = calloc((size_t)(4 * cm + team->size), sizeof(double));
-    cnt = calloc((size_t)team->size, sizeof(int64_t));
-  }
-  if (!sgn || !y || !G || !yb || (multi && (!tx || !rx || !cnt)))
+  if (kd_kh_tbuf_alloc_(&tb, team, multi, cm) || !sgn || !y || !G || !yb)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "halving: cannot allocate for %lld rows",
                       (long long)n);
   if (lerr == KD_OK && np > C) lerr = kd_kernel_screen_prepare(k, X, n, &scr);
@@ -252,7 +270,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
       for (kd_lidx r = 0; r < w; r++) y[r] = 0.0;
     else
       KD_TRY(kd_kh_earlier_(k, scr, fgt, by_fgt ? 3 : (screened ? 1 + pairs : 0),
-                            multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb, tx, rx, cnt));
+                            multi ? team : NULL, X, i0, w, d, sgn, lerr, y, yb, &tb));
     /* only G's lower triangle (by pairs) is read below: rows [r0, r0 + KD_KH_STRIP) need the
      * columns before r0 + KD_KH_STRIP (an even strip never splits a pair) */
     uint64_t e0 = kd_kernel_evals(k);
@@ -300,9 +318,7 @@ cleanup:
   free(y);
   free(G);
   free(yb);
-  free(tx);
-  free(rx);
-  free(cnt);
+  kd_kh_tbuf_free_(&tb);
   kd_kernel_screen_free(&scr);
   kd_kh_fgt_free(&fgt);
   return err;
