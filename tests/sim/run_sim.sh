@@ -4,7 +4,8 @@
 # result (bench/sim/kd_sim.c: output points, weights, indices, MMD, every extra dataset) at 1
 # real MPI rank must equal the one at 1, 64, 128 and 256 simulated ranks on a crossbar and at 64
 # on a fat tree (every simulated rank computes: no SMPI_SAMPLE shortcuts); an HDF5 input is
-# refused at 4 simulated ranks with one clear error and exit status 1, no hang.
+# refused at 4 simulated ranks with one clear error and exit status 1, no hang; bench/sim's
+# scale.sh (its columns, {p} settings), model.py and the calibration's speed ratio work.
 # Environment (from CTest): KD_SIM_REAL (kd_sim of the normal build), KD_SRC, KD_SMPI_BUILD,
 # MPIEXEC, KD_MPIEXEC_FLAGS.
 KD_E2E_NAME=sim
@@ -69,5 +70,39 @@ if [ $rc = 1 ] && [ "$(grep -c '^kd_sim:' h5_err.txt)" = 1 ] &&
   ok "HDF5 input refused at 4 simulated ranks: $(grep '^kd_sim:' h5_err.txt)"
 else
   bad "HDF5 input at 4 simulated ranks: rc $rc: $(grep -v 'INFO' h5_err.txt | tail -5)"
+fi
+# the scripts of bench/sim: scale.sh's columns and {p} settings, model.py on its table, and the
+# calibration's speeds (SPEED half of KD_SIM_HOST_SPEED: about twice the computing time)
+thin_ref=$(fp real_thin.txt)
+scale=$KD_SRC/bench/sim/scale.sh
+if bash "$scale" "$KD_SMPI_BUILD" thin.yaml crossbar 4 >scale_same.txt 2>scale_err.txt &&
+  bash "$scale" "$KD_SMPI_BUILD" thin.yaml crossbar 4 -- 'data.n=2048*{p}' >scale_weak.txt 2>>scale_err.txt; then
+  same=$(awk '$1 ~ /^[0-9]+$/ && NF == 8 {print $8}' scale_same.txt | sort -u)
+  ops=$(awk '$1 ~ /^[0-9]+$/ {printf "%s ", $6}' scale_same.txt)
+  weak=$(awk '$1 ~ /^[0-9]+$/ && NF == 8 {print $8}' scale_weak.txt | sort -u | wc -l)
+  if [ "$same" = "$thin_ref" ] && [[ $ops =~ ^0\ [1-9][0-9]*\ [1-9][0-9]*\ $ ]] && [ "$weak" = 3 ]; then
+    ok "scale.sh: p = 1, 2, 4 with the real run's fingerprint, operations $ops; {p} settings give 3 inputs"
+  else
+    bad "scale.sh: fingerprints '$same' (real $thin_ref), operations '$ops', $weak weak inputs: $(cat scale_err.txt)"
+  fi
+  { echo "## strong thin crossbar"; cat scale_same.txt; } >runs.txt
+  if /usr/bin/python3 "$KD_SRC/bench/sim/model.py" runs.txt >model.txt 2>&1 &&
+    [ "$(grep -c '^| [124] | ' model.txt)" = 3 ] && grep -q 'W = ' model.txt; then
+    ok "model.py: $(grep 'W = ' model.txt)"
+  else
+    bad "model.py on scale.sh's table: $(tail -5 model.txt)"
+  fi
+else
+  bad "scale.sh failed: $(tail -5 scale_err.txt)"
+fi
+ratio=$(for i in 1 2 3; do
+  a=$(bash "$scale" "$KD_SMPI_BUILD" herd.yaml crossbar 1 1Gf | awk '$1 == 1 {print $2}')
+  b=$(KD_SIM_HOST_SPEED=2Gf bash "$scale" "$KD_SMPI_BUILD" herd.yaml crossbar 1 1Gf | awk '$1 == 1 {print $2}')
+  awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) print b / a }'
+done | sort -g | sed -n 2p)
+if awk -v r="$ratio" 'BEGIN { exit !(r >= 1.4 && r <= 2.8) }'; then
+  ok "calibration: a node half the host's speed takes $ratio x the computing time (median of 3)"
+else
+  bad "calibration: SPEED = host speed / 2 gave $ratio x the simulated time (expected about 2)"
 fi
 [ $fails = 0 ]
