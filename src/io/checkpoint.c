@@ -19,9 +19,15 @@
 
 /* ---------------- configuration hash ---------------- */
 
-static const char *const kd_ckpt_ignored_[] = {
-    "output.path",         "run.checkpoint_path", "run.checkpoint_every",
-    "run.checkpoint_keep", "run.log_interval",    "run.checkpoint_on_interrupt"};
+/* keys that may change between runs: where files go, when checkpoints are written, and how the
+ * ranks share work without changing the result (KH-Refine's groups) */
+static const char *const kd_ckpt_ignored_[] = {"output.path",
+                                               "run.checkpoint_path",
+                                               "run.checkpoint_every",
+                                               "run.checkpoint_keep",
+                                               "run.log_interval",
+                                               "run.checkpoint_on_interrupt",
+                                               "algorithm.refine_group_rows"};
 
 /* Walk the block-style YAML emitted by kd_config_emit_resolved line by line, giving each line its
  * dotted key (from the indentation stack) and a pointer to its text. */

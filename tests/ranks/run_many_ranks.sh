@@ -4,7 +4,8 @@
 # 1, 8 and 16 ranks (oversubscribed), and at 8 ranks over TCP without shared memory, give bitwise
 # the same output datasets (coreset points, weights, indices; the test's statistic and p-value)
 # and MMD; with --verbose every run records
-# its communication volume (/metrics comm_bytes_max, comm_ops_max): 0 at one rank, > 0 above.
+# its communication volume (/metrics comm_bytes_max, comm_ops_max): 0 at one rank, > 0 above; thin
+# at 8 ranks gives the same output with KH-Refine's candidates shared by all ranks or not.
 KD_E2E_NAME=ranks
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -51,4 +52,22 @@ for t in thin herd quad ctt; do
     fi
   done
 done
+# KH-Refine's groups (algorithm.refine_group_rows): thin's 512 candidates shared by all 8 ranks
+# (1) or run by every rank alone (the default 2048): the same output, and the evaluations of all
+# ranks added up are fewer when the ranks share the candidates
+evals() { $PY -c 'import sys, h5py; print(int(h5py.File(sys.argv[1], "r")["metrics"].attrs["kernel_evals"]))' "$1"; }
+thin_ref=$(key thin.1.h5)
+for rows in 1 2048; do
+  if mpi 8 run thin.yaml --set algorithm.refine_group_rows=$rows --output "thin.g$rows.h5" >"thin.g$rows.txt" 2>&1; then
+    k=$(key "thin.g$rows.h5")
+    [ "$k" = "$thin_ref" ] && ok "thin at 8 ranks, refine_group_rows $rows: the 1-rank result ($k)" ||
+      bad "thin at 8 ranks, refine_group_rows $rows: result $k, 1 rank gives $thin_ref"
+  else
+    bad "thin at 8 ranks, refine_group_rows $rows: $(tail -3 "thin.g$rows.txt")"
+  fi
+done
+e1=$(evals thin.g1.h5) e2=$(evals thin.g2048.h5)
+[ -n "$e1" ] && [ -n "$e2" ] && [ "$e1" -lt "$e2" ] &&
+  ok "thin at 8 ranks: $e1 evaluations with the candidates shared, $e2 with every rank alone" ||
+  bad "thin at 8 ranks: evaluations shared '$e1' not below alone '$e2'"
 [ $fails = 0 ] && echo "all many-rank checks passed" || { echo "$fails many-rank checks failed"; exit 1; }

@@ -44,6 +44,7 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   plan->refine_target = tp.refine_target;
   plan->refine_pool = (int)tp.refine_pool;
   plan->refine_passes = (int)tp.refine_passes;
+  plan->refine_group_rows = (kd_lidx)tp.refine_group_rows;
   plan->tight = tp.threshold == KD_THIN_THRESHOLD_TIGHT;
   plan->adaptive = tp.threshold == KD_THIN_THRESHOLD_ADAPTIVE;
   plan->pairing_local = tp.pairing == KD_THIN_PAIRING_LOCAL;
@@ -385,7 +386,7 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->comm = in->comm;
   D->k = in->kernel;
   D->rank = kd_dist_rank(D->comm);
-  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, 0};
+  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, pl->refine_group_rows};
   D->t0 = kd_dist_wtime();
   D->n = kd_pointset_n_global(ps);
   D->d = kd_pointset_dim(ps);

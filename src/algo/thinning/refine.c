@@ -26,7 +26,8 @@ enum { KD_RF_DENSE_MAX = 2048 }; /* 32 MiB at most, of which only the columns us
  * refine has 16 to 64 candidates). The same bits: a value does not depend on its block. */
 enum { KD_RF_FULL_MAX = 64 };
 /* On a team, KH-Refine's candidates are split over groups of nc / KD_RF_TEAM_ROWS ranks at most
- * (fewer candidates: every rank runs the pass alone). A step costs one all-gather over the group
+ * (fewer candidates: every rank runs the pass alone; the thinning key refine_group_rows sets it
+ * through kd_thin_team.refine_rows, with this default). A step costs one all-gather over the group
  * and a few nanoseconds per candidate, so with fewer rows per rank the all-gather's latency
  * outweighs what the split saves: at 4096 candidates, 2 ranks of one node sharing them were 5%
  * faster than alone, and 64 simulated ranks alone 40% faster than sharing (bench/sim/README.md). */

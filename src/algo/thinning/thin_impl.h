@@ -152,6 +152,8 @@ typedef struct {
   int reweight;      /* 1: convex reweighting against P_in (kd_simplex_qp) */
   int tight;         /* 1: KH threshold a_i = b_i b_max,i / 2 instead of Alg. B.1's */
   int refine_passes; /* sweeps of the refine pass (>= 1) */
+  kd_lidx refine_group_rows; /* KH-Refine's candidates per rank below which fewer ranks share
+                              * them (kd_thin_team.refine_rows; 0: the default) */
   int refine_pool;   /* candidates of KH-Refine: the input of the last refine_pool halving rounds */
   int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
   int adaptive;      /* 1: KH rounds use KD_HALVE_KHA (threshold: adaptive); 0 with tight = 0:
@@ -170,7 +172,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
  *  KD_THIN_PARAM_* rows below, defaults stated there only) and kd_thin_plan_from_params fills this
  *  struct from them once (kd_params_fill; members of keys an algorithm does not declare stay 0). */
 typedef struct {
-  int64_t n_out, g, refine_passes, refine_pool;
+  int64_t n_out, g, refine_passes, refine_pool, refine_group_rows;
   double delta;
   int refine;
   int reweight;      /* index in none|convex */
@@ -224,13 +226,25 @@ enum {
         KD_PARAM_AT_INDEX(kd_thin_params, threshold)                                           \
   }
 
-#define KD_THIN_PARAM_PASSES                                                                  \
+#define KD_THIN_PARAM_PASSES_ROW                                                              \
   {                                                                                           \
     "refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                     \
         "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep " \
         "swaps "                                                                              \
         "nothing",                                                                            \
         KD_PARAM_AT(kd_thin_params, refine_passes)                                            \
+  }
+/* the KH-Refine rows every algorithm with the swap loop declares: its sweeps and its groups */
+#define KD_THIN_PARAM_PASSES KD_THIN_PARAM_PASSES_ROW, KD_THIN_PARAM_GROUP_ROWS
+
+/* KH-Refine's group size on several ranks */
+#define KD_THIN_PARAM_GROUP_ROWS                                                                \
+  {                                                                                             \
+    "refine_group_rows", KD_PARAM_INT, 2048, NULL, 1, 1073741824, NULL,                         \
+        "KH-Refine on several ranks: its nc candidates are split over groups of at most "       \
+        "nc / refine_group_rows ranks, every group making the same pass (below 2 "              \
+        "refine_group_rows candidates every rank runs it alone); the same result at any value", \
+        KD_PARAM_AT(kd_thin_params, refine_group_rows)                                          \
   }
 
 #define KD_THIN_PARAM_POOL_ROW(def, doc)                     \
