@@ -276,32 +276,23 @@ static int64_t kd_dist_total_(MPI_Comm comm, const int *counts) {
   return t;
 }
 
-/* counts/displs of a v-collective from every rank's count all[] (the same on every rank). Local. */
-static kd_err kd_dist_layout_(MPI_Comm comm, const int64_t *all, int **counts, int **displs) {
-  kd_err err = KD_OK;
-  const int size = kd_dist_size(comm);
-  KD_ALLOC(*counts, size);
-  KD_ALLOC(*displs, size);
-  int64_t off = 0;
-  for (int r = 0; r < size; r++) {
-    KD_CHECK(all[r] >= 0 && off + all[r] < ((int64_t)1 << 31), KD_ERR_INTERNAL,
-             "gather of %lld values too large", (long long)(off + all[r]));
-    (*counts)[r] = (int)all[r];
-    (*displs)[r] = (int)off;
-    off += all[r];
-  }
-cleanup:
-  return err;
-}
-
 static kd_err kd_dist_counts_(MPI_Comm comm, int64_t n_local, int **counts, int **displs) {
   kd_err err = KD_OK;
   int size = kd_dist_size(comm);
   int64_t *all = NULL;
   KD_ALLOC(all, size);
+  KD_ALLOC(*counts, size);
+  KD_ALLOC(*displs, size);
   KD_MPI(MPI_Allgather(&n_local, 1, MPI_INT64_T, all, 1, MPI_INT64_T, comm));
   kd_dist_comm_count(comm, 8 * (int64_t)(size + 1));
-  KD_TRY(kd_dist_layout_(comm, all, counts, displs));
+  int64_t off = 0;
+  for (int r = 0; r < size; r++) {
+    KD_CHECK(off + all[r] < ((int64_t)1 << 31), KD_ERR_INTERNAL, "gather of %lld values too large",
+             (long long)(off + all[r]));
+    (*counts)[r] = (int)all[r];
+    (*displs)[r] = (int)off;
+    off += all[r];
+  }
 cleanup:
   free(all);
   return err;
@@ -320,17 +311,14 @@ cleanup:
   return err;
 }
 
-kd_err kd_dist_allgatherv_known(MPI_Comm comm, const double *in, const int64_t *all, double *out) {
+kd_err kd_dist_allgatherv_known(MPI_Comm comm, const double *in, const int *counts,
+                                const int *displs, double *out) {
   kd_err err = KD_OK;
   const double kd_t0_ = MPI_Wtime();
-  int *counts = NULL, *displs = NULL;
   const int rank = kd_dist_rank(comm);
-  KD_TRY(kd_dist_layout_(comm, all, &counts, &displs));
   KD_MPI(MPI_Allgatherv(in, counts[rank], MPI_DOUBLE, out, counts, displs, MPI_DOUBLE, comm));
-  kd_dist_comm_count(comm, 8 * (all[rank] + kd_dist_total_(comm, counts)));
+  kd_dist_comm_count(comm, 8 * (counts[rank] + kd_dist_total_(comm, counts)));
 cleanup:
-  free(counts);
-  free(displs);
   kd_dist_comm_add(kd_t0_);
   return err;
 }

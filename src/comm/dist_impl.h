@@ -82,9 +82,11 @@ kd_err kd_dist_allgatherv_i64(MPI_Comm comm, const int64_t *in, int64_t n_local,
 /** All-gather n values from every rank (the same n on every rank): out gets size * n values in
  *  rank order. */
 kd_err kd_dist_allgather(MPI_Comm comm, const double *in, int64_t n, double *out);
-/** kd_dist_allgatherv when every rank knows every rank's count: all[r] values from rank r (all[]
- *  the same on every rank; in holds all[rank] values). One collective instead of two. */
-kd_err kd_dist_allgatherv_known(MPI_Comm comm, const double *in, const int64_t *all, double *out);
+/** kd_dist_allgatherv when every rank knows every rank's count: counts[r] values from rank r at
+ *  out + displs[r] (both the same on every rank; in holds counts[rank] values). One collective
+ *  instead of two, and nothing allocated, so no rank can fail alone before it. */
+kd_err kd_dist_allgatherv_known(MPI_Comm comm, const double *in, const int *counts,
+                                const int *displs, double *out);
 /** Gather variable-length blocks to root only (out significant on root). */
 kd_err kd_dist_gatherv(MPI_Comm comm, const double *in, int64_t n_local, double *out, int root);
 /** *before = the sum of v over the ranks below this one (0 on rank 0). */

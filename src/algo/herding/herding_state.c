@@ -120,15 +120,17 @@ void kd_herd_free(kd_herd *h) {
  * folded in: while checkpointing is on, a rank that saw SIGTERM/SIGUSR1 passes KD_ERR_INTERRUPTED
  * as its error, so every rank learns of it in the reduction it does anyway. When that code is the
  * agreed outcome, every rank marks h->interrupted (the driver checkpoints at the end of this
- * iteration) and the reduction is repeated once without the flag to finish the iteration. */
-static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, double *val,
-                              kd_gidx *g) {
+ * iteration) and the reduction is repeated once without the flag to finish the iteration. npay
+ * doubles of pay travel with the winner into pout (kd_dist_argmin_pay; npay 0: none). */
+static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, const double *pay,
+                              int npay, double *val, kd_gidx *g, double *pout) {
   const int ask = lerr == KD_OK && !h->interrupted && kd_ckpt_pending(h->in->ckpt);
-  kd_err err = kd_dist_argmin(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, val, g);
+  kd_err err = kd_dist_argmin_pay(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, pay, npay,
+                                  val, g, pout);
   if (err == KD_ERR_INTERRUPTED && !h->interrupted) {
     h->interrupted = 1;
     kd_err_clear();
-    err = kd_dist_argmin(h->in->comm, v, idx, lerr, val, g);
+    err = kd_dist_argmin_pay(h->in->comm, v, idx, lerr, pay, npay, val, g, pout);
   }
   return err;
 }
@@ -138,23 +140,15 @@ static kd_err kd_herd_reduce_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, do
  * not two; the same values the broadcast would bring). */
 static kd_err kd_herd_reduce_lmo_(kd_herd *h, double v, kd_gidx idx, kd_err lerr, double *val,
                                   kd_gidx *g) {
-  if (h->d > 64) return kd_herd_reduce_(h, v, idx, lerr, val, g);
   double pay[65] = {0};
-  const int npay = h->d + 1;
-  if (idx >= h->off && idx < h->off + h->nl) {
+  const int npay = h->d <= 64 ? h->d + 1 : 0;
+  if (npay > 0 && idx >= h->off && idx < h->off + h->nl) {
     memcpy(pay, h->rows + (size_t)(idx - h->off) * h->d, sizeof(double) * (size_t)h->d);
     pay[h->d] = h->z[idx - h->off];
   }
   h->lmo_pay_g = -1;
-  const int ask = lerr == KD_OK && !h->interrupted && kd_ckpt_pending(h->in->ckpt);
-  kd_err err = kd_dist_argmin_pay(h->in->comm, v, idx, ask ? KD_ERR_INTERRUPTED : lerr, pay, npay,
-                                  val, g, h->lmo_pay);
-  if (err == KD_ERR_INTERRUPTED && !h->interrupted) {
-    h->interrupted = 1;
-    kd_err_clear();
-    err = kd_dist_argmin_pay(h->in->comm, v, idx, lerr, pay, npay, val, g, h->lmo_pay);
-  }
-  if (err == KD_OK) h->lmo_pay_g = *g;
+  const kd_err err = kd_herd_reduce_(h, v, idx, lerr, pay, npay, val, g, h->lmo_pay);
+  if (err == KD_OK && npay > 0) h->lmo_pay_g = *g;
   return err;
 }
 
@@ -178,7 +172,7 @@ static kd_err kd_herd_argbest_(kd_herd *h, const double *score, kd_err local_err
   }
   if (bi < 0) best = INFINITY;
   if (local_err == KD_OK) local_err = h->pending_err;
-  kd_err err = kd_herd_reduce_(h, best, bi, local_err, val, g);
+  kd_err err = kd_herd_reduce_(h, best, bi, local_err, NULL, 0, val, g, NULL);
   h->pending_err = KD_OK; /* delivered (or it is now the agreed error of every rank) */
   *val *= sign;
   return err;
@@ -238,17 +232,17 @@ kd_err kd_herd_fetch(kd_herd *h, kd_gidx g, double *x, double *zx) {
   kd_err err = KD_OK;
   double buf[64 + 1];
   double *b = buf, *heap = NULL;
+  if (g >= 0 && g == h->lmo_pay_g) { /* the LMO's winner: its row came with the reduction */
+    memcpy(x, h->lmo_pay, sizeof(double) * (size_t)h->d);
+    *zx = h->lmo_pay[h->d];
+    return KD_OK;
+  }
   if (h->d + 1 > 65) { /* same branch on every rank: agree on the allocation */
     heap = malloc(sizeof(double) * (size_t)(h->d + 1));
     KD_TRY(kd_dist_agreed(
         h->in->comm,
         heap ? KD_OK : kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "herd: cannot allocate a row")));
     b = heap;
-  }
-  if (g >= 0 && g == h->lmo_pay_g) { /* the LMO's winner: its row came with the reduction */
-    memcpy(x, h->lmo_pay, sizeof(double) * (size_t)h->d);
-    *zx = h->lmo_pay[h->d];
-    goto cleanup;
   }
   int owner = kd_pointset_owner(h->cand, g);
   if (g >= h->off && g < h->off + h->nl) {

@@ -66,14 +66,12 @@ void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi) 
   *hi = b < w ? b : w;
 }
 
-/* The team's rows of a chunk to every rank: each rank sends [its error code, y, yb (screened)] for
- * its rows (kd_kh_rows_) through the scratch b (kd_kh_tbuf_). Any rank's error
- * is agreed and returned on every rank. Collective. */
 /* A team's scratch for kd_kh_team_gather_: tx, rx of 1 + 2w and size + 2w doubles (w rows, up to
- * 2 cm), cnt of size counts (every rank's, known from the shares: one collective, not two). */
+ * 2 cm), cnt and dsp of size counts and offsets (every rank's, known from the shares: one
+ * collective, not two). Allocated with the halving's other buffers, so the failure is agreed. */
 typedef struct {
   double *tx, *rx;
-  int64_t *cnt;
+  int *cnt, *dsp;
 } kd_kh_tbuf_;
 
 /* 0 when every buffer is there (none are for one rank) */
@@ -81,39 +79,45 @@ static int kd_kh_tbuf_alloc_(kd_kh_tbuf_ *b, const kd_thin_team *t, int multi, k
   if (!multi) return 0;
   b->tx = calloc((size_t)(4 * cm + 1), sizeof(double));
   b->rx = calloc((size_t)(4 * cm + t->size), sizeof(double));
-  b->cnt = calloc((size_t)t->size, sizeof(int64_t));
-  return !b->tx || !b->rx || !b->cnt;
+  b->cnt = calloc((size_t)t->size, sizeof(int));
+  b->dsp = calloc((size_t)t->size, sizeof(int));
+  return !b->tx || !b->rx || !b->cnt || !b->dsp;
 }
 
 static void kd_kh_tbuf_free_(kd_kh_tbuf_ *b) {
   free(b->tx);
   free(b->rx);
   free(b->cnt);
+  free(b->dsp);
 }
 
+/* The team's rows of a chunk to every rank: each rank sends [its error code, y, yb (screened)] for
+ * its rows (kd_kh_rows_) through the scratch b. Any rank's error is agreed and returned on every
+ * rank. Collective. */
 static kd_err kd_kh_team_gather_(const kd_thin_team *t, kd_err lerr, int screened, kd_lidx w,
                                  double *y, double *yb, const kd_kh_tbuf_ *b) {
   double *tx = b->tx, *rx = b->rx;
-  int64_t *cnt = b->cnt;
   kd_err err = KD_OK;
   const kd_lidx per = screened ? 2 : 1;
   kd_lidx lo, hi, off = 0;
   int bad = 0;
-  for (int r = 0; r < t->size; r++) {
+  for (int r = 0; r < t->size; r++) { /* at most 1 + 2w values each, 2w + size in all */
     kd_thin_row_share(w, r, t->size, &lo, &hi);
-    cnt[r] = 1 + per * (hi - lo);
+    b->cnt[r] = (int)(1 + per * (hi - lo));
+    b->dsp[r] = (int)off;
+    off += b->cnt[r];
   }
   kd_thin_row_share(w, t->rank, t->size, &lo, &hi);
   tx[0] = (double)lerr;
   memcpy(tx + 1, y + lo, sizeof(double) * (size_t)(hi - lo));
   if (screened) memcpy(tx + 1 + (hi - lo), yb + lo, sizeof(double) * (size_t)(hi - lo));
-  KD_TRY(kd_dist_allgatherv_known(t->comm, tx, cnt, rx));
+  KD_TRY(kd_dist_allgatherv_known(t->comm, tx, b->cnt, b->dsp, rx));
   for (int r = 0; r < t->size; r++) {
+    const double *v = rx + b->dsp[r];
     kd_thin_row_share(w, r, t->size, &lo, &hi);
-    bad |= rx[off] != 0.0;
-    memcpy(y + lo, rx + off + 1, sizeof(double) * (size_t)(hi - lo));
-    if (screened) memcpy(yb + lo, rx + off + 1 + (hi - lo), sizeof(double) * (size_t)(hi - lo));
-    off += 1 + per * (hi - lo);
+    bad |= v[0] != 0.0;
+    memcpy(y + lo, v + 1, sizeof(double) * (size_t)(hi - lo));
+    if (screened) memcpy(yb + lo, v + 1 + (hi - lo), sizeof(double) * (size_t)(hi - lo));
   }
   if (bad) KD_TRY(kd_dist_agreed(t->comm, lerr)); /* every rank saw the code: all agree here */
 cleanup:
@@ -212,7 +216,7 @@ static kd_err kd_halve_kh_(kd_kernel *k, const double *X, kd_lidx n, int d, doub
                            kd_lidx *keep) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *sgn = NULL, *y = NULL, *G = NULL, *yb = NULL;
-  kd_kh_tbuf_ tb = {NULL, NULL, NULL};
+  kd_kh_tbuf_ tb = {NULL, NULL, NULL, NULL};
   const int multi = team != NULL && team->size > 1;
   /* a team shares the screened rows but each rank computes every exact row: the thresholds below
    * are divided by the team's size */

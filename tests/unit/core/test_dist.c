@@ -72,11 +72,14 @@ int main(int argc, char **argv) {
     for (int k = 0; k <= q; k++) ok &= all[pos++] == 10 * q + k;
   KD_TEST(ok, "allgatherv order");
   /* the same with every rank's count known (one collective, not two), and equal counts */
-  int64_t cnt[16];
-  for (int q = 0; q < size; q++) cnt[q] = q + 1;
+  int cnt[16], dsp[16];
+  for (int q = 0, at = 0; q < size; at += q + 1, q++) {
+    cnt[q] = q + 1;
+    dsp[q] = at;
+  }
   double all2[16], all3[16];
   kd_dist_comm_seconds_reset();
-  KD_TEST_OK(kd_dist_allgatherv_known(c, mine, cnt, all2));
+  KD_TEST_OK(kd_dist_allgatherv_known(c, mine, cnt, dsp, all2));
   const int64_t ops_known = kd_dist_comm_ops();
   KD_TEST_OK(kd_dist_allgather(c, mine, 1, all3));
   const int64_t ops_equal = kd_dist_comm_ops() - ops_known;
