@@ -13,7 +13,9 @@
  *    exact halving bit for bit, and at d <= 2 on 8192 rows with at most 10% of the exact
  *    halving's kernel evaluations (so the transform settled nearly every coin);
  *  - where it pays by itself (screening on, 16384 rows, d = 1 and 2): the same rows, and fewer
- *    evaluations than the single-precision screening alone.
+ *    evaluations than the single-precision screening alone;
+ *  - it is the Gaussian kernel's only (docs/kernels.md says why): no grid for the Laplace and
+ *    Matern kernels, whose halvings take the exact rows.
  * Serial (test_thin_team runs the forced transform in teams of 1 - 4 ranks). */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
@@ -194,8 +196,37 @@ static void by_itself(void) {
           differ, fewer);
 }
 
+/* the Laplace and Matern kernels get no grid, at any length scale and d <= 3 */
+static void gaussian_only(void) {
+  const kd_kernel_type types[] = {KD_KERNEL_LAPLACE, KD_KERNEL_MATERN32, KD_KERNEL_MATERN52};
+  const kd_lidx n = 512;
+  int grids = 0, cases = 0;
+  for (int d = 1; d <= 3; d++) {
+    double *X = malloc(sizeof(double) * (size_t)(n * d));
+    sample(d, n, 40 + (uint64_t)d, X);
+    for (int ti = 0; ti < 3; ti++)
+      for (int li = 0; li < 2; li++) {
+        kd_kernel_params p = kd_kernel_params_default(types[ti]);
+        p.ls = li ? 3.0 : 0.3;
+        kd_kernel *k = NULL;
+        kd_kh_fgt *f = NULL;
+        double cross = 0.0;
+        KD_TEST_OK(kd_kernel_create(&p, d, &k));
+        KD_TEST_OK(kd_kh_fgt_prepare(k, X, n, d, &f, &cross));
+        grids += f != NULL;
+        cases++;
+        kd_kh_fgt_free(&f);
+        kd_kernel_destroy(&k);
+      }
+    free(X);
+  }
+  printf("fgt: %d grids for %d Laplace / Matern cases\n", grids, cases);
+  KD_TEST(grids == 0 && cases == 18, "fgt: %d grids for the Laplace and Matern kernels", grids);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
+  gaussian_only();
   bound_holds();
   bound_tight();
   halvings();
