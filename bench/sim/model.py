@@ -32,8 +32,8 @@ def read_runs(path):
                 continue
             parts = line.split()
             if cur is not None and parts and parts[0].isdigit() and len(parts) >= 8:
-                p, alg, job, _ctx, comm, ops = parts[:6]
-                cur.append({"p": int(p), "alg": float(alg), "t": float(job), "comm": float(comm),
+                p, _alg, job, _ctx, comm, ops = parts[:6]
+                cur.append({"p": int(p), "t": float(job), "comm": float(comm),
                             "ops": float(ops)})
     return runs
 
