@@ -9,8 +9,9 @@
  * invariance the `sim` tests check. Timings are printed beside it, never hashed.
  *   kd_sim CONFIG.yaml [key.path=value ...]
  * KD_SIM_VERBOSE=1 in the environment: the library's progress and timing lines (verbose level, rank
- * 0, on stderr; simulated seconds under SMPI). Exit status 0 on success, 1 on a failed job (its
- * message on stderr), 2 on bad usage. */
+ * 0, on stderr; simulated seconds under SMPI). KD_SIM_SAMPLE_LEAVES=N (SMPI build): a timing-only
+ * run, thin's leaf bins sampled (src/algo/thinning/leaf_sample_smpi.c); its fingerprint is not the
+ * job's. Exit status 0 on success, 1 on a failed job (its message on stderr), 2 on bad usage. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -11,9 +11,11 @@
 # algorithm, of the whole job (configuration, inputs, evaluation) and of the context's set-up
 # before it, the busiest rank's communication seconds and operations over the job (kd_sim with
 # KD_SIM_VERBOSE=1), the host's wall seconds and the result's fingerprint, which must be the same on
-# every line when no setting depends on p. Every simulated rank computes
-# (no SMPI_SAMPLE shortcuts), and the host runs them one after another: size the input so that
-# its whole computation fits the host.
+# every line when no setting depends on p. Every simulated rank computes, and the host runs them
+# one after another: size the input so that its whole computation fits the host. The exception:
+# with KD_SIM_SAMPLE_LEAVES=N in the environment, thin's leaf bins on generated rows are sampled
+# (N of them run, the others are charged their mean simulated time; README.md, "Timing-only runs
+# at large n"), a table for timing only: its fingerprints are not the job's.
 set -euo pipefail
 usage="usage: scale.sh SMPI_BUILD CONFIG.yaml [crossbar|fattree [MAX_P [SPEED]]] [-- key=value ...]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
@@ -31,6 +33,8 @@ hosts=$maxp
 [ "$plat" = fattree ] && hosts=$(( (maxp + 15) / 16 * 16 ))
 bash "$here/platform.sh" "$plat" "$hosts" "$speed" "$work/p.xml" "$work/p.hosts"
 export OPENBLAS_NUM_THREADS=1
+[ -n "${KD_SIM_SAMPLE_LEAVES:-}" ] &&
+  echo "# timing only: leaf bins sampled (KD_SIM_SAMPLE_LEAVES=$KD_SIM_SAMPLE_LEAVES), fingerprints not the job's"
 printf '%6s %14s %14s %14s %12s %8s %10s  %s\n' ranks sim_alg_s sim_job_s sim_ctx_s comm_s_max ops_max host_s fingerprint
 for ((p = 1; p <= maxp; p *= 2)); do
   sets=() # key=value, with {p} in a value replaced by p and the value then evaluated: n='4096*{p}'

@@ -343,6 +343,43 @@ typedef struct {
   kd_thin_team team; /* every rank: the halvings at the root and the last steps run together */
 } kd_thin_drv_;
 
+/* A lazy leaf bin of kd_thin_leaves_, as the job kd_leaf_sample_run runs. */
+typedef struct {
+  const kd_thin_drv_ *D;
+  const kd_pointset *ps;
+  kd_gidx g0, j;
+  kd_lidx s, B;
+  kd_dist_block *out;
+} kd_leaf_job_;
+
+static kd_err kd_leaf_job_run_(void *arg) {
+  const kd_leaf_job_ *b = arg;
+  const kd_thin_drv_ *D = b->D;
+  return kd_leaf_lazy_(D->k, &D->pl, b->ps, b->g0, b->s, b->B, D->tr.hl, D->d, D->delta_rem, D->den,
+                       D->seed, (uint64_t)b->j, D->dsign, b->out);
+}
+
+/* The placeholder of a leaf bin that a timing-only run skipped (kd_leaf_sample_run): its first
+ * rows, as many as Compress keeps of it (2^(g+h) of the 4^h, all of them when h <= g), packed as
+ * kd_leaf_lazy_ packs its output. Local. */
+static kd_err kd_leaf_placeholder_(const kd_leaf_job_ *b) {
+  kd_err err = KD_OK;
+  const int d = b->D->d, w = d + 1, h = b->D->tr.hl, g = b->D->pl.g;
+  const kd_lidx no = h > g ? (kd_lidx)1 << (g + h) : b->B;
+  double *x = NULL;
+  KD_ALLOC(x, no * d);
+  KD_TRY(kd_pointset_rows_at(b->ps, b->g0, no, x));
+  KD_ALLOC(b->out->v, no * w);
+  b->out->n = no * w;
+  for (kd_lidx i = 0; i < no; i++) {
+    b->out->v[i * w] = (double)(b->g0 + i);
+    memcpy(b->out->v + i * w + 1, x + i * d, sizeof(double) * d);
+  }
+cleanup:
+  free(x);
+  return err;
+}
+
 /* The evaluations since e0 were made by every rank alike: counted on rank 0 only. Local. */
 static void kd_thin_redundant_(kd_thin_drv_ *D, uint64_t e0) {
   if (D->rank != 0) D->ev_skip += kd_kernel_evals(D->k) - e0;
@@ -544,8 +581,9 @@ static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
   for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++) {
     const kd_gidx g0 = D->bstart[j], s = D->bstart[j + 1] - g0;
     if (lazy && D->pl.compress) { /* generated rows, a few 4^(g+1) at a time */
-      lerr = kd_leaf_lazy_(D->k, &D->pl, ps, g0, (kd_lidx)s, B, tr->hl, D->d, D->delta_rem, D->den,
-                           D->seed, (uint64_t)j, D->dsign, &D->nodes[j - lo]);
+      const kd_leaf_job_ job = {D, ps, g0, j, (kd_lidx)s, B, &D->nodes[j - lo]};
+      if (!kd_leaf_sample_run(kd_leaf_job_run_, (void *)&job, &lerr) && lerr == KD_OK)
+        lerr = kd_leaf_placeholder_(&job);
       continue;
     }
     if (lazy) { /* generated rows: one bin at a time, never the rank's whole share */

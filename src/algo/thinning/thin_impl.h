@@ -101,6 +101,12 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
                            kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
                            kd_lidx *n_swaps);
 
+/** One leaf bin of the thinning tree: *err = fn(arg) and 1, except in a timing-only run of the
+ *  SMPI build (leaf_sample_smpi.c, KD_SIM_SAMPLE_LEAVES), where once SimGrid has sampled enough
+ *  bins it charges their mean time instead, returns 0 and leaves the bin's output to the caller
+ *  (a placeholder). leaf_sample.c (every other build) always runs it. Local. */
+int kd_leaf_sample_run(kd_err (*fn)(void *), void *arg, kd_err *err);
+
 /** Compress (Alg. B.4 / B.8) of one node of height h: X[4^h * d] rows -> out[2^(g+h)] indices into
  *  X (or all 4^h rows when h <= g). Node id `node` keys the randomness (children 4*node+c).
  *  delta_fn scaling: the halving at a node of input size l uses delta * l^2 / delta_den.
