@@ -15,6 +15,8 @@
  *    rank (the next point's update); the same with the candidates split over groups of two
  *    ranks, and with every rank running the pass alone (fewer than 2048 candidates per rank, the
  *    default), whose distinct evaluations are exactly the one-rank count.
+ *  - a team larger than its halving group (groups of two ranks at 3 and 4 ranks): the same rows
+ *    and, without screening, the one-rank evaluations;
  *  - tight clusters, where the halvings screen the pairs' differences: the same rows, with at
  *    least 90% of the mat-vec values screened (KH(0.5), KHA);
  * Run at 1, 2, 3 and 4 ranks. */
@@ -22,7 +24,7 @@
 #include "thin_test_util.h"
 
 static kd_thin_team team_world(void) {
-  kd_thin_team t = {MPI_COMM_WORLD, kd_test_rank(), kd_test_size(), 0, 0};
+  kd_thin_team t = {MPI_COMM_WORLD, kd_test_rank(), kd_test_size(), 0, 0, 0, 0, MPI_COMM_NULL};
   return t;
 }
 
@@ -89,6 +91,50 @@ static void halvings(void) {
   KD_TEST(cases == want && differ == 0 && 3 * counted == want && miscounted == 0,
           "%d team halvings (%d ranks) keep the rows of one rank's, %d counted alike", cases,
           kd_test_size(), counted - miscounted);
+  kd_measure_free(&mu);
+}
+
+/* A team larger than its halving group (halve_group 2: at 3 and 4 ranks, groups of 1 + 2 and
+ * 2 + 2 ranks, split once and kept in the team) halves in groups that each make the same halving:
+ * the rows one rank keeps, and without screening the distinct evaluations (the first group's,
+ * the others' in team.skip) exactly one rank's. */
+static void groups(void) {
+  const int d = 2;
+  const kd_lidx n = 4096;
+  kd_measure mu = thin_test_mixture(d);
+  double *X = malloc(sizeof(double) * (size_t)(n * d));
+  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
+  KD_TEST_OK(kd_measure_sample(&mu, 94, 0, n, X));
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  kd_kernel *k = NULL;
+  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  const kd_halve_kind kinds[] = {KD_HALVE_KH, (kd_halve_kind)(KD_HALVE_KHA | KD_HALVE_LOCAL),
+                                 KD_HALVE_LKH};
+  kd_thin_team t = team_world();
+  t.halve_group = 2;
+  int cases = 0, same = 0, counted = 0;
+  for (int ki = 0; ki < 3; ki++)
+    for (int scr = 0; scr < 3; scr += 2) {
+      kd_kernel_set_screening(k, scr);
+      kd_kernel_reset_evals(k);
+      KD_TEST_OK(kd_thin_halve(k, kinds[ki], X, n, d, 0.5, 7, 29 + (uint64_t)ki, a));
+      const uint64_t one = kd_kernel_evals(k);
+      kd_kernel_reset_evals(k);
+      t.skip = 0;
+      KD_TEST_OK(kd_thin_halve_team(k, kinds[ki], X, n, d, 0.5, 7, 29 + (uint64_t)ki, &t, b));
+      const uint64_t all = sum_u64(kd_kernel_evals(k) - t.skip);
+      cases++;
+      same += memcmp(a, b, sizeof(kd_lidx) * (size_t)(n / 2)) == 0;
+      counted += scr != 0 || all == one;
+      KD_TEST(scr != 0 || all == one, "groups, kind %d: %llu distinct evaluations, one rank %llu",
+              (int)kinds[ki], (unsigned long long)all, (unsigned long long)one);
+    }
+  KD_TEST(cases == 6 && same == 6 && counted == 6 && t.ngroups == (kd_test_size() > 2 ? 2 : 0),
+          "%d of %d halvings in groups of at most 2 of %d ranks keep one rank's rows (%d groups)",
+          same, cases, kd_test_size(), t.ngroups);
+  kd_thin_team_free(&t);
+  kd_kernel_destroy(&k);
+  free(X), free(a), free(b);
   kd_measure_free(&mu);
 }
 
@@ -191,6 +237,7 @@ static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes, kd_lidx
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   halvings();
+  groups();
   clusters();
   refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 1);
   refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1);

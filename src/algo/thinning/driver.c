@@ -390,6 +390,7 @@ static void kd_thin_drv_free_(kd_thin_drv_ *D) {
   free(D->nodes);
   kd_dist_block_free(&D->root);
   kd_dist_tree_destroy(&D->tree);
+  kd_thin_team_free(&D->team);
   free(D->bstart);
   free(D->Rall);
   free(D->C);
@@ -423,7 +424,8 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->comm = in->comm;
   D->k = in->kernel;
   D->rank = kd_dist_rank(D->comm);
-  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, pl->refine_group_rows};
+  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, pl->refine_group_rows,
+                           0,       0,       MPI_COMM_NULL};
   D->t0 = kd_dist_wtime();
   D->n = kd_pointset_n_global(ps);
   D->d = kd_pointset_dim(ps);

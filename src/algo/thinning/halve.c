@@ -623,6 +623,37 @@ cleanup:
   return err;
 }
 
+void kd_thin_team_free(kd_thin_team *team) {
+  if (team && team->ngroups > 0) kd_dist_comm_free(&team->gcomm);
+  if (team) team->ngroups = 0;
+}
+
+/* kd_thin_halve_team over a team larger than its group size: the team is split once into groups
+ * of consecutive ranks (sizes differing by one at most), each group halves X as a team of its
+ * own (the same keep[], bit for bit), and the evaluations of every group but the first are
+ * counted as another rank's. Errors agreed over the whole team. Collective. */
+static kd_err kd_thin_halve_groups_(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n,
+                                    int d, double delta, uint64_t seed, uint64_t stream,
+                                    kd_thin_team *team, int gmax, kd_lidx *keep) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  const int ng = (team->size + gmax - 1) / gmax,
+            color = (int)((int64_t)team->rank * ng / team->size);
+  if (team->ngroups == 0) {
+    lerr = kd_dist_split(team->comm, color, &team->gcomm);
+    if (lerr == KD_OK) team->ngroups = ng;
+    KD_TRY(kd_dist_agreed(team->comm, lerr));
+  }
+  kd_thin_team g = {team->gcomm, 0, 1, 0, team->refine_rows, team->size, 0, MPI_COMM_NULL};
+  g.rank = kd_dist_rank(g.comm);
+  g.size = kd_dist_size(g.comm);
+  const uint64_t e0 = k ? kd_kernel_evals(k) : 0;
+  lerr = kd_thin_halve_team(k, kind, X, n, d, delta, seed, stream, &g, keep);
+  team->skip += color > 0 ? (k ? kd_kernel_evals(k) - e0 : 0) : g.skip;
+  KD_TRY(kd_dist_agreed(team->comm, lerr));
+cleanup:
+  return err;
+}
+
 kd_err kd_thin_halve_team(kd_kernel *k, kd_halve_kind kind, const double *X, kd_lidx n, int d,
                           double delta, uint64_t seed, uint64_t stream, kd_thin_team *team,
                           kd_lidx *keep) {
@@ -630,6 +661,9 @@ kd_err kd_thin_halve_team(kd_kernel *k, kd_halve_kind kind, const double *X, kd_
   kd_lidx *perm = NULL;
   double *Xp = NULL;
   if (team && team->size <= 1) team = NULL; /* one rank: the plain halving */
+  const int gmax = team && team->halve_group > 0 ? team->halve_group : KD_THIN_HALVE_GROUP;
+  if (team && team->size > gmax)
+    return kd_thin_halve_groups_(k, kind, X, n, d, delta, seed, stream, team, gmax, keep);
   KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "halving needs an even count (got %lld)", (long long)n);
   if (n == 0) goto cleanup;
   if (!((int)kind & KD_HALVE_LOCAL) || n <= 2) {

@@ -290,7 +290,7 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
   if (q == team->size) return kd_rf_run_(k, C, nc, d, zc, sel, m, passes, team, n_swaps);
   /* groups of q consecutive ranks (one rank: every rank alone) run the same pass: the same bits,
    * the evaluations of all groups but the first counted as made by another rank */
-  kd_thin_team sub = {MPI_COMM_NULL, 0, 1, 0, 0};
+  kd_thin_team sub = {MPI_COMM_NULL, 0, 1, 0, 0, 0, 0, MPI_COMM_NULL};
   const uint64_t e0 = kd_kernel_evals(k);
   if (q > 1) {
     lerr = kd_dist_split(team->comm, team->rank / q, &sub.comm);

@@ -44,14 +44,24 @@ void kd_thin_row_share(kd_lidx w, int rank, int size, kd_lidx *lo, kd_lidx *hi);
 
 /** The ranks of comm halving one sequence together (kd_thin_halve_team): every rank holds the
  *  whole sequence. skip accumulates the kernel evaluations this rank made that another rank also
- *  made (0 on rank 0), for the driver's count of distinct evaluations. */
+ *  made (0 on rank 0), for the driver's count of distinct evaluations. A KH halving splits each
+ *  chunk's rows over at most KD_THIN_HALVE_GROUP ranks (one group of four rows each): a larger
+ *  team halves in groups of consecutive ranks of at most halve_group ranks (0: that default),
+ *  every group making the same halving, over a communicator split once (gcomm, when ngroups > 0;
+ *  kd_thin_team_free). Zero-initialise the fields after refine_rows. */
 typedef struct {
   MPI_Comm comm;
   int rank, size;
   uint64_t skip;
   kd_lidx refine_rows; /* KH-Refine's candidates per rank below which it runs on fewer ranks
                         * (kd_thin_refine_team); 0: the default */
+  int halve_group;     /* most ranks of a halving's group; 0: KD_THIN_HALVE_GROUP */
+  int ngroups;         /* 0 until the groups are made (the first halving that needs them) */
+  MPI_Comm gcomm;      /* this rank's group, when ngroups > 0 */
 } kd_thin_team;
+#define KD_THIN_HALVE_GROUP 32
+/** Frees the team's group communicator (nothing else: comm is the caller's). Local. */
+void kd_thin_team_free(kd_thin_team *team);
 
 /** kd_thin_halve by every rank of team->comm on the same X (collective; team NULL or one rank:
  *  kd_thin_halve itself). The same keep[] bit for bit whatever the rank count: for KH and KHA each
