@@ -27,7 +27,9 @@ static const char *const kd_ckpt_ignored_[] = {"output.path",
                                                "run.checkpoint_keep",
                                                "run.log_interval",
                                                "run.checkpoint_on_interrupt",
-                                               "algorithm.refine_group_rows"};
+                                               "algorithm.refine_group_rows",
+                                               "algorithm.leaf_split",
+                                               "algorithm.halve_group"};
 
 /* Walk the block-style YAML emitted by kd_config_emit_resolved line by line, giving each line its
  * dotted key (from the indentation stack) and a pointer to its text. */

@@ -16,7 +16,8 @@
 # (the thinning rows of tests/conformance/checkpoint/ resume every step of five algorithms at the
 # run's rank count and at 1 rank without files.)
 #  (c) --resume with --set algorithm.g=3: exit 1 naming algorithm.g, no output; with
-#      algorithm.refine_group_rows changed (not part of the configuration hash): the same output;
+#      algorithm.refine_group_rows, halve_group and leaf_split changed (not part of the
+#      configuration hash): the same output;
 #  (d) --resume of a kt_compress checkpoint in a kh_compress run: exit 1, no output.
 # These runs must reach their safe point and checkpoint however loaded the machine is: the
 # signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
@@ -106,9 +107,10 @@ refused "changed algorithm.g" \
   "ck_level.h5: written for a different configuration (algorithm.g: 2 in the checkpoint, 3 now)" \
   run thin.yaml -q --set output.path=bad.h5 --set algorithm.g=3 --resume ck_level.h5
 
-# (c2) a key that does not change the result may change: KH-Refine's groups
+# (c2) keys that do not change the result may change: KH-Refine's groups, the halvings' groups,
+# the leaf bins' split
 if mpi 2 run thin.yaml -q --set output.path=rg.h5 --set algorithm.refine_group_rows=1 \
-  --resume ck_level.h5 2>err.txt; then
+  --set algorithm.halve_group=1 --set algorithm.leaf_split=2 --resume ck_level.h5 2>err.txt; then
   same full.h5 rg.h5 && ok "resumed with refine_group_rows changed: bitwise equal" ||
     bad "resumed with refine_group_rows changed: the output differs"
 else

@@ -5,7 +5,9 @@
 # the same output datasets (coreset points, weights, indices; the test's statistic and p-value)
 # and MMD; with --verbose every run records
 # its communication volume (/metrics comm_bytes_max, comm_ops_max): 0 at one rank, > 0 above; thin
-# at 8 ranks gives the same output with KH-Refine's candidates shared by all ranks or not.
+# at 8 ranks gives the same output with KH-Refine's candidates shared by all ranks or not, and with
+# its leaf bins split over the ranks (algorithm.leaf_split), stored or generated, and with its
+# shared halvings in groups (algorithm.halve_group).
 KD_E2E_NAME=ranks
 # shellcheck source=../lib/e2e.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -66,8 +68,43 @@ for rows in 1 2048; do
     bad "thin at 8 ranks, refine_group_rows $rows: $(tail -3 "thin.g$rows.txt")"
   fi
 done
+# the shared halvings in groups of 2 or 3 ranks (algorithm.halve_group; 32 by default, the most
+# a chunk splits over): every group makes the same halving, the output is the 1-rank one
+for hg in 2 3; do
+  if mpi 8 run thin.yaml --set algorithm.halve_group=$hg --output "thin.h$hg.h5" >"thin.h$hg.txt" 2>&1; then
+    k=$(key "thin.h$hg.h5")
+    [ "$k" = "$thin_ref" ] && ok "thin at 8 ranks, halve_group $hg: the 1-rank result ($k)" ||
+      bad "thin at 8 ranks, halve_group $hg: result $k, 1 rank gives $thin_ref"
+  else
+    bad "thin at 8 ranks, halve_group $hg: $(tail -3 "thin.h$hg.txt")"
+  fi
+done
 e1=$(evals thin.g1.h5) e2=$(evals thin.g2048.h5)
 [ -n "$e1" ] && [ -n "$e2" ] && [ "$e1" -lt "$e2" ] &&
   ok "thin at 8 ranks: $e1 evaluations with the candidates shared, $e2 with every rank alone" ||
   bad "thin at 8 ranks: evaluations shared '$e1' not below alone '$e2'"
+# Compress's leaf bins split over the ranks (algorithm.leaf_split): 20000 rows (64 bins of 256
+# slots, each with a remainder to absorb), stored and generated, at 8 ranks with every bin
+# compressed from its 4 or 16 descendants on other ranks: the 1-rank output, and the same kernel
+# evaluations as at 8 ranks without the split (none counted twice)
+for lazy in false true; do
+  sed -e 's/n: 4096,/n: 20000,/' -e "s/weights: \[0.5, 0.5\]}/weights: [0.5, 0.5], lazy: $lazy}/" thin.yaml >split.yaml
+  grep -q "n: 20000,.*lazy: $lazy" split.yaml || bad "split.yaml not written: $(cat split.yaml)"
+  mpi 1 run split.yaml --output "split.$lazy.1.h5" >"split.$lazy.1.txt" 2>&1 ||
+    bad "split input, 1 rank: $(tail -3 "split.$lazy.1.txt")"
+  sref=$(key "split.$lazy.1.h5")
+  for j in 0 1 2; do
+    if mpi 8 run split.yaml --set algorithm.leaf_split=$j --output "split.$lazy.$j.h5" >"split.$lazy.$j.txt" 2>&1; then
+      k=$(key "split.$lazy.$j.h5")
+      [ "$k" = "$sref" ] && ok "thin at 8 ranks, lazy $lazy, leaf_split $j: the 1-rank result ($k)" ||
+        bad "thin at 8 ranks, lazy $lazy, leaf_split $j: result $k, 1 rank gives $sref"
+    else
+      bad "thin at 8 ranks, lazy $lazy, leaf_split $j: $(tail -3 "split.$lazy.$j.txt")"
+    fi
+  done
+  e0=$(evals "split.$lazy.0.h5") e1=$(evals "split.$lazy.1.h5") e2=$(evals "split.$lazy.2.h5")
+  [ -n "$e0" ] && [ "$e0" = "$e1" ] && [ "$e0" = "$e2" ] &&
+    ok "thin at 8 ranks, lazy $lazy: $e0 kernel evaluations with and without the split" ||
+    bad "thin at 8 ranks, lazy $lazy: evaluations '$e0' (no split), '$e1', '$e2' (split)"
+done
 [ $fails = 0 ] && echo "all many-rank checks passed" || { echo "$fails many-rank checks failed"; exit 1; }

@@ -3,7 +3,8 @@
 # for thin (kt_compress), herd (bpcg) and ctt on small generated inputs, the fingerprint of the
 # result (bench/sim/kd_sim.c: output points, weights, indices, MMD, every extra dataset) at 1
 # real MPI rank must equal the one at 1, 64, 128 and 256 simulated ranks on a crossbar and at 64
-# on a fat tree (every simulated rank computes: no SMPI_SAMPLE shortcuts); an HDF5 input is
+# on a fat tree, and at 256 with thin's leaf bins split over the ranks (algorithm.leaf_split; every
+# simulated rank computes: no SMPI_SAMPLE shortcuts); an HDF5 input is
 # refused at 4 simulated ranks with one clear error and exit status 1, no hang; a timing-only run
 # (thin's leaf bins sampled, KD_SIM_SAMPLE_LEAVES) charges the time of the bins it skips; bench/sim's
 # scale.sh (its columns, {p} settings), model.py and the calibration's speed ratio work.
@@ -56,6 +57,13 @@ for t in thin herd ctt; do
     fi
   done
 done
+# thin's leaf bins split over the ranks (algorithm.leaf_split: the 64 bins from their 1024
+# descendants on 256 simulated ranks) and its shared halvings in groups of 32: the real result
+sim 256 crossbar thin.yaml algorithm.leaf_split=2 >sim_thin_split.txt 2>sim_err.txt
+got=$(fp sim_thin_split.txt)
+[ -n "$got" ] && [ "$got" = "$(fp real_thin.txt)" ] &&
+  ok "thin, leaf bins split at 256 simulated ranks: fingerprint $got" ||
+  bad "thin, leaf bins split at 256 simulated ranks: fingerprint '$got', real $(fp real_thin.txt): $(tail -3 sim_err.txt)"
 # an HDF5 input: one error naming the file, exit 1 on every rank, no hang
 cat >h5.yaml <<'Y'
 task: thin

@@ -113,6 +113,54 @@ cleanup:
   return err;
 }
 
+kd_err kd_thin_compress_join(kd_kernel *k, kd_halve_kind kind, int d, int h, int hs, int g,
+                             double delta, double delta_den, uint64_t seed, uint64_t node,
+                             const kd_lidx *sidx, const double *sx, kd_lidx *out, double *outx,
+                             kd_lidx *n_out) {
+  kd_err err = KD_OK;
+  double *Y = NULL;
+  kd_lidx *map = NULL, *keep = NULL;
+  if (h == hs) { /* one descendant: this node itself */
+    const kd_lidx so = h > g ? (kd_lidx)1 << (g + h) : (kd_lidx)1 << (2 * h);
+    memcpy(out, sidx, sizeof(kd_lidx) * (size_t)so);
+    memcpy(outx, sx, sizeof(double) * (size_t)(so * d));
+    *n_out = so;
+    goto cleanup;
+  }
+  /* the children's outputs (co rows each), from 4^(h-1-hs) descendants each */
+  const kd_lidx co = h - 1 > g ? (kd_lidx)1 << (g + h - 1) : (kd_lidx)1 << (2 * (h - 1));
+  const kd_lidx so = hs > g ? (kd_lidx)1 << (g + hs) : (kd_lidx)1 << (2 * hs);
+  const kd_lidx per = ((kd_lidx)1 << (2 * (h - 1 - hs))) * so, l = 4 * co;
+  KD_ALLOC(Y, l * d);
+  KD_ALLOC(map, l);
+  KD_ALLOC(keep, l / 2);
+  for (int c = 0; c < 4; c++) {
+    kd_lidx nc = 0;
+    KD_TRY(kd_thin_compress_join(k, kind, d, h - 1, hs, g, delta, delta_den, seed,
+                                 4 * node + (uint64_t)c, sidx + c * per, sx + c * per * d,
+                                 map + c * co, Y + c * co * d, &nc));
+    KD_CHECK(nc == co, KD_ERR_INTERNAL, "compress: child output %lld != %lld", (long long)nc,
+             (long long)co);
+  }
+  if (h <= g) { /* no halving below the oversampling height: every row */
+    memcpy(out, map, sizeof(kd_lidx) * (size_t)l);
+    memcpy(outx, Y, sizeof(double) * (size_t)(l * d));
+    *n_out = l;
+    goto cleanup;
+  }
+  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
+  for (kd_lidx i = 0; i < l / 2; i++) {
+    out[i] = map[keep[i]];
+    memcpy(outx + i * d, Y + keep[i] * d, sizeof(double) * (size_t)d);
+  }
+  *n_out = l / 2;
+cleanup:
+  free(Y);
+  free(map);
+  free(keep);
+  return err;
+}
+
 kd_err kd_thin_remainder_halve(kd_kernel *k, kd_halve_kind kind, const double *T, kd_lidx e, int d,
                                double delta, uint64_t seed, uint64_t bin, kd_lidx *kk) {
   return kd_thin_halve(k, kind, T, 2 * e, d, delta, seed,

@@ -45,6 +45,8 @@ kd_err kd_thin_plan_from_params(const kd_params *p, kd_thin_plan *plan) {
   plan->refine_pool = (int)tp.refine_pool;
   plan->refine_passes = (int)tp.refine_passes;
   plan->refine_group_rows = (kd_lidx)tp.refine_group_rows;
+  plan->leaf_split = (int)tp.leaf_split;
+  plan->halve_group = (int)tp.halve_group;
   plan->tight = tp.threshold == KD_THIN_THRESHOLD_TIGHT;
   plan->adaptive = tp.threshold == KD_THIN_THRESHOLD_ADAPTIVE;
   plan->pairing_local = tp.pairing == KD_THIN_PAIRING_LOCAL;
@@ -424,8 +426,9 @@ static kd_err kd_thin_setup_(kd_thin_drv_ *D, const kd_algo_in *in, const kd_thi
   D->comm = in->comm;
   D->k = in->kernel;
   D->rank = kd_dist_rank(D->comm);
-  D->team = (kd_thin_team){D->comm, D->rank, kd_dist_size(D->comm), 0, pl->refine_group_rows,
-                           0,       0,       MPI_COMM_NULL};
+  D->team =
+      (kd_thin_team){D->comm,         D->rank, kd_dist_size(D->comm), 0, pl->refine_group_rows,
+                     pl->halve_group, 0,       MPI_COMM_NULL};
   D->t0 = kd_dist_wtime();
   D->n = kd_pointset_n_global(ps);
   D->d = kd_pointset_dim(ps);
@@ -552,6 +555,46 @@ cleanup:
   return err;
 }
 
+/* The leaf bins [lo, hi) of this rank through kd_thin_leaves_split (split depth j; bins: the
+ * collected stored bins, kd_dist_bins_collect). Collective. */
+static kd_err kd_thin_leaves_split_(kd_thin_drv_ *D, int j, int64_t lo, int64_t hi,
+                                    const int *owner, const kd_dist_block *bins) {
+  kd_err err = KD_OK;
+  const double **bx = NULL;
+  const kd_pointset *ps = D->in->points;
+  const double *rows = kd_pointset_rows_const(ps);
+  const kd_gidx off = kd_pointset_offset(ps);
+  const int lazy = kd_pointset_is_lazy(ps);
+  KD_ALLOC_AGREED(D->comm, bx, hi - lo + 1);
+  for (int64_t b = lo; b < hi && !lazy; b++)
+    bx[b - lo] = bins[b].v ? bins[b].v : rows + (D->bstart[b] - off) * D->d;
+  const kd_leaf_split L = {D->k,
+                           &D->pl,
+                           D->comm,
+                           D->rank,
+                           kd_dist_size(D->comm),
+                           D->d,
+                           D->tr.hl,
+                           j,
+                           lazy,
+                           D->tr.nb,
+                           lo,
+                           hi,
+                           D->bstart,
+                           owner,
+                           bx,
+                           ps,
+                           (kd_lidx)1 << (2 * D->tr.hl),
+                           D->delta_rem,
+                           D->den,
+                           D->dsign,
+                           D->seed};
+  KD_TRY(kd_thin_leaves_split(&L, D->nodes, &D->ev_skip));
+cleanup:
+  free(bx);
+  return err;
+}
+
 /* Phases A and B: every leaf bin collects its rows on its owner (kd_dist_bins_collect), then the
  * remainder rule and the local Compress of the bin; safe point h_leaf. Collective. */
 static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
@@ -578,6 +621,13 @@ static kd_err kd_thin_leaves_(kd_thin_drv_ *D) {
   kd_dist_tree_range(D->tree, 0, &lo, &hi);
   D->level = 0;
   lerr = kd_thin_nodes_reset_(D, hi - lo);
+  const int split =
+      D->pl.compress ? kd_thin_leaf_split_depth(D->pl.leaf_split, nb, size, tr->hl, D->pl.g) : 0;
+  if (split > 0) { /* more ranks than bins: every bin from its descendants on several ranks */
+    KD_TRY(kd_dist_agreed(D->comm, lerr));
+    KD_TRY(kd_thin_leaves_split_(D, split, lo, hi, owner, bins));
+    hi = lo; /* done */
+  }
   /* after a local error (e.g. GS-Halve on duplicate rows) the other bins are skipped; agreed below
    */
   for (kd_gidx j = lo; j < hi && lerr == KD_OK; j++) {

@@ -12,6 +12,7 @@ static const kd_param_spec kd_gs_compress_params_[] = {
     KD_THIN_PARAM_RTARGET,
     KD_THIN_PARAM_REWEIGHT,
     KD_THIN_PARAM_PAIRING,
+    KD_THIN_PARAM_LEAF_SPLIT,
 };
 
 static const kd_thin_variant kd_gs_compress_v_ = {KD_HALVE_GS, 1, 0, 0};

@@ -5,9 +5,10 @@
 #include "algo/thinning/thin_impl.h"
 
 static const kd_param_spec kd_kt_compress_params_[] = {
-    KD_THIN_PARAM_NOUT,      KD_THIN_PARAM_G,        KD_THIN_PARAM_DELTA,
-    KD_THIN_PARAM_THRESHOLD, KD_THIN_PARAM_PASSES,   KD_THIN_PARAM_POOL3,
-    KD_THIN_PARAM_RTARGET_C, KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
+    KD_THIN_PARAM_NOUT,       KD_THIN_PARAM_G,        KD_THIN_PARAM_DELTA,
+    KD_THIN_PARAM_THRESHOLD,  KD_THIN_PARAM_PASSES,   KD_THIN_PARAM_POOL3,
+    KD_THIN_PARAM_RTARGET_C,  KD_THIN_PARAM_REWEIGHT, KD_THIN_PARAM_PAIRING,
+    KD_THIN_PARAM_LEAF_SPLIT,
 };
 
 static const kd_thin_variant kd_kt_compress_v_ = {KD_HALVE_KH, 1, 1, 0};

@@ -10,6 +10,8 @@
 #include "kdistill/author/kd_algo.h"
 #include "kdistill/author/kd_ckpt.h"
 
+#include "comm/tree_impl.h"
+
 /* KD_HALVE_KHA: KH(delta) with the adaptive get_swap_params thresholds (threshold: adaptive) */
 typedef enum { KD_HALVE_KH = 0, KD_HALVE_LKH = 1, KD_HALVE_GS = 2, KD_HALVE_KHA = 3 } kd_halve_kind;
 /** Flag or'ed into a kd_halve_kind (`pairing: local`): the halving pairs the points of its input by
@@ -143,6 +145,17 @@ kd_err kd_thin_compress_node_src(kd_kernel *k, kd_halve_kind kind, const kd_thin
                                  double delta_den, uint64_t seed, uint64_t node, kd_lidx *out,
                                  double *outx, kd_lidx *n_out);
 
+/** The top of kd_thin_compress_node(_src) for node `node` of height h whose descendants of height
+ *  hs <= h are compressed already (on other ranks, kd_thin_leaves_split): descendant q = 0 ..
+ *  4^(h-hs) - 1 (row order; node id 4^(h-hs) node + q) gave its so rows (2^(g+hs), or all 4^hs
+ *  when hs <= g) at sidx[q so ..] (row indices relative to this node's first row) with their
+ *  coordinates sx[q so d ..]. out, outx, n_out: bitwise those of kd_thin_compress_node_src on
+ *  the node's rows. Local. */
+kd_err kd_thin_compress_join(kd_kernel *k, kd_halve_kind kind, int d, int h, int hs, int g,
+                             double delta, double delta_den, uint64_t seed, uint64_t node,
+                             const kd_lidx *sidx, const double *sx, kd_lidx *out, double *outx,
+                             kd_lidx *n_out);
+
 /** The remainder rule's halving of the last 2e rows T[2e*d] of bin `bin` (kk[e]: indices into T),
  *  as kd_thin_absorb_remainder does it. Local. */
 kd_err kd_thin_remainder_halve(kd_kernel *k, kd_halve_kind kind, const double *T, kd_lidx e, int d,
@@ -171,6 +184,8 @@ typedef struct {
   kd_lidx refine_group_rows; /* KH-Refine's candidates per rank below which fewer ranks share
                               * them (kd_thin_team.refine_rows; 0: the default) */
   int refine_pool;   /* candidates of KH-Refine: the input of the last refine_pool halving rounds */
+  int leaf_split;    /* the leaf bins' split over the ranks (kd_thin_leaf_split_depth): -1 auto */
+  int halve_group;   /* the shared halvings' most ranks per group (kd_thin_team; 0: default) */
   int refine_target; /* 0: z over P_in (kd_target_embed_rows); 1: over the Compress output */
   int adaptive;      /* 1: KH rounds use KD_HALVE_KHA (threshold: adaptive); 0 with tight = 0:
                         Alg. B.1's simplified threshold */
@@ -188,7 +203,7 @@ kd_err kd_thin_run(const kd_algo_in *in, const kd_thin_plan *plan, kd_result *ou
  *  KD_THIN_PARAM_* rows below, defaults stated there only) and kd_thin_plan_from_params fills this
  *  struct from them once (kd_params_fill; members of keys an algorithm does not declare stay 0). */
 typedef struct {
-  int64_t n_out, g, refine_passes, refine_pool, refine_group_rows;
+  int64_t n_out, g, refine_passes, refine_pool, refine_group_rows, leaf_split, halve_group;
   double delta;
   int refine;
   int reweight;      /* index in none|convex */
@@ -215,6 +230,16 @@ typedef struct {
   KD_THIN_PARAM_G_ROW(-1,                                                                \
                       "Compress oversampling: bins output 2^g sqrt(size) points; needs " \
                       "4^(g+1) <= n_in; -1: 4, lowered to fit an input of fewer than 4^5 rows")
+/* Compress's leaf bins over more ranks than bins */
+#define KD_THIN_PARAM_LEAF_SPLIT                                                                  \
+  {                                                                                               \
+    "leaf_split", KD_PARAM_INT, -1, NULL, -1, 8, NULL,                                            \
+        "Compress on more ranks than leaf bins (64 per tree): every bin is compressed from its "  \
+        "4^leaf_split descendants on other ranks, then joined on its owner; -1: the least split " \
+        "that gives every rank a part (none with fewer ranks than bins); 0: none; the same "      \
+        "result at any value",                                                                    \
+        KD_PARAM_AT(kd_thin_params, leaf_split)                                                   \
+  }
 #define KD_THIN_PARAM_REFINE                                                 \
   {                                                                          \
     "refine", KD_PARAM_BOOL, 0, NULL, 0, 1, NULL,                            \
@@ -250,8 +275,20 @@ enum {
         "nothing",                                                                            \
         KD_PARAM_AT(kd_thin_params, refine_passes)                                            \
   }
-/* the KH-Refine rows every algorithm with the swap loop declares: its sweeps and its groups */
-#define KD_THIN_PARAM_PASSES KD_THIN_PARAM_PASSES_ROW, KD_THIN_PARAM_GROUP_ROWS
+/* the rows every algorithm with the swap loop declares: its sweeps and its groups, and the groups
+ * of the shared halvings */
+#define KD_THIN_PARAM_PASSES \
+  KD_THIN_PARAM_PASSES_ROW, KD_THIN_PARAM_GROUP_ROWS, KD_THIN_PARAM_HALVE_GROUP
+
+/* the shared halvings' groups on many ranks */
+#define KD_THIN_PARAM_HALVE_GROUP                                                               \
+  {                                                                                             \
+    "halve_group", KD_PARAM_INT, KD_THIN_HALVE_GROUP, NULL, 1, KD_THIN_HALVE_GROUP, NULL,       \
+        "the halvings every rank makes together (the top of the tree, the last rounds) run in " \
+        "groups of at most halve_group consecutive ranks, every group making the same halving " \
+        "(one all-gather over a group per 64 pairs); the same result at any value",             \
+        KD_PARAM_AT(kd_thin_params, halve_group)                                                \
+  }
 
 /* KH-Refine's group size on several ranks */
 #define KD_THIN_PARAM_GROUP_ROWS                                                                \
@@ -396,5 +433,31 @@ kd_err kd_thin_ckpt_check_data(const kd_algo_in *in, const double *rows, kd_gidx
 
 /** Rank-0 progress line of step s (points alive, elapsed, eta) if t->progress. Local. */
 void kd_thin_progress(const kd_thin_tree *t, int s);
+
+/** The leaf bins split over more ranks than bins (leaf_split.c): bins [lo, hi) of the nb are this
+ *  rank's (owner[b] its owner; bstart[nb + 1] their first rows, B = 4^hl slots each), every bin
+ *  compressed from its 4^j descendants of height hl - j on the ranks in contiguous runs. Stored
+ *  input: bins[b - lo] = the owned bin's rows; generated (lazy): rows from ps. */
+typedef struct {
+  kd_kernel *k;
+  const kd_thin_plan *pl;
+  MPI_Comm comm;
+  int rank, size, d, hl, j, lazy;
+  kd_gidx nb, lo, hi;
+  const kd_gidx *bstart;
+  const int *owner;
+  const double *const *bins;
+  const kd_pointset *ps;
+  kd_lidx B;
+  double delta_rem, den, dsign;
+  uint64_t seed;
+} kd_leaf_split;
+/** The split's depth j: req >= 0 (the key leaf_split) capped at hl; -1 (auto): the least j with
+ *  nb 4^j >= size, at most hl - g - 1 (sub-nodes that still halve), 0 when that is below 1. */
+int kd_thin_leaf_split_depth(int req, kd_gidx nb, int size, int hl, int g);
+/** nodes[b - lo] = the output of bin b, packed [global row, x] as kd_leaf_ / kd_leaf_lazy_ give it
+ *  bit for bit. *ev_skip += the evaluations another rank also made (a generated bin's tail halved
+ *  on a rank that is not its owner). Errors agreed. Collective. */
+kd_err kd_thin_leaves_split(const kd_leaf_split *L, kd_dist_block *nodes, uint64_t *ev_skip);
 
 #endif
