@@ -59,26 +59,21 @@ done
 # ranks added up are fewer when the ranks share the candidates
 evals() { $PY -c 'import sys, h5py; print(int(h5py.File(sys.argv[1], "r")["metrics"].attrs["kernel_evals"]))' "$1"; }
 thin_ref=$(key thin.1.h5)
-for rows in 1 2048; do
-  if mpi 8 run thin.yaml --set algorithm.refine_group_rows=$rows --output "thin.g$rows.h5" >"thin.g$rows.txt" 2>&1; then
-    k=$(key "thin.g$rows.h5")
-    [ "$k" = "$thin_ref" ] && ok "thin at 8 ranks, refine_group_rows $rows: the 1-rank result ($k)" ||
-      bad "thin at 8 ranks, refine_group_rows $rows: result $k, 1 rank gives $thin_ref"
+# same8 CONFIG REF OUT KEY=VALUE: CONFIG at 8 ranks with the setting gives the result REF
+same8() {
+  local cfg=$1 want=$2 out=$3 set=$4 k
+  if mpi 8 run "$cfg" --set "algorithm.$set" --output "$out.h5" >"$out.txt" 2>&1; then
+    k=$(key "$out.h5")
+    [ "$k" = "$want" ] && ok "$cfg at 8 ranks, $set: the 1-rank result ($k)" ||
+      bad "$cfg at 8 ranks, $set: result $k, 1 rank gives $want"
   else
-    bad "thin at 8 ranks, refine_group_rows $rows: $(tail -3 "thin.g$rows.txt")"
+    bad "$cfg at 8 ranks, $set: $(tail -3 "$out.txt")"
   fi
-done
+}
+for rows in 1 2048; do same8 thin.yaml "$thin_ref" "thin.g$rows" "refine_group_rows=$rows"; done
 # the shared halvings in groups of 2 or 3 ranks (algorithm.halve_group; 32 by default, the most
 # a chunk splits over): every group makes the same halving, the output is the 1-rank one
-for hg in 2 3; do
-  if mpi 8 run thin.yaml --set algorithm.halve_group=$hg --output "thin.h$hg.h5" >"thin.h$hg.txt" 2>&1; then
-    k=$(key "thin.h$hg.h5")
-    [ "$k" = "$thin_ref" ] && ok "thin at 8 ranks, halve_group $hg: the 1-rank result ($k)" ||
-      bad "thin at 8 ranks, halve_group $hg: result $k, 1 rank gives $thin_ref"
-  else
-    bad "thin at 8 ranks, halve_group $hg: $(tail -3 "thin.h$hg.txt")"
-  fi
-done
+for hg in 2 3; do same8 thin.yaml "$thin_ref" "thin.h$hg" "halve_group=$hg"; done
 e1=$(evals thin.g1.h5) e2=$(evals thin.g2048.h5)
 [ -n "$e1" ] && [ -n "$e2" ] && [ "$e1" -lt "$e2" ] &&
   ok "thin at 8 ranks: $e1 evaluations with the candidates shared, $e2 with every rank alone" ||
@@ -88,20 +83,13 @@ e1=$(evals thin.g1.h5) e2=$(evals thin.g2048.h5)
 # compressed from its 4 or 16 descendants on other ranks: the 1-rank output, and the same kernel
 # evaluations as at 8 ranks without the split (none counted twice)
 for lazy in false true; do
-  sed -e 's/n: 4096,/n: 20000,/' -e "s/weights: \[0.5, 0.5\]}/weights: [0.5, 0.5], lazy: $lazy}/" thin.yaml >split.yaml
-  grep -q "n: 20000,.*lazy: $lazy" split.yaml || bad "split.yaml not written: $(cat split.yaml)"
-  mpi 1 run split.yaml --output "split.$lazy.1.h5" >"split.$lazy.1.txt" 2>&1 ||
-    bad "split input, 1 rank: $(tail -3 "split.$lazy.1.txt")"
-  sref=$(key "split.$lazy.1.h5")
-  for j in 0 1 2; do
-    if mpi 8 run split.yaml --set algorithm.leaf_split=$j --output "split.$lazy.$j.h5" >"split.$lazy.$j.txt" 2>&1; then
-      k=$(key "split.$lazy.$j.h5")
-      [ "$k" = "$sref" ] && ok "thin at 8 ranks, lazy $lazy, leaf_split $j: the 1-rank result ($k)" ||
-        bad "thin at 8 ranks, lazy $lazy, leaf_split $j: result $k, 1 rank gives $sref"
-    else
-      bad "thin at 8 ranks, lazy $lazy, leaf_split $j: $(tail -3 "split.$lazy.$j.txt")"
-    fi
-  done
+  cfg=split_lazy_$lazy.yaml
+  sed -e 's/n: 4096,/n: 20000,/' -e "s/weights: \[0.5, 0.5\]}/weights: [0.5, 0.5], lazy: $lazy}/" thin.yaml >$cfg
+  grep -q "n: 20000,.*lazy: $lazy" $cfg || bad "$cfg not written: $(cat $cfg)"
+  mpi 1 run $cfg --output "split.$lazy.ref.h5" >"split.$lazy.ref.txt" 2>&1 ||
+    bad "$cfg, 1 rank: $(tail -3 "split.$lazy.ref.txt")"
+  sref=$(key "split.$lazy.ref.h5")
+  for j in 0 1 2; do same8 $cfg "$sref" "split.$lazy.$j" "leaf_split=$j"; done
   e0=$(evals "split.$lazy.0.h5") e1=$(evals "split.$lazy.1.h5") e2=$(evals "split.$lazy.2.h5")
   [ -n "$e0" ] && [ "$e0" = "$e1" ] && [ "$e0" = "$e2" ] &&
     ok "thin at 8 ranks, lazy $lazy: $e0 kernel evaluations with and without the split" ||

@@ -94,6 +94,31 @@ static void halvings(void) {
   kd_measure_free(&mu);
 }
 
+/* A halving's inputs: n rows of the mixture (draw `seed`), index buffers a and b of n, and a
+ * Gaussian kernel (default length scale) */
+typedef struct {
+  kd_measure mu;
+  double *X;
+  kd_lidx *a, *b;
+  kd_kernel *k;
+} halve_case;
+
+static halve_case case_new(kd_lidx n, uint64_t seed) {
+  const int d = 2;
+  halve_case c = {thin_test_mixture(d), malloc(sizeof(double) * (size_t)(n * d)),
+                  malloc(sizeof(kd_lidx) * (size_t)n), malloc(sizeof(kd_lidx) * (size_t)n), NULL};
+  KD_TEST_OK(kd_measure_sample(&c.mu, seed, 0, n, c.X));
+  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+  KD_TEST_OK(kd_kernel_create(&p, d, &c.k));
+  return c;
+}
+
+static void case_free(halve_case *c) {
+  kd_kernel_destroy(&c->k);
+  free(c->X), free(c->a), free(c->b);
+  kd_measure_free(&c->mu);
+}
+
 /* A team larger than its halving group (halve_group 2: at 3 and 4 ranks, groups of 1 + 2 and
  * 2 + 2 ranks, split once and kept in the team) halves in groups that each make the same halving:
  * the rows one rank keeps, and without screening the distinct evaluations (the first group's,
@@ -101,13 +126,10 @@ static void halvings(void) {
 static void groups(void) {
   const int d = 2;
   const kd_lidx n = 4096;
-  kd_measure mu = thin_test_mixture(d);
-  double *X = malloc(sizeof(double) * (size_t)(n * d));
-  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
-  KD_TEST_OK(kd_measure_sample(&mu, 94, 0, n, X));
-  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  kd_kernel *k = NULL;
-  KD_TEST_OK(kd_kernel_create(&p, d, &k));
+  halve_case hc = case_new(n, 94);
+  double *X = hc.X;
+  kd_lidx *a = hc.a, *b = hc.b;
+  kd_kernel *k = hc.k;
   const kd_halve_kind kinds[] = {KD_HALVE_KH, (kd_halve_kind)(KD_HALVE_KHA | KD_HALVE_LOCAL),
                                  KD_HALVE_LKH};
   kd_thin_team t = team_world();
@@ -133,9 +155,7 @@ static void groups(void) {
           "%d of %d halvings in groups of at most 2 of %d ranks keep one rank's rows (%d groups)",
           same, cases, kd_test_size(), t.ngroups);
   kd_thin_team_free(&t);
-  kd_kernel_destroy(&k);
-  free(X), free(a), free(b);
-  kd_measure_free(&mu);
+  case_free(&hc);
 }
 
 /* Tight clusters (the mixture shrunk 500-fold, ls = 1, 8192 rows): the rows' bounds leave most
@@ -146,14 +166,11 @@ static void groups(void) {
 static void clusters(void) {
   const int d = 2;
   const kd_lidx n = 8192;
-  kd_measure mu = thin_test_mixture(d);
-  double *X = malloc(sizeof(double) * (size_t)(n * d));
-  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
-  KD_TEST_OK(kd_measure_sample(&mu, 92, 0, n, X));
+  halve_case hc = case_new(n, 92);
+  double *X = hc.X;
+  kd_lidx *a = hc.a, *b = hc.b;
+  kd_kernel *k = hc.k;
   for (kd_lidx i = 0; i < n * d; i++) X[i] *= 0.002;
-  kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
-  kd_kernel *k = NULL;
-  KD_TEST_OK(kd_kernel_create(&p, d, &k));
   kd_kernel_set_screening(k,
                           3); /* the single-precision screening alone (no fast Gauss transform) */
   const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA, KD_HALVE_KH};
@@ -175,9 +192,7 @@ static void clusters(void) {
            100.0 * least);
   KD_TEST(least >= 0.9, "tight clusters: %.1f%% of the values screened (test >= 90%%)",
           100.0 * least);
-  kd_kernel_destroy(&k);
-  free(X), free(a), free(b);
-  kd_measure_free(&mu);
+  case_free(&hc);
 }
 
 /* KH-Refine alone and over the team, whose groups hold at least `rows` candidates per rank (1:

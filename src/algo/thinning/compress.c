@@ -24,6 +24,23 @@ static kd_err kd_compress_halve_(kd_kernel *k, kd_halve_kind kind, const double 
   return kd_thin_halve(k, kind, Y, l, d, dl, seed, KD_THIN_STREAM(node, h), keep);
 }
 
+/* The halving at node `node` of height h over its children's l outputs Y (their row indices map),
+ * then the kept rows' indices and coordinates into out, outx (l / 2 of them). Local. */
+static kd_err kd_compress_keep_(kd_kernel *k, kd_halve_kind kind, const double *Y,
+                                const kd_lidx *map, kd_lidx l, int d, double delta,
+                                double delta_den, uint64_t seed, uint64_t node, int h,
+                                kd_lidx *keep, kd_lidx *out, double *outx, kd_lidx *n_out) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
+  for (kd_lidx i = 0; i < l / 2; i++) {
+    out[i] = map[keep[i]];
+    memcpy(outx + i * d, Y + keep[i] * d, sizeof(double) * (size_t)d);
+  }
+  *n_out = l / 2;
+cleanup:
+  return err;
+}
+
 kd_err kd_thin_compress_node(kd_kernel *k, kd_halve_kind kind, const double *X, int d, int h, int g,
                              double delta, double delta_den, uint64_t seed, uint64_t node,
                              int refine_top, kd_lidx *out, kd_lidx *n_out) {
@@ -99,12 +116,8 @@ kd_err kd_thin_compress_node_src(kd_kernel *k, kd_halve_kind kind, const kd_thin
              (long long)co);
     for (kd_lidx i = 0; i < co; i++) map[c * co + i] += c * cs;
   }
-  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
-  for (kd_lidx i = 0; i < l / 2; i++) {
-    out[i] = map[keep[i]];
-    memcpy(outx + i * d, Y + keep[i] * d, sizeof(double) * (size_t)d);
-  }
-  *n_out = l / 2;
+  KD_TRY(kd_compress_keep_(k, kind, Y, map, l, d, delta, delta_den, seed, node, h, keep, out, outx,
+                           n_out));
 cleanup:
   free(X);
   free(Y);
@@ -148,12 +161,8 @@ kd_err kd_thin_compress_join(kd_kernel *k, kd_halve_kind kind, int d, int h, int
     *n_out = l;
     goto cleanup;
   }
-  KD_TRY(kd_compress_halve_(k, kind, Y, l, d, delta, delta_den, seed, node, h, keep));
-  for (kd_lidx i = 0; i < l / 2; i++) {
-    out[i] = map[keep[i]];
-    memcpy(outx + i * d, Y + keep[i] * d, sizeof(double) * (size_t)d);
-  }
-  *n_out = l / 2;
+  KD_TRY(kd_compress_keep_(k, kind, Y, map, l, d, delta, delta_den, seed, node, h, keep, out, outx,
+                           n_out));
 cleanup:
   free(Y);
   free(map);

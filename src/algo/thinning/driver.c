@@ -191,28 +191,6 @@ cleanup:
   return err;
 }
 
-/* The rows of a lazy leaf bin after the remainder rule: rows i < nf are the bin's rows g0 + i
- * (generated on demand), row nf + a is row kk[a] of the halved tail T. */
-typedef struct {
-  const kd_pointset *ps;
-  kd_gidx g0;
-  kd_lidx nf;
-  const double *T;
-  const kd_lidx *kk;
-  int d;
-} kd_lazy_bin_;
-
-static kd_err kd_lazy_bin_rows_(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst) {
-  kd_err err = KD_OK;
-  const kd_lazy_bin_ *b = ctx;
-  const kd_lidx ng = i0 < b->nf ? (b->nf - i0 < cnt ? b->nf - i0 : cnt) : 0;
-  if (ng > 0) KD_TRY(kd_pointset_rows_at(b->ps, b->g0 + i0, ng, dst));
-  for (kd_lidx i = i0 + ng; i < i0 + cnt; i++)
-    memcpy(dst + (i - i0) * b->d, b->T + b->kk[i - b->nf] * b->d, sizeof(double) * (size_t)b->d);
-cleanup:
-  return err;
-}
-
 /* kd_leaf_ for generated (lazy) rows and a Compress plan: the bin's s rows are never held at once.
  * The remainder rule halves the generated tail (its last 2e rows), then Compress runs on rows
  * generated 4^(g+1) at a time (kd_thin_compress_node_src): bitwise kd_leaf_'s output, in
@@ -233,8 +211,8 @@ static kd_err kd_leaf_lazy_(kd_kernel *k, const kd_thin_plan *pl, const kd_point
     KD_TRY(kd_pointset_rows_at(ps, g0 + nf, 2 * e, T));
     KD_TRY(kd_thin_remainder_halve(k, pl->kind, T, e, d, delta_rem, seed, bin, kk));
   }
-  const kd_lazy_bin_ lb = {ps, g0, nf, T, kk, d};
-  const kd_thin_rows src = {kd_lazy_bin_rows_, (void *)&lb};
+  const kd_thin_bin_rows lb = {ps, g0, nf, T, kk, d};
+  const kd_thin_rows src = {kd_thin_bin_rows_get, (void *)&lb};
   kd_lidx no = 0;
   KD_ALLOC(o, B);
   KD_ALLOC(ox, B * d);

@@ -95,23 +95,13 @@ cleanup:
   return err;
 }
 
-/* Generated rows of a bin's slots (kd_thin_rows): slots < nf are input rows, later ones rows of
- * the halved tail. */
-typedef struct {
-  const kd_pointset *ps;
-  kd_gidx g0;
-  const kd_ls_bin_ *t;
-  int d;
-} kd_ls_src_;
-
-static kd_err kd_ls_rows_(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst) {
+kd_err kd_thin_bin_rows_get(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst) {
   kd_err err = KD_OK;
-  const kd_ls_src_ *c = ctx;
-  const kd_lidx nf = c->t->nf;
-  const kd_lidx ng = i0 < nf ? (nf - i0 < cnt ? nf - i0 : cnt) : 0;
-  if (ng > 0) KD_TRY(kd_pointset_rows_at(c->ps, c->g0 + i0, ng, dst));
+  const kd_thin_bin_rows *b = ctx;
+  const kd_lidx ng = i0 < b->nf ? (b->nf - i0 < cnt ? b->nf - i0 : cnt) : 0;
+  if (ng > 0) KD_TRY(kd_pointset_rows_at(b->ps, b->g0 + i0, ng, dst));
   for (kd_lidx i = i0 + ng; i < i0 + cnt; i++)
-    memcpy(dst + (i - i0) * c->d, c->t->T + c->t->kk[i - nf] * c->d, sizeof(double) * (size_t)c->d);
+    memcpy(dst + (i - i0) * b->d, b->T + b->kk[i - b->nf] * b->d, sizeof(double) * (size_t)b->d);
 cleanup:
   return err;
 }
@@ -120,7 +110,7 @@ cleanup:
 typedef struct {
   const kd_leaf_split *L;
   const kd_ls_geom_ *G;
-  kd_ls_src_ src;
+  kd_thin_bin_rows src;
   kd_lidx r0;
   uint64_t node;
   kd_lidx *o;
@@ -130,7 +120,7 @@ typedef struct {
 static kd_err kd_ls_job_run_(void *arg) {
   const kd_ls_job_ *J = arg;
   const kd_leaf_split *L = J->L;
-  const kd_thin_rows rows = {kd_ls_rows_, (void *)&J->src};
+  const kd_thin_rows rows = {kd_thin_bin_rows_get, (void *)&J->src};
   kd_lidx no = 0;
   return kd_thin_compress_node_src(L->k, L->pl->kind, &rows, J->r0, L->d, J->G->hs, L->pl->g + 1,
                                    L->pl->g, L->dsign * L->pl->delta, L->den, L->seed, J->node,
@@ -154,11 +144,12 @@ static kd_err kd_ls_sub_(const kd_leaf_split *L, const kd_ls_geom_ *G, kd_gidx q
                                  L->den, L->seed, (uint64_t)q, 0, o, &no));
     for (kd_lidx i = 0; i < no; i++) memcpy(ox + i * d, X + o[i] * d, sizeof(double) * (size_t)d);
   } else {
-    const kd_ls_job_ J = {L, G, {L->ps, L->bstart[b], t, d}, (kd_lidx)c * G->per, (uint64_t)q,
-                          o, ox};
+    const kd_ls_job_ J = {
+        L, G, {L->ps, L->bstart[b], t->nf, t->T, t->kk, d}, (kd_lidx)c * G->per, (uint64_t)q,
+        o, ox};
     if (!kd_leaf_sample_run(kd_ls_job_run_, (void *)&J, &lerr) && lerr == KD_OK) {
       for (kd_lidx i = 0; i < G->so; i++) o[i] = i; /* placeholder (timing only) */
-      lerr = kd_ls_rows_((void *)&J.src, J.r0, G->so, ox);
+      lerr = kd_thin_bin_rows_get((void *)&J.src, J.r0, G->so, ox);
     }
     KD_TRY(lerr);
   }

@@ -135,6 +135,19 @@ typedef struct {
   void *ctx;
 } kd_thin_rows;
 
+/** The rows of a generated leaf bin after the remainder rule (a kd_thin_rows context for
+ *  kd_thin_bin_rows_get): rows i < nf are the bin's input rows g0 + i (from ps), row nf + a is
+ *  row kk[a] of the halved tail T. */
+typedef struct {
+  const kd_pointset *ps;
+  kd_gidx g0;
+  kd_lidx nf;
+  const double *T;
+  const kd_lidx *kk;
+  int d;
+} kd_thin_bin_rows;
+kd_err kd_thin_bin_rows_get(void *ctx, kd_lidx i0, kd_lidx cnt, double *dst);
+
 /** kd_thin_compress_node (refine_top 0) over the 4^h rows src[r0 ..], which are never all held:
  *  a node of height <= max(hb, g) gets its rows from src at once and runs the resident recursion,
  *  a higher one recurses into its children and keeps only their outputs. Bitwise the result of
