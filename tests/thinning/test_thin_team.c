@@ -197,12 +197,14 @@ static void clusters(void) {
 
 /* KH-Refine alone and over the team, whose groups hold at least `rows` candidates per rank (1:
  * the whole team shares the candidates; 0: the default, kd_thin_refine_team) */
-static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes, kd_lidx rows) {
+static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes, kd_lidx rows, int dup) {
   const int d = 2;
   kd_measure mu = thin_test_mixture(d);
   double *X = malloc(sizeof(double) * (size_t)(nc * d)), *z = malloc(sizeof(double) * (size_t)nc);
   double *row = malloc(sizeof(double) * (size_t)nc);
   KD_TEST_OK(kd_measure_sample(&mu, 43, (uint64_t)nc, nc, X));
+  if (dup) /* the second half repeats the first: exact ties between ranks' candidates */
+    memcpy(X + (nc / 2) * d, X, sizeof(double) * (size_t)((nc / 2) * d));
   kd_kernel_params p = kd_kernel_params_default(kt);
   p.ls = 2.0;
   kd_kernel *k = NULL;
@@ -254,9 +256,10 @@ int main(int argc, char **argv) {
   halvings();
   groups();
   clusters();
-  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 1);
-  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1);
-  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 0);     /* every rank alone */
-  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1500); /* groups of two ranks */
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 1, 0);
+  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1, 0);
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 0, 0);     /* every rank alone */
+  refine(KD_KERNEL_MATERN52, 3000, 150, 2, 1500, 0); /* groups of two ranks */
+  refine(KD_KERNEL_GAUSSIAN, 1500, 80, 3, 1, 1);     /* duplicated candidates */
   return kd_test_finish();
 }

@@ -140,6 +140,10 @@ static kd_err kd_rf_team_step_(const kd_thin_team *t, const kd_rf_ *r, kd_err le
                           own ? diag[nx] : 0};
   int bad = 0;
   KD_TRY(kd_dist_allgather(t->comm, mine, 6, buf));
+  /* from the first rank's: a later rank wins only with a strictly lower value, so that exact
+   * ties (duplicate candidates) go to the lowest candidate on every rank, as one scan does */
+  *best = buf[1];
+  *bc = (kd_lidx)buf[2];
   for (int q = 0; q < t->size; q++) {
     const double *v = buf + 6 * q;
     kd_lidx lo, hi;
