@@ -127,39 +127,203 @@ KD_KCLONES static void kd_rf_deltas_(kd_lidx lo, kd_lidx hi, const double *gs, c
     }
 }
 
-/* One step's agreement over a team: each rank sends [error, best, bc, scale] over its candidates
- * and, from the owner of the next point to replace (nx), its gs and diag (0 elsewhere); on return
- * the lowest best (the first rank on ties: the lowest candidate, as one scan picks it), the
- * largest scale, nxv = {gs, diag} of nx. A rank's error is agreed. Collective. */
-static kd_err kd_rf_team_step_(const kd_thin_team *t, const kd_rf_ *r, kd_err lerr, kd_lidx nx,
-                               const double *gs, const double *diag, double *best, kd_lidx *bc,
-                               double *scale, double *nxv, double *buf) {
+/* A team makes up to KD_RF_WIN steps per all-gather (kd_rf_team_): while steps swap nothing the
+ * coreset and the candidates' sums do not change, so the steps after one without a swap can be
+ * scanned before it is agreed; the first step of a window that swaps ends it, and the steps
+ * after it are scanned again from the new state. Each step's scan is the one of a step alone
+ * (the same inputs, the same bits). The window doubles after a window without a swap and
+ * restarts at one step after a swap. */
+enum { KD_RF_WIN = 16 };
+
+/* A pass's state: the candidates' sums gs, diagonal, scale terms vv and changes dl over this
+ * rank's candidates, the coreset sel[m] and its marks in[], the column buffers (one per step of
+ * a window, nc each) and cbc (the swapped-in point's column), the constants of the changes. */
+typedef struct {
+  kd_rf_ r;
+  const double *zc;
+  kd_lidx *sel, m;
+  int passes;
+  double *gs, *diag, *dl, *vv, *cbc, *cols;
+  char *in;
+  double fm, fm2, rm2;
+  int p2;
+  kd_lidx swaps;
+} kd_rf_st_;
+
+/* The local part of the step replacing si ({gs, diag} of si in xs): its column (*ci, computed
+ * into colbuf unless kept), the changes, and over this rank's candidates outside the coreset the
+ * first strict minimum below 0 (best, bc; (0, si) when none) and the largest scale term. */
+static kd_err kd_rf_scan_(kd_rf_st_ *S, kd_lidx si, const double *xs, double *colbuf,
+                          const double **ci, double *best, kd_lidx *bc, double *scale) {
   kd_err err = KD_OK;
-  const int own = nx >= r->lo && nx < r->hi;
-  const double mine[6] = {(double)lerr,      *best, (double)*bc, *scale, own ? gs[nx] : 0,
-                          own ? diag[nx] : 0};
+  const kd_rf_ *r = &S->r;
+  KD_TRY(kd_rf_col_(&S->r, si, colbuf, ci));
+  kd_rf_deltas_(r->lo, r->hi, S->gs, *ci, S->diag, S->zc, S->zc[si], xs[0], xs[1], S->fm, S->fm2,
+                S->rm2, S->p2, S->dl);
+  /* in locals that stay in registers; NaN never taken, as fmax skips it */
+  double lb = 0.0, lsc = 0.0;
+  kd_lidx lbc = si;
+  const double *dl = S->dl, *vv = S->vv;
+  const char *in = S->in;
+  for (kd_lidx c = r->lo; c < r->hi; c++) {
+    const int out = !in[c], better = out & (dl[c] < lb);
+    lb = better ? dl[c] : lb;
+    lbc = better ? c : lbc;
+    lsc = out & (vv[c] > lsc) ? vv[c] : lsc;
+  }
+  *best = lb;
+  *bc = lbc;
+  *scale = lsc;
+cleanup:
+  return err;
+}
+
+/* Step i's swap, when best (over all candidates) beats round-off: bc replaces sel[i] (ci: the
+ * column of sel[i]); gs updated over this rank's candidates. Returns 1 if it swapped. Local. */
+static int kd_rf_apply_(kd_rf_st_ *S, kd_lidx i, double best, kd_lidx bc, double scale,
+                        const double *ci, kd_err *lerr) {
+  const kd_lidx si = S->sel[i];
+  const double *cb = S->cbc;
+  /* only strict improvements beyond round-off are taken, so the MMD never increases */
+  if (!(bc != si && best < -1e-13 * scale)) return 0;
+  if (*lerr == KD_OK) *lerr = kd_rf_col_(&S->r, bc, S->cbc, &cb);
+  for (kd_lidx c = S->r.lo; c < S->r.hi && *lerr == KD_OK; c++) S->gs[c] += cb[c] - ci[c];
+  S->in[si] = 0;
+  S->in[bc] = 1;
+  S->sel[i] = bc;
+  S->swaps++;
+  return 1;
+}
+
+/* The passes on one rank. */
+static kd_err kd_rf_alone_(kd_rf_st_ *S) {
+  kd_err err = KD_OK;
+  const kd_lidx m = S->m;
+  kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
+  for (kd_lidx it = 0; it < (kd_lidx)S->passes * m; it++) {
+    const kd_lidx i = it % m;
+    if (i == 0 && it > 0 && last_swap < it - m) break;
+    const kd_lidx si = S->sel[i];
+    const double xs[2] = {S->gs[si], S->diag[si]};
+    double best, scale;
+    kd_lidx bc;
+    const double *ci = NULL;
+    KD_TRY(kd_rf_scan_(S, si, xs, S->cols, &ci, &best, &bc, &scale));
+    if (kd_rf_apply_(S, i, best, bc, scale, ci, &err)) last_swap = it;
+    KD_TRY(err);
+  }
+cleanup:
+  return err;
+}
+
+/* One window's agreement over a team: each rank sends [error, (best, bc, scale) of each of the
+ * window's w steps over its candidates, {gs, diag} of the np points after the window's first
+ * (from their owners, 0 elsewhere)]; on return, per step, the lowest best (from the first
+ * rank's: a later rank wins only with a strictly lower value, so that exact ties go to the
+ * lowest candidate on every rank, as one scan does) in res[3t], its candidate and the largest
+ * scale, and the points' values in nxv[2u]. A rank's error is agreed. Collective. */
+static kd_err kd_rf_team_agree_(const kd_thin_team *t, const kd_rf_st_ *S, kd_err lerr, kd_lidx i,
+                                int w, int np, const double *mine3, double *res, double *nxv,
+                                double *tx, double *rx) {
+  kd_err err = KD_OK;
+  const int per = 1 + 3 * w + 2 * np;
   int bad = 0;
-  KD_TRY(kd_dist_allgather(t->comm, mine, 6, buf));
-  /* from the first rank's: a later rank wins only with a strictly lower value, so that exact
-   * ties (duplicate candidates) go to the lowest candidate on every rank, as one scan does */
-  *best = buf[1];
-  *bc = (kd_lidx)buf[2];
+  tx[0] = (double)lerr;
+  memcpy(tx + 1, mine3, sizeof(double) * (size_t)(3 * w));
+  for (int u = 0; u < np; u++) {
+    const kd_lidx x = S->sel[(i + 1 + u) % S->m];
+    const int own = x >= S->r.lo && x < S->r.hi;
+    tx[1 + 3 * w + 2 * u] = own ? S->gs[x] : 0.0;
+    tx[2 + 3 * w + 2 * u] = own ? S->diag[x] : 0.0;
+  }
+  KD_TRY(kd_dist_allgather(t->comm, tx, per, rx));
+  memcpy(res, rx + 1, sizeof(double) * (size_t)(3 * w)); /* the first rank's */
   for (int q = 0; q < t->size; q++) {
-    const double *v = buf + 6 * q;
+    const double *v = rx + (size_t)per * (size_t)q;
     kd_lidx lo, hi;
-    kd_thin_row_share(r->nc, q, t->size, &lo, &hi);
+    kd_thin_row_share(S->r.nc, q, t->size, &lo, &hi);
     bad |= v[0] != 0.0;
-    if (v[1] < *best) {
-      *best = v[1];
-      *bc = (kd_lidx)v[2];
+    for (int s = 0; s < w; s++) {
+      if (v[1 + 3 * s] < res[3 * s]) {
+        res[3 * s] = v[1 + 3 * s];
+        res[3 * s + 1] = v[2 + 3 * s];
+      }
+      if (v[3 + 3 * s] > res[3 * s + 2]) res[3 * s + 2] = v[3 + 3 * s];
     }
-    if (v[3] > *scale) *scale = v[3];
-    if (nx >= lo && nx < hi) {
-      nxv[0] = v[4];
-      nxv[1] = v[5];
+    for (int u = 0; u < np; u++) {
+      const kd_lidx x = S->sel[(i + 1 + u) % S->m];
+      if (x >= lo && x < hi) {
+        nxv[2 * u] = v[1 + 3 * w + 2 * u];
+        nxv[2 * u + 1] = v[2 + 3 * w + 2 * u];
+      }
     }
   }
   if (bad) KD_TRY(kd_dist_agreed(t->comm, lerr));
+cleanup:
+  return err;
+}
+
+/* The passes on a team, in windows of steps (KD_RF_WIN above). xw holds {gs, diag} of the
+ * window's points: only their owners have them, so each agreement brings those of the points
+ * the next window may start with, and after a swap every rank applies it to the next point's
+ * value as the owner does (k(a, b) = k(b, a) and a kernel value does not depend on the call
+ * that computes it: the same bits). Scans made again after a swap (their columns evaluated
+ * again when not kept) are counted in team->skip. lerr: a local error so far. Collective. */
+static kd_err kd_rf_team_(kd_rf_st_ *S, kd_thin_team *team, kd_err lerr, double *tx, double *rx) {
+  kd_err err = KD_OK;
+  const kd_lidx m = S->m, total = (kd_lidx)S->passes * m, nc = S->r.nc;
+  const int d = S->r.d;
+  double xw[2 * KD_RF_WIN], nxv[4 * KD_RF_WIN], res[3 * KD_RF_WIN], mine3[3 * KD_RF_WIN];
+  uint64_t ev[KD_RF_WIN];
+  const double *cis[KD_RF_WIN];
+  int L = 1;
+  kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
+  KD_TRY(kd_rf_team_agree_(team, S, lerr, m - 1, 0, 1, mine3, res, nxv, tx, rx)); /* sel[0] */
+  xw[0] = nxv[0];
+  xw[1] = nxv[1];
+  for (kd_lidx it = 0; it < total;) {
+    const kd_lidx i = it % m;
+    if (i == 0 && it > 0 && last_swap < it - m) break;
+    kd_lidx wl = L;
+    if (wl > m - i) wl = m - i; /* a window ends with its sweep */
+    if (wl > total - it) wl = total - it;
+    const int w = (int)wl, Ln = 2 * L < KD_RF_WIN ? 2 * L : KD_RF_WIN; /* Ln: the next's most */
+    for (int t = 0; t < 3 * w; t++) mine3[t] = 0.0;
+    for (int t = 0; t < w && lerr == KD_OK; t++) {
+      const uint64_t e0 = kd_kernel_evals(S->r.k);
+      kd_lidx bc = 0;
+      lerr = kd_rf_scan_(S, S->sel[i + t], xw + 2 * t, S->cols + (size_t)t * (size_t)nc, &cis[t],
+                         &mine3[3 * t], &bc, &mine3[3 * t + 2]);
+      mine3[3 * t + 1] = (double)bc;
+      ev[t] = kd_kernel_evals(S->r.k) - e0;
+    }
+    KD_TRY(kd_rf_team_agree_(team, S, lerr, i, w, w - 1 + Ln, mine3, res, nxv, tx, rx));
+    int t = 0;
+    kd_lidx si = -1;
+    for (; t < w && si < 0; t++) {
+      const kd_lidx before = S->sel[i + t];
+      if (kd_rf_apply_(S, i + t, res[3 * t], (kd_lidx)res[3 * t + 1], res[3 * t + 2], cis[t],
+                       &lerr))
+        si = before;
+    }
+    if (si < 0) { /* no swap: the next window's points as their owners sent them */
+      memcpy(xw, nxv + 2 * (w - 1), sizeof(double) * (size_t)(2 * Ln));
+      it += w;
+      L = Ln;
+      continue;
+    }
+    /* step t - 1 swapped si for sel[i + t - 1]: the next point's gs as its owner updated it */
+    const kd_lidx bc = S->sel[i + t - 1], nx = S->sel[(i + t) % m];
+    const double *xn = S->r.C + (size_t)nx * (size_t)d;
+    xw[0] = nxv[2 * (t - 1)] + (kd_kernel_eval(S->r.k, xn, S->r.C + (size_t)bc * (size_t)d) -
+                                kd_kernel_eval(S->r.k, xn, S->r.C + (size_t)si * (size_t)d));
+    xw[1] = nxv[2 * (t - 1) + 1];
+    for (int u = t; u < w && !S->r.K; u++) team->skip += ev[u]; /* scanned again */
+    last_swap = it + t - 1;
+    it += t;
+    L = 1;
+  }
+  KD_TRY(kd_dist_agreed(team->comm, lerr));
 cleanup:
   return err;
 }
@@ -168,118 +332,73 @@ static kd_err kd_rf_run_(kd_kernel *k, const double *C, kd_lidx nc, int d, const
                          kd_lidx *sel, kd_lidx m, int passes, kd_thin_team *team,
                          kd_lidx *n_swaps) {
   kd_err err = KD_OK, lerr = KD_OK;
-  double *gs = NULL, *diag = NULL, *csi = NULL, *cbc = NULL, *buf = NULL, *dl = NULL, *vv = NULL;
-  char *in = NULL;
-  kd_lidx swaps = 0;
-  kd_rf_ r = {k, C, nc, d, NULL, NULL, 0, nc};
+  double *tx = NULL, *rx = NULL;
+  kd_rf_st_ S;
+  memset(&S, 0, sizeof S);
+  S.r = (kd_rf_){k, C, nc, d, NULL, NULL, 0, nc};
+  S.zc = zc;
+  S.sel = sel;
+  S.m = m;
+  S.passes = passes;
   if (team && (team->size <= 1 || m < 2)) team = NULL; /* (m = 1: the next point is the swap) */
   if (m == 0) goto cleanup;
-  if (team) kd_thin_row_share(nc, team->rank, team->size, &r.lo, &r.hi);
+  if (team) kd_thin_row_share(nc, team->rank, team->size, &S.r.lo, &S.r.hi);
   for (kd_lidx j = 0; j < m; j++) /* the same on every rank */
     KD_CHECK(sel[j] >= 0 && sel[j] < nc, KD_ERR_INTERNAL,
              "refine: coreset indices must be candidates");
   if (nc <= KD_RF_DENSE_MAX) {
-    r.K = malloc(sizeof(double) * (size_t)(nc * nc));
-    r.have = calloc((size_t)nc, 1);
+    S.r.K = malloc(sizeof(double) * (size_t)(nc * nc));
+    S.r.have = calloc((size_t)nc, 1);
   }
-  /* one block: gs, diag, the two columns' buffers, the step's changes, the scale terms */
-  gs = calloc((size_t)(6 * nc), sizeof(double));
-  if (gs) {
-    diag = gs + nc;
-    csi = gs + 2 * nc;
-    cbc = gs + 3 * nc;
-    dl = gs + 4 * nc;
-    vv = gs + 5 * nc;
+  /* one block: gs, diag, the swapped-in column, the step's changes, the scale terms, and the
+   * columns of a window's steps */
+  const kd_lidx nbuf = team ? KD_RF_WIN : 1, per = 1 + 3 * KD_RF_WIN + 4 * KD_RF_WIN;
+  S.gs = calloc((size_t)((5 + nbuf) * nc), sizeof(double));
+  if (S.gs) {
+    S.diag = S.gs + nc;
+    S.cbc = S.gs + 2 * nc;
+    S.dl = S.gs + 3 * nc;
+    S.vv = S.gs + 4 * nc;
+    S.cols = S.gs + 5 * nc;
   }
-  in = calloc((size_t)nc, 1);
-  buf = calloc((size_t)(6 * (team ? team->size : 1)), sizeof(double));
-  if ((nc <= KD_RF_DENSE_MAX && (!r.K || !r.have)) || !gs || !in || !buf)
+  S.in = calloc((size_t)nc, 1);
+  if (team) {
+    tx = malloc(sizeof(double) * (size_t)per);
+    rx = malloc(sizeof(double) * (size_t)(per * team->size));
+  }
+  if ((nc <= KD_RF_DENSE_MAX && (!S.r.K || !S.r.have)) || !S.gs || !S.in || (team && (!tx || !rx)))
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "refine: cannot allocate for %lld candidates",
                       (long long)nc);
   for (kd_lidx j = 0; j < m && lerr == KD_OK; j++) {
-    if (in[sel[j]])
+    if (S.in[sel[j]])
       lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__,
                         "refine: coreset indices must be distinct candidates");
-    in[sel[j]] = 1;
+    S.in[sel[j]] = 1;
   }
-  if (lerr == KD_OK) lerr = kd_rf_init_(&r, sel, m, diag, gs);
-  /* xs = {gs, diag} of the point to replace: on a team only its owner has them; each step's
-   * agreement brings those of the next point (sel[i + 1] does not change in step i when m > 1),
-   * and every rank applies the step's swap to them as the owner does (k(a, b) = k(b, a) and a
-   * kernel value does not depend on the call that computes it: the same bits) */
-  double xs[2] = {0.0, 0.0}, one = 0.0;
-  kd_lidx nb0 = 0;
+  if (lerr == KD_OK) lerr = kd_rf_init_(&S.r, sel, m, S.diag, S.gs);
+  S.fm = (double)m;
+  S.fm2 = S.fm * S.fm;
+  const double rm = 1.0 / S.fm;
+  S.rm2 = 1.0 / S.fm2;
+  S.p2 = (m & (m - 1)) == 0; /* m a power of two: exact reciprocals */
+  /* each candidate's scale term |z_c| / m + |K_cc| / m^2 (fixed during the pass) */
+  for (kd_lidx c = S.r.lo; c < S.r.hi && lerr == KD_OK; c++)
+    S.vv[c] =
+        kd_rf_div_(fabs(zc[c]), S.fm, rm, S.p2) + kd_rf_div_(fabs(S.diag[c]), S.fm2, S.rm2, S.p2);
   if (team) {
-    KD_TRY(kd_rf_team_step_(team, &r, lerr, sel[0], gs, diag, &one, &nb0, &one, xs, buf));
+    KD_TRY(kd_rf_team_(&S, team, lerr, tx, rx));
   } else {
     KD_TRY(lerr);
+    KD_TRY(kd_rf_alone_(&S));
   }
-  const double fm = (double)m, fm2 = fm * fm, rm = 1.0 / fm, rm2 = 1.0 / fm2;
-  const int p2 = (m & (m - 1)) == 0; /* m a power of two: exact reciprocals */
-  /* each candidate's scale term |z_c| / m + |K_cc| / m^2 (fixed during the pass) */
-  for (kd_lidx c = r.lo; c < r.hi; c++)
-    vv[c] = kd_rf_div_(fabs(zc[c]), fm, rm, p2) + kd_rf_div_(fabs(diag[c]), fm2, rm2, p2);
-  kd_lidx last_swap = -1; /* sweep index of the last replacement: stop after a quiet sweep */
-  for (kd_lidx it = 0; it < (kd_lidx)passes * m; it++) {
-    kd_lidx i = it % m;
-    if (i == 0 && it > 0 && last_swap < it - m) break;
-    const kd_lidx si = sel[i], nx = sel[(i + 1) % m];
-    if (!team) {
-      xs[0] = gs[si];
-      xs[1] = diag[si];
-    }
-    double best = 0.0, scale = 0.0, nxv[2] = {0.0, 0.0};
-    kd_lidx bc = si;
-    const double *ci = csi, *cb = cbc;
-    lerr = kd_rf_col_(&r, si, csi, &ci);
-    if (lerr == KD_OK)
-      kd_rf_deltas_(r.lo, r.hi, gs, ci, diag, zc, zc[si], xs[0], xs[1], fm, fm2, rm2, p2, dl);
-    /* the first strict minimum over the candidates not in the coreset, and the largest scale
-     * term (NaN never taken, as fmax skips it), in locals that stay in registers (best and scale
-     * have their address taken) */
-    double lb = best, lsc = scale;
-    kd_lidx lbc = bc;
-    for (kd_lidx c = r.lo; c < r.hi && lerr == KD_OK; c++) {
-      const int out = !in[c], better = out & (dl[c] < lb);
-      lb = better ? dl[c] : lb;
-      lbc = better ? c : lbc;
-      lsc = out & (vv[c] > lsc) ? vv[c] : lsc;
-    }
-    best = lb;
-    bc = lbc;
-    scale = lsc;
-    if (team)
-      KD_TRY(kd_rf_team_step_(team, &r, lerr, nx, gs, diag, &best, &bc, &scale, nxv, buf));
-    else
-      KD_TRY(lerr);
-    /* only strict improvements beyond round-off are taken, so the MMD never increases */
-    const int swap = bc != si && best < -1e-13 * scale;
-    if (swap) {
-      lerr = kd_rf_col_(&r, bc, cbc, &cb);
-      for (kd_lidx c = r.lo; c < r.hi && lerr == KD_OK; c++) gs[c] += cb[c] - ci[c];
-      if (!team) KD_TRY(lerr); /* a team agrees it at the next step (or below) */
-      in[si] = 0;
-      in[bc] = 1;
-      sel[i] = bc;
-      swaps++;
-      last_swap = it;
-    }
-    if (team) { /* the next point's gs, updated as its owner updates it */
-      const double *xn = C + (size_t)nx * (size_t)d;
-      xs[0] = nxv[0];
-      if (swap)
-        xs[0] += kd_kernel_eval(k, xn, C + (size_t)bc * (size_t)d) -
-                 kd_kernel_eval(k, xn, C + (size_t)si * (size_t)d);
-      xs[1] = nxv[1];
-    }
-  }
-  if (team) KD_TRY(kd_dist_agreed(team->comm, lerr));
 cleanup:
-  if (n_swaps) *n_swaps = swaps;
-  free(r.K);
-  free(r.have);
-  free(gs), free(buf);
-  free(in);
+  if (n_swaps) *n_swaps = S.swaps;
+  free(S.r.K);
+  free(S.r.have);
+  free(S.gs);
+  free(S.in);
+  free(tx);
+  free(rx);
   return err;
 }
 
@@ -303,7 +422,7 @@ kd_err kd_thin_refine_team(kd_kernel *k, const double *C, kd_lidx nc, int d, con
     sub.size = kd_dist_size(sub.comm);
   }
   lerr = kd_rf_run_(k, C, nc, d, zc, sel, m, passes, q > 1 ? &sub : NULL, n_swaps);
-  if (team->rank >= q) team->skip += kd_kernel_evals(k) - e0;
+  team->skip += team->rank >= q ? kd_kernel_evals(k) - e0 : sub.skip; /* (rescans: sub.skip) */
   KD_TRY(kd_dist_agreed(team->comm, lerr));
 cleanup:
   kd_dist_comm_free(&sub.comm);
