@@ -5,17 +5,18 @@
 # crossbar (default) or fattree (platform.sh); MAX_P: 256 by default (fattree: at least 16);
 # SPEED: the simulated hosts' speed (default 1Gf); smpi/host-speed is KD_SIM_HOST_SPEED, by
 # default SPEED, so that a rank's computing time is the host's measured time for it (calibrate.sh
-# prints both for a target machine). key=value settings after -- go to every run;
-# {p} in a value is replaced by p and the value evaluated, so `-- data.n='65536*{p}'` is a
-# weak-scaling series (65536 rows per rank). Prints per p the simulated seconds of the
-# algorithm, of the whole job (configuration, inputs, evaluation) and of the context's set-up
-# before it, the busiest rank's communication seconds and operations over the job (kd_sim with
-# KD_SIM_VERBOSE=1), the host's wall seconds and the result's fingerprint, which must be the same on
-# every line when no setting depends on p. Every simulated rank computes, and the host runs them
-# one after another: size the input so that its whole computation fits the host. The exception:
-# with KD_SIM_SAMPLE_LEAVES=N in the environment, thin's leaf bins on generated rows are sampled
-# (N of them run, the others are charged their mean simulated time; README.md, "Timing-only runs
-# at large n"), a table for timing only: its fingerprints are not the job's.
+# prints both for a target machine); the links' latency is KD_SIM_LATENCY (default 1us).
+# key=value settings after -- go to every run; {p} in a value is replaced by p and the value
+# evaluated, so `-- data.n='65536*{p}'` is a weak-scaling series (65536 rows per rank). Prints
+# per p the simulated seconds of the algorithm, of the whole job (configuration, inputs,
+# evaluation) and of the context's set-up before it, the busiest rank's communication seconds
+# and operations over the job (kd_sim with KD_SIM_VERBOSE=1), the host's wall seconds and the
+# result's fingerprint, which must be the same on every line when no setting depends on p.
+# Every simulated rank computes, and the host runs them one after another: size the input so
+# that its whole computation fits the host. The exception: with KD_SIM_SAMPLE_LEAVES=N in the
+# environment, thin's leaf bins on generated rows are sampled (N of them run, the others are
+# charged their mean simulated time; README.md, "Timing-only runs at large n"), a table for
+# timing only: its fingerprints are not the job's.
 set -euo pipefail
 usage="usage: scale.sh SMPI_BUILD CONFIG.yaml [crossbar|fattree [MAX_P [SPEED]]] [-- key=value ...]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
@@ -31,7 +32,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 hosts=$maxp
 [ "$plat" = fattree ] && hosts=$(( (maxp + 15) / 16 * 16 ))
-bash "$here/platform.sh" "$plat" "$hosts" "$speed" "$work/p.xml" "$work/p.hosts"
+bash "$here/platform.sh" "$plat" "$hosts" "$speed" "$work/p.xml" "$work/p.hosts" "${KD_SIM_LATENCY:-1us}"
 export OPENBLAS_NUM_THREADS=1
 [ -n "${KD_SIM_SAMPLE_LEAVES:-}" ] &&
   echo "# timing only: leaf bins sampled (KD_SIM_SAMPLE_LEAVES=$KD_SIM_SAMPLE_LEAVES), fingerprints not the job's"

@@ -136,6 +136,15 @@ if bash "$scale" "$KD_SMPI_BUILD" thin.yaml crossbar 4 >scale_same.txt 2>scale_e
     bad "scale.sh: fingerprints '$same' (real $thin_ref), operations '$ops', $weak weak inputs: $(cat scale_err.txt)"
   fi
   { echo "## strong thin crossbar"; cat scale_same.txt; } >runs.txt
+  # links of 100 us instead of 1 us (KD_SIM_LATENCY): the same result, and every operation at
+  # least one link's 99 us longer
+  if KD_SIM_LATENCY=100us bash "$scale" "$KD_SMPI_BUILD" thin.yaml crossbar 2 >scale_lat.txt 2>>scale_err.txt &&
+    awk 'FNR == 1 { f++ } $1 == 2 { c[f] = $5; o[f] = $6; fp[f] = $8 }
+      END { exit !(o[1] > 0 && c[2] > c[1] + o[2] * 99e-6 && fp[1] == fp[2]) }' scale_same.txt scale_lat.txt; then
+    ok "scale.sh: KD_SIM_LATENCY=100us, 2 ranks: communication $(awk '$1 == 2 {print $5}' scale_lat.txt) s against $(awk '$1 == 2 {print $5}' scale_same.txt) s, same fingerprint"
+  else
+    bad "scale.sh: KD_SIM_LATENCY=100us did not add 99 us per operation: $(awk '$1 == 2' scale_same.txt scale_lat.txt)"
+  fi
   if /usr/bin/python3 "$KD_SRC/bench/sim/model.py" runs.txt >model.txt 2>&1 &&
     [ "$(grep -c '^| [124] | ' model.txt)" = 3 ] && grep -q 'W = ' model.txt; then
     ok "model.py: $(grep 'W = ' model.txt)"
@@ -144,6 +153,27 @@ if bash "$scale" "$KD_SMPI_BUILD" thin.yaml crossbar 4 >scale_same.txt 2>scale_e
   fi
 else
   bad "scale.sh failed: $(tail -5 scale_err.txt)"
+fi
+# model.py's fit over sizes: tables made from its own formula with A = 20 ns, B = 40 us, C = 2 us
+# (groups of max(32, 4 sqrt(n) / 2048) ranks) must give those constants back and fit every run
+/usr/bin/python3 - >sized.txt <<'EOF'
+import math
+for k in (20, 24, 26):
+    n = 2.0**k
+    print(f"## strong thin{k} crossbar")
+    for q in range(9):
+        p = 2**q
+        steps = math.ceil(math.log2(min(p, max(32, 4 * math.sqrt(n) / 2048)))) if p > 1 else 0
+        comm = 2e-6 * math.sqrt(n) * steps
+        job = 20e-9 * n * math.log2(n) / p + 40e-6 * math.sqrt(n) + comm
+        print(p, job, job, 0.0, comm, 100, 1.0, "0")
+EOF
+if /usr/bin/python3 "$KD_SRC/bench/sim/model.py" sized.txt >sized_model.txt 2>&1 &&
+  grep -q 'A = 20.000 ns per n log2 n, B = 40.000 us per sqrt(n), C = 2.0000 us' sized_model.txt &&
+  grep -q '^largest difference 0%' sized_model.txt && grep -q '^| 1e+09 | 65536 |' sized_model.txt; then
+  ok "model.py over sizes: $(grep 'A = ' sized_model.txt | cut -d: -f2)"
+else
+  bad "model.py over sizes did not give back A = 20 ns, B = 40 us, C = 2 us: $(grep -E 'A = |largest|Error' sized_model.txt)"
 fi
 ratio=$(for i in 1 2 3; do
   a=$(bash "$scale" "$KD_SMPI_BUILD" herd.yaml crossbar 1 1Gf | awk '$1 == 1 {print $2}')
