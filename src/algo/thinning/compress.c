@@ -126,6 +126,10 @@ cleanup:
   return err;
 }
 
+kd_lidx kd_thin_node_out(int h, int g) {
+  return h > g ? (kd_lidx)1 << (g + h) : (kd_lidx)1 << (2 * h);
+}
+
 kd_err kd_thin_compress_join(kd_kernel *k, kd_halve_kind kind, int d, int h, int hs, int g,
                              double delta, double delta_den, uint64_t seed, uint64_t node,
                              const kd_lidx *sidx, const double *sx, kd_lidx *out, double *outx,
@@ -134,15 +138,14 @@ kd_err kd_thin_compress_join(kd_kernel *k, kd_halve_kind kind, int d, int h, int
   double *Y = NULL;
   kd_lidx *map = NULL, *keep = NULL;
   if (h == hs) { /* one descendant: this node itself */
-    const kd_lidx so = h > g ? (kd_lidx)1 << (g + h) : (kd_lidx)1 << (2 * h);
+    const kd_lidx so = kd_thin_node_out(h, g);
     memcpy(out, sidx, sizeof(kd_lidx) * (size_t)so);
     memcpy(outx, sx, sizeof(double) * (size_t)(so * d));
     *n_out = so;
     goto cleanup;
   }
   /* the children's outputs (co rows each), from 4^(h-1-hs) descendants each */
-  const kd_lidx co = h - 1 > g ? (kd_lidx)1 << (g + h - 1) : (kd_lidx)1 << (2 * (h - 1));
-  const kd_lidx so = hs > g ? (kd_lidx)1 << (g + hs) : (kd_lidx)1 << (2 * hs);
+  const kd_lidx co = kd_thin_node_out(h - 1, g), so = kd_thin_node_out(hs, g);
   const kd_lidx per = ((kd_lidx)1 << (2 * (h - 1 - hs))) * so, l = 4 * co;
   KD_ALLOC(Y, l * d);
   KD_ALLOC(map, l);

@@ -345,7 +345,7 @@ static kd_err kd_leaf_job_run_(void *arg) {
 static kd_err kd_leaf_placeholder_(const kd_leaf_job_ *b) {
   kd_err err = KD_OK;
   const int d = b->D->d, w = d + 1, h = b->D->tr.hl, g = b->D->pl.g;
-  const kd_lidx no = h > g ? (kd_lidx)1 << (g + h) : b->B;
+  const kd_lidx no = kd_thin_node_out(h, g);
   double *x = NULL;
   KD_ALLOC(x, no * d);
   KD_TRY(kd_pointset_rows_at(b->ps, b->g0, no, x));

@@ -170,7 +170,7 @@ static kd_err kd_ls_join_(const kd_leaf_split *L, const kd_ls_geom_ *G, kd_gidx 
   kd_err err = KD_OK;
   const int d = L->d, w = d + 1;
   const kd_lidx m = ((kd_lidx)1 << (2 * L->j)) * G->so;
-  const kd_lidx no_max = L->hl > L->pl->g ? (kd_lidx)1 << (L->pl->g + L->hl) : L->B;
+  const kd_lidx no_max = kd_thin_node_out(L->hl, L->pl->g);
   kd_lidx *sidx = NULL, *out = NULL, no = 0;
   double *sx = NULL, *outx = NULL;
   KD_ALLOC(sidx, m);
@@ -303,7 +303,7 @@ kd_err kd_thin_leaves_split(const kd_leaf_split *L, kd_dist_block *nodes, uint64
   const int g = L->pl->g, w = L->d + 1;
   kd_ls_geom_ G = {L->nb << (2 * L->j), L->hl - L->j, 0, 0, 0, 0, 0, NULL, NULL};
   G.per = (kd_lidx)1 << (2 * G.hs);
-  G.so = G.hs > g ? (kd_lidx)1 << (g + G.hs) : G.per;
+  G.so = kd_thin_node_out(G.hs, g);
   G.rec = G.so * w;
   G.qlo = kd_ls_first_(&G, L->rank, L->size);
   G.qhi = kd_ls_first_(&G, L->rank + 1, L->size);

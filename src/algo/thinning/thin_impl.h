@@ -158,6 +158,10 @@ kd_err kd_thin_compress_node_src(kd_kernel *k, kd_halve_kind kind, const kd_thin
                                  double delta_den, uint64_t seed, uint64_t node, kd_lidx *out,
                                  double *outx, kd_lidx *n_out);
 
+/** The rows Compress keeps of a node of height h with oversampling g: 2^(g+h), or all its 4^h
+ *  rows when h <= g. */
+kd_lidx kd_thin_node_out(int h, int g);
+
 /** The top of kd_thin_compress_node(_src) for node `node` of height h whose descendants of height
  *  hs <= h are compressed already (on other ranks, kd_thin_leaves_split): descendant q = 0 ..
  *  4^(h-hs) - 1 (row order; node id 4^(h-hs) node + q) gave its so rows (2^(g+hs), or all 4^hs
