@@ -148,6 +148,25 @@ mpi run herd.yaml --set algorithm.max_atoms=2001 -o res/herd3.h5 >hx.txt 2>&1
 [ $? = 1 ] && [ "$(grep -c 'error: .*algorithm.max_atoms = 2001: more than the 2000 candidates' hx.txt)" = 1 ] &&
   [ ! -e res/herd3.h5 ] && ok "max_atoms above the candidates: exit 1, one line" || bad "max_atoms 2001: $(cat hx.txt)"
 
+# herding's column cache: too small a cache_mb costs evaluations, not results. One warning on
+# rank 0 names the size that holds the active set's columns; that size then warns no more and
+# evaluates what the default does (20 000 candidates: 80 KB columns per rank, 0.1 MB holds one)
+printf 'task: herd\ncandidates: {type: gaussian, d: 2, n: 20000}\ntarget: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1.0}\nalgorithm: {name: bpcg, max_iter: 200}\n' >hc.yaml
+evals() { sed -n 's/^seconds: .*(\([0-9]*\) kernel evaluations.*/\1/p' "$1"; }
+same_rule() { grep -E '^(points|mmd):' "$1" | diff -q - <(grep -E '^(points|mmd):' "$2") >/dev/null; }
+mpi run hc.yaml -o res/hc_default.h5 >hc_default.txt 2>&1 &&
+  mpi run hc.yaml --set algorithm.cache_mb=0.1 -o res/hc_small.h5 >hc_small.txt 2>&1 || bad "cache runs: $(tail -3 hc_small.txt)"
+need=$(sed -n 's/.*warning: herd: algorithm.cache_mb = 0.1 has room for 1 kernel column of 10000 candidates per rank, so [0-9]* columns .* evaluated again ([0-9]*% of the kernel evaluations); cache_mb: \([0-9]*\) would hold the [0-9]* atoms.*/\1/p' hc_small.txt)
+if [ -n "$need" ] && [ "$(grep -c 'warning:' hc_small.txt)" = 1 ] && ! grep -q 'warning:' hc_default.txt &&
+  same_rule hc_default.txt hc_small.txt && [ "$(evals hc_small.txt)" -gt $((5 * $(evals hc_default.txt))) ] &&
+  mpi run hc.yaml --set algorithm.cache_mb="$need" -o res/hc_need.h5 >hc_need.txt 2>&1 &&
+  ! grep -q 'warning:' hc_need.txt && same_rule hc_default.txt hc_need.txt &&
+  [ "$(evals hc_need.txt)" = "$(evals hc_default.txt)" ]; then
+  ok "herd cache_mb 0.1: one warning, cache_mb: $need named, same rule; $(evals hc_small.txt) evaluations against $(evals hc_default.txt)"
+else
+  bad "herd column cache: need '$need'; $(grep -E 'warning|^mmd|^seconds' hc_small.txt hc_default.txt hc_need.txt 2>/dev/null)"
+fi
+
 # one-line commands, default algorithms, validate's size rules, kdistill algorithms
 /usr/bin/python3 -c 'import numpy as np
 r = np.random.default_rng(5)

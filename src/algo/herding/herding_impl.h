@@ -106,10 +106,14 @@ typedef struct {
   double *K;    /* [cap*cap] Gram matrix, row-major with leading dimension cap */
   double *kw;   /* [cap] (K_S w)_i = nu(x_i), refreshed by kd_herd_refresh */
   int *slot;    /* [cap] cache slot of atom i's column, -1 if not cached */
-  /* column cache: n_slots columns of length nl */
+  /* column cache: n_slots columns of length nl (cache_mb); col_misses counts the columns of
+   * active atoms evaluated again for want of a slot, n_peak the largest active set */
   int n_slots, slots_alloc;
   double *cache;
   char *slot_used;
+  double cache_mb;
+  int64_t col_misses;
+  int n_peak;
   /* scalars refreshed by kd_herd_refresh */
   double wkw, wz, mmd2, mmd;
   /* run control: tol_gap for the iteration functions, done = 1 ends the run */

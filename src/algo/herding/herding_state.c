@@ -86,6 +86,7 @@ kd_err kd_herd_init(const kd_algo_in *in, double cache_mb, kd_herd *h) {
     double per_col = 8.0 * (double)(h->nl > 0 ? h->nl : 1);
     double ns = floor(cache_mb * 1048576.0 / per_col);
     h->n_slots = ns > 1e6 ? 1000000 : (int)ns;
+    h->cache_mb = cache_mb;
   }
   KD_TRY(kd_kernel_diag(h->kernel, h->rows, h->nl, h->kdiag));
   KD_TRY(kd_kernel_pack(h->kernel, h->rows, h->nl, &h->rows_p));
@@ -276,6 +277,7 @@ kd_err kd_herd_atom_column(kd_herd *h, int i, double *scratch, const double **co
     return KD_OK;
   }
   *col = scratch;
+  h->col_misses++;
   return kd_herd_column(h, h->x + (size_t)i * h->d, scratch);
 }
 
@@ -371,6 +373,7 @@ kd_err kd_herd_add_atom(kd_herd *h, kd_gidx g, const double *x, double zx, const
     }
   }
   h->n = n + 1;
+  if (h->n > h->n_peak) h->n_peak = h->n;
   *pos = n;
 cleanup:
   return err;
@@ -559,11 +562,31 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
   return KD_OK;
 }
 
+/* One warning (rank 0) when the column cache cost the run more column evaluations than its
+ * atoms: cache_mb too small for the active set's columns (nl doubles each), as with 10^7
+ * candidates per rank under the default 256 MB (3 columns: bpcg took 3.9x as long,
+ * bench/RESULTS_herding.md). local_ev: this rank's kernel evaluations. */
+static void kd_herd_warn_cache_(const kd_herd *h, uint64_t local_ev) {
+  if (h->nl == 0 || h->col_misses <= h->n_peak) return;
+  const int p = kd_dist_size(h->in->comm);
+  const double nl_max = (double)((h->m + p - 1) / p);
+  const double need_mb = ceil((double)h->n_peak * 8.0 * nl_max / 1048576.0);
+  const double share = local_ev > 0 ? (double)h->col_misses * (double)h->nl / (double)local_ev : 0;
+  kd_log_warn(
+      "herd: algorithm.cache_mb = %g has room for %d kernel column%s of %lld candidates "
+      "per rank, so %lld columns of active atoms were evaluated again (%.0f%% of the "
+      "kernel evaluations); cache_mb: %.0f would hold the %d atoms' columns (more ranks "
+      "make each column shorter); the result is the same either way",
+      h->cache_mb, h->n_slots, h->n_slots == 1 ? "" : "s", (long long)h->nl,
+      (long long)h->col_misses, 100.0 * fmin(share, 1.0), need_mb, h->n_peak);
+}
+
 kd_err kd_herd_output(kd_herd *h, int64_t iterations, double gap, kd_result *out) {
   kd_err err = h->pending_err;
   h->pending_err = KD_OK;
   KD_TRY(kd_dist_agreed(h->in->comm, err));
   uint64_t ev = kd_kernel_evals(h->kernel);
+  kd_herd_warn_cache_(h, ev);
   KD_TRY(kd_dist_sum_u64(h->in->comm, &ev, 1));
   KD_TRY(kd_result_alloc(out, h->n, h->d));
   memcpy(out->points, h->x, sizeof(double) * (size_t)h->n * h->d);
