@@ -62,8 +62,9 @@ kd_job_launcher() {
     mpirun)
       command -v mpirun >/dev/null 2>&1 || { kd_job_log "ERROR: KD_LAUNCHER=mpirun but no mpirun"; return 1; }
       printf '%s\n' mpirun -np "$np" -x KDISTILL_SIGNAL_GRACE
-      # shellcheck disable=SC2086
-      [ -n "${KD_MPIRUN_ARGS:-}" ] && printf '%s\n' ${KD_MPIRUN_ARGS} ;;
+      local extra=()
+      read -r -a extra <<< "${KD_MPIRUN_ARGS:-}"
+      [ "${#extra[@]}" -eq 0 ] || printf '%s\n' "${extra[@]}" ;;
     none) ;;
     *) kd_job_log "ERROR: KD_LAUNCHER=$which (expected auto, srun, mpirun or none)"; return 1 ;;
   esac
@@ -89,9 +90,11 @@ kd_job_forward() {
 # shells often inherit it, else source the usual init scripts.
 kd_job_modules() {
   [ -n "${KD_MODULES:-}" ] || return 0
-  local f
+  local f inits=() mods=()
+  read -r -a inits <<< "${KD_MODULE_INIT:-/etc/profile.d/modules.sh /etc/profile.d/lmod.sh /usr/share/lmod/lmod/init/bash}"
+  read -r -a mods <<< "$KD_MODULES"
   if ! type module >/dev/null 2>&1; then
-    for f in ${KD_MODULE_INIT:-/etc/profile.d/modules.sh /etc/profile.d/lmod.sh /usr/share/lmod/lmod/init/bash}; do
+    for f in "${inits[@]}"; do
       # shellcheck disable=SC1090
       if [ -r "$f" ]; then . "$f" >/dev/null 2>&1 && break; fi
     done
@@ -102,8 +105,7 @@ kd_job_modules() {
     return 1
   fi
   kd_job_log "module load $KD_MODULES"
-  # shellcheck disable=SC2086
-  module load $KD_MODULES || { kd_job_log "ERROR: module load $KD_MODULES failed"; return 1; }
+  module load "${mods[@]}" || { kd_job_log "ERROR: module load $KD_MODULES failed"; return 1; }
 }
 
 kd_job_main() {
@@ -133,13 +135,19 @@ kd_job_main() {
   # at the end. Single-node jobs only: the path must exist on every node of the job.
   local session=""
   if [ -z "${OMPI_MCA_orte_tmpdir_base:-}" ] && [ "${SLURM_JOB_NUM_NODES:-1}" = 1 ]; then
-    session=${TMPDIR:-/tmp}/kd-${SLURM_JOB_ID:-$$}
+    # a new directory of our own (mktemp), never one that already exists: another user's or
+    # job's folder of that name must not be used, nor removed at the end
+    session=$(mktemp -d "${TMPDIR:-/tmp}/kd-${SLURM_JOB_ID:-$$}.XXXXXX") ||
+      { kd_job_log "ERROR: cannot create a session directory in ${TMPDIR:-/tmp}"; return 1; }
     export OMPI_MCA_orte_tmpdir_base=$session
   fi
   cmd=("$bin" run "$cfg")
   if [ "${KD_NO_OUTPUT:-0}" = 1 ]; then out=""; else cmd+=(--output "$out"); fi
-  # shellcheck disable=SC2086
-  for a in ${KD_SET:-}; do cmd+=(--set "$a"); done
+  # split on blanks only: `read -a` does no pathname expansion, so a value such as
+  # data.mean=[0,1] stays as written even when a file matches it as a pattern
+  local words=()
+  read -r -a words <<< "${KD_SET:-}"
+  for a in "${words[@]}"; do cmd+=(--set "$a"); done
   if [ -n "${KD_CHECKPOINT:-}" ]; then
     cmd+=(--set "run.checkpoint_path=$KD_CHECKPOINT")
     if [ -s "$KD_CHECKPOINT" ]; then
@@ -147,8 +155,8 @@ kd_job_main() {
       cmd+=(--resume "$KD_CHECKPOINT")
     fi
   fi
-  # shellcheck disable=SC2206
-  [ -n "${KD_ARGS:-}" ] && cmd+=(${KD_ARGS})
+  read -r -a words <<< "${KD_ARGS:-}"
+  cmd+=("${words[@]}")
   local limit=""
   if [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue >/dev/null 2>&1; then
     limit=$(squeue -h -j "$SLURM_JOB_ID" -o "%l" 2>/dev/null | head -n 1)

@@ -24,8 +24,9 @@ elif command -v kdistill >/dev/null 2>&1; then bin=$(command -v kdistill)
 else bin=$root/build/kdistill; fi
 [ -x "$bin" ] || { log "ERROR: kdistill binary '$bin' not found (set KD_BIN)"; exit 1; }
 sets=()
-# shellcheck disable=SC2086
-for a in ${KD_SET:-}; do sets+=(--set "$a"); done
+# split on blanks only (`read -a` does no pathname expansion: data.mean=[0,1] stays as written)
+read -r -a words <<< "${KD_SET:-}"
+for a in "${words[@]}"; do sets+=(--set "$a"); done
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # validate the whole sweep here (every point, every path) and learn the number of points
 out=$("$bin" validate "$cfg" "${sets[@]}" 2>&1)
@@ -38,10 +39,10 @@ aid=$(KD_CONFIG=$cfg sbatch --parsable --array="$range" "$@" "$here/sweep_array.
   { log "ERROR: sbatch of the point tasks failed"; exit 1; }
 aid=${aid%%;*}
 log "array job $aid: $n point task(s) ($range)"
-# shellcheck disable=SC2086
+read -r -a summary_opts <<< "${KD_SUMMARY_SBATCH:-}"
 sid=$(KD_CONFIG=$cfg KD_SWEEP_SUMMARY=1 sbatch --parsable -n 1 --job-name=kd-sweep-summary \
       --output="kd-sweep-summary-%j.out" --error="kd-sweep-summary-%j.err" \
-      --dependency="${KD_SUMMARY_AFTER:-afterok}:$aid" ${KD_SUMMARY_SBATCH:-} "$here/sweep_array.sbatch")
+      --dependency="${KD_SUMMARY_AFTER:-afterok}:$aid" "${summary_opts[@]}" "$here/sweep_array.sbatch")
 rc=$?
 sid=${sid%%;*}
 log "summary job ${sid:-?} (after ${KD_SUMMARY_AFTER:-afterok}:$aid)"

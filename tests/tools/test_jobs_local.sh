@@ -116,4 +116,21 @@ rc=$?
 check $(( rc != 1 )) "sweep_array.sbatch outside an array: exit $rc, expected 1"
 grep -q "not an array task" "$WORK/arr.err"; check $? "sweep_array.sbatch: message"
 
+
+# 6. KD_SET is split on blanks only, never glob-expanded: with a file named data.mean=0 in the
+# working directory, data.mean=[0,1] stays as written (it used to become --set data.mean=0);
+# the session directory is a new one: an existing ${TMPDIR}/kd-<job id> of someone else's is
+# neither used nor removed
+mkdir -p "$WORK/globdir" "$WORK/tmp/kd-4242"
+touch "$WORK/globdir/data.mean=0" "$WORK/tmp/kd-4242/victim"
+(cd "$WORK/globdir" && SLURM_JOB_ID=4242 TMPDIR=$WORK/tmp KD_LAUNCHER=none KD_BIN=$BIN \
+  KD_CONFIG=$WORK/thin.yaml KD_OUTPUT=$WORK/glob.h5 KD_INFO=0 KD_SET='data.mean=[0,1] run.seed=4' \
+  KD_ARGS='--quiet' bash "$REPO/jobs/thinning.sbatch" > /dev/null 2> "$WORK/glob.err")
+check $? "KD_SET with a glob character: exit status ($(tail -n 2 "$WORK/glob.err"))"
+grep -qF -- "--set data.mean=[0,1] --set run.seed=4" "$WORK/glob.err"
+check $? "KD_SET: the value was expanded: $(grep -m1 'run:' "$WORK/glob.err")"
+[ -e "$WORK/tmp/kd-4242/victim" ]; check $? "session directory: another's kd-4242 was removed"
+[ "$(find "$WORK/tmp" -mindepth 1 -maxdepth 1 | wc -l)" = 1 ]
+check $? "session directory: ours was left behind: $(ls "$WORK/tmp")"
+
 [ "$fails" = 0 ]
