@@ -12,8 +12,16 @@ source tools/deps.sh
 kd_install_deps
 prefix=${KD_PREFIX:-$HOME/.local}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
-cmake --build build -j "${KD_JOBS:-2}" --target kdistill_cli kdistill_shared kdistill
+cmake --build build -j "${KD_JOBS:-2}" --target kdistill_cli kdistill_shared kdistill \
+  kdistill_man
 cmake --install build >/dev/null
 echo "kdistill: installed into $prefix (bin/kdistill, lib/libkdistill.so, the Python package in" \
   "$(cmake -L -N build | sed -n 's/^KD_PYTHON_INSTALL_DIR:STRING=//p'))" >&2
+# the commands land in $prefix/bin, which a fresh account's PATH may lack (Debian adds ~/.local/bin
+# only at the next login, and only when the folder existed then)
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "kdistill: $prefix/bin is not on your PATH; to run kdistill and kdplot by name, add:" >&2
+     echo "  export PATH=\"$prefix/bin:\$PATH\"   (e.g. at the end of ~/.profile)" >&2 ;;
+esac
 mpirun -np 2 --oversubscribe build/kdistill run configs/quickstart.yaml "$@"

@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "job/job_registry.h"
+#include "la/la_impl.h"
 #include "task/task_impl.h"
 #include "kdistill/author.h"
 
@@ -239,6 +241,33 @@ cleanup:
   return err;
 }
 
+/* One BLAS thread, set before OpenBLAS starts any. OpenBLAS starts its worker threads while the
+ * program is loaded, before main runs, and reads OPENBLAS_NUM_THREADS only then; setting one thread
+ * later (kd_lib_quiet) stops the workers from being used but not from existing. Under a small
+ * `ulimit -v` a worker then retries its buffer's mmap forever and exit waits for it, so every
+ * command hung, SIGTERM included. So when the user has not chosen, main sets the variable and
+ * executes itself once more, before MPI_Init (the same process id, so a launcher's bookkeeping
+ * holds). The computation is the same one BLAS thread either way. Should the exec fail, the
+ * variable is taken back and the run goes on as before. */
+static void kd_cli_one_blas_thread_(char **argv) {
+  if (getenv("OPENBLAS_NUM_THREADS")) return;
+  if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  (void)unsetenv("OPENBLAS_NUM_THREADS");
+}
+
+/* A command that computes refuses, on every rank, an address-space limit that leaves no room for
+ * the BLAS library's buffer (kd_la_blas_room) instead of hanging at its first BLAS call. */
+static kd_err kd_cli_blas_room_(kd_ctx *ctx, const kd_cli_opts *o) {
+  char msg[320];
+  if (o->help || o->version || !o->cmd ||
+      !(!strcmp(o->cmd, "run") || !strcmp(o->cmd, "thin") || !strcmp(o->cmd, "ctt") ||
+        !strcmp(o->cmd, "mmd")))
+    return KD_OK;
+  kd_err err = kd_la_blas_room(msg, sizeof msg);
+  return kd_ctx_agree(ctx, err, msg);
+}
+
 /* Process setup around one context on MPI_COMM_WORLD: the command's error comes back agreed from
  * the library entry point (argv errors are the same on every rank), rank 0 prints one line. */
 int main(int argc, char **argv) {
@@ -249,6 +278,7 @@ int main(int argc, char **argv) {
   /* whole lines on stderr: each line reaches it in one write, so under mpirun the ranks' stdout
    * cannot land inside a log or error line (an unbuffered stderr writes a line in pieces) */
   setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
+  kd_cli_one_blas_thread_(argv);
   /* Started without a launcher, Open MPI 4.1 forks a helper daemon for the process; it removes
    * the session directory only after this process has exited, so an mpirun started right after
    * (`kdistill validate c.yaml && mpirun ... kdistill run c.yaml`) can find that directory gone
@@ -274,6 +304,7 @@ int main(int argc, char **argv) {
   kd_ctx *prev = kd_ctx_bind(ctx); /* parse errors are recorded on it */
   err = kd_cli_parse_(argc, argv, &o);
   if (!err) err = kd_cli_stop_guard_(ctx);
+  if (!err) err = kd_cli_blas_room_(ctx, &o);
   kd_ctx_set_log_level(ctx, err ? KD_LOG_NORMAL : o.level);
   if (!err && o.help) {
     if (rank == 0) kd_cli_usage_(stdout);

@@ -70,4 +70,9 @@ void kd_vec_fma(int64_t n, double a, const double *x, double *y);
  *  parallelism). Local; call once after MPI_Init. */
 void kd_la_single_thread(void);
 
+/** Local. Under an address-space limit (ulimit -v), check that the BLAS library's work buffer
+ *  still fits; KD_ERR_MEM with the reason and the remedy written to msg (len bytes) when it does
+ *  not (OpenBLAS would otherwise retry its allocation forever). KD_OK without a limit. */
+kd_err kd_la_blas_room(char *msg, size_t len);
+
 #endif

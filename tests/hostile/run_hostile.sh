@@ -435,6 +435,31 @@ YAML
     (ulimit -v 3000000 && kd validate q.yaml && echo "$rc" >rc.txt)
     rc=$(cat rc.txt)
     expect_err 2 "ulimit -v"
+    # a small address-space limit: OpenBLAS started a worker thread per core at load, the worker
+    # retried its 128 MiB buffer forever and every command hung, SIGTERM included; kdistill now
+    # runs with one BLAS thread from the start (KD_TIMEOUT 20: a hang is killed and fails)
+    # (at 4 ranks on one node, Open MPI's shared-memory segments take most of 300 MB: there the
+    # command must end, not necessarily succeed)
+    (ulimit -v 300000 && KD_TIMEOUT=20 kd --version && echo "$rc" >rc.txt)
+    rc=$(cat rc.txt)
+    [ "$rc" != 124 ] && [ "$rc" != 137 ] || bad "--version under ulimit -v 300000 hung (killed at 20 s)"
+    if [ "$np" -le 2 ]; then
+      expect_ok
+      grep -q "^blas: OpenBLAS" stdout.txt || bad "--version under ulimit -v 300000: $(cat all.txt)"
+    fi
+    # a run that needs the BLAS library's 128 MiB buffer: refused at once on every rank where it
+    # does not fit (OpenBLAS would retry its mmap forever), run where it does
+    rm -f q.h5
+    if [ "$np" -le 2 ]; then
+      (ulimit -v 300000 && KD_TIMEOUT=20 kd run q24.yaml --quiet && echo "$rc" >rc.txt)
+      rc=$(cat rc.txt)
+      expect_err 2 "ulimit -v 300000 KiB) leaves no room for the BLAS library's 128 MiB"
+      [ ! -e q.h5 ] || bad "quad under ulimit -v 300000: output written"
+    fi
+    (ulimit -v 600000 && KD_TIMEOUT=20 kd run q24.yaml --quiet && echo "$rc" >rc.txt)
+    rc=$(cat rc.txt)
+    expect_ok
+    [ -s q.h5 ] || bad "quad under ulimit -v 600000: no output ($(cat all.txt))"
   fi
   ;;
 *)
