@@ -52,6 +52,48 @@ static void kd_cli_usage_(FILE *out) {
           "\nmemory), 3 interrupted (SIGTERM/SIGUSR1). See README.md for the config reference.\n");
 }
 
+/* Edit distance (insertions, deletions, substitutions) between a and the first 31 characters of
+ * b, for "did you mean"; strings past 31 characters count as far. */
+static int kd_cli_distance_(const char *a, const char *b) {
+  int row[32], la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 31 || lb > 31) return 99;
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      const int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* An unknown option, with the nearest known one when it is at most two edits away ("--nout"). */
+static kd_err kd_cli_unknown_option_(const char *a) {
+  static const char *const known[] = {"--help",           "--version", "--quiet",  "--verbose",
+                                      "--print-defaults", "--set",     "--output", "--n-out",
+                                      "--dataset",        "--resume"};
+  char name[64];
+  const char *best = NULL;
+  int d = 3;
+  snprintf(name, sizeof name, "%s", a);
+  char *eq = strchr(name, '=');
+  if (eq) *eq = '\0';
+  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    const int e = kd_cli_distance_(name, known[k]);
+    if (e < d) d = e, best = known[k];
+  }
+  if (best)
+    return kd_err_set(KD_ERR_ARG, __FILE__, __LINE__,
+                      "unknown option '%s'; did you mean '%s'? (see kdistill --help)", a, best);
+  return kd_err_set(KD_ERR_ARG, __FILE__, __LINE__, "unknown option '%s' (see kdistill --help)", a);
+}
+
 static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
   kd_err err = KD_OK;
   const char *pos[3] = {NULL, NULL, NULL};
@@ -94,7 +136,7 @@ static kd_err kd_cli_parse_(int argc, char **argv, kd_cli_opts *o) {
       KD_CHECK(v && v[0], KD_ERR_ARG, "--resume needs a checkpoint file");
       o->resume = v;
     } else if (a[0] == '-' && a[1] != '\0') {
-      KD_FAIL(KD_ERR_ARG, "unknown option '%s' (see kdistill --help)", a);
+      KD_TRY(kd_cli_unknown_option_(a));
     } else {
       KD_CHECK(npos < 3, KD_ERR_ARG, "unexpected argument '%s' (see kdistill --help)", a);
       pos[npos++] = a;

@@ -53,6 +53,9 @@ cleanup:
   return err;
 }
 
+/* kd_job_load_'s validate_only for a run's precheck: validate, but not a sweep */
+enum { KD_JOB_PRECHECK = 2 };
+
 /* Load the config and read the job-level keys (task, run.*, output.*), then set up the task and
  * (check_unused) reject keys nobody read. Collective. */
 static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only, int check_unused,
@@ -75,6 +78,9 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
   job->task = kd_job_task_find(task);
   KD_CHECK(job->task, KD_ERR_INTERNAL, "task %s not registered", task);
+  /* the precheck of a run (kd_job_precheck_) leaves a sweep alone: its validation sets up every
+   * point, which its run does anyway */
+  if (validate_only == KD_JOB_PRECHECK && !strcmp(job->task->name, "sweep")) goto cleanup;
   KD_TRY(kd_config_get_int(job->cfg, "run.seed", 0, 0, INT64_MAX, &seed));
   KD_TRY(kd_config_get_f64(job->cfg, "run.log_interval", job->saved_interval, 0.0, 1e9, &interval));
   KD_TRY(kd_config_get_str(job->cfg, "output.path", "kdistill_out.h5", NULL, 0, &job->output));
@@ -86,7 +92,7 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   job->tctx.comm = ctx->comm;
   job->tctx.cfg = job->cfg;
   job->tctx.seed = (uint64_t)seed;
-  job->tctx.validate_only = validate_only;
+  job->tctx.validate_only = validate_only != 0;
   job->tctx.evaluate_only = evaluate_only;
   job->tctx.arrays = o->arrays;
   job->tctx.n_arrays = o->n_arrays;
@@ -192,10 +198,30 @@ cleanup:
 
 /* The body of kd_job_run on the bound context; when asked, the resolved configuration the output
  * file stores is copied out. Collective. */
+/* Unknown keys and bad values before any input is read: the setup of a run loads its data and may
+ * take the median distance (minutes at 10^8 rows) before the keys nobody read can be known. So a
+ * run first sets its task up as `validate` does, on a configuration of its own that is then
+ * dropped (the run's configuration, its resolved defaults and so its outputs are untouched).
+ * Collective. */
+static kd_err kd_job_precheck_(kd_ctx *ctx, const kd_job_opts *o) {
+  kd_err err = KD_OK;
+  kd_job pre;
+  memset(&pre, 0, sizeof pre);
+  if (o->arrays) return KD_OK; /* in-memory inputs: nothing slow is read before the check */
+  const kd_log_level level = ctx->level; /* its notes come again from the run's own setup */
+  ctx->level = KD_LOG_QUIET;
+  err = kd_job_load_(ctx, o, KD_JOB_PRECHECK, 1, 0, &pre);
+  ctx->level = level;
+  kd_job_free_(ctx, &pre);
+  kd_ctx_claims_reset(ctx);
+  return err;
+}
+
 static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum, kd_result *res,
                           char **yaml_out) {
   kd_err err = KD_OK;
   kd_job job;
+  memset(&job, 0, sizeof job);
   kd_result resume = KD_RESULT_INIT;
   kd_task_info info;
   char *yaml = NULL, *oyaml = NULL;
@@ -205,6 +231,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   kd_dist_comm_seconds_reset();
   const double t_start = kd_dist_wtime();
   double t_write = 0.0;
+  KD_TRY(kd_job_precheck_(ctx, o));
   KD_TRY(kd_job_load_(ctx, o, 0, 1, 0, &job));
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
   ss->config_yaml = yaml;

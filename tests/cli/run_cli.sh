@@ -21,9 +21,20 @@ mpi run --bogus x.yaml >bogus.txt 2>&1
 [ $? = 1 ] && grep -q "unknown option '--bogus'" bogus.txt && ok "unknown option" ||
   bad "unknown option: $(cat bogus.txt)"
 
+# a misspelt option names the one meant
+mpi run x.yaml --nout 3 >nout.txt 2>&1
+[ $? = 1 ] && grep -q "unknown option '--nout'; did you mean '--n-out'?" nout.txt &&
+  ok "did you mean --n-out" || bad "--nout: $(cat nout.txt)"
+
 # inputs
 "$KD_MKINPUT" csv in.csv 300 2 || bad "mkinput"
 cp "$KD_SRC/thin.yaml" "$KD_SRC/quad.yaml" .
+
+# an unknown key is refused before the data is read or the median taken: the error is the only line
+mpi run thin.yaml --set kernel.lengthscale=1 >early.txt 2>&1
+[ $? = 1 ] && grep -q "kernel.lengthscale: unknown key" early.txt &&
+  [ "$(grep -c "^kdistill: " early.txt)" = 1 ] && ok "unknown key before any input is read" ||
+  bad "unknown key after loading: $(cat early.txt)"
 
 # validate + --print-defaults: every section, parses again, fixed point
 for cfg in thin quad "$KD_ROOT/configs/thin_uniform_mixture"; do
