@@ -6,6 +6,7 @@ line reads, emitted as JSON, which YAML parsers accept) and calls :func:`run_job
 
 import atexit
 import ctypes
+import importlib
 import logging
 import math
 import os
@@ -83,11 +84,15 @@ def _library_path() -> str:
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    # _libpath.py is written by cmake --install or setup.py. Imported by name, not statically:
+    # mypy would otherwise resolve it to whichever installed copy it finds (one in ~/.local) or
+    # to none, and no one static form type-checks in both cases.
     try:
-        from ._libpath import LIBRARY  # type: ignore  # written by cmake --install or setup.py
-        return os.path.normpath(os.path.join(here, LIBRARY))
+        libpath = importlib.import_module("._libpath", __package__)
     except ImportError:
-        pass
+        libpath = None
+    if libpath is not None:
+        return os.path.normpath(os.path.join(here, str(getattr(libpath, "LIBRARY"))))
     # a source checkout: python/kdistill next to build*/libkdistill.so
     root = os.path.dirname(os.path.dirname(here))
     for b in ("build", "build-test"):
