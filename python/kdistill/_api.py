@@ -378,6 +378,25 @@ def _config_value(config: Optional[str], section: str, key: str) -> Optional[str
     return None
 
 
+def _config_section(config: Optional[str], section: str) -> Dict[str, Any]:
+    """The scalar keys of a top-level section of the resolved configuration (the library's
+    emitter: two-space indent, one key per line; strings in JSON quotes, numbers at full
+    precision) as a dict; {} when the section is not there. Nested keys are left out."""
+    out: Dict[str, Any] = {}
+    if not config:
+        return out
+    m = re.search(r"^%s:\n((?:  .*\n?)*)" % re.escape(section), config, re.M)
+    for line in (m.group(1).splitlines() if m else ()):
+        key, sep, text = line[2:].partition(": ")
+        if line.startswith("   ") or not sep:
+            continue
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            out[key] = text.strip()
+    return out
+
+
 def _config_float(config: Optional[str], section: str, key: str) -> float:
     """A number from the resolved configuration text; NaN when it is not there."""
     v = _config_value(config, section, key)
@@ -800,11 +819,30 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     base kernel ``kernel`` (a name, ``"imq"`` by default; or a full Stein kernel dict such as
     ``{"name": "stein", "base": "imq", "beta": 0.5}``) and length scale ``ls`` (``"median"``:
     the median heuristic on the points). The same points on every rank. Returns a float, the
-    value ``thin(..., score=...)`` reports as ``mmd``."""
+    value ``thin(..., score=...)`` reports as ``mmd``.
+
+    ``ksd(coreset, score=...)`` of a Stein run's :class:`Coreset` evaluates it with the kernel the
+    run used: its base, ``beta`` and resolved length scale (the run's median heuristic over all of
+    its data, not one over the coreset), so it returns the run's ``mmd``; ``kernel=`` or a
+    number for ``ls`` replace them. A run preconditioned by its data's covariance
+    (``precondition: diag|matrix``) raises :class:`UnsupportedError` unless ``kernel=`` is given:
+    the coreset does not hold that covariance."""
     if isinstance(points, Coreset):
+        cs = points
         if weights is None:
-            weights = points.weights
-        points = points.points
+            weights = cs.weights
+        points = cs.points
+        run_kernel = _config_section(cs.config, "kernel")
+        if run_kernel.get("name") == "stein" and kernel == "imq":
+            if run_kernel.get("precondition", "none") != "none":
+                raise _errors.UnsupportedError(
+                    "ksd(coreset): the run preconditioned the Stein kernel by the sample "
+                    "covariance of its data (kernel.precondition: %s), which the coreset does "
+                    "not hold; its KSD is coreset.mmd (pass kernel= to evaluate another kernel)"
+                    % run_kernel["precondition"])
+            kernel = run_kernel
+            if ls != "median":
+                kernel = dict(kernel, ls=ls)
     if score is None:
         raise TypeError("ksd() needs score=: an (n, d) array or a callable S(points)")
     ctx = _lib.process().context(comm)

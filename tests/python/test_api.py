@@ -719,6 +719,34 @@ class SteinTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             kdistill.ksd(P, None)
 
+    def test_ksd_of_a_coreset_takes_the_runs_kernel(self):
+        # the default ls is the run's median heuristic over all 2048 rows of a mixture: ksd of
+        # the coreset must use it (and the run's beta), not a median over the 32 coreset points
+        rng = np.random.default_rng(12)
+        X = np.vstack([rng.normal(size=(1024, 2)) - 3.0, rng.normal(size=(1024, 2)) + 3.0])
+        for kern in ({"name": "stein", "base": "imq", "beta": 0.3},
+                     {"name": "stein", "base": "gaussian"}):
+            cs = kdistill.thin(X, 32, algorithm="skt", kernel=kern, score=-X, seed=1)
+            got = kdistill.ksd(cs, score=lambda x: -x)
+            self.assertAlmostEqual(got, cs.mmd, delta=1e-12 * cs.mmd)
+            back = kdistill.load(self._saved(cs))
+            self.assertAlmostEqual(kdistill.ksd(back, score=lambda x: -x), cs.mmd,
+                                   delta=1e-12 * cs.mmd)
+        # given arrays, ksd keeps its own default (the median over the points it is given)
+        self.assertNotAlmostEqual(kdistill.ksd(cs.points, cs.weights, -cs.points), cs.mmd,
+                                  delta=1e-3 * cs.mmd)
+        pre = kdistill.thin(X, 32, algorithm="skt", score=-X, seed=1,
+                            kernel={"name": "stein", "base": "imq", "precondition": "diag"})
+        with self.assertRaisesRegex(kdistill.UnsupportedError, "precondition: diag"):
+            kdistill.ksd(pre, score=-pre.points)
+
+    def _saved(self, cs):
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        path = os.path.join(d, "cs.h5")
+        cs.save(path)
+        return path
+
 
 class ReadPointsTest(unittest.TestCase):
     def test_library_readers_and_kdplot(self):
