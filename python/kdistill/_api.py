@@ -44,6 +44,13 @@ class Measure:
         self.section: Dict[str, Any] = {"type": type_}
         self.section.update({k: v for k, v in keys.items() if v is not None})
 
+    def _d_from_lists(self, *names: str) -> None:
+        """d, when not given, is the length of the longest of the lists ``names`` (the library's
+        reader takes a one-element list for a number, so [m] alone would give its default d)."""
+        lens = [len(self.section[k]) for k in names if isinstance(self.section.get(k), list)]
+        if "d" not in self.section and lens:
+            self.section["d"] = max(lens)
+
     def __repr__(self) -> str:
         keys = ", ".join("%s=%r" % kv for kv in self.section.items() if kv[0] != "type")
         return "%s(%s)" % (type(self).__name__, keys)
@@ -56,6 +63,7 @@ class Gaussian(Measure):
     def __init__(self, mean: Union[float, Sequence[float]] = 0.0,
                  sd: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("gaussian", mean=_plain(mean), sd=_plain(sd), d=d)
+        self._d_from_lists("mean", "sd")
 
 
 class Box(Measure):
@@ -64,6 +72,7 @@ class Box(Measure):
     def __init__(self, lo: Union[float, Sequence[float]] = 0.0,
                  hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("uniform_box", lo=_plain(lo), hi=_plain(hi), d=d)
+        self._d_from_lists("lo", "hi")
 
 
 class TruncGaussian(Measure):
@@ -74,6 +83,7 @@ class TruncGaussian(Measure):
                  hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("trunc_gaussian", mean=_plain(mean), sd=_plain(sd), lo=_plain(lo),
                          hi=_plain(hi), d=d)
+        self._d_from_lists("mean", "sd", "lo", "hi")
 
 
 class Mixture(Measure):

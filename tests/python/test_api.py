@@ -117,6 +117,14 @@ class HerdQuadMmdTest(unittest.TestCase):
                           + math.sqrt(l * l / (l * l + 2 * s * s)))
         got = kdistill.mmd([[0.0]], None, kdistill.Gaussian(0.0, s, d=1), ls=l)
         self.assertAlmostEqual(got, exact, delta=1e-12)
+        # d is the longest list's length, also for lists of one number (was 2-D: a DataError)
+        for one_d in (kdistill.Gaussian([0.0], s), kdistill.Gaussian([0.0], [s]),
+                      kdistill.TruncGaussian([0.0], [s], -50.0, 50.0)):
+            got = kdistill.mmd([[0.0]], None, one_d, ls=l)
+            self.assertAlmostEqual(got, exact, delta=1e-12)
+            self.assertEqual(one_d.section["d"], 1)
+        self.assertEqual(kdistill.quad(kdistill.Box([0.0], [2.0]), 4, ls=1.0).points.shape,
+                         (4, 1))
         # a point set against its own empirical measure
         X = np.random.default_rng(4).normal(size=(50, 3))
         self.assertLess(kdistill.mmd(X, None, X, ls=1.0), 1e-6)
