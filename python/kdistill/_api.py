@@ -801,8 +801,8 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
 
 def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
     """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform;
-    signed weights, as sc and lsc give, are taken as they are); DataError when they are not a
-    valid rule."""
+    signed weights, as sc and lsc give, are taken as they are); DataError naming ``weights`` when
+    one is NaN or infinite, when their sum is not positive, or when they cannot be normalised."""
     P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
     if P.ndim == 1:
         P = P.reshape(-1, 1)
@@ -813,9 +813,23 @@ def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
          else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
     if w.shape != (len(P),):
         raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
-    if not np.all(np.isfinite(w)) or not w.sum() > 0:
-        raise _errors.DataError("weights: must be finite with a positive sum")
-    return P, w / w.sum()
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise _errors.DataError("weights: weight %d is %r (weights must be finite numbers)"
+                                % (bad[0] + 1, float(w[bad[0]])))
+    # scaled by the largest |w| first: a sum of large weights (1e308) must not overflow to inf
+    # and turn every weight into 0
+    top = float(np.max(np.abs(w)))
+    ws = w / top if top > 0 else w
+    total = float(ws.sum())
+    if not total > 0:
+        raise _errors.DataError("weights: must have a positive sum (got %.17g)" % (total * top))
+    # signed weights that cancel: a sum within its own rounding error of 0 is no sum
+    if total <= len(ws) * np.finfo(np.float64).eps * float(np.abs(ws).sum()):
+        raise _errors.DataError("weights: must have a positive sum (got %.3g, which is 0 to "
+                                "rounding against weights up to %.3g in size)"
+                                % (total * top, top))
+    return P, ws / total
 
 
 @_keywords

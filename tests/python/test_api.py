@@ -608,6 +608,25 @@ class MmdHonestyTest(unittest.TestCase):
 
 
 class SignedRuleTest(unittest.TestCase):
+    def test_weights_normalised_safely_or_refused(self):
+        rng = np.random.default_rng(6)
+        P, X = rng.normal(size=(8, 2)), rng.normal(size=(200, 2))
+        ref = kdistill.mmd(P, None, X, ls=1.0)
+        # equal weights whose sum overflows (1e308 each) or that are subnormal: still uniform
+        # (the sum of 1e308s was inf, every weight became 0 and the MMD that of no points)
+        for c in (1e308, 5e-324):
+            self.assertAlmostEqual(kdistill.mmd(P, np.full(8, c), X, ls=1.0), ref, delta=1e-14)
+            self.assertAlmostEqual(kdistill.ksd(P, np.full(8, c), -P, ls=1.0),
+                                   kdistill.ksd(P, None, -P, ls=1.0), delta=1e-14)
+        for w, msg in (([np.inf] + [1.0] * 7, "weights: weight 1 is inf"),
+                       ([1.0] * 7 + [np.nan], "weights: weight 8 is nan"),
+                       ([0.0] * 8, "weights: must have a positive sum"),
+                       ([-1.0] * 8, r"weights: must have a positive sum \(got -8\)")):
+            with self.assertRaisesRegex(kdistill.DataError, msg):
+                kdistill.mmd(P, w, X, ls=1.0)
+            with self.assertRaisesRegex(kdistill.DataError, msg):
+                kdistill.ksd(P, w, -P, ls=1.0)
+
     def test_signed_weights_are_evaluated(self):
         # a rule with negative weights (as sc and lsc give): the closed-form MMD of N(0, I_2)
         # under the gaussian kernel, ls = 1: z(x) = exp(-|x|^2 / 4) / 2, zz = 1 / 3
