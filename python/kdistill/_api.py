@@ -294,7 +294,7 @@ def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
         enc = [s.encode() for s in sets]
         sets_arr = (ctypes.c_char_p * len(enc))(*enc)
         keep.append(sets_arr)
-        o.sets, o.n_sets = sets_arr, len(enc)
+        o.sets, o.n_sets = sets_arr, _lib.c_size(len(enc), "sets: the number of overrides")
     if output:
         o.output = os.fsencode(output)
     if resume:
@@ -303,7 +303,7 @@ def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
     if arrays:
         arr = (_lib.DataArray * len(arrays))(*arrays)
         keep.append(arr)
-        o.arrays, o.n_arrays = arr, len(arrays)
+        o.arrays, o.n_arrays = arr, _lib.c_size(len(arrays), "arrays: the number of arrays")
     return o, keep
 
 
@@ -792,7 +792,8 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
     m, m2, e, e2 = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
     how = ctypes.c_int()
     _lib.call(ctx, lib.kd_job_mmd_rule_info, ctx, ctypes.byref(o),
-              P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P), P.shape[1],
+              P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P),
+              _lib.c_size(P.shape[1], "points: the column count"),
               ctypes.byref(m), ctypes.byref(m2), ctypes.byref(how), ctypes.byref(e),
               ctypes.byref(e2), progress=progress)
     del keep, keep2
@@ -803,12 +804,14 @@ def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
     """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform;
     signed weights, as sc and lsc give, are taken as they are); DataError naming ``weights`` when
     one is NaN or infinite, when their sum is not positive, or when they cannot be normalised."""
-    P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
+    P = np.asarray(points, dtype=np.float64)
     if P.ndim == 1:
         P = P.reshape(-1, 1)
     if P.ndim != 2 or len(P) == 0:
         raise _errors.DataError("points: expected a non-empty (n, d) array, got shape %s"
                                 % (P.shape,))
+    _lib.c_size(P.shape[1], "points: the column count")  # before the copy below
+    P = np.ascontiguousarray(P)
     w = (np.full(len(P), 1.0 / len(P)) if weights is None
          else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
     if w.shape != (len(P),):
@@ -874,13 +877,13 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     P, w, S = np.empty((0, 1)), np.empty(0), np.empty((0, 1))
     try:
         P, w = _rule_arrays(points, weights)
-        S = np.ascontiguousarray(np.asarray(score(P) if callable(score) else score,
-                                            dtype=np.float64))
+        S = np.asarray(score(P) if callable(score) else score, dtype=np.float64)
         if S.ndim == 1:
             S = S.reshape(-1, 1)
         if S.shape != P.shape:
             raise _errors.DataError("score: expected shape %s (one gradient per point), got %s"
                                     % (P.shape, S.shape))
+        S = np.ascontiguousarray(S)
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)

@@ -411,6 +411,20 @@ def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
         raise KeyboardInterrupt
 
 
+C_INT_MAX = 2 ** 31 - 1
+
+
+def c_size(value: int, what: str, top: int = C_INT_MAX) -> int:
+    """value, a size handed to the library as a C int (below top), checked:
+    ctypes would silently keep its low bits (2^32 + 2 columns read as 2). DataError (a
+    ValueError) naming what when it is out of [0, top]."""
+    v = int(value)
+    if v < 0 or v > top:
+        raise _errors.DataError("%s is %d, outside what the library takes (0 to %d)"
+                                % (what, v, top))
+    return v
+
+
 def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     """A DataArray over X without copying when X is float64/float32 (any strides); other dtypes
     and non-native byte order are converted once. Returns (DataArray, the array to keep alive)."""
@@ -423,12 +437,14 @@ def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     if X.ndim != 2:
         raise _errors.DataError("%s: expected a 2-D array (rows x dimensions), got shape %s"
                                 % (what, X.shape))
+    # before any conversion (a zero-stride view of 2^32 columns is no memory until copied)
+    # (numpy's strides and row counts are int64 already)
+    n, d = X.shape[0], c_size(X.shape[1], "%s: the column count" % what)
     if X.dtype not in (np.float64, np.float32) or not X.dtype.isnative:
         X = np.asarray(X, dtype=np.float64)
     isz = X.dtype.itemsize
     if X.strides[0] % isz or X.strides[1] % isz:
         X = np.ascontiguousarray(X)
-    n, d = X.shape
     if d < 1:
         raise _errors.DataError("%s: the array has no columns" % what)
     a = DataArray(name.encode(), X.ctypes.data if n else None, n, d,
@@ -487,7 +503,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
 
     r = Result()
     pts = np.asarray(fields["points"], dtype=np.float64)
-    r.n, r.d = pts.shape[0], pts.shape[1]
+    r.n, r.d = pts.shape[0], c_size(pts.shape[1], "points: the column count")
     r.points = arr(pts, np.float64, _PD)
     r.weights = arr(fields["weights"], np.float64, _PD)
     r.indices = arr(fields["indices"], np.int64, _PI)
@@ -507,7 +523,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
         ms[j].value = float(v)
         ms[j].is_count = int(isinstance(v, (int, np.integer)))
     keep.append(ms)
-    r.n_metrics, r.metrics = len(metrics), ms
+    r.n_metrics, r.metrics = c_size(len(metrics), "metrics: the number of metrics"), ms
     extras = fields.get("extras") or {}
     ds = (_Dataset * max(len(extras), 1))()
     for j, (path, v) in enumerate(extras.items()):
@@ -524,7 +540,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
         else:
             ds[j].f64 = arr(a, np.float64, _PD)
     keep.append(ds)
-    r.n_datasets, r.datasets = len(extras), ds
+    r.n_datasets, r.datasets = c_size(len(extras), "extras: the number of datasets"), ds
     return r, keep
 
 

@@ -514,6 +514,23 @@ class ErrorTest(unittest.TestCase):
                           "algorithm": {"name": "uniform"}}, write=False)
         self.assertIn("no in-memory array named 'missing'", str(c.exception))
 
+    def test_sizes_beyond_a_c_int_refused(self):
+        # 2^32 + 2 columns of one stored zero (no memory): ctypes kept the low 32 bits, so the
+        # library read it as 2 columns, and from memory outside the array
+        from numpy.lib.stride_tricks import as_strided
+        wide = as_strided(np.zeros(1), shape=(64, 2 ** 32 + 2), strides=(0, 0))
+        msg = "the column count is 4294967298, outside what the library takes"
+        calls = (lambda: kdistill.thin(wide, 4, ls=1.0),
+                 lambda: kdistill.thin(self.X, 4, ls=1.0, target=wide),
+                 lambda: kdistill.herd(wide, wide[:8], 4, ls=1.0),
+                 lambda: kdistill.mmd(wide, None, wide, ls=1.0),
+                 lambda: kdistill.mmd(wide[:1], None, kdistill.Gaussian(0.0, 1.0), ls=1.0),
+                 lambda: kdistill.ksd(wide, None, wide, ls=1.0))
+        for call in calls:
+            with self.assertRaisesRegex(ValueError, msg):
+                call()
+        self.assertEqual(len(kdistill.thin(self.X, 4, ls=1.0)), 4)  # still usable
+
     def test_complex_refused(self):
         with self.assertRaises(kdistill.DataError) as c:
             kdistill.thin(self.X.astype(complex), 8)
