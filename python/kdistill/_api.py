@@ -157,6 +157,7 @@ class Coreset:
     def __len__(self) -> int:
         return len(self.weights)
 
+    @_lib.serialised
     def save(self, path: PathLike, *, overwrite: bool = False, comm: Any = None) -> None:
         """Write the coreset to ``path`` in the HDF5 layout ``kdistill run`` writes
         (/coreset/points, weights, indices; /metrics; the trace; extra datasets; the resolved
@@ -464,6 +465,7 @@ def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
 
 # ---------------------------------------------------------------------------- public functions
 @_keywords
+@_lib.serialised
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
          kernel: AnyKernel = "gaussian", ls: LengthScale = "median", seed: int = 0,
          target: Optional[TargetSpec] = None, score: Any = None,
@@ -530,6 +532,7 @@ def _inputs_only(cs: Coreset, d: int) -> Coreset:
 
 
 @_keywords
+@_lib.serialised
 def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
          algorithm: str = "bpcg", kernel: AnyKernel = "gaussian", ls: LengthScale = "median",
          seed: int = 0, checkpoint: Optional[PathLike] = None,
@@ -594,6 +597,7 @@ def _ls_list(ls: Sequence[float], alg: Dict[str, Any]) -> float:
 
 
 @_keywords
+@_lib.serialised
 def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorithm: str = "ctt",
         kernel: AnyKernel = "gaussian", ls: Union[LengthScale, Sequence[float]] = "median",
         seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
@@ -643,6 +647,7 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
 
 
 @_keywords
+@_lib.serialised
 def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_recombination",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
          candidates: Optional[npt.ArrayLike] = None, checkpoint: Optional[PathLike] = None,
@@ -707,6 +712,7 @@ class MMD(float):
 _MMD_METHODS = ("exact", "fgt", "estimate", "auto")
 
 
+@_lib.serialised
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
         target: Optional[TargetSpec] = None, kernel: AnyKernel = "gaussian", *,
         ls: LengthScale = "median", method: str = "exact", tol: Optional[float] = None,
@@ -836,6 +842,7 @@ def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
 
 
 @_keywords
+@_lib.serialised
 def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any = None, *,
         kernel: KernelSpec = "imq", ls: LengthScale = "median", comm: Any = None,
         progress: Optional[bool] = None) -> float:
@@ -902,6 +909,7 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
                            progress))
 
 
+@_lib.serialised
 def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, Any]] = None,
         sets: Sequence[str] = (), output: Optional[PathLike] = None, write: bool = True,
         resume: Optional[PathLike] = None, comm: Any = None,
@@ -924,6 +932,7 @@ _EXT_TYPES = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".npy": "npy", ".npz"
               ".h5": "hdf5", ".hdf5": "hdf5", ".he5": "hdf5"}
 
 
+@_lib.serialised
 def read_points(source: Union[PathLike, Dict[str, Any]], *, comm: Any = None,
                 **keys: Any) -> np.ndarray:
     """Every row of a point set, read by the library's own readers (the ones ``kdistill run``
@@ -955,6 +964,7 @@ def read_points(source: Union[PathLike, Dict[str, Any]], *, comm: Any = None,
     return out.reshape(int(n.value), int(d.value))
 
 
+@_lib.serialised
 def load(path: PathLike) -> Union[Coreset, "TestResult"]:
     """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
     call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call

@@ -6,6 +6,7 @@ line reads, emitted as JSON, which YAML parsers accept) and calls :func:`run_job
 
 import atexit
 import ctypes
+import functools
 import importlib
 import logging
 import math
@@ -14,7 +15,7 @@ import queue
 import signal
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, cast, Dict, List, Optional, Tuple, TypeVar
 
 import numpy as np
 
@@ -173,6 +174,25 @@ def _load() -> ctypes.CDLL:
 lib = _load()
 
 
+# The process lock: every entry into the library that can run MPI or HDF5 or change the library's
+# state (MPI setup, contexts, calls) holds it, so threads of one process take turns (MPI is
+# initialised MPI_THREAD_SERIALIZED, Debian's HDF5 is not thread-safe, a context holds one call's
+# state). Reentrant: a public function holds it across its own steps (agreement, then the call),
+# which must not interleave with another thread's collectives on the same communicator.
+_lock = threading.RLock()
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def serialised(fn: _F) -> _F:
+    """fn holding the process lock (the public functions that call the library)."""
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kw: Any) -> Any:
+        with _lock:
+            return fn(*args, **kw)
+    return cast(_F, locked)
+
+
 class _Process:
     """MPI for this interpreter: initialised here unless mpi4py (or the embedding program) did it,
     finalised at exit only if initialised here; one context per communicator."""
@@ -185,16 +205,24 @@ class _Process:
         self.initialized_here = bool(here.value)
         self.thread_level = level.value
         self.contexts: Dict[int, ctypes.c_void_p] = {}
-        self.lock = threading.Lock()
+        self.lock = _lock
         atexit.register(self.close)
 
     def close(self) -> None:
-        for ctx in self.contexts.values():
-            lib.kd_ctx_destroy(ctypes.byref(ctx))
-        self.contexts.clear()
-        if self.initialized_here:
-            self.initialized_here = False
-            lib.kd_lib_finalize()
+        # at exit: a daemon thread may still be inside a call (non-daemon threads have been
+        # joined); then MPI is left as it is rather than finalised under that call
+        if not self.lock.acquire(timeout=5.0):
+            log.warning("a kdistill call is still running at exit: MPI is not finalised")
+            return
+        try:
+            for ctx in self.contexts.values():
+                lib.kd_ctx_destroy(ctypes.byref(ctx))
+            self.contexts.clear()
+            if self.initialized_here:
+                self.initialized_here = False
+                lib.kd_lib_finalize()
+        finally:
+            self.lock.release()
 
     def context(self, comm: Any) -> ctypes.c_void_p:
         """The context of an mpi4py communicator (None: MPI_COMM_WORLD). Creating one is
@@ -210,15 +238,23 @@ class _Process:
         else:
             raise TypeError("comm must be an mpi4py communicator (or its Fortran handle), got %r"
                             % type(comm).__name__)
-        ctx = self.contexts.get(f)
-        if ctx is None:
-            ctx = ctypes.c_void_p()
-            err = lib.kd_ctx_create_f(f, ctypes.byref(ctx))
-            if err:
-                raise _errors.from_code(err, "cannot create a context on the communicator")
-            lib.kd_ctx_set_log_sink(ctx, _sink, None)
-            self.contexts[f] = ctx
-        return ctx
+        if (self.thread_level < MPI_THREAD_SERIALIZED
+                and threading.current_thread() is not threading.main_thread()):
+            raise _errors.UnsupportedError(
+                "kdistill was called from a thread other than the main one, but MPI was "
+                "initialised with thread level %d (below MPI_THREAD_SERIALIZED): call it from the "
+                "main thread, or initialise MPI with threads (mpi4py: mpi4py.rc.thread_level = "
+                "'serialized' before importing mpi4py.MPI)" % self.thread_level)
+        with self.lock:
+            ctx = self.contexts.get(f)
+            if ctx is None:
+                ctx = ctypes.c_void_p()
+                err = lib.kd_ctx_create_f(f, ctypes.byref(ctx))
+                if err:
+                    raise _errors.from_code(err, "cannot create a context on the communicator")
+                lib.kd_ctx_set_log_sink(ctx, _sink, None)
+                self.contexts[f] = ctx
+            return ctx
 
 
 class _Progress:
@@ -254,6 +290,7 @@ class _Progress:
 _progress = _Progress()
 
 
+@serialised
 def build_info() -> Dict[str, str]:
     """What the loaded library is and runs on (``kdistill --version``): a dict with the keys
     version, compiler, mpi, hdf5, blas, scalapack, yaml."""
@@ -280,10 +317,16 @@ _process: Optional["_Process"] = None
 
 
 def process() -> _Process:
+    """The process's MPI setup, made by the first call of any thread (under the lock: MPI is
+    initialised once)."""
     global _process
-    if _process is None:
-        _process = _Process()
-    return _process
+    p = _process
+    if p is None:
+        with _lock:
+            if _process is None:
+                _process = _Process()
+            p = _process
+    return p
 
 
 def _message(ctx: ctypes.c_void_p, err: int) -> str:
@@ -292,6 +335,7 @@ def _message(ctx: ctypes.c_void_p, err: int) -> str:
     return m or lib.kd_err_string(err).decode()
 
 
+@serialised
 def agree(ctx: ctypes.c_void_p, exc: Optional[BaseException]) -> None:
     """Agree over the context's ranks on a Python-side error found on some ranks only, before any
     collective: every rank raises (the lowest failing rank's message), or none does."""
@@ -363,6 +407,7 @@ def _on_worker(ctx: ctypes.c_void_p, work: Callable[[], None]) -> bool:
     return interrupted
 
 
+@serialised
 def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
          progress: Optional[bool] = None) -> None:
     """Run fn(*args) (a collective C entry point returning kd_err) so that Ctrl-C interrupts it

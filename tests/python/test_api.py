@@ -823,6 +823,70 @@ class ReadPointsTest(unittest.TestCase):
                 self.assertGreater(os.path.getsize(png), 1000)
 
 
+THREADS_CHILD = r"""
+import os, sys, tempfile, threading, numpy as np, kdistill
+X = np.random.default_rng(3).normal(size=(1024, 2))
+def calls(d):
+    return [("thin", lambda: kdistill.thin(X, 16, ls=1.0, seed=1).indices),
+            ("mmd", lambda: float(kdistill.mmd(X[:16], None, X, ls=1.0))),
+            ("ctt", lambda: kdistill.ctt(X[:512], X[512:] + 0.5, g=0, B=20, seed=2,
+                                         ls=1.0).statistic),
+            ("quad", lambda: kdistill.quad(kdistill.Gaussian([0.0], 1.0), 8, ls=1.0).points),
+            ("save+load", lambda: save_load(d)),
+            ("read_points", lambda: kdistill.read_points({"type": "gaussian", "n": 64, "d": 2})),
+            ("ksd", lambda: kdistill.ksd(X[:32], None, -X[:32], ls=1.0)),
+            ("build_info", lambda: kdistill.build_info()["version"]),
+            ("herd", lambda: kdistill.herd(X, kdistill.Gaussian([0, 0], 1), 8, ls=1.0).weights)]
+names = iter(range(1000))
+def save_load(d):
+    path = os.path.join(d, "cs%d.h5" % next(names))
+    kdistill.thin(X, 8, ls=1.0).save(path)
+    return kdistill.load(path).indices
+def run_all(jobs):
+    out, errs = [None] * len(jobs), []
+    def work(i):
+        try:
+            out[i] = jobs[i][1]()
+        except BaseException as e:
+            errs.append("%s: %r" % (jobs[i][0], e))
+    ts = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(jobs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    if any(t.is_alive() for t in ts) or errs:
+        print("FAIL: %d threads still running; errors: %s" % (sum(t.is_alive() for t in ts), errs))
+        sys.stdout.flush()
+        os._exit(1)
+    return out
+with tempfile.TemporaryDirectory() as d:
+    jobs = calls(d)
+    # nine threads make the process's first calls at once: MPI is initialised once
+    first = run_all(jobs)
+    # again, each call three times at once; every result is the one the call gives alone
+    again = run_all([j for j in jobs for _ in range(3)])
+    for i, (name, fn) in enumerate(jobs):
+        alone = fn()
+        for r in [first[i]] + again[3 * i: 3 * i + 3]:
+            if not np.array_equal(np.asarray(r), np.asarray(alone)):
+                print("FAIL: %s from a thread gave %r, alone %r" % (name, r, alone))
+                sys.exit(1)
+print("threads OK")
+"""
+
+
+class ThreadTest(unittest.TestCase):
+    def test_threads_first_calls_and_concurrent_calls(self):
+        # a fresh interpreter: nine threads making its first calls aborted it ("initialize MPI
+        # more than once"); the calls of many threads at once crashed or mixed up their contexts
+        import subprocess
+        import sys
+        r = subprocess.run([sys.executable, "-c", THREADS_CHILD], capture_output=True, text=True,
+                           timeout=180)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
+        self.assertIn("threads OK", r.stdout)
+
+
 class PackageTest(unittest.TestCase):
     def test_plot(self):
         import matplotlib
