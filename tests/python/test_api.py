@@ -886,6 +886,29 @@ class ThreadTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
         self.assertIn("threads OK", r.stdout)
 
+    def test_thread_below_serialized_refused(self):
+        # MPI initialised MPI_THREAD_FUNNELED by mpi4py: a call from another thread would break
+        # MPI's rules; it raises UnsupportedError, and the main thread's calls still work
+        import subprocess
+        import sys
+        child = ("import mpi4py; mpi4py.rc.thread_level = 'funneled'\n"
+                 "from mpi4py import MPI\n"
+                 "import threading, numpy as np, kdistill\n"
+                 "X = np.random.default_rng(0).normal(size=(256, 2))\n"
+                 "def work():\n"
+                 "    try:\n"
+                 "        kdistill.thin(X, 8, ls=1.0)\n"
+                 "    except kdistill.UnsupportedError as e:\n"
+                 "        print('refused:', e)\n"
+                 "t = threading.Thread(target=work); t.start(); t.join(60)\n"
+                 "print('main:', len(kdistill.thin(X, 8, ls=1.0)))\n")
+        r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("refused: kdistill was called from a thread other than the main one",
+                      r.stdout)
+        self.assertIn("main: 8", r.stdout)
+
 
 class PackageTest(unittest.TestCase):
     def test_plot(self):
