@@ -21,7 +21,22 @@ import sys
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
-from wheel.bdist_wheel import bdist_wheel
+
+NO_WHEEL = """setup.py: this Python (%s) has no `wheel` module, which building the package needs.
+Offline (pip cannot fetch it from PyPI), use Debian's Python, whose python3-wheel provides it:
+    sudo apt-get install python3-wheel
+    /usr/bin/python3 -m venv --system-site-packages ~/venvs/kd
+    ~/venvs/kd/bin/pip install --no-build-isolation .
+(a pyenv or other non-Debian python3 on PATH, and venvs made from it, have no wheel module
+offline; with network access, `pip install wheel` into it also works). See docs/python.md."""
+
+try:
+    from wheel.bdist_wheel import bdist_wheel
+except ImportError:
+    try:  # setuptools >= 70.1 carries its own
+        from setuptools.command.bdist_wheel import bdist_wheel
+    except ImportError:
+        sys.exit(NO_WHEEL % sys.executable)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE = "_native"  # kdistill/_native/{libkdistill.so.0,kdistill,BUILD}

@@ -44,6 +44,13 @@ class Measure:
         self.section: Dict[str, Any] = {"type": type_}
         self.section.update({k: v for k, v in keys.items() if v is not None})
 
+    def _d_from_lists(self, *names: str) -> None:
+        """d, when not given, is the length of the longest of the lists ``names`` (the library's
+        reader takes a one-element list for a number, so [m] alone would give its default d)."""
+        lens = [len(self.section[k]) for k in names if isinstance(self.section.get(k), list)]
+        if "d" not in self.section and lens:
+            self.section["d"] = max(lens)
+
     def __repr__(self) -> str:
         keys = ", ".join("%s=%r" % kv for kv in self.section.items() if kv[0] != "type")
         return "%s(%s)" % (type(self).__name__, keys)
@@ -56,6 +63,7 @@ class Gaussian(Measure):
     def __init__(self, mean: Union[float, Sequence[float]] = 0.0,
                  sd: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("gaussian", mean=_plain(mean), sd=_plain(sd), d=d)
+        self._d_from_lists("mean", "sd")
 
 
 class Box(Measure):
@@ -64,6 +72,7 @@ class Box(Measure):
     def __init__(self, lo: Union[float, Sequence[float]] = 0.0,
                  hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("uniform_box", lo=_plain(lo), hi=_plain(hi), d=d)
+        self._d_from_lists("lo", "hi")
 
 
 class TruncGaussian(Measure):
@@ -74,6 +83,7 @@ class TruncGaussian(Measure):
                  hi: Union[float, Sequence[float]] = 1.0, d: Optional[int] = None) -> None:
         super().__init__("trunc_gaussian", mean=_plain(mean), sd=_plain(sd), lo=_plain(lo),
                          hi=_plain(hi), d=d)
+        self._d_from_lists("mean", "sd", "lo", "hi")
 
 
 class Mixture(Measure):
@@ -147,6 +157,7 @@ class Coreset:
     def __len__(self) -> int:
         return len(self.weights)
 
+    @_lib.serialised
     def save(self, path: PathLike, *, overwrite: bool = False, comm: Any = None) -> None:
         """Write the coreset to ``path`` in the HDF5 layout ``kdistill run`` writes
         (/coreset/points, weights, indices; /metrics; the trace; extra datasets; the resolved
@@ -284,7 +295,7 @@ def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
         enc = [s.encode() for s in sets]
         sets_arr = (ctypes.c_char_p * len(enc))(*enc)
         keep.append(sets_arr)
-        o.sets, o.n_sets = sets_arr, len(enc)
+        o.sets, o.n_sets = sets_arr, _lib.c_size(len(enc), "sets: the number of overrides")
     if output:
         o.output = os.fsencode(output)
     if resume:
@@ -293,7 +304,7 @@ def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
     if arrays:
         arr = (_lib.DataArray * len(arrays))(*arrays)
         keep.append(arr)
-        o.arrays, o.n_arrays = arr, len(arrays)
+        o.arrays, o.n_arrays = arr, _lib.c_size(len(arrays), "arrays: the number of arrays")
     return o, keep
 
 
@@ -378,6 +389,25 @@ def _config_value(config: Optional[str], section: str, key: str) -> Optional[str
     return None
 
 
+def _config_section(config: Optional[str], section: str) -> Dict[str, Any]:
+    """The scalar keys of a top-level section of the resolved configuration (the library's
+    emitter: two-space indent, one key per line; strings in JSON quotes, numbers at full
+    precision) as a dict; {} when the section is not there. Nested keys are left out."""
+    out: Dict[str, Any] = {}
+    if not config:
+        return out
+    m = re.search(r"^%s:\n((?:  .*\n?)*)" % re.escape(section), config, re.M)
+    for line in (m.group(1).splitlines() if m else ()):
+        key, sep, text = line[2:].partition(": ")
+        if line.startswith("   ") or not sep:
+            continue
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            out[key] = text.strip()
+    return out
+
+
 def _config_float(config: Optional[str], section: str, key: str) -> float:
     """A number from the resolved configuration text; NaN when it is not there."""
     v = _config_value(config, section, key)
@@ -435,6 +465,7 @@ def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
 
 # ---------------------------------------------------------------------------- public functions
 @_keywords
+@_lib.serialised
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
          kernel: AnyKernel = "gaussian", ls: LengthScale = "median", seed: int = 0,
          target: Optional[TargetSpec] = None, score: Any = None,
@@ -501,6 +532,7 @@ def _inputs_only(cs: Coreset, d: int) -> Coreset:
 
 
 @_keywords
+@_lib.serialised
 def herd(candidates: npt.ArrayLike, target: TargetSpec, n_atoms: Optional[int] = None, *,
          algorithm: str = "bpcg", kernel: AnyKernel = "gaussian", ls: LengthScale = "median",
          seed: int = 0, checkpoint: Optional[PathLike] = None,
@@ -565,6 +597,7 @@ def _ls_list(ls: Sequence[float], alg: Dict[str, Any]) -> float:
 
 
 @_keywords
+@_lib.serialised
 def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorithm: str = "ctt",
         kernel: AnyKernel = "gaussian", ls: Union[LengthScale, Sequence[float]] = "median",
         seed: int = 0, comm: Any = None, progress: Optional[bool] = None,
@@ -614,6 +647,7 @@ def ctt(X: npt.ArrayLike, Y: npt.ArrayLike, *, g: Optional[int] = None, algorith
 
 
 @_keywords
+@_lib.serialised
 def quad(target_or_samples: TargetSpec, n: int, *, algorithm: str = "nystrom_recombination",
          kernel: KernelSpec = "gaussian", ls: LengthScale = "median", seed: int = 0,
          candidates: Optional[npt.ArrayLike] = None, checkpoint: Optional[PathLike] = None,
@@ -678,6 +712,7 @@ class MMD(float):
 _MMD_METHODS = ("exact", "fgt", "estimate", "auto")
 
 
+@_lib.serialised
 def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
         target: Optional[TargetSpec] = None, kernel: AnyKernel = "gaussian", *,
         ls: LengthScale = "median", method: str = "exact", tol: Optional[float] = None,
@@ -763,7 +798,8 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
     m, m2, e, e2 = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
     how = ctypes.c_int()
     _lib.call(ctx, lib.kd_job_mmd_rule_info, ctx, ctypes.byref(o),
-              P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P), P.shape[1],
+              P.ctypes.data_as(_lib._PD), w.ctypes.data_as(_lib._PD), len(P),
+              _lib.c_size(P.shape[1], "points: the column count"),
               ctypes.byref(m), ctypes.byref(m2), ctypes.byref(how), ctypes.byref(e),
               ctypes.byref(e2), progress=progress)
     del keep, keep2
@@ -772,24 +808,41 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
 
 def _rule_arrays(points: Any, weights: Any) -> Tuple[np.ndarray, np.ndarray]:
     """points as a C-order float64 (n, d) array and weights normalised to sum 1 (None: uniform;
-    signed weights, as sc and lsc give, are taken as they are); DataError when they are not a
-    valid rule."""
-    P = np.ascontiguousarray(np.asarray(points, dtype=np.float64))
+    signed weights, as sc and lsc give, are taken as they are); DataError naming ``weights`` when
+    one is NaN or infinite, when their sum is not positive, or when they cannot be normalised."""
+    P = np.asarray(points, dtype=np.float64)
     if P.ndim == 1:
         P = P.reshape(-1, 1)
     if P.ndim != 2 or len(P) == 0:
         raise _errors.DataError("points: expected a non-empty (n, d) array, got shape %s"
                                 % (P.shape,))
+    _lib.c_size(P.shape[1], "points: the column count")  # before the copy below
+    P = np.ascontiguousarray(P)
     w = (np.full(len(P), 1.0 / len(P)) if weights is None
          else np.ascontiguousarray(np.asarray(weights, dtype=np.float64)).ravel())
     if w.shape != (len(P),):
         raise _errors.DataError("weights: expected %d weights, got %d" % (len(P), w.size))
-    if not np.all(np.isfinite(w)) or not w.sum() > 0:
-        raise _errors.DataError("weights: must be finite with a positive sum")
-    return P, w / w.sum()
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise _errors.DataError("weights: weight %d is %r (weights must be finite numbers)"
+                                % (bad[0] + 1, float(w[bad[0]])))
+    # scaled by the largest |w| first: a sum of large weights (1e308) must not overflow to inf
+    # and turn every weight into 0
+    top = float(np.max(np.abs(w)))
+    ws = w / top if top > 0 else w
+    total = float(ws.sum())
+    if not total > 0:
+        raise _errors.DataError("weights: must have a positive sum (got %.17g)" % (total * top))
+    # signed weights that cancel: a sum within its own rounding error of 0 is no sum
+    if total <= len(ws) * np.finfo(np.float64).eps * float(np.abs(ws).sum()):
+        raise _errors.DataError("weights: must have a positive sum (got %.3g, which is 0 to "
+                                "rounding against weights up to %.3g in size)"
+                                % (total * top, top))
+    return P, ws / total
 
 
 @_keywords
+@_lib.serialised
 def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any = None, *,
         kernel: KernelSpec = "imq", ls: LengthScale = "median", comm: Any = None,
         progress: Optional[bool] = None) -> float:
@@ -800,11 +853,30 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     base kernel ``kernel`` (a name, ``"imq"`` by default; or a full Stein kernel dict such as
     ``{"name": "stein", "base": "imq", "beta": 0.5}``) and length scale ``ls`` (``"median"``:
     the median heuristic on the points). The same points on every rank. Returns a float, the
-    value ``thin(..., score=...)`` reports as ``mmd``."""
+    value ``thin(..., score=...)`` reports as ``mmd``.
+
+    ``ksd(coreset, score=...)`` of a Stein run's :class:`Coreset` evaluates it with the kernel the
+    run used: its base, ``beta`` and resolved length scale (the run's median heuristic over all of
+    its data, not one over the coreset), so it returns the run's ``mmd``; ``kernel=`` or a
+    number for ``ls`` replace them. A run preconditioned by its data's covariance
+    (``precondition: diag|matrix``) raises :class:`UnsupportedError` unless ``kernel=`` is given:
+    the coreset does not hold that covariance."""
     if isinstance(points, Coreset):
+        cs = points
         if weights is None:
-            weights = points.weights
-        points = points.points
+            weights = cs.weights
+        points = cs.points
+        run_kernel = _config_section(cs.config, "kernel")
+        if run_kernel.get("name") == "stein" and kernel == "imq":
+            if run_kernel.get("precondition", "none") != "none":
+                raise _errors.UnsupportedError(
+                    "ksd(coreset): the run preconditioned the Stein kernel by the sample "
+                    "covariance of its data (kernel.precondition: %s), which the coreset does "
+                    "not hold; its KSD is coreset.mmd (pass kernel= to evaluate another kernel)"
+                    % run_kernel["precondition"])
+            kernel = run_kernel
+            if ls != "median":
+                kernel = dict(kernel, ls=ls)
     if score is None:
         raise TypeError("ksd() needs score=: an (n, d) array or a callable S(points)")
     ctx = _lib.process().context(comm)
@@ -812,13 +884,13 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     P, w, S = np.empty((0, 1)), np.empty(0), np.empty((0, 1))
     try:
         P, w = _rule_arrays(points, weights)
-        S = np.ascontiguousarray(np.asarray(score(P) if callable(score) else score,
-                                            dtype=np.float64))
+        S = np.asarray(score(P) if callable(score) else score, dtype=np.float64)
         if S.ndim == 1:
             S = S.reshape(-1, 1)
         if S.shape != P.shape:
             raise _errors.DataError("score: expected shape %s (one gradient per point), got %s"
                                     % (P.shape, S.shape))
+        S = np.ascontiguousarray(S)
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)
@@ -837,6 +909,7 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
                            progress))
 
 
+@_lib.serialised
 def run(config: Union[Dict[str, Any], PathLike], *, arrays: Optional[Dict[str, Any]] = None,
         sets: Sequence[str] = (), output: Optional[PathLike] = None, write: bool = True,
         resume: Optional[PathLike] = None, comm: Any = None,
@@ -859,6 +932,7 @@ _EXT_TYPES = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".npy": "npy", ".npz"
               ".h5": "hdf5", ".hdf5": "hdf5", ".he5": "hdf5"}
 
 
+@_lib.serialised
 def read_points(source: Union[PathLike, Dict[str, Any]], *, comm: Any = None,
                 **keys: Any) -> np.ndarray:
     """Every row of a point set, read by the library's own readers (the ones ``kdistill run``
@@ -890,6 +964,7 @@ def read_points(source: Union[PathLike, Dict[str, Any]], *, comm: Any = None,
     return out.reshape(int(n.value), int(d.value))
 
 
+@_lib.serialised
 def load(path: PathLike) -> Union[Coreset, "TestResult"]:
     """Read an output file of ``kdistill run`` (or of :func:`run`) into the result object the
     call would have returned (:class:`Coreset` or :class:`TestResult`). Local: any rank may call

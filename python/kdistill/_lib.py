@@ -6,6 +6,8 @@ line reads, emitted as JSON, which YAML parsers accept) and calls :func:`run_job
 
 import atexit
 import ctypes
+import functools
+import importlib
 import logging
 import math
 import os
@@ -13,7 +15,7 @@ import queue
 import signal
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, cast, Dict, List, Optional, Tuple, TypeVar
 
 import numpy as np
 
@@ -83,11 +85,15 @@ def _library_path() -> str:
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    # _libpath.py is written by cmake --install or setup.py. Imported by name, not statically:
+    # mypy would otherwise resolve it to whichever installed copy it finds (one in ~/.local) or
+    # to none, and no one static form type-checks in both cases.
     try:
-        from ._libpath import LIBRARY  # type: ignore  # written by cmake --install or setup.py
-        return os.path.normpath(os.path.join(here, LIBRARY))
+        libpath = importlib.import_module("._libpath", __package__)
     except ImportError:
-        pass
+        libpath = None
+    if libpath is not None:
+        return os.path.normpath(os.path.join(here, str(getattr(libpath, "LIBRARY"))))
     # a source checkout: python/kdistill next to build*/libkdistill.so
     root = os.path.dirname(os.path.dirname(here))
     for b in ("build", "build-test"):
@@ -168,6 +174,25 @@ def _load() -> ctypes.CDLL:
 lib = _load()
 
 
+# The process lock: every entry into the library that can run MPI or HDF5 or change the library's
+# state (MPI setup, contexts, calls) holds it, so threads of one process take turns (MPI is
+# initialised MPI_THREAD_SERIALIZED, Debian's HDF5 is not thread-safe, a context holds one call's
+# state). Reentrant: a public function holds it across its own steps (agreement, then the call),
+# which must not interleave with another thread's collectives on the same communicator.
+_lock = threading.RLock()
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def serialised(fn: _F) -> _F:
+    """fn holding the process lock (the public functions that call the library)."""
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kw: Any) -> Any:
+        with _lock:
+            return fn(*args, **kw)
+    return cast(_F, locked)
+
+
 class _Process:
     """MPI for this interpreter: initialised here unless mpi4py (or the embedding program) did it,
     finalised at exit only if initialised here; one context per communicator."""
@@ -180,16 +205,24 @@ class _Process:
         self.initialized_here = bool(here.value)
         self.thread_level = level.value
         self.contexts: Dict[int, ctypes.c_void_p] = {}
-        self.lock = threading.Lock()
+        self.lock = _lock
         atexit.register(self.close)
 
     def close(self) -> None:
-        for ctx in self.contexts.values():
-            lib.kd_ctx_destroy(ctypes.byref(ctx))
-        self.contexts.clear()
-        if self.initialized_here:
-            self.initialized_here = False
-            lib.kd_lib_finalize()
+        # at exit: a daemon thread may still be inside a call (non-daemon threads have been
+        # joined); then MPI is left as it is rather than finalised under that call
+        if not self.lock.acquire(timeout=5.0):
+            log.warning("a kdistill call is still running at exit: MPI is not finalised")
+            return
+        try:
+            for ctx in self.contexts.values():
+                lib.kd_ctx_destroy(ctypes.byref(ctx))
+            self.contexts.clear()
+            if self.initialized_here:
+                self.initialized_here = False
+                lib.kd_lib_finalize()
+        finally:
+            self.lock.release()
 
     def context(self, comm: Any) -> ctypes.c_void_p:
         """The context of an mpi4py communicator (None: MPI_COMM_WORLD). Creating one is
@@ -205,15 +238,23 @@ class _Process:
         else:
             raise TypeError("comm must be an mpi4py communicator (or its Fortran handle), got %r"
                             % type(comm).__name__)
-        ctx = self.contexts.get(f)
-        if ctx is None:
-            ctx = ctypes.c_void_p()
-            err = lib.kd_ctx_create_f(f, ctypes.byref(ctx))
-            if err:
-                raise _errors.from_code(err, "cannot create a context on the communicator")
-            lib.kd_ctx_set_log_sink(ctx, _sink, None)
-            self.contexts[f] = ctx
-        return ctx
+        if (self.thread_level < MPI_THREAD_SERIALIZED
+                and threading.current_thread() is not threading.main_thread()):
+            raise _errors.UnsupportedError(
+                "kdistill was called from a thread other than the main one, but MPI was "
+                "initialised with thread level %d (below MPI_THREAD_SERIALIZED): call it from the "
+                "main thread, or initialise MPI with threads (mpi4py: mpi4py.rc.thread_level = "
+                "'serialized' before importing mpi4py.MPI)" % self.thread_level)
+        with self.lock:
+            ctx = self.contexts.get(f)
+            if ctx is None:
+                ctx = ctypes.c_void_p()
+                err = lib.kd_ctx_create_f(f, ctypes.byref(ctx))
+                if err:
+                    raise _errors.from_code(err, "cannot create a context on the communicator")
+                lib.kd_ctx_set_log_sink(ctx, _sink, None)
+                self.contexts[f] = ctx
+            return ctx
 
 
 class _Progress:
@@ -249,6 +290,7 @@ class _Progress:
 _progress = _Progress()
 
 
+@serialised
 def build_info() -> Dict[str, str]:
     """What the loaded library is and runs on (``kdistill --version``): a dict with the keys
     version, compiler, mpi, hdf5, blas, scalapack, yaml."""
@@ -275,10 +317,16 @@ _process: Optional["_Process"] = None
 
 
 def process() -> _Process:
+    """The process's MPI setup, made by the first call of any thread (under the lock: MPI is
+    initialised once)."""
     global _process
-    if _process is None:
-        _process = _Process()
-    return _process
+    p = _process
+    if p is None:
+        with _lock:
+            if _process is None:
+                _process = _Process()
+            p = _process
+    return p
 
 
 def _message(ctx: ctypes.c_void_p, err: int) -> str:
@@ -287,6 +335,7 @@ def _message(ctx: ctypes.c_void_p, err: int) -> str:
     return m or lib.kd_err_string(err).decode()
 
 
+@serialised
 def agree(ctx: ctypes.c_void_p, exc: Optional[BaseException]) -> None:
     """Agree over the context's ranks on a Python-side error found on some ranks only, before any
     collective: every rank raises (the lowest failing rank's message), or none does."""
@@ -358,6 +407,7 @@ def _on_worker(ctx: ctypes.c_void_p, work: Callable[[], None]) -> bool:
     return interrupted
 
 
+@serialised
 def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
          progress: Optional[bool] = None) -> None:
     """Run fn(*args) (a collective C entry point returning kd_err) so that Ctrl-C interrupts it
@@ -406,6 +456,20 @@ def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
         raise KeyboardInterrupt
 
 
+C_INT_MAX = 2 ** 31 - 1
+
+
+def c_size(value: int, what: str, top: int = C_INT_MAX) -> int:
+    """value, a size handed to the library as a C int (below top), checked:
+    ctypes would silently keep its low bits (2^32 + 2 columns read as 2). DataError (a
+    ValueError) naming what when it is out of [0, top]."""
+    v = int(value)
+    if v < 0 or v > top:
+        raise _errors.DataError("%s is %d, outside what the library takes (0 to %d)"
+                                % (what, v, top))
+    return v
+
+
 def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     """A DataArray over X without copying when X is float64/float32 (any strides); other dtypes
     and non-native byte order are converted once. Returns (DataArray, the array to keep alive)."""
@@ -418,12 +482,14 @@ def as_array(name: str, X: Any, what: str) -> Tuple[DataArray, np.ndarray]:
     if X.ndim != 2:
         raise _errors.DataError("%s: expected a 2-D array (rows x dimensions), got shape %s"
                                 % (what, X.shape))
+    # before any conversion (a zero-stride view of 2^32 columns is no memory until copied)
+    # (numpy's strides and row counts are int64 already)
+    n, d = X.shape[0], c_size(X.shape[1], "%s: the column count" % what)
     if X.dtype not in (np.float64, np.float32) or not X.dtype.isnative:
         X = np.asarray(X, dtype=np.float64)
     isz = X.dtype.itemsize
     if X.strides[0] % isz or X.strides[1] % isz:
         X = np.ascontiguousarray(X)
-    n, d = X.shape
     if d < 1:
         raise _errors.DataError("%s: the array has no columns" % what)
     a = DataArray(name.encode(), X.ctypes.data if n else None, n, d,
@@ -482,7 +548,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
 
     r = Result()
     pts = np.asarray(fields["points"], dtype=np.float64)
-    r.n, r.d = pts.shape[0], pts.shape[1]
+    r.n, r.d = pts.shape[0], c_size(pts.shape[1], "points: the column count")
     r.points = arr(pts, np.float64, _PD)
     r.weights = arr(fields["weights"], np.float64, _PD)
     r.indices = arr(fields["indices"], np.int64, _PI)
@@ -502,7 +568,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
         ms[j].value = float(v)
         ms[j].is_count = int(isinstance(v, (int, np.integer)))
     keep.append(ms)
-    r.n_metrics, r.metrics = len(metrics), ms
+    r.n_metrics, r.metrics = c_size(len(metrics), "metrics: the number of metrics"), ms
     extras = fields.get("extras") or {}
     ds = (_Dataset * max(len(extras), 1))()
     for j, (path, v) in enumerate(extras.items()):
@@ -519,7 +585,7 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
         else:
             ds[j].f64 = arr(a, np.float64, _PD)
     keep.append(ds)
-    r.n_datasets, r.datasets = len(extras), ds
+    r.n_datasets, r.datasets = c_size(len(extras), "extras: the number of datasets"), ds
     return r, keep
 
 

@@ -117,6 +117,14 @@ class HerdQuadMmdTest(unittest.TestCase):
                           + math.sqrt(l * l / (l * l + 2 * s * s)))
         got = kdistill.mmd([[0.0]], None, kdistill.Gaussian(0.0, s, d=1), ls=l)
         self.assertAlmostEqual(got, exact, delta=1e-12)
+        # d is the longest list's length, also for lists of one number (was 2-D: a DataError)
+        for one_d in (kdistill.Gaussian([0.0], s), kdistill.Gaussian([0.0], [s]),
+                      kdistill.TruncGaussian([0.0], [s], -50.0, 50.0)):
+            got = kdistill.mmd([[0.0]], None, one_d, ls=l)
+            self.assertAlmostEqual(got, exact, delta=1e-12)
+            self.assertEqual(one_d.section["d"], 1)
+        self.assertEqual(kdistill.quad(kdistill.Box([0.0], [2.0]), 4, ls=1.0).points.shape,
+                         (4, 1))
         # a point set against its own empirical measure
         X = np.random.default_rng(4).normal(size=(50, 3))
         self.assertLess(kdistill.mmd(X, None, X, ls=1.0), 1e-6)
@@ -506,6 +514,23 @@ class ErrorTest(unittest.TestCase):
                           "algorithm": {"name": "uniform"}}, write=False)
         self.assertIn("no in-memory array named 'missing'", str(c.exception))
 
+    def test_sizes_beyond_a_c_int_refused(self):
+        # 2^32 + 2 columns of one stored zero (no memory): ctypes kept the low 32 bits, so the
+        # library read it as 2 columns, and from memory outside the array
+        from numpy.lib.stride_tricks import as_strided
+        wide = as_strided(np.zeros(1), shape=(64, 2 ** 32 + 2), strides=(0, 0))
+        msg = "the column count is 4294967298, outside what the library takes"
+        calls = (lambda: kdistill.thin(wide, 4, ls=1.0),
+                 lambda: kdistill.thin(self.X, 4, ls=1.0, target=wide),
+                 lambda: kdistill.herd(wide, wide[:8], 4, ls=1.0),
+                 lambda: kdistill.mmd(wide, None, wide, ls=1.0),
+                 lambda: kdistill.mmd(wide[:1], None, kdistill.Gaussian(0.0, 1.0), ls=1.0),
+                 lambda: kdistill.ksd(wide, None, wide, ls=1.0))
+        for call in calls:
+            with self.assertRaisesRegex(ValueError, msg):
+                call()
+        self.assertEqual(len(kdistill.thin(self.X, 4, ls=1.0)), 4)  # still usable
+
     def test_complex_refused(self):
         with self.assertRaises(kdistill.DataError) as c:
             kdistill.thin(self.X.astype(complex), 8)
@@ -600,6 +625,25 @@ class MmdHonestyTest(unittest.TestCase):
 
 
 class SignedRuleTest(unittest.TestCase):
+    def test_weights_normalised_safely_or_refused(self):
+        rng = np.random.default_rng(6)
+        P, X = rng.normal(size=(8, 2)), rng.normal(size=(200, 2))
+        ref = kdistill.mmd(P, None, X, ls=1.0)
+        # equal weights whose sum overflows (1e308 each) or that are subnormal: still uniform
+        # (the sum of 1e308s was inf, every weight became 0 and the MMD that of no points)
+        for c in (1e308, 5e-324):
+            self.assertAlmostEqual(kdistill.mmd(P, np.full(8, c), X, ls=1.0), ref, delta=1e-14)
+            self.assertAlmostEqual(kdistill.ksd(P, np.full(8, c), -P, ls=1.0),
+                                   kdistill.ksd(P, None, -P, ls=1.0), delta=1e-14)
+        for w, msg in (([np.inf] + [1.0] * 7, "weights: weight 1 is inf"),
+                       ([1.0] * 7 + [np.nan], "weights: weight 8 is nan"),
+                       ([0.0] * 8, "weights: must have a positive sum"),
+                       ([-1.0] * 8, r"weights: must have a positive sum \(got -8\)")):
+            with self.assertRaisesRegex(kdistill.DataError, msg):
+                kdistill.mmd(P, w, X, ls=1.0)
+            with self.assertRaisesRegex(kdistill.DataError, msg):
+                kdistill.ksd(P, w, -P, ls=1.0)
+
     def test_signed_weights_are_evaluated(self):
         # a rule with negative weights (as sc and lsc give): the closed-form MMD of N(0, I_2)
         # under the gaussian kernel, ls = 1: z(x) = exp(-|x|^2 / 4) / 2, zz = 1 / 3
@@ -719,6 +763,34 @@ class SteinTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             kdistill.ksd(P, None)
 
+    def test_ksd_of_a_coreset_takes_the_runs_kernel(self):
+        # the default ls is the run's median heuristic over all 2048 rows of a mixture: ksd of
+        # the coreset must use it (and the run's beta), not a median over the 32 coreset points
+        rng = np.random.default_rng(12)
+        X = np.vstack([rng.normal(size=(1024, 2)) - 3.0, rng.normal(size=(1024, 2)) + 3.0])
+        for kern in ({"name": "stein", "base": "imq", "beta": 0.3},
+                     {"name": "stein", "base": "gaussian"}):
+            cs = kdistill.thin(X, 32, algorithm="skt", kernel=kern, score=-X, seed=1)
+            got = kdistill.ksd(cs, score=lambda x: -x)
+            self.assertAlmostEqual(got, cs.mmd, delta=1e-12 * cs.mmd)
+            back = kdistill.load(self._saved(cs))
+            self.assertAlmostEqual(kdistill.ksd(back, score=lambda x: -x), cs.mmd,
+                                   delta=1e-12 * cs.mmd)
+        # given arrays, ksd keeps its own default (the median over the points it is given)
+        self.assertNotAlmostEqual(kdistill.ksd(cs.points, cs.weights, -cs.points), cs.mmd,
+                                  delta=1e-3 * cs.mmd)
+        pre = kdistill.thin(X, 32, algorithm="skt", score=-X, seed=1,
+                            kernel={"name": "stein", "base": "imq", "precondition": "diag"})
+        with self.assertRaisesRegex(kdistill.UnsupportedError, "precondition: diag"):
+            kdistill.ksd(pre, score=-pre.points)
+
+    def _saved(self, cs):
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        path = os.path.join(d, "cs.h5")
+        cs.save(path)
+        return path
+
 
 class ReadPointsTest(unittest.TestCase):
     def test_library_readers_and_kdplot(self):
@@ -749,6 +821,93 @@ class ReadPointsTest(unittest.TestCase):
                                    capture_output=True, text=True)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertGreater(os.path.getsize(png), 1000)
+
+
+THREADS_CHILD = r"""
+import os, sys, tempfile, threading, numpy as np, kdistill
+X = np.random.default_rng(3).normal(size=(1024, 2))
+def calls(d):
+    return [("thin", lambda: kdistill.thin(X, 16, ls=1.0, seed=1).indices),
+            ("mmd", lambda: float(kdistill.mmd(X[:16], None, X, ls=1.0))),
+            ("ctt", lambda: kdistill.ctt(X[:512], X[512:] + 0.5, g=0, B=20, seed=2,
+                                         ls=1.0).statistic),
+            ("quad", lambda: kdistill.quad(kdistill.Gaussian([0.0], 1.0), 8, ls=1.0).points),
+            ("save+load", lambda: save_load(d)),
+            ("read_points", lambda: kdistill.read_points({"type": "gaussian", "n": 64, "d": 2})),
+            ("ksd", lambda: kdistill.ksd(X[:32], None, -X[:32], ls=1.0)),
+            ("build_info", lambda: kdistill.build_info()["version"]),
+            ("herd", lambda: kdistill.herd(X, kdistill.Gaussian([0, 0], 1), 8, ls=1.0).weights)]
+names = iter(range(1000))
+def save_load(d):
+    path = os.path.join(d, "cs%d.h5" % next(names))
+    kdistill.thin(X, 8, ls=1.0).save(path)
+    return kdistill.load(path).indices
+def run_all(jobs):
+    out, errs = [None] * len(jobs), []
+    def work(i):
+        try:
+            out[i] = jobs[i][1]()
+        except BaseException as e:
+            errs.append("%s: %r" % (jobs[i][0], e))
+    ts = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(jobs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    if any(t.is_alive() for t in ts) or errs:
+        print("FAIL: %d threads still running; errors: %s" % (sum(t.is_alive() for t in ts), errs))
+        sys.stdout.flush()
+        os._exit(1)
+    return out
+with tempfile.TemporaryDirectory() as d:
+    jobs = calls(d)
+    # nine threads make the process's first calls at once: MPI is initialised once
+    first = run_all(jobs)
+    # again, each call three times at once; every result is the one the call gives alone
+    again = run_all([j for j in jobs for _ in range(3)])
+    for i, (name, fn) in enumerate(jobs):
+        alone = fn()
+        for r in [first[i]] + again[3 * i: 3 * i + 3]:
+            if not np.array_equal(np.asarray(r), np.asarray(alone)):
+                print("FAIL: %s from a thread gave %r, alone %r" % (name, r, alone))
+                sys.exit(1)
+print("threads OK")
+"""
+
+
+class ThreadTest(unittest.TestCase):
+    def test_threads_first_calls_and_concurrent_calls(self):
+        # a fresh interpreter: nine threads making its first calls aborted it ("initialize MPI
+        # more than once"); the calls of many threads at once crashed or mixed up their contexts
+        import subprocess
+        import sys
+        r = subprocess.run([sys.executable, "-c", THREADS_CHILD], capture_output=True, text=True,
+                           timeout=180)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
+        self.assertIn("threads OK", r.stdout)
+
+    def test_thread_below_serialized_refused(self):
+        # MPI initialised MPI_THREAD_FUNNELED by mpi4py: a call from another thread would break
+        # MPI's rules; it raises UnsupportedError, and the main thread's calls still work
+        import subprocess
+        import sys
+        child = ("import mpi4py; mpi4py.rc.thread_level = 'funneled'\n"
+                 "from mpi4py import MPI\n"
+                 "import threading, numpy as np, kdistill\n"
+                 "X = np.random.default_rng(0).normal(size=(256, 2))\n"
+                 "def work():\n"
+                 "    try:\n"
+                 "        kdistill.thin(X, 8, ls=1.0)\n"
+                 "    except kdistill.UnsupportedError as e:\n"
+                 "        print('refused:', e)\n"
+                 "t = threading.Thread(target=work); t.start(); t.join(60)\n"
+                 "print('main:', len(kdistill.thin(X, 8, ls=1.0)))\n")
+        r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("refused: kdistill was called from a thread other than the main one",
+                      r.stdout)
+        self.assertIn("main: 8", r.stdout)
 
 
 class PackageTest(unittest.TestCase):

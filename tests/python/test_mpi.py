@@ -1,10 +1,12 @@
 """Run by cli_vs_py.sh under mpirun -np P (P = 1, 2): bitwise agreement with the command line's
 output files for thin, herd, ctt and quad, with rows passed from memory in the library's own block
 split and in an uneven split; errors planted on the last rank only raise the same exception on
-every rank without a hang, and a later call still works."""
+every rank without a hang, and a later call still works; calls from 4 threads per rank (the same
+call on COMM_WORLD, different calls on COMM_SELF) give the results of the calls alone."""
 
 import os
 import sys
+import threading
 
 import numpy as np
 from mpi4py import MPI
@@ -168,6 +170,47 @@ try:
     check(False, "save over an existing file did not raise")
 except kdistill.FileError as e:
     check("overwrite=True" in str(e), "save refusal: %s" % e)
+
+
+
+# threads: four per rank each make the same thin call on COMM_WORLD at once (each rank runs them
+# one at a time, under the package's process lock; identical calls pair up across the ranks in any
+# order), then four per rank make different calls on COMM_SELF (no partner ranks): no crash, no
+# MPI_ERR_TRUNCATE, no hang (joined with a timeout; a hung thread ends the process), and every
+# result is the one the call gives alone. Before the lock: SIGSEGV, or MPI_ERR_TRUNCATE and a hang.
+def in_threads(jobs, what):
+    out, errs = [None] * len(jobs), []
+
+    def work(i):
+        try:
+            out[i] = jobs[i]()
+        except BaseException as e:
+            errs.append(repr(e))
+    ts = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(jobs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    if any(t.is_alive() for t in ts):
+        print("rank %d: FAIL %s: threads still running after 60 s" % (rank, what), flush=True)
+        os._exit(1)
+    check(not errs, "%s: %s" % (what, errs))
+    return out
+
+
+for r in in_threads([lambda: kdistill.thin(even(X), 64, g=3, seed=11, comm=comm)] * 4,
+                    "thin on COMM_WORLD from 4 threads"):
+    if r is not None:
+        same(r, load("thin"), "thin on COMM_WORLD from a thread")
+local = [lambda: kdistill.thin(X, 64, g=3, seed=11, comm=MPI.COMM_SELF).indices,
+         lambda: kdistill.herd(C, kdistill.Gaussian([0, 0], [1, 1]), n_atoms=20, ls=1.0,
+                               max_iter=100, comm=MPI.COMM_SELF).weights,
+         lambda: kdistill.ctt(X[:600], Y[:600], g=0, s=8, B=20, seed=5,
+                              comm=MPI.COMM_SELF).statistic,
+         lambda: kdistill.mmd(Z[:64], wz8, X[:500], ls=0.8, comm=MPI.COMM_SELF)]
+for i, r in enumerate(in_threads(local, "different calls on COMM_SELF from 4 threads")):
+    check(r is not None and np.array_equal(r, local[i]()),
+          "call %d on COMM_SELF from a thread differs from the call alone" % i)
 
 nfail = comm.allreduce(len(failures))
 if rank == 0:

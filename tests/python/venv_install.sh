@@ -5,7 +5,8 @@
 # bundled library, program and build record, py.typed, kdplot) and pip-installed into a fresh
 # `python3 -m venv --system-site-packages` (numpy and mpi4py come from Debian). Then the installed
 # package is checked (metadata version = __version__ = the CMake project's, build_info, `kdistill`
-# and `kdplot` on the venv's PATH), and a Python without numpy must get one clear line. The other
+# and `kdplot` on the venv's PATH), and a Python without numpy must get one clear line, and pip
+# without the wheel module setup.py's hint (python3-wheel, --no-build-isolation). The other
 # tests of the `python` label run on VENV/bin/python with no PYTHONPATH or KDISTILL_LIB: against
 # the installed package, not the source tree.
 set -euo pipefail
@@ -90,3 +91,17 @@ set -e
 last=$(tail -n 1 <<<"$msg")
 grep -q "^ImportError: kdistill needs numpy" <<<"$last" || fail "without numpy: $msg"
 echo "without numpy: $last"
+# a venv without Debian's site packages has no `wheel` module (as one of a pyenv python): offline,
+# pip install --no-build-isolation gets setup.py's hint naming python3-wheel, not a bare
+# "No module named 'wheel'"
+if ! "$work/bare/bin/python" -c "import wheel" 2>/dev/null; then
+  set +e
+  msg=$(cd "$work" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    "$work/bare/bin/pip" install --no-build-isolation "$work/src" 2>&1)
+  rc=$?
+  set -e
+  [ $rc -ne 0 ] || fail "pip install without the wheel module succeeded"
+  grep -q "has no \`wheel\` module" <<<"$msg" && grep -q "apt-get install python3-wheel" <<<"$msg" &&
+    grep -q "pip install --no-build-isolation" <<<"$msg" || fail "without wheel: $msg"
+  echo "without wheel: setup.py's hint"
+fi
