@@ -174,6 +174,16 @@ def content_tests(tmp, rng):
         f["metrics"].attrs["kernel_evals"] = np.int64(4096)
     fig = kd.make_coreset(parse(["coreset", p("ctt_out.h5")]))
     labels = legend_texts(fig)
+    # --data beyond DATA_DRAW_MAX rows: a uniform sample is drawn and the legend says so
+    big = rng.normal(size=(kd.DATA_DRAW_MAX + 5000, 2))
+    np.save(p("big.npy"), big)
+    write_output(p("c2.h5"), "kernel_herding", big[:12], np.full(12, 1 / 12), None)
+    figb = kd.make_coreset(parse(["coreset", p("c2.h5"), "--data", p("big.npy")]))
+    drawn = max(len(c.get_offsets()) for c in figb.axes[0].collections)
+    want = "data (%d of %d rows, drawn at random)" % (kd.DATA_DRAW_MAX, big.shape[0])
+    check(drawn == kd.DATA_DRAW_MAX and want in legend_texts(figb),
+          "coreset --data: %d rows drawn, legend %s" % (drawn, legend_texts(figb)))
+    plt.close(figb)
     check("X coreset (12)" in labels and "Y coreset (12)" in labels,
           "ctt coreset: legend %s lacks X/Y" % labels)
     title = fig.axes[0].get_title()
