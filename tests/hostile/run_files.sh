@@ -164,6 +164,16 @@ b = open('bad.h5', 'rb').read(); open('bad.h5', 'wb').write(bytes(512) + b[512:]
     expect_err 1 "bad.h5: row"
     grep -q "non-finite" all.txt || bad "the message does not say non-finite"
   done
+  # finite weights whose sum overflows (1e308 each) make MMD^2 NaN: refused naming the row where
+  # the sum overflows, never reported as MMD 0
+  cp r.h5 big.h5
+  "$PY" -c "
+import h5py, numpy as np
+f = h5py.File('big.h5', 'r+'); w = f['coreset/weights']; w[...] = np.full(w.shape, 1e308); f.close()
+b = open('big.h5', 'rb').read(); open('big.h5', 'wb').write(bytes(512) + b[512:])"
+  kd mmd big.h5 in.csv
+  expect_err 1 "the rule's weights overflow: their sum in absolute value is infinite at row 2"
+  ! grep -q "^mmd:" all.txt || bad "an MMD was printed for overflowing weights"
   # info shows attribute text without its control characters (an escape sequence, a CR)
   cp r.h5 esc.h5
   "$PY" -c "
