@@ -219,6 +219,25 @@ f10_output_path_shape) # refused before any work, by validate too, nothing creat
   kd thin be.npy --n-out 2 -o o.h5
   expect_err 1 "element type '>f8' is not supported"
   ;;
+f15_output_mode) # a replaced output keeps its mode; a new one gets the umask's default
+  KD_N=300 herd_cfg c.yaml
+  umask 022
+  kd run c.yaml
+  expect_ok
+  [ "$(stat -c %a out.h5)" = 644 ] || bad "new output: mode $(stat -c %a out.h5), expected 644"
+  for m in 600 640 444; do
+    chmod $m out.h5
+    kd run c.yaml
+    expect_ok
+    [ "$(stat -c %a out.h5)" = $m ] || bad "rerun onto a $m output left mode $(stat -c %a out.h5)"
+  done
+  rm -f out.h5
+  umask 077
+  kd run c.yaml
+  expect_ok
+  umask 022
+  [ "$(stat -c %a out.h5)" = 600 ] || bad "umask 077: mode $(stat -c %a out.h5), expected 600"
+  ;;
 f12_long_input_path) # a path longer than 4095 characters is refused, never cut
   mkdata
   long=$(printf 'x/%.0s' $(seq 1 2100))in.csv
