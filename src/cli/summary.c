@@ -104,10 +104,18 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
   else if (s->stop_reason > 0)
     fprintf(out, "stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s->stop_reason),
             (long long)s->iterations);
+  /* after a resume, s->seconds also counts the runs before it: the line shows this run's part,
+   * which the total contains, and the sum beside it */
+  const double before = kd_cli_metric_(res, "seconds_resumed");
+  char algo[96];
+  if (before >= 0.0)
+    snprintf(algo, sizeof algo, "%.3f s (%.3f s with the run before the resume)",
+             s->seconds - before, s->seconds);
+  else
+    snprintf(algo, sizeof algo, "%.3f s", s->seconds);
   fprintf(out,
-          "time:       load %.3f s, algorithm %.3f s, evaluation %.3f s, write %.3f s; total "
-          "%.3f s\n",
-          s->seconds_load, s->seconds, s->seconds_evaluation, s->seconds_write, s->seconds_total);
+          "time:       load %.3f s, algorithm %s, evaluation %.3f s, write %.3f s; total %.3f s\n",
+          s->seconds_load, algo, s->seconds_evaluation, s->seconds_write, s->seconds_total);
   fprintf(out, "output:     %s\n", s->output);
   fflush(out);
 }
