@@ -36,6 +36,10 @@ mpi 2 run thin.yaml --set output.path=full.h5 2>full.txt || bad "uninterrupted r
 n=$(grep -c '^kdistill: \[thin\] iter' full.txt)
 [ "$n" = 7 ] && grep -q '^kdistill: \[thin\] iter 8  atoms 256  elapsed' full.txt &&
   ok "7 progress lines (steps 4..10)" || bad "progress lines: $(grep iter full.txt)"
+# the time left is labelled an estimate (the mean step time so far; it said "eta <= 5.5 s" at
+# 12.35 s of a run that ended at 31 s)
+grep -q '^kdistill: \[thin\] iter 8  atoms 256  elapsed [0-9.]* s  eta ~ [0-9.]* s (estimate)$' full.txt &&
+  ! grep -q 'eta <=' full.txt && ok "eta labelled an estimate" || bad "eta: $(grep iter full.txt)"
 for c in "level||6|6|1024,3|1 2 4" "round||4|8|256,3|4" "last||1|10|64,3|1" \
   "leaf|--set algorithm.n_out=128|4|4|4096,3|2"; do
   IFS='|' read -r name extra every step rows nps <<<"$c"
