@@ -209,15 +209,13 @@ static kd_err kd_mmd_finite_(const kd_target *t, const double *w, kd_lidx n,
   for (kd_lidx i = 0; i < n; i++) {
     s += fabs(w[i]);
     KD_CHECK(isfinite(s), KD_ERR_NUMERIC,
-             "mmd: %s is %s because the rule's weights overflow: their sum in "
-             "absolute value "
-             "is infinite at row %lld (weight %g); rescale the weights to sum to 1",
+             "mmd: %s is %s because the rule's weights overflow: their sum in absolute "
+             "value is infinite at row %lld (weight %g); rescale the weights to sum to 1",
              what, isnan(bad) ? "nan" : "inf", (long long)i + 1, w[i]);
   }
   KD_FAIL(KD_ERR_NUMERIC,
-          "mmd: %s is %s: the kernel %s overflows double precision on these "
-          "points or the "
-          "target's; rescale the data (e.g. standardise it)",
+          "mmd: %s is %s: the kernel %s overflows double precision on these points or "
+          "the target's; rescale the data (e.g. standardise it)",
           what, isnan(bad) ? "nan" : "inf", kd_kernel_describe(t->k));
 cleanup:
   return err;
