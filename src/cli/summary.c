@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/mmd_text.h"
 
 static double kd_cli_metric_(const kd_result *res, const char *name) {
   double v = NAN;
@@ -10,22 +11,13 @@ static double kd_cli_metric_(const kd_result *res, const char *name) {
   return v;
 }
 
-/* The MMD line of a rule: exact, estimated with its error, or skipped. */
+/* The MMD line of a rule: exact, exact to a bound, estimated with its error, or skipped (the
+ * wording `kdistill info` uses too). */
 static void kd_cli_mmd_line_(const kd_job_summary *s, FILE *out) {
-  if (s->mmd_method == 1)
-    fprintf(out,
-            "mmd:        %.6e +- %.1e (estimated from sampled target rows; target.self: exact "
-            "for the exact value; /metrics mmd2_minus_self = MMD^2 - zz is exact)\n",
-            s->mmd, s->mmd_se);
-  else if (s->mmd_method == 3)
-    fprintf(out,
-            "mmd:        %.6e +- %.1e (exact to this bound: fast Gauss transform; /metrics "
-            "mmd2_bound bounds the error of mmd2)\n",
-            s->mmd, s->mmd_se);
-  else if (s->mmd_method == 2)
-    fprintf(out, "mmd:        nan (target.self: skip; /metrics mmd2_minus_self = MMD^2 - zz)\n");
-  else if (!isnan(s->mmd))
-    fprintf(out, "mmd:        %.6e\n", s->mmd);
+  char text[256];
+  if (s->mmd_method == 0 && isnan(s->mmd)) return;
+  kd_output_mmd_text(text, sizeof text, s->mmd_method, s->mmd, s->mmd_se);
+  fprintf(out, "mmd:        %s\n", text);
 }
 
 /* ctt_study: one row per configuration of /study: CTT's g or the exact test, and with
@@ -104,10 +96,18 @@ void kd_cli_print_summary(const kd_job_summary *s, const kd_result *res, FILE *o
   else if (s->stop_reason > 0)
     fprintf(out, "stopped:    %s (after %lld iterations)\n", kd_stop_reason_name(s->stop_reason),
             (long long)s->iterations);
+  /* after a resume, s->seconds also counts the runs before it: the line shows this run's part,
+   * which the total contains, and the sum beside it */
+  const double before = kd_cli_metric_(res, "seconds_resumed");
+  char algo[96];
+  if (before >= 0.0)
+    snprintf(algo, sizeof algo, "%.3f s (%.3f s with the run before the resume)",
+             s->seconds - before, s->seconds);
+  else
+    snprintf(algo, sizeof algo, "%.3f s", s->seconds);
   fprintf(out,
-          "time:       load %.3f s, algorithm %.3f s, evaluation %.3f s, write %.3f s; total "
-          "%.3f s\n",
-          s->seconds_load, s->seconds, s->seconds_evaluation, s->seconds_write, s->seconds_total);
+          "time:       load %.3f s, algorithm %s, evaluation %.3f s, write %.3f s; total %.3f s\n",
+          s->seconds_load, algo, s->seconds_evaluation, s->seconds_write, s->seconds_total);
   fprintf(out, "output:     %s\n", s->output);
   fflush(out);
 }

@@ -109,10 +109,11 @@ void kd_log_progress(const char *phase, int64_t iter, double mmd, int64_t atoms,
   double now = kd_ctx_elapsed(c);
   if (!force && now - c->log_last < c->log_interval) return;
   c->log_last = now;
-  char eta[48] = "";
+  char eta[48] = ""; /* the mean time per step so far times the steps left: not a bound (a
+                      * thinning step can cost more than those before it) */
   if (c->log_total > 0 && iter > c->log_done && iter < c->log_total)
     snprintf(
-        eta, sizeof eta, "  eta <= %.1f s",
+        eta, sizeof eta, "  eta ~ %.1f s (estimate)",
         (now - c->log_phase_t0) * (double)(c->log_total - iter) / (double)(iter - c->log_done));
   char m[40] = ""; /* no MMD known at this step (tree levels, replicates): left out */
   if (!isnan(mmd)) snprintf(m, sizeof m, "  mmd %.6e", mmd);

@@ -60,6 +60,7 @@ static const double KD_FGT_U = 1.1102230246251565e-16;
  * s in scaled units over a grid of nc[k] cells from lo (original units), scale h = sqrt(2) ls. */
 typedef struct {
   int d, P, nm, r;
+  int top[KD_FGT_DMAX]; /* the largest |offset| per dimension: min(r, nc[k] - 1) */
   double s, h, dcut, tail, flops, tol;
   double lo[KD_FGT_DMAX], W[KD_FGT_DMAX];
   int64_t nc[KD_FGT_DMAX], ncell;
@@ -131,6 +132,7 @@ static void kd_fgt_plan_make_(int d, double ls, const double *lo, const double *
       q.W[k] = (hi[k] - lo[k]) / h;
       const double nck = floor(q.W[k] / q.s) + 1.0;
       q.nc[k] = nck < 1e9 ? (int64_t)nck : (int64_t)1e9;
+      q.top[k] = q.nc[k] - 1 < q.r ? (int)(q.nc[k] - 1) : q.r;
       ncell *= nck;
       nbr *= fmin(2.0 * q.r + 1.0, 2.0 * nck - 1.0);
     }
@@ -416,19 +418,21 @@ static kd_fgt_off_ kd_fgt_offset_(int d, double s, const int *del, int P, double
   return o;
 }
 
-/* The index of the offset |del| in the table of (r + 1)^d offsets. */
+/* The index of the offset |del| in the table of prod_k (top[k] + 1) offsets: at most the number
+ * of cells, where (r + 1)^d offsets (a fine side in d = 5) could be 10^10 for a grid of one cell.
+ */
 static int64_t kd_fgt_off_index_(const kd_fgt_plan_ *pl, const int *del) {
   int64_t i = 0;
-  for (int k = pl->d - 1; k >= 0; k--) i = i * (pl->r + 1) + (del[k] < 0 ? -del[k] : del[k]);
+  for (int k = pl->d - 1; k >= 0; k--) i = i * (pl->top[k] + 1) + (del[k] < 0 ? -del[k] : del[k]);
   return i;
 }
 
 /* The table over every offset within reach of the grid and the cutoff; returns the highest order
  * any of them needs. */
 static int kd_fgt_off_table_(const kd_fgt_plan_ *pl, kd_fgt_off_ *off) {
-  const int d = pl->d, r = pl->r;
-  int del[KD_FGT_DMAX] = {0}, top[KD_FGT_DMAX], P = 1;
-  for (int k = 0; k < d; k++) top[k] = pl->nc[k] - 1 < r ? (int)(pl->nc[k] - 1) : r;
+  const int d = pl->d;
+  const int *top = pl->top;
+  int del[KD_FGT_DMAX] = {0}, P = 1;
   for (;;) {
     double dm2 = 0.0;
     for (int k = 0; k < d; k++) {
@@ -689,7 +693,7 @@ static kd_err kd_fgt_setup_(kd_target *t, const double *X, kd_lidx n, int force,
     return KD_OK;
   }
   int64_t noff = 1;
-  for (int k = 0; k < d; k++) noff *= pl->r + 1;
+  for (int k = 0; k < d; k++) noff *= pl->top[k] + 1; /* <= the number of cells */
   R->Z.off = calloc((size_t)noff, sizeof *R->Z.off);
   if (!R->Z.off)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__,

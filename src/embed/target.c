@@ -192,6 +192,35 @@ cleanup:
   return err;
 }
 
+/* A computed MMD^2 that is NaN or infinite is an overflow of finite inputs (the kernel's values
+ * for coordinates near 1e160, weights near 1e308), never an MMD of 0: refused naming the cause.
+ * A slightly negative MMD^2 (rounding) stays clamped to 0 by the callers. Every rank holds the
+ * same bits of mmd2 (broadcast or computed on replicated values), so no agreement is needed. */
+static kd_err kd_mmd_finite_(const kd_target *t, const double *w, kd_lidx n,
+                             const kd_mmd_info *info) {
+  kd_err err = KD_OK;
+  const int bounded = info->method == KD_MMD_BOUNDED;
+  if (info->method == KD_MMD_SKIPPED ||
+      (isfinite(info->mmd2) && (!bounded || isfinite(info->mmd2_bound))))
+    return KD_OK;
+  const double bad = isfinite(info->mmd2) ? info->mmd2_bound : info->mmd2;
+  const char *what = isfinite(info->mmd2) ? "the bound of MMD^2" : "MMD^2";
+  double s = 0.0;
+  for (kd_lidx i = 0; i < n; i++) {
+    s += fabs(w[i]);
+    KD_CHECK(isfinite(s), KD_ERR_NUMERIC,
+             "mmd: %s is %s because the rule's weights overflow: their sum in absolute "
+             "value is infinite at row %lld (weight %g); rescale the weights to sum to 1",
+             what, isnan(bad) ? "nan" : "inf", (long long)i + 1, w[i]);
+  }
+  KD_FAIL(KD_ERR_NUMERIC,
+          "mmd: %s is %s: the kernel %s overflows double precision on these points or "
+          "the target's; rescale the data (e.g. standardise it)",
+          what, isnan(bad) ? "nan" : "inf", kd_kernel_describe(t->k));
+cleanup:
+  return err;
+}
+
 kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd_mmd_info *info) {
   kd_err err = KD_OK, lerr = KD_OK;
   double *z = NULL, *y = NULL, *yall = NULL;
@@ -204,7 +233,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
   memset(info, 0, sizeof *info);
   if (method == KD_MMD_BOUNDED) {
     KD_TRY(kd_target_emp_fgt_(t, X, w, n, t->self_mode == KD_SELF_FGT, info, &applied));
-    if (applied) return KD_OK;
+    if (applied) return kd_mmd_finite_(t, w, n, info);
     method = KD_MMD_ESTIMATE; /* auto, and no plan costs less than the exact double sum */
   }
   const int cross = method == KD_MMD_ESTIMATE && kd_target_emp_cross_sampled_(t, n);
@@ -254,6 +283,7 @@ kd_err kd_mmd_eval(kd_target *t, const double *X, const double *w, kd_lidx n, kd
     info->mmd_se = info->mmd2_se = avail ? 0.0 : NAN;
   }
   info->mmd2_minus_self = cross ? NAN : wkw - 2.0 * wz;
+  KD_TRY(kd_mmd_finite_(t, w, n, info));
 cleanup:
   free(z);
   free(y);

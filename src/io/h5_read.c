@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "io/io_impl.h"
+#include "io/mmd_text.h"
 #include "io/paths.h"
 
 static kd_err kd_h5_open_ro_(const char *path, hid_t *f) {
@@ -331,7 +332,14 @@ kd_err kd_output_info(const char *path, FILE *out) {
   fprintf(out, "coreset:      %lld points in %d dimension%s, %lld from input rows\n",
           (long long)res.n, res.d, res.d == 1 ? "" : "s", (long long)n_idx);
   if (res.n > 0) fprintf(out, "weights:      sum %.15g, min %.6g, max %.6g\n", wsum, wmin, wmax);
-  fprintf(out, "mmd:          %.10g\n", res.mmd);
+  {
+    double method = 0.0, e = NAN;
+    char text[256];
+    kd_result_get_metric(&res, "mmd_method", &method);
+    kd_result_get_metric(&res, method == 3 ? "mmd_bound" : "mmd_se", &e);
+    kd_output_mmd_text(text, sizeof text, (int)method, res.mmd, e);
+    fprintf(out, "mmd:          %s\n", text);
+  }
   fprintf(out, "seconds:      %.6g\n", res.seconds);
   fprintf(out, "kernel_evals: %llu\n", (unsigned long long)res.kernel_evals);
   for (int i = 0; i < res.n_metrics; i++)

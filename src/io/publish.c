@@ -140,10 +140,15 @@ cleanup:
   return err;
 }
 
-/* The root's half of the commit: sync, rename (or link, no_replace), sync the directory. Local. */
+/* The root's half of the commit: sync, rename (or link, no_replace), sync the directory. A file
+ * replaced passes its permission bits on (a 0600 output stays 0600); a new one gets 0666 less the
+ * umask. Local. */
 static kd_err kd_publish_place_(kd_publish *pub) {
   kd_err err = KD_OK;
   char *dir = NULL;
+  struct stat old;
+  if (!pub->no_replace && lstat(pub->path, &old) == 0 && S_ISREG(old.st_mode))
+    pub->mode = (unsigned)(old.st_mode & 0777);
   KD_TRY(kd_publish_sync_(pub->tmp, 0, pub));
   if (pub->no_replace)
     KD_TRY(kd_publish_place_new_(pub));

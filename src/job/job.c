@@ -183,14 +183,16 @@ static void kd_job_summarize_(const kd_ctx *ctx, const kd_job *job, const kd_tas
 }
 
 /* /metrics seconds_load: everything before the output is written that is neither the algorithm
- * (seconds) nor the evaluation of its MMD (seconds_evaluation): config, reading the data, the
- * median length scale, the target. Collective. */
+ * (seconds, less seconds_resumed: the runs before a resume) nor the evaluation of its MMD
+ * (seconds_evaluation): config, reading the data, the median length scale, the target.
+ * Collective. */
 static kd_err kd_job_seconds_load_(const kd_ctx *ctx, double t_start, kd_result *res) {
   kd_err err = KD_OK;
-  double ev = 0.0, t = kd_dist_wtime() - t_start;
+  double ev = 0.0, before = 0.0, t = kd_dist_wtime() - t_start;
   KD_TRY(kd_dist_max(ctx->comm, &t, 1));
   kd_result_get_metric(res, "seconds_evaluation", &ev);
-  t -= res->seconds + ev;
+  kd_result_get_metric(res, "seconds_resumed", &before);
+  t -= (res->seconds - before) + ev;
   KD_TRY(kd_result_set_metric(res, "seconds_load", t > 0.0 ? t : 0.0));
 cleanup:
   return err;
@@ -258,11 +260,15 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
     KD_TRY(kd_output_write(ctx->comm, job.output, &meta, res));
     t_write = kd_dist_wtime() - t_write;
     KD_TRY(kd_dist_max(ctx->comm, &t_write, 1));
-    /* the output is in place: the checkpoint of this run is no longer needed. Removed only if it
-     * is still the file this run placed there (or the one it resumed from, unchanged): a file
-     * someone put at that path since is left alone */
-    if (ctx->rank == 0 && ss->path[0])
+    /* the output is in place: the checkpoint of this run is no longer needed, nor the one it
+     * resumed from (wherever that is: --resume ck.h5 without run.checkpoint_path checkpoints to
+     * <output>.ckpt.h5), unless run.checkpoint_keep (ss->path ""). Removed only if each is still
+     * the file this run placed there or read, unchanged: a file someone put there since is left
+     * alone */
+    if (ctx->rank == 0 && ss->path[0]) {
       kd_path_remove_own(ss->path, ss->last_iteration >= 0 ? &ss->written : &ss->resumed);
+      if (o->resume) kd_path_remove_own(o->resume, &ss->resumed);
+    }
   }
   if (yaml_out) {
     if (!oyaml) KD_TRY(kd_dist_agreed(ctx->comm, kd_task_output_yaml(job.cfg, res, &oyaml)));

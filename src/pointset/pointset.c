@@ -185,7 +185,10 @@ kd_err kd_pointset_set_weights(kd_pointset *ps, const double *w_local) {
   KD_TRY(kd_dist_agreed(ps->comm, lerr));
   /* the normalising total must not depend on the rank count (it scales every weight) */
   KD_TRY(kd_dist_sum_exact(ps->comm, w, ps->n_local, &s));
-  KD_CHECK(s > 0.0, KD_ERR_INPUT, "weights sum to %g; they must have a positive sum", s);
+  KD_CHECK(s > 0.0 && isfinite(s), KD_ERR_INPUT,
+           "weights sum to %g; they must have a positive finite sum (rescale weights whose sum "
+           "overflows)",
+           s);
   for (kd_lidx i = 0; i < ps->n_local; i++) w[i] /= s;
   free(ps->w);
   ps->w = w;

@@ -699,7 +699,10 @@ static kd_err kd_study_run_(const kd_task_ctx *ctx, void *state, kd_result *res,
   KD_TRY(kd_ctt_study_add_outputs(&st, res));
   res->seconds = kd_dist_wtime() - t0;
   KD_TRY(kd_dist_max(ctx->comm, &res->seconds, 1));
-  if (resume) res->seconds += resume->seconds; /* cumulative over the interrupted runs */
+  if (resume) { /* cumulative over the interrupted runs; /metrics seconds_resumed: their part */
+    res->seconds += resume->seconds;
+    KD_TRY(kd_result_set_metric(res, "seconds_resumed", resume->seconds));
+  }
   res->mmd = NAN;
   KD_TRY(kd_task_record_kernel(s->k, info, res));
   KD_TRY(kd_result_set_metric(res, "alpha", s->sp.alpha));

@@ -255,9 +255,10 @@ static kd_err kd_generic_run_ckpt_(const kd_task_ctx *ctx, kd_generic_state *s, 
   KD_TRY(err);
   if (s->points && kd_pointset_is_lazy(s->points)) /* the MMD is to the generating measure */
     KD_TRY(kd_result_set_count(res, "data_lazy", 1));
-  if (resume) { /* cumulative over the interrupted runs */
+  if (resume) { /* cumulative over the interrupted runs; /metrics seconds_resumed: their part */
     res->seconds += resume->seconds;
     res->kernel_evals += resume->kernel_evals;
+    KD_TRY(kd_result_set_metric(res, "seconds_resumed", resume->seconds));
   }
 cleanup:
   kd_ckpt_destroy(&ck);

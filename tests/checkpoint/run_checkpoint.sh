@@ -7,7 +7,9 @@
 #      lmo_calls), and the trace's seconds before the checkpoint come from the file;
 #      a signal (SIGTERM to the process) mid-run: exit 3, one line naming the checkpoint,
 #      reason "signal"; resumed at 1 rank bitwise and at 2 ranks to 1e-12 against the
-#      uninterrupted run; the checkpoint is removed after the final output;
+#      uninterrupted run; the checkpoint is removed after the final output, also where it is not
+#      run.checkpoint_path (--resume COPY), and the summary's time line after a resume shows
+#      this run's algorithm time (within the total) beside the sum with the run before;
 #  (b) --resume with --set kernel.ls=2: exit 1 naming kernel.ls, no output;
 #  (c) a truncated checkpoint: exit 1 naming the file, no output.
 # These runs must reach their safe point and checkpoint however loaded the machine is: the
@@ -31,8 +33,18 @@ for algo in bpcg_lazy; do
   same full_$algo.h5 p_$algo.h5 0 || bad "$algo: checkpointing changed the output"
   it=$(h5dump -a iteration ck_$algo.h5 | grep '(0)' | awk '{print $2}')
   for np in 2; do
-    mpi $np run herd.yaml -q --set algorithm.name=$algo --set output.path=r${np}_$algo.h5 \
-      --resume ck_$algo.h5 2>err.txt || { bad "$algo: resume at $np: $(cat err.txt)"; continue; }
+    # resumed from a copy without run.checkpoint_path: the copy is removed once the output is
+    # written, as the checkpoint at run.checkpoint_path is; the time line's parts fit the total
+    cp ck_$algo.h5 rk_$algo.h5
+    mpi $np run herd.yaml --set algorithm.name=$algo --set output.path=r${np}_$algo.h5 \
+      --resume rk_$algo.h5 >sum.txt 2>err.txt || { bad "$algo: resume at $np: $(cat err.txt)"; continue; }
+    [ ! -f rk_$algo.h5 ] && [ ! -f r${np}_$algo.h5.ckpt.h5 ] &&
+      ok "$algo: the checkpoint resumed from (no run.checkpoint_path) is removed after the output" ||
+      bad "$algo: left behind: $(ls rk_$algo.h5 r${np}_$algo.h5.ckpt.h5 2>/dev/null)"
+    tl=$(grep '^time:' sum.txt)
+    awk '{for (i = 1; i <= NF; i++) { if ($i == "algorithm") a = $(i + 1); if ($i == "total") t = $(i + 1) }
+          exit !(a + 0 <= t + 0 && $0 ~ /s with the run before the resume\), evaluation/) }' <<<"$tl" &&
+      ok "$algo: $tl" || bad "$algo: the time line after a resume: $tl"
     tol=1e-12
     [ $np = 2 ] && tol=0
     # the trace up to the checkpoint comes from the file (its seconds too), not from a rerun
@@ -77,6 +89,8 @@ mpi 2 run herd.yaml -q $long --set output.path=sig2.h5 --resume sig_copy.h5 2>er
   bad "resume after SIGTERM at 2 ranks: $(cat err.txt)"
 same full_sig.h5 sig2.h5 1e-12 && ok "SIGTERM: resumed at 2 ranks equals it to 1e-12" ||
   bad "SIGTERM resume at 2 ranks differs"
+[ ! -f sig_copy.h5 ] && [ ! -f sig2.h5.ckpt.h5 ] && ok "the copy resumed from is removed too" ||
+  bad "left behind after the resume from sig_copy.h5: $(ls sig_copy.h5 sig2.h5.ckpt.h5 2>/dev/null)"
 
 # (b) a different configuration
 refused "changed kernel.ls" \

@@ -39,8 +39,10 @@ if [ -f ck.h5 ]; then
   same full.h5 p.h5 && ok "checkpointing does not change the output" ||
     bad "checkpointing changed the output"
   for np in 2; do
-    mpi $np run ctt_study.yaml -q --set output.path=r$np.h5 --resume ck.h5 2>err.txt ||
+    cp ck.h5 rk.h5 # the file resumed from is removed after the output: resume from a copy
+    mpi $np run ctt_study.yaml -q --set output.path=r$np.h5 --resume rk.h5 2>err.txt ||
       { bad "resume at $np: $(cat err.txt)"; continue; }
+    [ ! -f rk.h5 ] || bad "the checkpoint resumed from (not run.checkpoint_path) was left behind"
     same full.h5 r$np.h5 && ok "resumed after $it replicates at $np ranks: bitwise equal" ||
       bad "resumed at $np ranks differs: $(diff <(dump full.h5) <(dump r$np.h5) | head -6)"
   done
@@ -82,7 +84,8 @@ mpi 2 run ctt_study.yaml -q $act --set output.path=fa.h5 2>err.txt || bad "actt 
 mpi 2 run ctt_study.yaml -q $act --set output.path=pa.h5 --set run.checkpoint_every=3 \
   --set run.checkpoint_keep=true --set run.checkpoint_path=cka.h5 2>err.txt ||
   bad "actt study, periodic: $(cat err.txt)"
-mpi 1 run ctt_study.yaml -q $act --set output.path=ra.h5 --resume cka.h5 2>err.txt ||
+cp cka.h5 rka.h5
+mpi 1 run ctt_study.yaml -q $act --set output.path=ra.h5 --resume rka.h5 2>err.txt ||
   bad "actt study, resume: $(cat err.txt)"
 npv=$(h5dump -d /study/p_value fa.h5 | grep -o 'nan' | wc -l)
 [ "$(attr cka.h5 iteration)" = 42 ] && [ "$npv" = 96 ] && same fa.h5 pa.h5 && same fa.h5 ra.h5 &&

@@ -36,6 +36,10 @@ mpi 2 run thin.yaml --set output.path=full.h5 2>full.txt || bad "uninterrupted r
 n=$(grep -c '^kdistill: \[thin\] iter' full.txt)
 [ "$n" = 7 ] && grep -q '^kdistill: \[thin\] iter 8  atoms 256  elapsed' full.txt &&
   ok "7 progress lines (steps 4..10)" || bad "progress lines: $(grep iter full.txt)"
+# the time left is labelled an estimate (the mean step time so far; it said "eta <= 5.5 s" at
+# 12.35 s of a run that ended at 31 s)
+grep -q '^kdistill: \[thin\] iter 8  atoms 256  elapsed [0-9.]* s  eta ~ [0-9.]* s (estimate)$' full.txt &&
+  ! grep -q 'eta <=' full.txt && ok "eta labelled an estimate" || bad "eta: $(grep iter full.txt)"
 for c in "level||6|6|1024,3|1 2 4" "round||4|8|256,3|4" "last||1|10|64,3|1" \
   "leaf|--set algorithm.n_out=128|4|4|4096,3|2"; do
   IFS='|' read -r name extra every step rows nps <<<"$c"
@@ -58,7 +62,8 @@ for c in "level||6|6|1024,3|1 2 4" "round||4|8|256,3|4" "last||1|10|64,3|1" \
     ok "$name: checkpoint at step $it, /state/rows [$sh]" ||
     bad "$name: checkpoint at step '$it' (want $step), /state/rows '$sh' (want $rows)"
   for np in $nps; do
-    mpi $np run $cfg -q $extra --set output.path=r${np}_$name.h5 --resume ck_$name.h5 2>err.txt ||
+    cp ck_$name.h5 rk.h5 # a finished run removes the checkpoint it resumed from: use a copy
+    mpi $np run $cfg -q $extra --set output.path=r${np}_$name.h5 --resume rk.h5 2>err.txt ||
       { bad "$name: resume at $np: $(cat err.txt)"; continue; }
     same $f r${np}_$name.h5 && ok "$name: resumed after step $it at $np ranks: bitwise equal" ||
       bad "$name: resumed at $np ranks differs: $(diff <(dump $f) <(dump r${np}_$name.h5) | head -4)"
@@ -108,11 +113,13 @@ refused "changed algorithm.g" \
   run thin.yaml -q --set output.path=bad.h5 --set algorithm.g=3 --resume ck_level.h5
 
 # (c2) keys that do not change the result may change: KH-Refine's groups, the halvings' groups,
-# the leaf bins' split
+# the leaf bins' split; run.checkpoint_keep on the resuming run keeps the file it resumed from
 if mpi 2 run thin.yaml -q --set output.path=rg.h5 --set algorithm.refine_group_rows=1 \
-  --set algorithm.halve_group=1 --set algorithm.leaf_split=2 --resume ck_level.h5 2>err.txt; then
+  --set algorithm.halve_group=1 --set algorithm.leaf_split=2 --set run.checkpoint_keep=true \
+  --resume ck_level.h5 2>err.txt; then
   same full.h5 rg.h5 && ok "resumed with refine_group_rows changed: bitwise equal" ||
     bad "resumed with refine_group_rows changed: the output differs"
+  [ -f ck_level.h5 ] || bad "run.checkpoint_keep: the checkpoint resumed from was removed"
 else
   bad "resume with refine_group_rows changed refused: $(cat err.txt)"
 fi

@@ -104,6 +104,12 @@ printf 'task: thin\ndata: {type: gaussian, d: 2, n: 70000}\nkernel: {name: gauss
 mpi run est.yaml -o res/est.h5 >est.txt 2>&1 || bad "estimate run: $(cat est.txt)"
 grep -q "^mmd: .* +- .* (estimated from sampled target rows" est.txt && ok "target.self: estimate" ||
   bad "estimate summary: $(cat est.txt)"
+# `info` words the MMD as the summary does: the value, +- its standard error, and "estimated"
+# (it printed "mmd: 0.00...", without the error and the label)
+"$KD_BIN" info res/est.h5 >ie.txt 2>&1
+[ "$(sed -n 's/^mmd: *//p' ie.txt)" = "$(sed -n 's/^mmd: *//p' est.txt)" ] &&
+  grep -q "^mmd: .* +- .* (estimated from sampled target rows" ie.txt &&
+  ok "info: the estimated MMD as in the summary" || bad "info of an estimate: $(grep mmd ie.txt)"
 grep -q "^time:       load [0-9.]* s, algorithm [0-9.]* s, evaluation [0-9.]* s, write [0-9.]* s; total" est.txt &&
   ok "time line" || bad "time line: $(cat est.txt)"
 mpi run est.yaml --set target.self=exact -o res/exact.h5 -q >ex.txt 2>&1 || bad "exact run: $(cat ex.txt)"
@@ -132,6 +138,11 @@ PY
 mpi run est.yaml --set target.self=auto -o res/fgt.h5 >fg.txt 2>&1 || bad "fgt run: $(cat fg.txt)"
 grep -q "^mmd: .* +- .* (exact to this bound: fast Gauss transform" fg.txt && ok "auto above 23169 rows: fast Gauss transform" ||
   bad "fgt summary: $(cat fg.txt)"
+"$KD_BIN" info res/fgt.h5 >if.txt 2>&1
+[ "$(sed -n 's/^mmd: *//p' if.txt)" = "$(sed -n 's/^mmd: *//p' fg.txt)" ] &&
+  ok "info: the bounded MMD as in the summary, with its bound" || bad "info of a bounded MMD: $(grep mmd if.txt)"
+"$KD_BIN" info res/exact.h5 | grep -q "^mmd: *[0-9.e+-]* (exact)$" && ok "info: an exact MMD says exact" ||
+  bad "info of an exact MMD: $("$KD_BIN" info res/exact.h5 | grep mmd)"
 /usr/bin/python3 - res/fgt.h5 res/exact.h5 <<'PY' >cmpf.txt 2>&1 && ok "fgt vs exact: $(cat cmpf.txt)" || bad "fgt vs exact: $(cat cmpf.txt)"
 import sys, h5py
 a = h5py.File(sys.argv[1])["metrics"].attrs

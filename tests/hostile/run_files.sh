@@ -164,6 +164,16 @@ b = open('bad.h5', 'rb').read(); open('bad.h5', 'wb').write(bytes(512) + b[512:]
     expect_err 1 "bad.h5: row"
     grep -q "non-finite" all.txt || bad "the message does not say non-finite"
   done
+  # finite weights whose sum overflows (1e308 each) make MMD^2 NaN: refused naming the row where
+  # the sum overflows, never reported as MMD 0
+  cp r.h5 big.h5
+  "$PY" -c "
+import h5py, numpy as np
+f = h5py.File('big.h5', 'r+'); w = f['coreset/weights']; w[...] = np.full(w.shape, 1e308); f.close()
+b = open('big.h5', 'rb').read(); open('big.h5', 'wb').write(bytes(512) + b[512:])"
+  kd mmd big.h5 in.csv
+  expect_err 1 "the rule's weights overflow: their sum in absolute value is infinite at row 2"
+  ! grep -q "^mmd:" all.txt || bad "an MMD was printed for overflowing weights"
   # info shows attribute text without its control characters (an escape sequence, a CR)
   cp r.h5 esc.h5
   "$PY" -c "
@@ -208,6 +218,25 @@ f10_output_path_shape) # refused before any work, by validate too, nothing creat
   "$PY" -c "import numpy as np; np.save('be.npy', np.ones((8, 2), dtype='>f8'))"
   kd thin be.npy --n-out 2 -o o.h5
   expect_err 1 "element type '>f8' is not supported"
+  ;;
+f15_output_mode) # a replaced output keeps its mode; a new one gets the umask's default
+  KD_N=300 herd_cfg c.yaml
+  umask 022
+  kd run c.yaml
+  expect_ok
+  [ "$(stat -c %a out.h5)" = 644 ] || bad "new output: mode $(stat -c %a out.h5), expected 644"
+  for m in 600 640 444; do
+    chmod $m out.h5
+    kd run c.yaml
+    expect_ok
+    [ "$(stat -c %a out.h5)" = $m ] || bad "rerun onto a $m output left mode $(stat -c %a out.h5)"
+  done
+  rm -f out.h5
+  umask 077
+  kd run c.yaml
+  expect_ok
+  umask 022
+  [ "$(stat -c %a out.h5)" = 600 ] || bad "umask 077: mode $(stat -c %a out.h5), expected 600"
   ;;
 f12_long_input_path) # a path longer than 4095 characters is refused, never cut
   mkdata

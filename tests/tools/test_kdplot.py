@@ -159,6 +159,24 @@ def content_tests(tmp, rng):
     r, _ = run(["coreset", p("c3.h5"), "--dims", "0,3", "-o", p("bad_dims.png")], 1, "--dims 0,3")
     check("out of range" in r.stderr and not os.path.exists(p("bad_dims.png")), "--dims: message")
 
+    # the title words the MMD as the run's summary does: an estimate (0 here: MMD^2 < 0 clamped)
+    # with its standard error, a bounded one with its bound, an exact one as exact (it printed
+    # "MMD 0.000e+00" for the estimate)
+    for method, extra, want in ((1, {"mmd_se": 1.1e-3}, "MMD 0.000e+00 +- 1.1e-03 (estimated)"),
+                                (3, {"mmd_bound": 2.8e-10}, "MMD 4.027e-03 +- 2.8e-10 (exact to this bound)"),
+                                (0, {}, "MMD 4.027e-03 (exact)")):
+        write_output(p("m%d.h5" % method), "uniform", rng.normal(size=(8, 2)), np.full(8, 1 / 8),
+                     None, mmd=0.0 if method == 1 else 4.027096e-3)
+        with h5py.File(p("m%d.h5" % method), "a") as f:
+            f["metrics"].attrs["mmd_method"] = np.int64(method)
+            for k, v in extra.items():
+                f["metrics"].attrs[k] = v
+        fig = kd.make_coreset(parse(["coreset", p("m%d.h5" % method)]))
+        title = fig.axes[0].get_title()
+        check(title.endswith(want), "coreset title, mmd_method %d: '%s', expected '... %s'" %
+              (method, title, want))
+        plt.close(fig)
+
     # ctt output: X and Y apart, the statistic (not MMD) in the title; integer-typed metrics
     pts = rng.normal(size=(24, 2))
     write_output(p("ctt_out.h5"), "ctt", pts, np.full(24, 1 / 24), None, mmd=0.0123)

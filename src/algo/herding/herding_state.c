@@ -451,7 +451,7 @@ void kd_herd_refresh(kd_herd *h) {
   h->wkw = wkw;
   h->wz = wz;
   h->mmd2 = h->zz - 2.0 * wz + wkw;
-  h->mmd = sqrt(fmax(h->mmd2, 0.0));
+  h->mmd = isfinite(h->mmd2) ? sqrt(fmax(h->mmd2, 0.0)) : NAN; /* overflow: evaluated again */
 }
 
 kd_err kd_herd_rebuild_nu(kd_herd *h) {

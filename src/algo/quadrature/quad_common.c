@@ -498,7 +498,7 @@ static kd_err kd_quad_setup_(kd_quad_drv_ *D) {
            emp ? kd_pointset_dim(emp) : 0, d);
   const kd_gidx n_emp = emp ? kd_pointset_n_global(emp) : 0;
   kd_quad_sizes(n, N, ell, n_emp, &N, &ell);
-  KD_TRY(kd_quad_check_sizes(D->kind, n, N, ell, n_emp));
+  KD_TRY(kd_quad_check_sizes(D->kind, n, N, ell, D->cfg.nystrom_points > 0, n_emp));
   if (D->kind == KD_QUAD_MERCER) {
     const kd_kernel_params *kp = kd_kernel_get_params(D->k);
     KD_CHECK(kp->type == KD_KERNEL_SOBOLEV && meas &&

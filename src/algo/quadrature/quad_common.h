@@ -16,8 +16,10 @@ extern const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS];
  *  n_emp > 0), l = 10 n unless given. Local. */
 void kd_quad_sizes(int64_t n, int64_t N, int64_t ell, kd_gidx n_emp, int64_t *N_out,
                    int64_t *ell_out);
-/** N >= n + 1; Nystrom: n <= l (<= n_emp when n_emp > 0). KD_ERR_CONFIG naming the key. Local. */
-kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell, kd_gidx n_emp);
+/** N >= n + 1; Nystrom: n <= l (<= n_emp when n_emp > 0; <= N when ell_set, l given by the
+ *  user). KD_ERR_CONFIG naming the key. Local. */
+kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell, int ell_set,
+                           kd_gidx n_emp);
 /** The descriptors' check and memory hooks (kd_algo_desc.check / .mem) for `kind`. Local. */
 kd_err kd_quad_check(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind);
 kd_err kd_quad_mem(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind, kd_algo_mem *out);

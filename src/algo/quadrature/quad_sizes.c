@@ -16,7 +16,8 @@ void kd_quad_sizes(int64_t n, int64_t N, int64_t ell, kd_gidx n_emp, int64_t *N_
   *ell_out = ell;
 }
 
-kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell, kd_gidx n_emp) {
+kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell, int ell_set,
+                           kd_gidx n_emp) {
   kd_err err = KD_OK;
   KD_CHECK_KEY(N >= n + 1, KD_ERR_CONFIG, "algorithm.sample_size",
                "algorithm.sample_size: N = %lld must be at least n + 1 = %lld", (long long)N,
@@ -25,6 +26,14 @@ kd_err kd_quad_check_sizes(kd_quad_kind kind, int64_t n, int64_t N, int64_t ell,
     KD_CHECK_KEY(ell >= n, KD_ERR_CONFIG, "algorithm.nystrom_points",
                  "algorithm.nystrom_points: l = %lld must be at least n = %lld", (long long)ell,
                  (long long)n);
+    /* l Nystrom points beyond the N sample rows add nothing the sample can resolve and cost
+     * l^2 memory: a set value is refused before any allocation (the default 10 n, above N = n^2
+     * only for n < 10, is kept as it always was) */
+    if (ell_set)
+      KD_CHECK_KEY(ell <= N, KD_ERR_CONFIG, "algorithm.nystrom_points",
+                   "algorithm.nystrom_points: l = %lld exceeds the sample size N = %lld "
+                   "(algorithm.sample_size); set l <= N",
+                   (long long)ell, (long long)N);
     if (n_emp > 0)
       KD_CHECK_KEY(ell <= n_emp, KD_ERR_CONFIG, "algorithm.nystrom_points",
                    "algorithm.nystrom_points: l = %lld exceeds the %lld target rows",
@@ -45,7 +54,7 @@ kd_err kd_quad_check(const kd_params *p, const kd_algo_shape *s, kd_quad_kind ki
   const kd_gidx n_emp = kd_quad_emp_rows_(s);
   kd_quad_sizes(n, kd_params_int(p, "sample_size"), kd_params_int(p, "nystrom_points"), n_emp, &N,
                 &ell);
-  return kd_quad_check_sizes(kind, n, N, ell, n_emp);
+  return kd_quad_check_sizes(kind, n, N, ell, kd_params_int(p, "nystrom_points") > 0, n_emp);
 }
 
 /* Counted per rank (docs/reliability.md): the rank's share of the sample rows with their weights,
@@ -66,11 +75,18 @@ kd_err kd_quad_mem(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind
   const double N = (double)Ni, l = nys ? (double)elli : 0.0, dn = (double)n;
   const int ranks = s->n_ranks > 0 ? s->n_ranks : 1;
   const int lapack = nys && l < (double)kd_params_int(p, "eig_parallel_min");
-  const double doubles = (N / ranks + 1) * (s->d + 2) + (n_emp > 0 ? N : 0.0) + l * (dn - 1) +
-                         (nys ? (lapack ? 2 * l * l : 2 * l * l / ranks) : 0.0);
-  out->bytes = 8.0 * doubles;
-  snprintf(out->what, sizeof out->what, "quad with n = %.0f nodes from a sample of N = %.0f rows",
-           dn, N);
-  out->key = "algorithm.n or algorithm.sample_size";
+  const double sample = (N / ranks + 1) * (s->d + 2) + (n_emp > 0 ? N : 0.0);
+  const double nyst = l * (dn - 1) + (nys ? (lapack ? 2 * l * l : 2 * l * l / ranks) : 0.0);
+  out->bytes = 8.0 * (sample + nyst);
+  if (nys && nyst > sample) { /* the l x l Nystrom matrix dominates: name its key */
+    snprintf(out->what, sizeof out->what,
+             "quad with n = %.0f nodes and l = %.0f Nystrom points (N = %.0f sample rows)", dn, l,
+             N);
+    out->key = "algorithm.nystrom_points or algorithm.n";
+  } else {
+    snprintf(out->what, sizeof out->what, "quad with n = %.0f nodes from a sample of N = %.0f rows",
+             dn, N);
+    out->key = "algorithm.n or algorithm.sample_size";
+  }
   return KD_OK;
 }
