@@ -245,6 +245,25 @@ f14_study_csv_full_disk) # a full disk under the study CSV is named, not just "c
   [ ! -e s.csv ] && [ ! -e s.h5 ] || bad "a file was published"
   no_tmp s.csv
   ;;
+f16_h5_locked) # an HDF5 input another process holds open for writing (HDF5 file locking)
+  mkdata
+  rm -f held
+  "$PY" -c "
+import h5py, time
+f = h5py.File('in.h5', 'r+')
+open('held', 'w').close()
+time.sleep(120)" &
+  holder=$!
+  for _ in $(seq 1 200); do [ -e held ] && break; sleep 0.1; done
+  [ -e held ] || bad "the writer did not open in.h5"
+  kd thin in.h5 --n-out 4 -o o.h5
+  expect_err 1 "in.h5: cannot open HDF5 file: it is locked by another process (HDF5 file locking); if that writer is done or the file system does not support locks, set HDF5_USE_FILE_LOCKING=FALSE"
+  [ ! -e o.h5 ] || bad "output written"
+  HDF5_USE_FILE_LOCKING=FALSE kd thin in.h5 --n-out 4 -o o.h5
+  expect_ok
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+  ;;
 *)
   echo "unknown case $case"
   exit 1
