@@ -438,7 +438,13 @@ kd_err kd_pointset_read_csv_opts(MPI_Comm comm, const char *path, const kd_csv_o
   *out = NULL;
   KD_TRY(kd_csv_check_(comm, path, o, &n, &d, &mk));
   KD_CHECK(d >= 1 || n == 0, KD_ERR_INPUT, "%s: no columns", path);
+  {
+    char shape0[64];
+    snprintf(shape0, sizeof shape0, "%lld rows of %d columns", (long long)n, d);
+    KD_TRY(kd_input_agree(comm, path, shape0, NULL, NULL));
+  }
   KD_TRY(kd_pointset_create(comm, n, d > 0 ? d : 1, &ps));
+  kd_pointset_set_dtype(ps, "text");
   if (ps->n_local > 0)
     lerr = kd_csv_read_block_(&c, &mk, kd_pointset_offset(ps), ps->n_local, d, ps->rows);
   KD_TRY(kd_dist_agreed(comm, lerr));
