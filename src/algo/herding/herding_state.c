@@ -736,37 +736,41 @@ static kd_err kd_herd_check_atoms_(const kd_herd *h, const int64_t *atoms, const
              "checkpoint: /state/atoms holds candidate %lld twice (an atom is a distinct "
              "candidate)",
              (long long)sorted[i]);
+  /* first what each rank holds (the candidate rows, the target at them, the gradient), agreed,
+   * so that a forged point is named as such and not by the Gram entries it spoils */
   for (int64_t i = 0; i < n && !lerr; i++) {
     const kd_gidx c = atoms[i] - h->off;
-    const double *xi = x + (size_t)i * (size_t)h->d;
-    const int64_t nj = n <= 2048 ? i : 0;
-    if (c >= 0 && c < h->nl &&
-        memcmp(xi, h->rows + (size_t)c * (size_t)h->d, sizeof(double) * (size_t)h->d) != 0)
+    if (c < 0 || c >= h->nl) continue;
+    if (memcmp(x + (size_t)i * (size_t)h->d, h->rows + (size_t)c * (size_t)h->d,
+               sizeof(double) * (size_t)h->d) != 0)
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
                         "checkpoint: /state/points row %lld is not candidate %lld's row",
                         (long long)i, (long long)atoms[i]);
-    else if (c >= 0 && c < h->nl && !kd_herd_close_(zs[i], h->z[c]))
+    else if (!kd_herd_close_(zs[i], h->z[c]))
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
                         "checkpoint: /state/z_atoms[%lld] = %g, the target gives %.17g",
                         (long long)i, zs[i], h->z[c]);
-    else if (nj > 0 && (lerr = kd_kernel_eval_block(h->kernel, xi, 1, x, (kd_lidx)nj, row,
-                                                    (kd_lidx)nj)) == KD_OK)
-      for (int64_t j = 0; j < nj && !lerr; j++)
-        if (!kd_herd_close_(gram[(size_t)i * (size_t)n + (size_t)j], row[j]))
-          lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
-                            "checkpoint: /state/gram[%lld, %lld] = %g, the kernel gives %.17g",
-                            (long long)i, (long long)j, gram[(size_t)i * (size_t)n + (size_t)j],
-                            row[j]);
-    if (!lerr &&
-        !kd_herd_close_(gram[(size_t)i * (size_t)n + (size_t)i], kd_kernel_eval(h->kernel, xi, xi)))
-      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
-                        "checkpoint: /state/gram[%lld, %lld] = %g is not k(x, x)", (long long)i,
-                        (long long)i, gram[(size_t)i * (size_t)n + (size_t)i]);
   }
   for (kd_lidx c = 0; c < h->nl && !lerr; c++)
     if (!isfinite(grad[h->off + c]))
       lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "checkpoint: /state/grad[%lld] = %g",
                         (long long)(h->off + c), grad[h->off + c]);
+  KD_TRY(kd_dist_agreed(h->in->comm, lerr));
+  /* then the Gram matrix, the same on every rank */
+  for (int64_t i = 0; i < n && !lerr; i++) {
+    const double *xi = x + (size_t)i * (size_t)h->d, *gi = gram + (size_t)i * (size_t)n;
+    const int64_t nj = n <= 2048 ? i : 0;
+    if (nj > 0) lerr = kd_kernel_eval_block(h->kernel, xi, 1, x, (kd_lidx)nj, row, (kd_lidx)nj);
+    for (int64_t j = 0; j < nj && !lerr; j++)
+      if (!kd_herd_close_(gi[j], row[j]))
+        lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                          "checkpoint: /state/gram[%lld, %lld] = %g, the kernel gives %.17g",
+                          (long long)i, (long long)j, gi[j], row[j]);
+    if (!lerr && !kd_herd_close_(gi[i], kd_kernel_eval(h->kernel, xi, xi)))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "checkpoint: /state/gram[%lld, %lld] = %g is not k(x, x)", (long long)i,
+                        (long long)i, gi[i]);
+  }
   KD_TRY(kd_dist_agreed(h->in->comm, lerr));
 cleanup:
   free(sorted);
