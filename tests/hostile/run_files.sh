@@ -267,10 +267,14 @@ np.savetxt('r0/x.csv', a, delimiter=','); np.savetxt('r1/x.csv', a[:, :2], delim
   KD_TIMEOUT=60
   printf 'task: thin\ndata: {type: hdf5, path: c.h5, datasets: [u, v]}\nalgorithm: {name: kt_compress, n_out: 4}\noutput: {path: %s/o.h5}\n' \
     "$dir" >cols.yaml
-  for spec in "x.h5|rank 1 sees 50 x 3 float64, 3248 bytes, rank 0 sees 4000 x 3 float64" \
-    "x.npy|rank 1 sees 4000 x 3 <f8, 96128 bytes, rank 0 sees 4000 x 2 <f8, 64128 bytes" \
-    "x.npz|rank 1 sees 4000 x 3 <f8" "x.csv|rank 1 sees" "cols.yaml|rank 1 sees 50 x 3"; do
+  # FILE|what rank 1 sees|what rank 0 sees (the sizes in bytes follow each)
+  for spec in "x.h5|rank 1 sees 50 x 3 float64, |rank 0 sees 4000 x 3 float64, " \
+    "x.npy|rank 1 sees 4000 x 3 <f8, 96128 bytes, |rank 0 sees 4000 x 2 <f8, 64128 bytes" \
+    "x.npz|rank 1 sees 4000 x 3 <f8, |rank 0 sees 4000 x 2 <f8, " \
+    "x.csv|rank 1 sees 4000 rows of 2 columns, |rank 0 sees 4000 rows of 3 columns, " \
+    "cols.yaml|rank 1 sees 50 x 3, |rank 0 sees 4000 x 3, "; do
     f=${spec%%|*}
+    rest=${spec#*|}
     rm -f o.h5
     if [ "$f" = cols.yaml ]; then
       kd run "$dir/cols.yaml"
@@ -282,7 +286,8 @@ np.savetxt('r0/x.csv', a, delimiter=','); np.savetxt('r1/x.csv', a[:, :2], delim
     if [ "$np" = 1 ]; then
       expect_ok
     else
-      expect_err 1 "$f: the ranks see different files: ${spec#*|}"
+      expect_err 1 "$f: the ranks see different files: ${rest%%|*}"
+      grep '^kdistill: error:' all.txt | grep -qF -- "${rest#*|}" || bad "$f: rank 0's view not named"
       [ ! -e o.h5 ] || bad "$f: output written"
       no_tmp o.h5
     fi
