@@ -32,6 +32,20 @@ typedef struct {
   int output;    /* 1: the job writes it */
 } kd_file_claim;
 
+/** An input point set as a checkpoint records it (pointset/io_print.c): the config section, the
+ *  file (for messages), shape, element type, and the content hash (a sum of row hashes keyed by
+ *  global row index, the same at any rank count). */
+typedef struct {
+  char section[64];
+  char path[1024];
+  char dtype[16];
+  int64_t n, d;
+  uint64_t hash;
+} kd_input_print;
+
+/** At most this many input point sets are fingerprinted per job. */
+#define KD_MAX_INPUT_PRINTS 16
+
 /** Checkpoint session of the job running on a context: set by the job entry point (config_yaml,
  *  cfg, resume) and by the task that checkpoints (path, last written iteration). Reset between
  *  jobs. */
@@ -46,6 +60,12 @@ typedef struct {
   int64_t last_iteration;   /* iteration of the last checkpoint written, -1 none */
   kd_file_id written;       /* the last checkpoint this process placed at `path` (rank 0) */
   kd_file_id resumed;       /* the file read with --resume, as it was read (rank 0) */
+
+  /* the input fingerprints of the checkpoint resumed from (kd_checkpoint_read's text), and those
+   * of the input point sets this job read (task/, as they are read) */
+  const char *resume_inputs;
+  kd_input_print inputs[KD_MAX_INPUT_PRINTS];
+  int n_inputs;
 } kd_checkpoint_session;
 
 struct kd_ctx {

@@ -1,6 +1,7 @@
 /* checkpoint.c - checkpoint files for restartable iterative algorithms (docs/checkpoint.md).
  * Layout: root attributes kdistill_checkpoint_format, kdistill_version, task, algorithm,
- * config_hash, config_yaml, created_utc, n_ranks, iteration, elapsed_seconds, kernel_evals, reason;
+ * config_hash, config_yaml, created_utc, n_ranks, iteration, elapsed_seconds, kernel_evals, reason,
+ * input_prints (one line per input point set: section, shape, type, content hash, file);
  * the algorithm's /state/... datasets (global order); /metrics/trace/{iteration, n_atoms, mmd,
  * seconds}. Published like every file (io/publish.h): rank 0 writes a temporary with the serial
  * driver, the ranks agree, rank 0 syncs it and renames it into place. Read by rank 0 and broadcast
@@ -73,6 +74,10 @@ static int kd_ckpt_next_line_(kd_ckpt_lines_ *w) {
 }
 
 static int kd_ckpt_ignored_key_(const char *key) {
+  /* an input file's path (data.path, target.path, data.score.path, ...): the file may move; its
+   * fingerprint (input_prints) says whether it is the same data */
+  const size_t kl = strlen(key);
+  if (kl > 5 && !strcmp(key + kl - 5, ".path")) return 1;
   for (size_t i = 0; i < sizeof kd_ckpt_ignored_ / sizeof *kd_ckpt_ignored_; i++)
     if (!strcmp(key, kd_ckpt_ignored_[i])) return 1;
   return 0;
@@ -180,6 +185,23 @@ static void kd_ckpt_checksum_(const kd_result *st, int64_t iteration, char out[1
   snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
+/* ---------------- input fingerprints ---------------- */
+
+/* One line per input: "section<TAB>n<TAB>d<TAB>dtype<TAB>hash<TAB>path". */
+static kd_err kd_ckpt_inputs_text_(const kd_input_print *p, int n, char **out) {
+  kd_err err = KD_OK;
+  size_t cap = 1, at = 0;
+  for (int i = 0; i < n; i++) cap += strlen(p[i].path) + 160;
+  KD_ALLOC(*out, cap);
+  (*out)[0] = '\0';
+  for (int i = 0; i < n; i++)
+    at += (size_t)snprintf(*out + at, cap - at, "%s\t%lld\t%lld\t%s\t%016llx\t%s\n", p[i].section,
+                           (long long)p[i].n, (long long)p[i].d, p[i].dtype,
+                           (unsigned long long)p[i].hash, p[i].path);
+cleanup:
+  return err;
+}
+
 /* ---------------- writing ---------------- */
 
 static kd_err kd_ckpt_attr_num_(hid_t loc, const char *name, int is_int, const void *val) {
@@ -191,7 +213,7 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
                                   const kd_result *st) {
   kd_err err = KD_OK;
   hid_t f = -1, lcpl = -1;
-  char hash[17], when[32], sum[17];
+  char hash[17], when[32], sum[17], *inputs = NULL;
   const int64_t fmt = KD_CHECKPOINT_FORMAT, nr = meta->n_ranks, ev = (int64_t)st->kernel_evals;
   time_t now = time(NULL);
   struct tm tmv;
@@ -209,6 +231,8 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   KD_TRY(kd_h5_attr_str(f, "config_yaml", meta->config_yaml));
   KD_TRY(kd_h5_attr_str(f, "created_utc", when));
   KD_TRY(kd_h5_attr_str(f, "reason", meta->reason));
+  KD_TRY(kd_ckpt_inputs_text_(meta->inputs, meta->n_inputs, &inputs));
+  KD_TRY(kd_h5_attr_str(f, "input_prints", inputs));
   kd_ckpt_checksum_(st, meta->iteration, sum);
   KD_TRY(kd_h5_attr_str(f, "state_checksum", sum));
   KD_TRY(kd_ckpt_attr_num_(f, "n_ranks", 1, &nr));
@@ -231,6 +255,7 @@ static kd_err kd_ckpt_write_file_(const char *tmp, const kd_checkpoint_meta *met
   lcpl = -1;
   KD_TRY(kd_h5_image_save(&f, tmp)); /* closes f exactly once */
 cleanup:
+  free(inputs);
   if (lcpl >= 0) H5Pclose(lcpl);
   if (f >= 0) H5Fclose(f);
   return err;
@@ -402,7 +427,8 @@ static int kd_ckpt_major_minor_(const char *v, int *maj, int *min) {
 
 /* Rank 0: open, check and read the whole checkpoint. */
 static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char *algorithm,
-                                 const char *config_yaml, kd_result *st, int64_t *iteration) {
+                                 const char *config_yaml, kd_result *st, int64_t *iteration,
+                                 char **inputs) {
   kd_err err = KD_OK;
   hid_t f = -1;
   char *ver = NULL, *tk = NULL, *al = NULL, *hs = NULL, *yaml = NULL;
@@ -416,6 +442,11 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), KD_ERR_FILE,
          "%s: not a readable HDF5 checkpoint (truncated or corrupt?)", path);
   KD_TRY(kd_ckpt_read_num_(f, path, "kdistill_checkpoint_format", 1, &fmt));
+  KD_CHECK(fmt != 1, KD_ERR_FILE,
+           "%s: written by an older kdistill (checkpoint format 1, without the fingerprints of "
+           "the input files), so it cannot tell whether the inputs changed; rerun without "
+           "--resume",
+           path);
   KD_CHECK(fmt == KD_CHECKPOINT_FORMAT, KD_ERR_FILE,
            "%s: checkpoint format %lld, this kdistill reads format %d", path, (long long)fmt,
            KD_CHECKPOINT_FORMAT);
@@ -442,6 +473,7 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
     KD_FAIL(KD_ERR_CONFIG, "%s: written for a different configuration (config hash %s, now %s)",
             path, hs, hash);
   }
+  KD_TRY(kd_ckpt_read_str_(f, path, "input_prints", inputs));
   KD_TRY(kd_ckpt_read_num_(f, path, "iteration", 1, iteration));
   KD_TRY(kd_ckpt_read_num_(f, path, "elapsed_seconds", 0, &st->seconds));
   KD_TRY(kd_ckpt_read_num_(f, path, "kernel_evals", 1, &ev));
@@ -466,9 +498,9 @@ static kd_err kd_ckpt_read_root_(const char *path, const char *task, const char 
     hs = NULL;
     KD_TRY(kd_ckpt_read_str_(f, path, "state_checksum", &hs));
     kd_ckpt_checksum_(st, *iteration, want);
+    /* the expected value is not printed: it would only help to forge a state */
     KD_CHECK(!strcmp(hs, want), KD_ERR_FILE,
-             "%s: state checksum mismatch (%s stored, %s computed): the checkpoint is damaged",
-             path, hs, want);
+             "%s: the state checksum does not match the state: the checkpoint is damaged", path);
   }
 cleanup:
   if (f >= 0) H5Fclose(f);
@@ -580,14 +612,19 @@ cleanup:
 }
 
 kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, const char *algorithm,
-                          const char *config_yaml, kd_result *state, int64_t *iteration) {
+                          const char *config_yaml, kd_result *state, int64_t *iteration,
+                          char **inputs) {
   kd_err err = KD_OK, lerr = KD_OK;
   kd_ckpt_buf_ w = {NULL, 0, 0, 0};
   int64_t nbytes = 0;
   const int root = kd_dist_rank(comm) == 0;
+  *inputs = NULL;
   if (root) {
-    lerr = kd_ckpt_read_root_(path, task, algorithm, config_yaml, state, iteration);
+    lerr = kd_ckpt_read_root_(path, task, algorithm, config_yaml, state, iteration, inputs);
     if (!lerr) {
+      const int64_t ni = (int64_t)strlen(*inputs);
+      kd_ckpt_put_(&w, &ni, sizeof ni);
+      kd_ckpt_put_(&w, *inputs, (size_t)ni);
       kd_ckpt_pack_(&w, state, *iteration);
       if (w.fail) lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "%s: out of memory", path);
     }
@@ -601,9 +638,28 @@ kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, con
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_bcast(comm, w.b, nbytes, 0));
-  if (!root) lerr = kd_ckpt_unpack_(w.b, (size_t)nbytes, state, iteration);
+  if (!root) {
+    int64_t ni = 0;
+    lerr = nbytes >= 8
+               ? KD_OK
+               : kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__, "checkpoint: short buffer");
+    if (!lerr) memcpy(&ni, w.b, sizeof ni);
+    if (!lerr && (ni < 0 || ni > nbytes - 8))
+      lerr = kd_err_set(KD_ERR_INTERNAL, __FILE__, __LINE__, "checkpoint: short buffer");
+    if (!lerr && !(*inputs = malloc((size_t)ni + 1)))
+      lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "%s: out of memory", path);
+    if (!lerr) {
+      memcpy(*inputs, w.b + 8, (size_t)ni);
+      (*inputs)[ni] = '\0';
+      lerr = kd_ckpt_unpack_(w.b + 8 + ni, (size_t)(nbytes - 8 - ni), state, iteration);
+    }
+  }
   KD_TRY(kd_dist_agreed(comm, lerr));
 cleanup:
+  if (err) {
+    free(*inputs);
+    *inputs = NULL;
+  }
   free(w.b);
   return err;
 }

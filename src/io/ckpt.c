@@ -184,3 +184,68 @@ kd_checkpoint_session *kd_checkpoint_session_get(void) {
   kd_ctx *c = kd_ctx_current();
   return c ? &c->ckpt : NULL;
 }
+
+/* ---- input fingerprints (the text of checkpoint.c: "section\tn\td\tdtype\thash\tpath" lines) */
+
+/* Field i (0-based) of a tab-separated line [s, e) into buf. */
+static void kd_ckpt_field_(const char *s, const char *e, int i, char *buf, size_t len) {
+  for (; i > 0 && s < e; s++)
+    if (*s == '\t') i--;
+  const char *t = s;
+  while (t < e && *t != '\t') t++;
+  size_t n = (size_t)(t - s) < len - 1 ? (size_t)(t - s) : len - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+}
+
+/* The stored line of `section` ([*s, *e)), or 0. */
+static int kd_ckpt_find_input_(const char *stored, const char *section, const char **s,
+                               const char **e) {
+  char sec[64];
+  for (const char *p = stored; p && *p;) {
+    const char *q = strchr(p, '\n');
+    if (!q) q = p + strlen(p);
+    kd_ckpt_field_(p, q, 0, sec, sizeof sec);
+    if (!strcmp(sec, section)) {
+      *s = p;
+      *e = q;
+      return 1;
+    }
+    p = *q ? q + 1 : q;
+  }
+  return 0;
+}
+
+kd_err kd_checkpoint_inputs_check(const char *file, const char *stored, const kd_input_print *now,
+                                  int n) {
+  kd_err err = KD_OK;
+  char f[5][1100], shape_now[96];
+  int count = 0;
+  for (const char *p = stored; p && *p; p++) count += *p == '\n';
+  for (int i = 0; i < n; i++) {
+    const kd_input_print *x = &now[i];
+    const char *s = NULL, *e = NULL;
+    KD_CHECK(kd_ckpt_find_input_(stored, x->section, &s, &e), KD_ERR_CONFIG,
+             "%s: the checkpoint has no fingerprint of input %s (%s); rerun without --resume", file,
+             x->section, x->path);
+    for (int k = 0; k < 5; k++) kd_ckpt_field_(s, e, k + 1, f[k], sizeof f[k]);
+    snprintf(shape_now, sizeof shape_now, "%lld x %lld %s", (long long)x->n, (long long)x->d,
+             x->dtype);
+    char shape_then[96], hash[17];
+    snprintf(shape_then, sizeof shape_then, "%.20s x %.20s %.15s", f[0], f[1], f[2]);
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)x->hash);
+    KD_CHECK(!strcmp(shape_then, shape_now), KD_ERR_CONFIG,
+             "%s: input %s (%s) changed since the checkpoint was written (%s then, %s now); rerun "
+             "without --resume",
+             file, x->section, x->path, shape_then, shape_now);
+    KD_CHECK(!strcmp(f[3], hash), KD_ERR_CONFIG,
+             "%s: input %s (%s) changed since the checkpoint was written (the same shape %s, other "
+             "values); rerun without --resume",
+             file, x->section, x->path, shape_now);
+  }
+  KD_CHECK(count == n, KD_ERR_CONFIG,
+           "%s: written for %d input files, this run reads %d; rerun without --resume", file, count,
+           n);
+cleanup:
+  return err;
+}

@@ -21,6 +21,7 @@
 typedef struct {
   char text[256]; /* the innermost message */
   int oom;        /* some level could not allocate (a chunk too big to decompress) */
+  int locked;     /* the file lock was refused: another process has the file open for writing */
 } kd_h5_walk_;
 
 /* The innermost HDF5 message, reduced to one short line: the driver's "file write failed: time =
@@ -29,6 +30,7 @@ static herr_t kd_h5_walk_cb_(unsigned n, const H5E_error2_t *e, void *data) {
   kd_h5_walk_ *w = data;
   char *buf = w->text;
   if (e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE) w->oom = 1;
+  if (e->desc && strstr(e->desc, "unable to lock file")) w->locked = 1;
   if (n != 0 || !e->desc || !e->desc[0]) return 0;
   const char *em = strstr(e->desc, "error message = '");
   if (em) {
@@ -53,6 +55,14 @@ kd_err kd_h5_fail_(kd_err code, const char *file, int line, const char *fmt, ...
   H5Eclear2(H5E_DEFAULT);
   /* HDF5 out of memory (a compressed chunk too big to inflate) is the environment's: status 2 */
   if (w.oom) code = KD_ERR_MEM;
+  /* the bare "Resource temporarily unavailable" of a refused flock(2) names neither the lock nor
+   * the way around it */
+  if (w.locked)
+    return kd_err_set(code, file, line,
+                      "%s: it is locked by another process (HDF5 file locking); if that writer is "
+                      "done or the file system does not support locks, set "
+                      "HDF5_USE_FILE_LOCKING=FALSE",
+                      msg);
   if (w.text[0]) return kd_err_set(code, file, line, "%s (HDF5: %s)", msg, w.text);
   return kd_err_set(code, file, line, "%s", msg);
 }

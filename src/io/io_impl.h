@@ -19,14 +19,15 @@ kd_err kd_output_info(const char *path, FILE *out);
 kd_err kd_config_default_f64_list(kd_config *cfg, const char *key, int n, const double *v);
 
 /* ---- checkpoint files (io/checkpoint.c; layout in docs/checkpoint.md) ---- */
-#define KD_CHECKPOINT_FORMAT 1
+/* 2: input fingerprints (root attribute input_prints); 1 had none and is refused */
+#define KD_CHECKPOINT_FORMAT 2
 
 /** The version of the libyaml the process loaded (kd_build_info). Local. */
 const char *kd_config_yaml_version(void);
 /** FNV-1a 64 of the resolved configuration text without the lines of the keys that may change
  *  between runs (output.path, run.checkpoint_path, run.checkpoint_every, run.checkpoint_keep,
- *  run.log_interval), as 16
- *  hex digits into out[17]. Local. */
+ *  run.log_interval, ...) and of the input files' paths (every key X.path: the inputs are
+ *  compared by their fingerprints instead), as 16 hex digits into out[17]. Local. */
 void kd_checkpoint_config_hash(const char *yaml, char out[17]);
 /** The first key (in text order, ignored keys skipped) whose line differs between two resolved
  *  configurations, as "key: A in the checkpoint, B now" into buf. Returns 1 if one was found. */
@@ -38,6 +39,8 @@ typedef struct {
   int64_t iteration;
   const char *reason; /* "periodic" or "signal" */
   int n_ranks;
+  const kd_input_print *inputs; /* the run's input fingerprints (borrowed), n_inputs of them */
+  int n_inputs;
 } kd_checkpoint_meta;
 
 /** Write `state` (its /state/... datasets, trace, seconds = cumulative elapsed, kernel_evals) to
@@ -53,7 +56,14 @@ kd_err kd_checkpoint_write(MPI_Comm comm, const char *path, const kd_checkpoint_
  *  unreadable / truncated / another format; KD_ERR_CONFIG if written for another configuration.
  *  Collective. */
 kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, const char *algorithm,
-                          const char *config_yaml, kd_result *state, int64_t *iteration);
+                          const char *config_yaml, kd_result *state, int64_t *iteration,
+                          char **inputs);
+/** Compare the input fingerprints a checkpoint stored (`stored`, the text *inputs of
+ *  kd_checkpoint_read) with the inputs this run read (now[0..n)): KD_ERR_CONFIG naming the
+ *  checkpoint `file` and the input that changed (shape, type or values) or is missing. Local (the
+ *  same on every rank). */
+kd_err kd_checkpoint_inputs_check(const char *file, const char *stored, const kd_input_print *now,
+                                  int n);
 
 /** The checkpoint session of the bound context (kd_checkpoint_session in core/ctx_impl.h: set by
  *  the job entry point - config_yaml, cfg, resume - and by the task that checkpoints - path, last

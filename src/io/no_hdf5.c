@@ -14,8 +14,10 @@
              what)
 
 kd_err kd_checkpoint_read(MPI_Comm comm, const char *path, const char *task, const char *algorithm,
-                          const char *config_yaml, kd_result *state, int64_t *iteration) {
+                          const char *config_yaml, kd_result *state, int64_t *iteration,
+                          char **inputs) {
   (void)comm, (void)task, (void)algorithm, (void)config_yaml, (void)state, (void)iteration;
+  *inputs = NULL;
   return KD_NO_H5_(path);
 }
 

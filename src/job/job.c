@@ -96,6 +96,9 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   job->tctx.evaluate_only = evaluate_only;
   job->tctx.arrays = o->arrays;
   job->tctx.n_arrays = o->n_arrays;
+  /* a run (kd_job_run_ reset the session): its inputs' fingerprints are recorded as they are read
+   * (for a checkpoint, task/) */
+  if (!validate_only && !evaluate_only) ctx->ckpt.cfg = job->cfg;
   KD_TRY(job->task->setup(&job->tctx, &job->state));
   if (check_unused) KD_TRY(kd_config_check_unused(job->cfg));
 cleanup:
@@ -137,7 +140,7 @@ static kd_err kd_job_leave_(kd_ctx *ctx, kd_ctx *prev, kd_err err) {
 
 /* --resume: read the checkpoint into *resume and record it in the session. Collective. */
 static kd_err kd_job_resume_(kd_ctx *ctx, const kd_job *job, const char *path, const char *yaml,
-                             kd_result *resume) {
+                             kd_result *resume, char **inputs) {
   kd_err err = KD_OK;
   kd_checkpoint_session *ss = &ctx->ckpt;
   const char *algo = job->task->name; /* a task without an algorithm section (ctt_study) */
@@ -148,7 +151,8 @@ static kd_err kd_job_resume_(kd_ctx *ctx, const kd_job *job, const char *path, c
   if (kd_config_has(job->cfg, "algorithm.name"))
     KD_TRY(kd_config_get_str(job->cfg, "algorithm.name", NULL, NULL, 1, &algo));
   KD_TRY(kd_checkpoint_read(ctx->comm, path, job->task->name, algo, yaml, resume,
-                            &ss->resume_iteration));
+                            &ss->resume_iteration, inputs));
+  ss->resume_inputs = *inputs;
   if (ctx->rank == 0) kd_path_id(path, &ss->resumed); /* removed at the end only if unchanged */
   ss->resume = resume;
   ss->resume_path = path;
@@ -226,7 +230,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   memset(&job, 0, sizeof job);
   kd_result resume = KD_RESULT_INIT;
   kd_task_info info;
-  char *yaml = NULL, *oyaml = NULL;
+  char *yaml = NULL, *oyaml = NULL, *inputs = NULL;
   kd_checkpoint_session *ss = &ctx->ckpt;
   memset(&info, 0, sizeof info);
   kd_ctx_session_reset(ctx);
@@ -238,7 +242,7 @@ static kd_err kd_job_run_(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum
   KD_TRY(kd_config_emit_resolved(job.cfg, &yaml));
   ss->config_yaml = yaml;
   ss->cfg = job.cfg;
-  if (o->resume) KD_TRY(kd_job_resume_(ctx, &job, o->resume, yaml, &resume));
+  if (o->resume) KD_TRY(kd_job_resume_(ctx, &job, o->resume, yaml, &resume, &inputs));
   /* agreed: a signal that reached only some ranks must not leave the others in a collective */
   KD_TRY(kd_dist_agreed(ctx->comm, kd_interrupt_pending()
                                        ? kd_err_set(KD_ERR_INTERRUPTED, __FILE__, __LINE__,
@@ -290,6 +294,7 @@ cleanup:
   kd_ctx_session_reset(ctx);
   free(yaml);
   free(oyaml);
+  free(inputs);
   return err;
 }
 

@@ -306,9 +306,10 @@ static void kd_csv_close_(kd_csv_ *c) {
   free(c->tmp);
 }
 
-/* Pass 1 on rank 0: shape of the file, and the marks (mk may be NULL). */
+/* Pass 1 on rank 0: shape of the file, and the marks (mk may be NULL). probe 0: only the shape,
+ * quietly, of the file as another rank sees it (kd_csv_describe_). */
 static kd_err kd_csv_scan_(const char *path, const kd_csv_opts *o, int64_t *n, int *d,
-                           kd_csv_marks_ *mk) {
+                           kd_csv_marks_ *mk, int probe) {
   kd_err err = KD_OK;
   kd_csv_ c;
   int nf = 0;
@@ -317,10 +318,13 @@ static kd_err kd_csv_scan_(const char *path, const kd_csv_opts *o, int64_t *n, i
   c.path = path;
   c.o = *o;
   c.first = 1;
+  c.quiet = !probe;
   *n = 0;
   *d = 0;
-  KD_TRY(kd_path_check_input(path, "CSV"));    /* a FIFO or directory is refused, not read */
-  KD_TRY(kd_path_claim(path, "CSV input", 0)); /* no output of the run may replace it */
+  if (probe) {
+    KD_TRY(kd_path_check_input(path, "CSV"));    /* a FIFO or directory is refused, not read */
+    KD_TRY(kd_path_claim(path, "CSV input", 0)); /* no output of the run may replace it */
+  }
   c.f = fopen(path, "r");
   KD_CHECK(c.f, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   while (kd_csv_row_(&c, NULL, 0, &nf, &err)) {
@@ -355,7 +359,7 @@ static kd_err kd_csv_check_(MPI_Comm comm, const char *path, const kd_csv_opts *
   int64_t shape[3] = {0, 0, 0};
   if (kd_dist_rank(comm) == 0) {
     int dd = 0;
-    lerr = kd_csv_scan_(path, o, &shape[0], &dd, mk);
+    lerr = kd_csv_scan_(path, o, &shape[0], &dd, mk, 1);
     shape[1] = dd;
     shape[2] = mk ? mk->n_marks : 0;
   }
@@ -378,6 +382,16 @@ static kd_err kd_csv_check_(MPI_Comm comm, const char *path, const kd_csv_opts *
   if (d) *d = (int)shape[1];
 cleanup:
   return err;
+}
+
+/* kd_input_describe: the CSV file as this rank sees it. */
+static void kd_csv_describe_(const char *path, const void *user, char *buf, size_t len) {
+  int64_t n = 0;
+  int d = 0;
+  if (kd_csv_scan_(path, user, &n, &d, NULL, 0) == KD_OK)
+    snprintf(buf, len, "%lld rows of %d columns", (long long)n, d);
+  else
+    snprintf(buf, len, "an unreadable CSV file (%s)", kd_err_message());
 }
 
 kd_err kd_csv_check(MPI_Comm comm, const char *path, const kd_csv_opts *o, int64_t *n, int *d) {
@@ -438,7 +452,13 @@ kd_err kd_pointset_read_csv_opts(MPI_Comm comm, const char *path, const kd_csv_o
   *out = NULL;
   KD_TRY(kd_csv_check_(comm, path, o, &n, &d, &mk));
   KD_CHECK(d >= 1 || n == 0, KD_ERR_INPUT, "%s: no columns", path);
+  {
+    char shape0[64];
+    snprintf(shape0, sizeof shape0, "%lld rows of %d columns", (long long)n, d);
+    KD_TRY(kd_input_agree(comm, path, shape0, kd_csv_describe_, o));
+  }
   KD_TRY(kd_pointset_create(comm, n, d > 0 ? d : 1, &ps));
+  kd_pointset_set_dtype(ps, "text");
   if (ps->n_local > 0)
     lerr = kd_csv_read_block_(&c, &mk, kd_pointset_offset(ps), ps->n_local, d, ps->rows);
   KD_TRY(kd_dist_agreed(comm, lerr));

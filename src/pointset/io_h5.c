@@ -213,19 +213,28 @@ cleanup:
   return err;
 }
 
-static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int allow_ext,
-                           int64_t *n, int *d) {
+/* "float64", "int32", "uint8", ... of a numeric type into buf[16]. */
+static void kd_h5_dtype_(hid_t ty, char *buf) {
+  const int is_float = H5Tget_class(ty) == H5T_FLOAT;
+  const int is_signed = is_float || H5Tget_sign(ty) != H5T_SGN_NONE;
+  snprintf(buf, 16, "%s%s%d", is_signed ? "" : "u", is_float ? "float" : "int",
+           (int)(8 * H5Tget_size(ty)));
+}
+
+/* The shape and element type of dataset dset of path (serial open). Local. */
+static kd_err kd_h5_shape_of_(const char *path, const char *dset, const char *sec, int allow_ext,
+                              int64_t *n, int *d, char dtype[16]) {
   kd_err err = KD_OK;
-  hid_t fapl = -1, f = -1, ds = -1, sp = -1;
+  hid_t fapl = -1, f = -1, ds = -1, sp = -1, ty = -1;
   hsize_t dims[2] = {0, 0};
-  KD_TRY(kd_path_check_input(path, "HDF5"));    /* a FIFO or directory is refused, not read */
-  KD_TRY(kd_path_claim(path, "HDF5 input", 0)); /* no output of the run may replace it */
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
   htri_t is_h5 = H5Fis_hdf5(path);
   KD_CHECK(is_h5 > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
   KD_H5C(f = H5Fopen(path, H5F_ACC_RDONLY, fapl), KD_ERR_FILE, "%s: cannot open HDF5 file", path);
   KD_TRY(kd_h5_open_numeric_(f, path, dset, sec, "dataset", allow_ext, &ds, &sp));
+  KD_H5C(ty = H5Dget_type(ds), KD_ERR_H5, "%s: %s: H5Dget_type", path, dset);
+  kd_h5_dtype_(ty, dtype);
   int r = H5Sget_simple_extent_ndims(sp);
   KD_CHECK(r == 1 || r == 2, KD_ERR_INPUT,
            "%s: dataset '%s' has rank %d; expected n x d (2-D) or n (1-D)", path, dset, r);
@@ -240,6 +249,7 @@ static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, 
            KD_ERR_INPUT, "%s: dataset '%s' declares %llu x %d values, more than can be addressed",
            path, dset, (unsigned long long)dims[0], *d);
 cleanup:
+  if (ty >= 0) H5Tclose(ty);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);
   if (f >= 0) H5Fclose(f);
@@ -247,22 +257,59 @@ cleanup:
   return err;
 }
 
-kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
-                           int allow_external, int64_t *n, int *d) {
+/* Rank 0: the file checked and claimed as an input, then its shape. */
+static kd_err kd_h5_probe_(const char *path, const char *dset, const char *sec, int allow_ext,
+                           int64_t *n, int *d, char dtype[16]) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_path_check_input(path, "HDF5"));    /* a FIFO or directory is refused, not read */
+  KD_TRY(kd_path_claim(path, "HDF5 input", 0)); /* no output of the run may replace it */
+  KD_TRY(kd_h5_shape_of_(path, dset, sec, allow_ext, n, d, dtype));
+cleanup:
+  return err;
+}
+
+/* kd_h5_check_dataset with the element type (rank 0's, broadcast). */
+static kd_err kd_h5_check_typed_(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                                 int allow_external, int64_t *n, int *d, char dtype[16]) {
   kd_err err = KD_OK, lerr = KD_OK;
   int64_t shape[2] = {0, 0};
   kd_h5_quiet();
+  memset(dtype, 0, 16);
   if (kd_dist_rank(comm) == 0) {
     int dd = 0;
-    lerr = kd_h5_probe_(path, dset, sec, allow_external, &shape[0], &dd);
+    lerr = kd_h5_probe_(path, dset, sec, allow_external, &shape[0], &dd, dtype);
     shape[1] = dd;
   }
   KD_TRY(kd_dist_agreed(comm, lerr));
   KD_TRY(kd_dist_bcast(comm, shape, (int64_t)sizeof shape, 0));
+  KD_TRY(kd_dist_bcast(comm, dtype, 16, 0));
   if (n) *n = shape[0];
   if (d) *d = (int)shape[1];
 cleanup:
   return err;
+}
+
+kd_err kd_h5_check_dataset(MPI_Comm comm, const char *path, const char *dset, const char *sec,
+                           int allow_external, int64_t *n, int *d) {
+  char dtype[16];
+  return kd_h5_check_typed_(comm, path, dset, sec, allow_external, n, d, dtype);
+}
+
+typedef struct {
+  const char *dset, *sec;
+  int allow_ext;
+} kd_h5_what_;
+
+/* kd_input_describe: the dataset as this rank sees it. */
+static void kd_h5_describe_(const char *path, const void *user, char *buf, size_t len) {
+  const kd_h5_what_ *w = user;
+  int64_t n = 0;
+  int d = 0;
+  char dtype[16] = "";
+  if (kd_h5_shape_of_(path, w->dset, w->sec, w->allow_ext, &n, &d, dtype) == KD_OK)
+    snprintf(buf, len, "%lld x %d %s", (long long)n, d, dtype);
+  else
+    snprintf(buf, len, "an unreadable dataset (%s)", kd_err_message());
 }
 
 /* Handles of the collective (MPI-IO) read. */
@@ -345,8 +392,16 @@ kd_err kd_pointset_read_h5_sec(MPI_Comm comm, const char *path, const char *dset
   int64_t n = 0;
   int d = 0;
   *out = NULL;
-  KD_TRY(kd_h5_check_dataset(comm, path, dset, sec, allow_external, &n, &d));
+  char dtype[16], shape0[160];
+  KD_TRY(kd_h5_check_typed_(comm, path, dset, sec, allow_external, &n, &d, dtype));
+  {
+    /* before the collective open: ranks that see different files would wait on each other */
+    const kd_h5_what_ w = {dset, sec, allow_external};
+    snprintf(shape0, sizeof shape0, "%lld x %d %s", (long long)n, d, dtype);
+    KD_TRY(kd_input_agree(comm, path, shape0, kd_h5_describe_, &w));
+  }
   KD_TRY(kd_pointset_create(comm, n, d, &ps));
+  kd_pointset_set_dtype(ps, dtype);
   const int64_t per = KD_H5_CHUNK_DOUBLES / d > 0 ? KD_H5_CHUNK_DOUBLES / d : 1;
   int64_t n_calls = (ps->n_local + per - 1) / per;
   KD_TRY(kd_dist_max_i64(comm, &n_calls, 1));

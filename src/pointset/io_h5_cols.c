@@ -6,6 +6,7 @@
  * leading dimensions); then every rank reads its own block of flattened rows of each dataset with
  * a collective read of at most 2 L - 1 hyperslabs (L = flatten), a chunk at a time, into its
  * columns. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +71,10 @@ cleanup:
   return err;
 }
 
-static kd_err kd_h5_cols_probe_(const char *path, const char *const *names, int k, int L,
-                                const char *sec, int allow_ext, kd_h5_cols_layout_ *lay) {
+static kd_err kd_h5_cols_shape_of_(const char *path, const char *const *names, int k, int L,
+                                   const char *sec, int allow_ext, kd_h5_cols_layout_ *lay) {
   kd_err err = KD_OK;
   hid_t fapl = -1, f = -1;
-  KD_TRY(kd_path_check_input(path, "HDF5"));
-  KD_TRY(kd_path_claim(path, "HDF5 input", 0));
   KD_H5C(fapl = H5Pcreate(H5P_FILE_ACCESS), KD_ERR_H5, "H5Pcreate(FILE_ACCESS)");
   KD_H5C(H5Pset_fapl_sec2(fapl), KD_ERR_H5, "H5Pset_fapl_sec2");
   KD_CHECK(H5Fis_hdf5(path) > 0, KD_ERR_FILE, "%s: not an HDF5 file", path);
@@ -92,6 +91,34 @@ cleanup:
   if (f >= 0) H5Fclose(f);
   if (fapl >= 0) H5Pclose(fapl);
   return err;
+}
+
+/* Rank 0: the file checked and claimed as an input, then its layout. */
+static kd_err kd_h5_cols_probe_(const char *path, const char *const *names, int k, int L,
+                                const char *sec, int allow_ext, kd_h5_cols_layout_ *lay) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_path_check_input(path, "HDF5"));
+  KD_TRY(kd_path_claim(path, "HDF5 input", 0));
+  KD_TRY(kd_h5_cols_shape_of_(path, names, k, L, sec, allow_ext, lay));
+cleanup:
+  return err;
+}
+
+typedef struct {
+  const char *const *names;
+  int k, L, allow_ext;
+  const char *sec;
+} kd_h5_cols_what_;
+
+/* kd_input_describe: the datasets as this rank sees them. */
+static void kd_h5_cols_describe_(const char *path, const void *user, char *buf, size_t len) {
+  const kd_h5_cols_what_ *w = user;
+  kd_h5_cols_layout_ lay;
+  memset(&lay, 0, sizeof lay);
+  if (kd_h5_cols_shape_of_(path, w->names, w->k, w->L, w->sec, w->allow_ext, &lay) == KD_OK)
+    snprintf(buf, len, "%lld x %lld", (long long)lay.n, (long long)lay.d);
+  else
+    snprintf(buf, len, "unreadable datasets (%s)", kd_err_message());
 }
 
 /* Rank 0 probes, every rank gets the layout. */
@@ -231,7 +258,15 @@ kd_err kd_pointset_read_h5_cols(MPI_Comm comm, const char *path, const char *con
   hid_t fapl = -1, f = -1, dxpl = -1;
   *out = NULL;
   KD_TRY(kd_h5_cols_layout_get_(comm, path, names, k, flatten, sec, allow_external, &lay));
+  {
+    /* before the collective open: ranks that see different files would wait on each other */
+    char shape0[64];
+    const kd_h5_cols_what_ w = {names, k, flatten, allow_external, sec};
+    snprintf(shape0, sizeof shape0, "%lld x %lld", (long long)lay.n, (long long)lay.d);
+    KD_TRY(kd_input_agree(comm, path, shape0, kd_h5_cols_describe_, &w));
+  }
   KD_TRY(kd_pointset_create(comm, lay.n, (int)lay.d, &ps));
+  kd_pointset_set_dtype(ps, "columns");
   {
     kd_err lerr = KD_OK;
     fapl = H5Pcreate(H5P_FILE_ACCESS);

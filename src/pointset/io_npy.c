@@ -313,15 +313,13 @@ cleanup:
   return err;
 }
 
-/* Rank 0: the layout of the array (npz: entry `name`; hints name the config section sec). */
-static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *hint,
-                            int flatten, kd_npy_layout_ *L) {
+/* The layout of the array (npz: entry `name`; hints name the config section sec). Local. */
+static kd_err kd_npy_layout_of_(const char *path, int npz, const char *name, const char *hint,
+                                int flatten, kd_npy_layout_ *L) {
   kd_err err = KD_OK;
   int fd = -1;
   struct stat st;
   kd_member *m = NULL;
-  KD_TRY(kd_path_check_input(path, npz ? "npz" : "npy"));
-  KD_TRY(kd_path_claim(path, npz ? "npz input" : "npy input", 0)); /* no output may replace it */
   fd = open(path, O_RDONLY);
   KD_CHECK(fd >= 0, KD_ERR_FILE, "%s: cannot open file: %s", path, strerror(errno));
   KD_CHECK(fstat(fd, &st) == 0, KD_ERR_FILE, "%s: %s", path, strerror(errno));
@@ -334,6 +332,40 @@ cleanup:
   kd_member_close(&m);
   if (fd >= 0) close(fd);
   return err;
+}
+
+/* Rank 0: the file checked and claimed as an input, then its layout. */
+static kd_err kd_npy_probe_(const char *path, int npz, const char *name, const char *hint,
+                            int flatten, kd_npy_layout_ *L) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_path_check_input(path, npz ? "npz" : "npy"));
+  KD_TRY(kd_path_claim(path, npz ? "npz input" : "npy input", 0)); /* no output may replace it */
+  KD_TRY(kd_npy_layout_of_(path, npz, name, hint, flatten, L));
+cleanup:
+  return err;
+}
+
+static const char *const kd_npy_dtype_[4] = {"<f8", "<f4", "<i8", "<i4"};
+
+static void kd_npy_shape_(const kd_npy_layout_ *L, char *buf, size_t len) {
+  snprintf(buf, len, "%lld x %lld %s%s", (long long)L->n, (long long)L->d, kd_npy_dtype_[L->type],
+           L->fortran ? " (Fortran order)" : "");
+}
+
+typedef struct {
+  int npz, flatten;
+  const char *name, *hint;
+} kd_npy_what_;
+
+/* kd_input_describe: the array as this rank sees it. */
+static void kd_npy_describe_(const char *path, const void *user, char *buf, size_t len) {
+  const kd_npy_what_ *w = user;
+  kd_npy_layout_ L;
+  memset(&L, 0, sizeof L);
+  if (kd_npy_layout_of_(path, w->npz, w->name, w->hint, w->flatten, &L) == KD_OK)
+    kd_npy_shape_(&L, buf, len);
+  else
+    snprintf(buf, len, "an unreadable array (%s)", kd_err_message());
 }
 
 kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, const char *hint,
@@ -423,7 +455,14 @@ kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const 
   if (kd_dist_rank(comm) == 0) err = kd_npy_probe_(path, npz, name, hint, flatten, &L);
   KD_TRY(kd_dist_agreed(comm, err));
   KD_TRY(kd_dist_bcast(comm, &L, (int64_t)sizeof L, 0));
+  {
+    char shape0[160];
+    const kd_npy_what_ w = {npz, flatten, name, hint};
+    kd_npy_shape_(&L, shape0, sizeof shape0);
+    KD_TRY(kd_input_agree(comm, path, shape0, kd_npy_describe_, &w));
+  }
   KD_TRY(kd_pointset_create(comm, L.n, (int)L.d, &ps));
+  kd_pointset_set_dtype(ps, kd_npy_dtype_[L.type]);
   KD_TRY(kd_dist_agreed(comm, kd_npy_read_block_(path, &L, kd_pointset_offset(ps),
                                                  kd_pointset_n_local(ps), ps->rows)));
   *out = ps;

@@ -17,6 +17,7 @@ struct kd_pointset {
   int lazy;          /* 1: no rows stored; row g is draw g of (gen, gen_seed), made on demand */
   kd_measure gen;    /* lazy: owned copy of the generator measure */
   uint64_t gen_seed;
+  char dtype[16]; /* the element type of the file it was read from ("" = float64 values) */
 };
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef KDISTILL_POINTSET_IO_H
 #define KDISTILL_POINTSET_IO_H
 
+#include "core/ctx_impl.h"
 #include "kdistill/author/kd_pointset.h"
 
 /** Check that `path` is an HDF5 file with a readable 1-D/2-D numeric dataset `dset`; *n, *d get
@@ -54,5 +55,25 @@ kd_err kd_npy_check(MPI_Comm comm, const char *path, int npz, const char *name, 
  *  only as n or n x d). Collective. */
 kd_err kd_pointset_read_npy_sec(MPI_Comm comm, const char *path, int npz, const char *name,
                                 const char *hint, int flatten, kd_pointset **out);
+
+/* ---- input fingerprints and the ranks' agreement on an input file (io_print.c) ---- */
+
+/** Add the hashes of rows [g0, g0 + nr) (row-major, nr x d doubles) to acc: a sum of one hash per
+ *  row keyed by its global index, so blocks may be added in any order, by any rank. Local. */
+uint64_t kd_print_rows(uint64_t acc, kd_gidx g0, const double *rows, kd_lidx nr, int d);
+/** The fingerprint of a point set as read: shape, element type of its file and content hash
+ *  (section and path are left empty for the caller). Collective (one sum). */
+kd_err kd_pointset_print(const kd_pointset *ps, kd_input_print *out);
+/** Record the element type of the file a reader read ps from ("<f8", "float32", "text"). Local. */
+void kd_pointset_set_dtype(kd_pointset *ps, const char *dtype);
+/** How a rank's reader sees `path` ("50 x 3 float64"), for the message of kd_input_agree; an
+ *  unreadable file is described by its error. Local. */
+typedef void (*kd_input_describe)(const char *path, const void *user, char *buf, size_t len);
+/** Every rank's signature of `path` (its size and a hash of its first and last 4 KiB) must equal
+ *  rank 0's: a rank that sees another file (a stale node-local copy) fails with one message naming
+ *  the file, its shape (fn, called on that rank only) and rank 0's (shape0). One broadcast and one
+ *  agreement; nothing with 1 rank. Collective. */
+kd_err kd_input_agree(MPI_Comm comm, const char *path, const char *shape0, kd_input_describe fn,
+                      const void *user);
 
 #endif

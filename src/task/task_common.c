@@ -628,6 +628,30 @@ cleanup:
   return err;
 }
 
+/* The fingerprint of an input point set just read (pointset_io.h), recorded in the job's
+ * checkpoint session: a checkpoint stores it, a resume compares it (kd_task_ckpt_open). Only for
+ * the job's own configuration (a sweep point neither resumes nor writes the job's inputs).
+ * Collective (one sum). */
+static kd_err kd_task_print_input_(const kd_task_ctx *ctx, const char *section, const char *path,
+                                   const kd_pointset *ps) {
+  kd_err err = KD_OK;
+  kd_checkpoint_session *ss = kd_checkpoint_session_get();
+  kd_input_print p;
+  if (!ss || ss->cfg != ctx->cfg || ctx->validate_only) return KD_OK;
+  const double t0 = kd_dist_wtime();
+  KD_TRY(kd_pointset_print(ps, &p));
+  snprintf(p.section, sizeof p.section, "%s", section);
+  snprintf(p.path, sizeof p.path, "%s", path);
+  KD_CHECK(ss->n_inputs < KD_MAX_INPUT_PRINTS, KD_ERR_UNSUPPORTED,
+           "%s: more than %d input point sets in one run", section, KD_MAX_INPUT_PRINTS);
+  ss->inputs[ss->n_inputs++] = p;
+  kd_log_verbose("%s: fingerprint %016llx of %lld x %lld %s in %.3f s", section,
+                 (unsigned long long)p.hash, (long long)p.n, (long long)p.d, p.dtype,
+                 kd_dist_wtime() - t0);
+cleanup:
+  return err;
+}
+
 kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                              kd_gidx *nout, int *dout) {
   return kd_task_read_pointset_lazy(ctx, section, out, nout, dout, NULL);
@@ -719,6 +743,8 @@ kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, k
   } else if (ctx->validate_only) {
     KD_CHECK(n > 0, KD_ERR_INPUT, "%s: the point set is empty", what);
   }
+  if (ps && (kd_task_is_file_type(type) || !strcmp(type, "memory")))
+    KD_TRY(kd_task_print_input_(ctx, section, path ? path : "memory array", ps));
   KD_TRY(kd_task_read_score(ctx, section, n, &ps, &d));
   if (nout) *nout = n;
   if (dout) *dout = d;
@@ -1010,6 +1036,14 @@ kd_err kd_task_ckpt_open(const kd_task_ctx *ctx, int64_t every, const char *path
   kd_checkpoint_session *ss = kd_checkpoint_session_get();
   const int own_session = ss && ss->cfg == ctx->cfg;
   const kd_result *r = own_session ? ss->resume : NULL;
+  *ck = NULL;
+  /* the inputs read now (fingerprints agreed over the ranks) against those of the checkpoint: the
+   * same text and the same prints on every rank, so every rank decides alike */
+  if (r) {
+    kd_err err =
+        kd_checkpoint_inputs_check(ss->resume_path, ss->resume_inputs, ss->inputs, ss->n_inputs);
+    if (err) return err;
+  }
   /* the job removes ss->path once the output is in place */
   if (own_session) snprintf(ss->path, sizeof ss->path, "%s", keep ? "" : path);
   if (resume) *resume = r;
@@ -1079,7 +1113,9 @@ kd_err kd_task_checkpoint_write(const kd_task_ctx *ctx, const char *task, const 
                              own ? own : ss->config_yaml,
                              (int64_t)it,
                              intr != 0 ? "signal" : "periodic",
-                             kd_dist_size(ctx->comm)};
+                             kd_dist_size(ctx->comm),
+                             own ? NULL : ss->inputs,
+                             own ? 0 : ss->n_inputs};
   KD_TRY(kd_checkpoint_write(ctx->comm, path, &meta, state));
   *iteration = (int64_t)it;
   *reason = meta.reason;

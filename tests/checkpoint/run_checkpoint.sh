@@ -11,7 +11,11 @@
 #      run.checkpoint_path (--resume COPY), and the summary's time line after a resume shows
 #      this run's algorithm time (within the total) beside the sum with the run before;
 #  (b) --resume with --set kernel.ls=2: exit 1 naming kernel.ls, no output;
-#  (c) a truncated checkpoint: exit 1 naming the file, no output.
+#  (c) a truncated checkpoint: exit 1 naming the file, no output;
+#  (d) an input file (.npy candidates): changed in place (same shape) or of another shape: exit 1
+#      naming the input and the checkpoint, no output; the same bytes under another path and
+#      mtime resume at 2 (bitwise), 4 and 1 ranks; a checkpoint written at 4 ranks resumes at 2;
+#      a checkpoint of format 1 (no input fingerprints) is refused saying why.
 # These runs must reach their safe point and checkpoint however loaded the machine is: the
 # signal guard's default grace (1 s, tested in tests/hostile) would stop a slow step first.
 export KDISTILL_SIGNAL_GRACE=600
@@ -109,6 +113,58 @@ fi
 mpi 2 run herd.yaml -q --set output.path=bad.h5 --resume missing.h5 >c.txt 2>&1
 [ $? = 1 ] && grep -q "^kdistill: error: missing.h5" c.txt && ok "missing checkpoint: exit 1" ||
   bad "missing: $(cat c.txt)"
+
+# (d) the input files: the checkpoint holds their fingerprints (shape, type, a content hash that
+# does not depend on the rank count), not their paths or times
+PY=${KD_PYTHON:-/usr/bin/python3}
+REWRITE="$KD_SRC/../hostile/ckpt_rewrite.py"
+"$PY" -c "
+import numpy as np
+X = np.random.default_rng(5).standard_normal((400, 2))
+np.save('cand.npy', X)
+Y = X.copy(); Y[123, 1] += 1e-9
+np.save('changed.npy', Y)
+np.save('wider.npy', np.random.default_rng(5).standard_normal((400, 3)))" ||
+  bad "numpy could not write the inputs"
+printf 'task: herd\ncandidates: {type: npy, path: cand.npy}\ntarget: {type: data}\nkernel: {name: gaussian, ls: 0.8}\nalgorithm: {name: bpcg, max_iter: 80}\noutput: {path: out.h5}\nrun: {seed: 2}\n' >in.yaml
+mpi 2 run in.yaml -q --set output.path=full_in.h5 2>err.txt || bad "input run: $(cat err.txt)"
+mpi 2 run in.yaml -q --set output.path=p_in.h5 --set run.checkpoint_every=30 \
+  --set run.checkpoint_keep=true --set run.checkpoint_path=ck_in.h5 2>err.txt ||
+  bad "input run with checkpoints: $(cat err.txt)"
+[ "$(attr ck_in.h5 kdistill_checkpoint_format)" = 2 ] || bad "checkpoint format is not 2"
+cp cand.npy orig.npy
+cp changed.npy cand.npy # the same file name, shape and type, one value changed
+refused "an input changed in place" \
+  "ck_in.h5: input candidates (cand.npy) changed since the checkpoint was written (the same shape 400 x 2 <f8, other values); rerun without --resume" \
+  run in.yaml -q --set output.path=bad.h5 --resume ck_in.h5
+refused "an input of another shape" \
+  "ck_in.h5: input candidates (wider.npy) changed since the checkpoint was written (400 x 2 <f8 then, 400 x 3 <f8 now)" \
+  run in.yaml -q --set output.path=bad.h5 --set candidates.path=wider.npy --resume ck_in.h5
+# the same bytes elsewhere, written later (another mtime): resumes, at any rank count
+mkdir moved && sleep 1 && cp orig.npy moved/copy.npy
+for np in 2 4 1; do
+  rm -f r_in.h5
+  mpi $np run in.yaml -q --set output.path=r_in.h5 --set candidates.path=moved/copy.npy \
+    --resume ck_in.h5 2>err.txt || { bad "moved input: resume at $np: $(cat err.txt)"; continue; }
+  tol=1e-12
+  [ $np = 2 ] && tol=0
+  same full_in.h5 r_in.h5 $tol && ok "moved input: resumed at $np ranks (tol $tol)" ||
+    bad "moved input: resumed at $np ranks differs"
+done
+# a checkpoint written at 4 ranks resumes at 2 (the fingerprint is the same at every rank count)
+mpi 4 run in.yaml -q --set candidates.path=orig.npy --set output.path=p4_in.h5 \
+  --set run.checkpoint_every=30 --set run.checkpoint_keep=true --set run.checkpoint_path=ck4_in.h5 \
+  2>err.txt || bad "4-rank run with checkpoints: $(cat err.txt)"
+mpi 2 run in.yaml -q --set candidates.path=orig.npy --set output.path=r42_in.h5 \
+  --resume ck4_in.h5 2>err.txt && same full_in.h5 r42_in.h5 1e-12 &&
+  ok "written at 4 ranks, resumed at 2" || bad "written at 4 ranks, resumed at 2: $(cat err.txt)"
+# a checkpoint of the format before the fingerprints (1) is refused, saying why
+cp ck_in.h5 old.h5
+"$PY" "$REWRITE" old.h5 "f.attrs['kdistill_checkpoint_format'] = np.int64(1); del f.attrs['input_prints']" ||
+  bad "ckpt_rewrite.py failed"
+refused "format 1" \
+  "old.h5: written by an older kdistill (checkpoint format 1, without the fingerprints of the input files), so it cannot tell whether the inputs changed; rerun without --resume" \
+  run in.yaml -q --set output.path=bad.h5 --set candidates.path=orig.npy --resume old.h5
 
 echo "$fails failure(s)"
 [ $fails = 0 ]

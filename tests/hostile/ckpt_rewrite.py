@@ -1,4 +1,6 @@
-"""ckpt_rewrite.py FILE CODE - rewrite a kdistill checkpoint and make it consistent again.
+"""ckpt_rewrite.py FILE CODE [--keep-state-checksum] - rewrite a kdistill checkpoint and make it
+consistent again (with --keep-state-checksum: the user block only, so that the state no longer
+matches its state_checksum).
 
 Runs CODE (Python, with f = the open h5py file and np = numpy), then recomputes the two checksums
 kdistill checks on a resume: the state_checksum attribute (src/io/checkpoint.c kd_ckpt_checksum_)
@@ -52,7 +54,8 @@ def state_checksum(f):
 path, code = sys.argv[1], sys.argv[2]
 with h5py.File(path, "r+") as f:
     exec(code, {"f": f, "np": np})
-    f.attrs["state_checksum"] = state_checksum(f)
+    if "--keep-state-checksum" not in sys.argv[3:]:
+        f.attrs["state_checksum"] = state_checksum(f)
 with open(path, "r+b") as fp:
     data = fp.read()
     head = b"KDISTILL-SUM1 %016x %d\n" % (fnv(OFF, data[512:]), len(data))

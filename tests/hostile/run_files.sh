@@ -274,6 +274,73 @@ f14_study_csv_full_disk) # a full disk under the study CSV is named, not just "c
   [ ! -e s.csv ] && [ ! -e s.h5 ] || bad "a file was published"
   no_tmp s.csv
   ;;
+f15_ranks_see_other_files) # a stale node-local copy: rank 1 (only) sees another file of that name
+  mkdir r0 r1
+  "$PY" -c "
+import numpy as np, h5py
+r = np.random.default_rng(1)
+a, b = r.standard_normal((4000, 3)), r.standard_normal((50, 3))
+with h5py.File('r0/x.h5', 'w') as f: f['data'] = a
+with h5py.File('r1/x.h5', 'w') as f: f['data'] = b
+with h5py.File('r0/c.h5', 'w') as f: f['u'] = a[:, :2]; f['v'] = a[:, 2]
+with h5py.File('r1/c.h5', 'w') as f: f['u'] = b[:, :2]; f['v'] = b[:, 2]
+np.save('r0/x.npy', a[:, :2]); np.save('r1/x.npy', a)
+np.savez('r0/x.npz', data=a[:, :2]); np.savez('r1/x.npz', data=a)
+np.savetxt('r0/x.csv', a, delimiter=','); np.savetxt('r1/x.csv', a[:, :2], delimiter=',')"
+  # every rank runs in its own directory (rank 1 in r1, the others in r0) and reads the relative
+  # path rank 0 resolved there
+  printf '#!/bin/bash\nd=r0; [ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && d=r1\ncd "%s/$d" && exec "%s" "$@"\n' \
+    "$dir" "$KD_BIN" >wrap.sh
+  chmod +x wrap.sh
+  KD_BIN=$dir/wrap.sh
+  KD_TIMEOUT=60
+  printf 'task: thin\ndata: {type: hdf5, path: c.h5, datasets: [u, v]}\nalgorithm: {name: kt_compress, n_out: 4}\noutput: {path: %s/o.h5}\n' \
+    "$dir" >cols.yaml
+  # FILE|what rank 1 sees|what rank 0 sees (the sizes in bytes follow each)
+  for spec in "x.h5|rank 1 sees 50 x 3 float64, |rank 0 sees 4000 x 3 float64, " \
+    "x.npy|rank 1 sees 4000 x 3 <f8, 96128 bytes, |rank 0 sees 4000 x 2 <f8, 64128 bytes" \
+    "x.npz|rank 1 sees 4000 x 3 <f8, |rank 0 sees 4000 x 2 <f8, " \
+    "x.csv|rank 1 sees 4000 rows of 2 columns, |rank 0 sees 4000 rows of 3 columns, " \
+    "cols.yaml|rank 1 sees 50 x 3, |rank 0 sees 4000 x 3, "; do
+    f=${spec%%|*}
+    rest=${spec#*|}
+    rm -f o.h5
+    if [ "$f" = cols.yaml ]; then
+      kd run "$dir/cols.yaml"
+      f=c.h5
+    else
+      kd thin "$f" --n-out 4 -o "$dir/o.h5"
+    fi
+    [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || bad "$f: hangs (killed after ${KD_TIMEOUT} s)"
+    if [ "$np" = 1 ]; then
+      expect_ok
+    else
+      expect_err 1 "$f: the ranks see different files: ${rest%%|*}"
+      grep '^kdistill: error:' all.txt | grep -qF -- "${rest#*|}" || bad "$f: rank 0's view not named"
+      [ ! -e o.h5 ] || bad "$f: output written"
+      no_tmp o.h5
+    fi
+  done
+  ;;
+f16_h5_locked) # an HDF5 input another process holds open for writing (HDF5 file locking)
+  mkdata
+  rm -f held
+  "$PY" -c "
+import h5py, time
+f = h5py.File('in.h5', 'r+')
+open('held', 'w').close()
+time.sleep(120)" &
+  holder=$!
+  for _ in $(seq 1 200); do [ -e held ] && break; sleep 0.1; done
+  [ -e held ] || bad "the writer did not open in.h5"
+  kd thin in.h5 --n-out 4 -o o.h5
+  expect_err 1 "in.h5: cannot open HDF5 file: it is locked by another process (HDF5 file locking); if that writer is done or the file system does not support locks, set HDF5_USE_FILE_LOCKING=FALSE"
+  [ ! -e o.h5 ] || bad "output written"
+  HDF5_USE_FILE_LOCKING=FALSE kd thin in.h5 --n-out 4 -o o.h5
+  expect_ok
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+  ;;
 *)
   echo "unknown case $case"
   exit 1

@@ -219,7 +219,12 @@ f07b_checkpoint_ranges) # values rewritten with both checksums recomputed: only 
     "d=f['/state/weights']; a=d[...]; a*=1.5; d[...]=a|not 1 (off the simplex)" \
     "f.attrs['iteration']=np.int64(2**62); f['/state/iteration'][...]=2**62|/state/iteration = 4611686018427387904" \
     "f.attrs['iteration']=np.int64(-7); f['/state/iteration'][...]=-7|iteration -7" \
-    "d=f['/state/atoms']; a=d[...]; a[0]=${KD_N:-2000}; d[...]=a|candidate ${KD_N:-2000}, outside"; do
+    "d=f['/state/atoms']; a=d[...]; a[0]=${KD_N:-2000}; d[...]=a|candidate ${KD_N:-2000}, outside" \
+    "d=f['/state/points']; a=d[...]; a[:]=1e300; d[...]=a|ck.h5: checkpoint: /state/points row" \
+    "d=f['/state/atoms']; a=d[...]; a[1]=a[0]; d[...]=a|ck.h5: checkpoint: /state/atoms holds candidate" \
+    "d=f['/state/gram']; a=d[...]; a[1,0]=a[0,1]=0.5; d[...]=a|ck.h5: checkpoint: /state/gram[1, 0] = 0.5, the kernel gives" \
+    "d=f['/state/z_atoms']; a=d[...]; a[2]=0; d[...]=a|ck.h5: checkpoint: /state/z_atoms[2] = 0, the target gives" \
+    "d=f['/state/grad']; a=d[...]; a[7]=np.nan; d[...]=a|ck.h5: checkpoint: /state/grad[7] = nan"; do
     cp good.h5 ck.h5
     "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "${edit%%|*}" || bad "ckpt_rewrite.py failed"
     cp ck.h5 bad.h5
@@ -231,6 +236,15 @@ f07b_checkpoint_ranges) # values rewritten with both checksums recomputed: only 
     no_tmp ck.h5
     no_tmp out.h5
   done
+  # a state that does not match its checksum: refused without printing the checksum it should
+  # have (that would tell a forger what to write)
+  cp good.h5 ck.h5
+  "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "f.attrs['iteration']=np.int64(3)" \
+    --keep-state-checksum || bad "ckpt_rewrite.py failed"
+  kd run herd.yaml --resume ck.h5
+  expect_err 1 "ck.h5: the state checksum does not match the state"
+  ! grep '^kdistill: error:' all.txt | grep -qE '[0-9a-f]{16}' || bad "a checksum is printed"
+  [ ! -e out.h5 ] || bad "output written (checksum)"
   cp good.h5 ck.h5
   "$PY" "$(dirname "$KD_MKH5")/ckpt_rewrite.py" ck.h5 "pass" || bad "ckpt_rewrite.py failed"
   kd run herd.yaml --resume ck.h5

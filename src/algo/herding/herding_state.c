@@ -702,6 +702,82 @@ cleanup:
   return err;
 }
 
+static int kd_herd_cmp_i64_(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Stored and recomputed values agree to round-off (a forged value differs by far more). */
+static int kd_herd_close_(double stored, double now) {
+  return isfinite(stored) && fabs(stored - now) <= 1e-9 * (1.0 + fabs(now));
+}
+
+/* The restored atoms against this run's candidates, kernel and target (a checkpoint rewritten
+ * with a valid checksum): distinct candidates in range whose rows are the stored points bit for
+ * bit, a Gram matrix and z(x_i) as the kernel and the target give them (to round-off; the whole
+ * Gram matrix up to 2048 atoms, its diagonal beyond), a finite gradient. Each rank checks the
+ * atoms among its own candidates; the outcome is agreed. Collective. */
+static kd_err kd_herd_check_atoms_(const kd_herd *h, const int64_t *atoms, const double *x,
+                                   const double *zs, const double *gram, const double *grad,
+                                   int64_t n) {
+  kd_err err = KD_OK, lerr = KD_OK;
+  int64_t *sorted = NULL;
+  double *row = NULL;
+  for (int64_t i = 0; i < n; i++)
+    KD_CHECK(atoms[i] >= 0 && atoms[i] < h->m, KD_ERR_INPUT,
+             "checkpoint: atom %lld is candidate %lld, outside [0, %lld)", (long long)i,
+             (long long)atoms[i], (long long)h->m);
+  KD_ALLOC(sorted, n);
+  KD_ALLOC(row, n);
+  memcpy(sorted, atoms, sizeof(int64_t) * (size_t)n);
+  qsort(sorted, (size_t)n, sizeof *sorted, kd_herd_cmp_i64_);
+  for (int64_t i = 1; i < n; i++)
+    KD_CHECK(sorted[i] != sorted[i - 1], KD_ERR_INPUT,
+             "checkpoint: /state/atoms holds candidate %lld twice (an atom is a distinct "
+             "candidate)",
+             (long long)sorted[i]);
+  /* first what each rank holds (the candidate rows, the target at them, the gradient), agreed,
+   * so that a forged point is named as such and not by the Gram entries it spoils */
+  for (int64_t i = 0; i < n && !lerr; i++) {
+    const kd_gidx c = atoms[i] - h->off;
+    if (c < 0 || c >= h->nl) continue;
+    if (memcmp(x + (size_t)i * (size_t)h->d, h->rows + (size_t)c * (size_t)h->d,
+               sizeof(double) * (size_t)h->d) != 0)
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "checkpoint: /state/points row %lld is not candidate %lld's row",
+                        (long long)i, (long long)atoms[i]);
+    else if (!kd_herd_close_(zs[i], h->z[c]))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "checkpoint: /state/z_atoms[%lld] = %g, the target gives %.17g",
+                        (long long)i, zs[i], h->z[c]);
+  }
+  for (kd_lidx c = 0; c < h->nl && !lerr; c++)
+    if (!isfinite(grad[h->off + c]))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__, "checkpoint: /state/grad[%lld] = %g",
+                        (long long)(h->off + c), grad[h->off + c]);
+  KD_TRY(kd_dist_agreed(h->in->comm, lerr));
+  /* then the Gram matrix, the same on every rank */
+  for (int64_t i = 0; i < n && !lerr; i++) {
+    const double *xi = x + (size_t)i * (size_t)h->d, *gi = gram + (size_t)i * (size_t)n;
+    const int64_t nj = n <= 2048 ? i : 0;
+    if (nj > 0) lerr = kd_kernel_eval_block(h->kernel, xi, 1, x, (kd_lidx)nj, row, (kd_lidx)nj);
+    for (int64_t j = 0; j < nj && !lerr; j++)
+      if (!kd_herd_close_(gi[j], row[j]))
+        lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                          "checkpoint: /state/gram[%lld, %lld] = %g, the kernel gives %.17g",
+                          (long long)i, (long long)j, gi[j], row[j]);
+    if (!lerr && !kd_herd_close_(gi[i], kd_kernel_eval(h->kernel, xi, xi)))
+      lerr = kd_err_set(KD_ERR_INPUT, __FILE__, __LINE__,
+                        "checkpoint: /state/gram[%lld, %lld] = %g is not k(x, x)", (long long)i,
+                        (long long)i, gi[i]);
+  }
+  KD_TRY(kd_dist_agreed(h->in->comm, lerr));
+cleanup:
+  free(sorted);
+  free(row);
+  return err;
+}
+
 static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, int64_t *it,
                                double *last_gap, kd_result *out) {
   kd_err err = KD_OK;
@@ -734,10 +810,7 @@ static kd_err kd_herd_restore_(kd_herd *h, const kd_ckpt *ck, int64_t max_iter, 
   KD_CHECK(dg[0] == h->m, KD_ERR_INPUT,
            "checkpoint: written for %lld candidates, the configuration gives %lld",
            (long long)dg[0], (long long)h->m);
-  for (int64_t i = 0; i < n; i++)
-    KD_CHECK(atoms[i] >= 0 && atoms[i] < h->m, KD_ERR_INPUT,
-             "checkpoint: atom %lld is candidate %lld, outside [0, %lld)", (long long)i,
-             (long long)atoms[i], (long long)h->m);
+  KD_TRY(kd_herd_check_atoms_(h, atoms, x, zs, gram, grad, n));
   while (h->cap < n) KD_TRY(kd_herd_grow_(h));
   h->n = (int)n;
   for (int i = 0; i < h->n; i++) {

@@ -476,17 +476,20 @@ static void check_config_hash(const row_t *r, const kd_result *s, const kd_resul
   kd_result back = KD_RESULT_INIT, out = KD_RESULT_INIT;
   int64_t it = -1;
   snprintf(path, sizeof path, "ckconf_%s_np%d.h5", algo, kd_test_size());
-  kd_checkpoint_meta meta = {r->task,    algo,          yaml_a, (int64_t)metric(s, "iteration"),
-                             "periodic", kd_test_size()};
+  char *inputs = NULL;
+  kd_checkpoint_meta meta = {r->task,    algo,           yaml_a, (int64_t)metric(s, "iteration"),
+                             "periodic", kd_test_size(), NULL,   0};
   KD_TEST_OK(kd_checkpoint_write(MPI_COMM_WORLD, path, &meta, s));
-  kd_err e = kd_checkpoint_read(MPI_COMM_WORLD, path, r->task, algo, yaml_b, &back, &it);
+  kd_err e = kd_checkpoint_read(MPI_COMM_WORLD, path, r->task, algo, yaml_b, &back, &it, &inputs);
   KD_TEST(e == KD_ERR_CONFIG && agreed(e) &&
               strstr(kd_err_message(), "kernel.ls: 1 in the checkpoint, 2 now"),
           "%s: another configuration refused by the config hash: %s", r->name, kd_err_message());
   kd_err_clear();
   kd_result_free(&back);
-  KD_TEST_OK(kd_checkpoint_read(MPI_COMM_WORLD, path, r->task, algo, yaml_a, &back, &it));
+  KD_TEST_OK(kd_checkpoint_read(MPI_COMM_WORLD, path, r->task, algo, yaml_a, &back, &it, &inputs));
   KD_TEST(it == (int64_t)metric(s, "iteration"), "%s: the file's iteration", r->name);
+  KD_TEST(inputs && !inputs[0], "%s: no input fingerprints written, none read back", r->name);
+  free(inputs);
   KD_TEST_OK(run_row(r, MPI_COMM_WORLD, NULL, 0, &back, &out));
   KD_TEST(same_result(ref, &out, 1), "%s: resumed through the file: bitwise", r->name);
   if (kd_test_rank() == 0) remove(path);
