@@ -219,7 +219,7 @@ f10_output_path_shape) # refused before any work, by validate too, nothing creat
   kd thin be.npy --n-out 2 -o o.h5
   expect_err 1 "element type '>f8' is not supported"
   ;;
-f15_output_mode) # a replaced output keeps its mode; a new one gets the umask's default
+f17_output_mode) # a replaced output keeps its mode; a new one gets the umask's default
   KD_N=300 herd_cfg c.yaml
   umask 022
   kd run c.yaml
