@@ -145,7 +145,8 @@ mkdir moved && sleep 1 && cp orig.npy moved/copy.npy
 for np in 2 4 1; do
   rm -f r_in.h5
   mpi $np run in.yaml -q --set output.path=r_in.h5 --set candidates.path=moved/copy.npy \
-    --resume ck_in.h5 2>err.txt || { bad "moved input: resume at $np: $(cat err.txt)"; continue; }
+    --set run.checkpoint_keep=true --resume ck_in.h5 2>err.txt ||
+    { bad "moved input: resume at $np: $(cat err.txt)"; continue; }
   tol=1e-12
   [ $np = 2 ] && tol=0
   same full_in.h5 r_in.h5 $tol && ok "moved input: resumed at $np ranks (tol $tol)" ||
