@@ -46,7 +46,7 @@ class Measure:
 
     def _d_from_lists(self, *names: str) -> None:
         """d, when not given, is the length of the longest of the lists ``names`` (the library's
-        reader takes a one-element list for a number, so [m] alone would give its default d)."""
+        reader follows the same rule; d is written out so the section says it)."""
         lens = [len(self.section[k]) for k in names if isinstance(self.section.get(k), list)]
         if "d" not in self.section and lens:
             self.section["d"] = max(lens)

@@ -128,6 +128,9 @@ void kd_ctx_claims_reset(kd_ctx *ctx) {
   free(ctx->claims);
   ctx->claims = NULL;
   ctx->n_claims = ctx->cap_claims = 0;
+  free(ctx->claim_slots);
+  ctx->claim_slots = NULL;
+  ctx->n_slots = 0;
 }
 
 void kd_ctx_session_reset(kd_ctx *ctx) {

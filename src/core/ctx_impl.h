@@ -106,6 +106,10 @@ struct kd_ctx {
   /* the files the current job reads and writes (io/paths.c; reset between jobs) */
   kd_file_claim *claims;
   int n_claims, cap_claims;
+  /* hash index of the claims (io/paths.c): claim i + 1 in two slots, one found from its resolved
+   * path and one from its device and inode; 0 = empty; n_slots a power of two or 0 */
+  int *claim_slots;
+  int n_slots;
 };
 
 /** Stop the guard thread of kd_ctx_stop_guard, if any (kd_ctx_destroy). Local. */

@@ -951,6 +951,27 @@ cleanup:
   return err;
 }
 
+/* The kd_cfg_unused_ verdict on n without a message: 1 if nothing at or under n would be reported.
+ */
+static int kd_cfg_all_read_(const kd_cnode *n) {
+  if (n->used) return 1;
+  if (n->kind == KD_CN_SCALAR || n->n == 0)
+    return n->kind == KD_CN_SCALAR && n->is_null && n->origin == KD_ORIGIN_DEFAULT;
+  for (int i = 0; i < n->n; i++)
+    if (!kd_cfg_all_read_(n->kids[i])) return 0;
+  return 1;
+}
+
+int kd_config_is_read(const kd_config *cfg, const char *key) {
+  kd_cnode *n = NULL;
+  char saved[1024];
+  snprintf(saved, sizeof saved, "%s", kd_err_message());
+  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, &n, NULL);
+  kd_err_set_message(saved);
+  if (e != KD_OK) return 0;
+  return !n || kd_cfg_all_read_(n);
+}
+
 kd_err kd_config_check_unused(const kd_config *cfg) {
   kd_err err = KD_OK;
   char where[512], known[400] = "";

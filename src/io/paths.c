@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,74 @@ static kd_err kd_path_claim_conflict_(const kd_file_claim *a, const kd_file_clai
                     w->role, w->shown, r->role, r->shown);
 }
 
+/* Hash index of the claims, so a job claiming many files (a sweep of 10000 points) does not
+ * compare each new claim with all earlier ones. A claim sits in the slot chain of its resolved
+ * path and, when the file exists, in that of its device and inode. */
+static size_t kd_path_hash_canon_(const char *canon) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const unsigned char *c = (const unsigned char *)canon; *c; c++)
+    h = (h ^ *c) * 1099511628211ULL;
+  return (size_t)h;
+}
+
+static size_t kd_path_hash_id_(const kd_file_id *id) {
+  uint64_t h = (uint64_t)id->dev * 0x9E3779B97F4A7C15ULL;
+  h ^= (uint64_t)id->ino + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+  return (size_t)(h * 0xBF58476D1CE4E5B9ULL);
+}
+
+static void kd_path_slot_put_(int *slots, int n_slots, size_t h, int value) {
+  size_t s = h & (size_t)(n_slots - 1);
+  while (slots[s]) s = (s + 1) & (size_t)(n_slots - 1);
+  slots[s] = value;
+}
+
+static void kd_path_slot_claim_(kd_ctx *ctx, int i) {
+  kd_path_slot_put_(ctx->claim_slots, ctx->n_slots, kd_path_hash_canon_(ctx->claims[i].canon),
+                    i + 1);
+  if (ctx->claims[i].id.set)
+    kd_path_slot_put_(ctx->claim_slots, ctx->n_slots, kd_path_hash_id_(&ctx->claims[i].id), i + 1);
+}
+
+/* Room in the index for one more claim: rebuilt twice as large when it would be more than half
+ * full. */
+static kd_err kd_path_index_grow_(kd_ctx *ctx) {
+  kd_err err = KD_OK;
+  if (4 * (ctx->n_claims + 1) <= ctx->n_slots) return KD_OK;
+  int n = ctx->n_slots ? 2 * ctx->n_slots : 64;
+  while (4 * (ctx->n_claims + 1) > n) n *= 2;
+  int *slots = calloc((size_t)n, sizeof *slots);
+  KD_CHECK(slots, KD_ERR_MEM, "out of memory recording a path");
+  free(ctx->claim_slots);
+  ctx->claim_slots = slots;
+  ctx->n_slots = n;
+  for (int j = 0; j < ctx->n_claims; j++) kd_path_slot_claim_(ctx, j);
+cleanup:
+  return err;
+}
+
+static int kd_path_same_file_(const kd_file_claim *a, const kd_file_claim *b) {
+  return (a->id.set && b->id.set && a->id.dev == b->id.dev && a->id.ino == b->id.ino) ||
+         !strcmp(a->canon, b->canon);
+}
+
+/* The earliest claim after claim `after` (-1: from the first) that names the same file as c, or
+ * -1: the claims met in the order they were made, as a scan of the whole list would meet them. */
+static int kd_path_next_same_(const kd_ctx *ctx, const kd_file_claim *c, int after) {
+  int best = -1;
+  if (!ctx->n_slots) return -1;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && !c->id.set) break;
+    size_t s = (pass ? kd_path_hash_id_(&c->id) : kd_path_hash_canon_(c->canon)) &
+               (size_t)(ctx->n_slots - 1);
+    for (; ctx->claim_slots[s]; s = (s + 1) & (size_t)(ctx->n_slots - 1)) {
+      const int j = ctx->claim_slots[s] - 1;
+      if (j > after && (best < 0 || j < best) && kd_path_same_file_(c, &ctx->claims[j])) best = j;
+    }
+  }
+  return best;
+}
+
 kd_err kd_path_claim(const char *path, const char *role, int output) {
   kd_err err = KD_OK;
   kd_ctx *ctx = kd_ctx_current();
@@ -305,11 +374,8 @@ kd_err kd_path_claim(const char *path, const char *role, int output) {
   c.canon = kd_path_canon_(path);
   c.shown = strdup(path);
   KD_CHECK(c.canon && c.shown, KD_ERR_MEM, "out of memory recording the path %s", role);
-  for (int i = 0; i < ctx->n_claims; i++) {
+  for (int i = kd_path_next_same_(ctx, &c, -1); i >= 0; i = kd_path_next_same_(ctx, &c, i)) {
     const kd_file_claim *o = &ctx->claims[i];
-    const int same = (c.id.set && o->id.set && c.id.dev == o->id.dev && c.id.ino == o->id.ino) ||
-                     !strcmp(c.canon, o->canon);
-    if (!same) continue;
     if (!strcmp(o->role, c.role) && !strcmp(o->canon, c.canon)) goto cleanup; /* known */
     if (!kd_path_claims_compatible_(o, &c)) KD_TRY(kd_path_claim_conflict_(&c, o));
   }
@@ -320,8 +386,10 @@ kd_err kd_path_claim(const char *path, const char *role, int output) {
     ctx->claims = g;
     ctx->cap_claims = cap;
   }
-  ctx->claims[ctx->n_claims++] = c;
+  KD_TRY(kd_path_index_grow_(ctx));
+  ctx->claims[ctx->n_claims] = c;
   memset(&c, 0, sizeof c);
+  kd_path_slot_claim_(ctx, ctx->n_claims++);
 cleanup:
   free(c.canon);
   free(c.shown);

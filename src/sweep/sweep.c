@@ -182,12 +182,49 @@ static void kd_sweep_destroy_(void **state) {
   *state = NULL;
 }
 
+/* Validate every point (array mode: its own point; summary_only: none, nothing runs): its config,
+ * the base task's keys and inputs, unknown keys. The points are built from the base with the sweep
+ * section blanked (copying its values for every point made validate quadratic in the number of
+ * points) when that section has no unread key; otherwise from the whole base, so the unknown key
+ * is reported by the first point as it always was. */
+static kd_err kd_sweep_validate_points_(const kd_task_ctx *ctx, kd_sweep_state *st) {
+  kd_err err = KD_OK;
+  kd_config *vbase = NULL, *pcfg = NULL;
+  void *pstate = NULL;
+  if (kd_config_is_read(ctx->cfg, "sweep")) {
+    KD_TRY(kd_config_clone(st->base_cfg, NULL, &vbase));
+    KD_TRY(kd_config_set(vbase, "sweep=null"));
+  }
+  for (int p = 0; p < st->spec.n_points; p++) {
+    if (st->spec.summary_only || (st->spec.point >= 0 && p != st->spec.point)) continue;
+    char path[1100];
+    kd_task_ctx pctx = *ctx;
+    kd_sweep_point_path(&st->spec, p, path, sizeof path);
+    err = kd_sweep_point_config(vbase ? vbase : st->base_cfg, st->base_name, &st->spec, p, path,
+                                &pcfg);
+    if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
+    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
+    pctx.cfg = pcfg;
+    pctx.validate_only = 1;
+    if (err == KD_OK) err = st->base->setup(&pctx, &pstate);
+    if (err == KD_OK) err = kd_config_check_unused(pcfg);
+    st->base->destroy(&pstate);
+    kd_config_destroy(&pcfg);
+    if (err) {
+      kd_sweep_point_message_(&st->spec, p);
+      goto cleanup;
+    }
+  }
+cleanup:
+  kd_config_destroy(&pcfg);
+  kd_config_destroy(&vbase);
+  return err;
+}
+
 static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
   kd_err err = KD_OK;
   kd_sweep_state *st = NULL;
   char where[512];
-  kd_config *pcfg = NULL;
-  void *pstate = NULL;
   *state = NULL;
   KD_ALLOC(st, 1);
   KD_TRY(kd_sweep_spec_read(ctx->cfg, &st->spec));
@@ -218,34 +255,13 @@ static kd_err kd_sweep_setup_(const kd_task_ctx *ctx, void **state) {
     if (strcmp(root, "sweep") != 0) KD_TRY(kd_config_mark_read(ctx->cfg, root));
   }
   KD_TRY(kd_sweep_check_paths_(ctx, &st->spec));
-  /* validate every point now (array mode: its own point; summary_only: none, nothing runs): its
-   * config, the base task's keys and inputs, unknown keys */
-  for (int p = 0; p < st->spec.n_points; p++) {
-    if (st->spec.summary_only || (st->spec.point >= 0 && p != st->spec.point)) continue;
-    char path[1100];
-    kd_task_ctx pctx = *ctx;
-    kd_sweep_point_path(&st->spec, p, path, sizeof path);
-    err = kd_sweep_point_config(st->base_cfg, st->base_name, &st->spec, p, path, &pcfg);
-    if (err == KD_OK) err = kd_sweep_point_checkpoint_(pcfg, st->base_ckpt, p);
-    if (err == KD_OK) err = kd_sweep_read_cli_keys_(pcfg, &pctx);
-    pctx.cfg = pcfg;
-    pctx.validate_only = 1;
-    if (err == KD_OK) err = st->base->setup(&pctx, &pstate);
-    if (err == KD_OK) err = kd_config_check_unused(pcfg);
-    st->base->destroy(&pstate);
-    kd_config_destroy(&pcfg);
-    if (err) {
-      kd_sweep_point_message_(&st->spec, p);
-      goto cleanup;
-    }
-  }
+  KD_TRY(kd_sweep_validate_points_(ctx, st));
   if (ctx->validate_only) /* jobs/sweep_array.sh reads the point count from this line */
     kd_log_info("sweep: %d points of task %s (files in %s/)", st->spec.n_points, st->spec.task,
                 st->spec.dir);
   *state = st;
   st = NULL;
 cleanup:
-  kd_config_destroy(&pcfg);
   if (st) {
     void *v = st;
     kd_sweep_destroy_(&v);

@@ -397,8 +397,12 @@ kd_err kd_sweep_point_config(const kd_config *base, const char *base_name, const
     assign[o] = '\0';
     KD_TRY(kd_config_set(cfg, assign));
   }
-  /* the copy still holds the sweep section: read it so the unknown-key check passes */
-  KD_TRY(kd_sweep_spec_read(cfg, &again));
+  /* the copy still holds the sweep section: read it so the unknown-key check passes (a base whose
+   * section was blanked to null, as the points are validated, only marks it) */
+  if (kd_config_count(cfg, "sweep") > 0)
+    KD_TRY(kd_sweep_spec_read(cfg, &again));
+  else
+    KD_TRY(kd_config_mark_read(cfg, "sweep"));
   KD_TRY(kd_config_get_str(cfg, "task", NULL, NULL, 1, &s));
   *out = cfg;
   cfg = NULL;

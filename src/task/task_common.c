@@ -171,7 +171,8 @@ cleanup:
 
 /* ----------------------------------------------------------- measure */
 /* A per-coordinate vector key: absent -> default broadcast (inserted as a list of length d);
- * a single number or a list of length 1 broadcasts; otherwise the length must be d. */
+ * a single number or a list of length 1 broadcasts (a one-element list sets d = 1 unless d or a
+ * longer list says otherwise: kd_vec_len_); otherwise the length must be d. */
 static kd_err kd_read_vec_(const kd_task_ctx *ctx, const char *section, const char *name, int d,
                            double def, double lo, double hi, double **out) {
   kd_err err = KD_OK;
@@ -202,12 +203,12 @@ cleanup:
   return err;
 }
 
-/* Length of a vector key if it is a list longer than 1 (0 otherwise). */
+/* Length of a vector key if it is a list, one-element lists included (0 for a number or when
+ * absent: those broadcast to whatever d is). Without d, the longest list gives d. */
 static int kd_vec_len_(const kd_task_ctx *ctx, const char *section, const char *name) {
   char key[256];
   kd_key_(key, sizeof key, section, name);
-  int n = kd_config_count(ctx->cfg, key);
-  return n > 1 ? n : 0;
+  return kd_config_count(ctx->cfg, key);
 }
 
 /* The gaussian_mixture keys of a measure section: means (lists), sds, weights, d. */

@@ -69,6 +69,9 @@ const char *kd_config_where(const kd_config *cfg, const char *key, char *buf, in
 kd_err kd_config_get_params(kd_config *cfg, const char *section, const kd_param_spec *spec, int n,
                             kd_params *out);
 /** Error (KD_ERR_CONFIG) naming file:line: key of the first key never read. Local. */
+/** 1 if kd_config_check_unused would report nothing at or under key (every entry there read; an
+ *  absent key counts as read), else 0. No message is recorded. Local, pure. */
+int kd_config_is_read(const kd_config *cfg, const char *key);
 kd_err kd_config_check_unused(const kd_config *cfg);
 /** The resolved configuration (every key read, with defaults filled in) as YAML text; caller
  *  frees *yaml. Local. */

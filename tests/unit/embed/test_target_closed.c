@@ -490,6 +490,65 @@ static void test_unsupported(MPI_Comm c) {
   kd_kernel_destroy(&k);
 }
 
+/* The dimension a configuration gives a Gaussian: without d, the longest list's length (a
+ * one-element list included), a number broadcasting. A herd run through the entry point on
+ * `mean: [0.0], sd: [1.0]` (candidates and target) is 1-D and reports the MMD of the 1-D closed
+ * form, sum_ij w_i w_j k(x_i, x_j) - 2 sum_i w_i z(x_i) + zz with z(x) = l / sqrt(l^2 + s^2)
+ * exp(-(x - m)^2 / (2 (l^2 + s^2))) and zz = l / sqrt(l^2 + 2 s^2); `mean: [0, 0], sd: [1]` is
+ * 2-D (z and zz the products over the coordinates). */
+static void test_config_d(void) {
+  static const char *const kCfg[2] = {
+      "task: herd\n"
+      "candidates: {type: gaussian, n: 400, mean: [0.0], sd: [1.0]}\n"
+      "target: {type: gaussian, mean: [0.0], sd: [1.0]}\n"
+      "kernel: {name: gaussian, ls: 0.8}\n"
+      "algorithm: {name: bpcg, max_iter: 20}\n"
+      "run: {seed: 3}\n",
+      "task: herd\n"
+      "candidates: {type: gaussian, n: 400, mean: [0, 0], sd: [1]}\n"
+      "target: {type: gaussian, mean: [0, 0], sd: [1]}\n"
+      "kernel: {name: gaussian, ls: 0.8}\n"
+      "algorithm: {name: bpcg, max_iter: 20}\n"
+      "run: {seed: 3}\n"};
+  const double l = 0.8, s = 1.0;
+  for (int c = 0; c < 2; c++) {
+    const int d = c + 1;
+    kd_job_opts o;
+    memset(&o, 0, sizeof o);
+    o.config = c ? "gauss_2d.yaml" : "gauss_1d.yaml";
+    o.config_text = kCfg[c];
+    o.no_output = 1;
+    kd_result r = KD_RESULT_INIT;
+    kd_err e = kd_job_run(kd_test_ctx(), &o, NULL, &r);
+    KD_TEST(e == KD_OK, "%s: %s", o.config, kd_ctx_message(kd_test_ctx()));
+    if (e != KD_OK) continue;
+    KD_TEST(r.d == d && r.n > 1, "%s: d = %d (want %d), %lld atoms", o.config, r.d, d,
+            (long long)r.n);
+    if (r.d != d) {
+      kd_result_free(&r);
+      continue;
+    }
+    double kk = 0, kz = 0, zz = pow(l / sqrt(l * l + 2 * s * s), d);
+    for (int64_t i = 0; i < r.n; i++) {
+      const double *xi = r.points + i * d;
+      double z = 1;
+      for (int j = 0; j < d; j++)
+        z *= l / sqrt(l * l + s * s) * exp(-xi[j] * xi[j] / (2 * (l * l + s * s)));
+      kz += r.weights[i] * z;
+      for (int64_t k = 0; k < r.n; k++) {
+        double q = 0;
+        for (int j = 0; j < d; j++)
+          q += (xi[j] - r.points[k * d + j]) * (xi[j] - r.points[k * d + j]);
+        kk += r.weights[i] * r.weights[k] * exp(-q / (2 * l * l));
+      }
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s: MMD = the %d-D closed form", o.config, d);
+    KD_TEST_NEAR(r.mmd, sqrt(fmax(kk - 2 * kz + zz, 0)), 1e-9, what);
+    kd_result_free(&r);
+  }
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm c = MPI_COMM_WORLD;
@@ -502,5 +561,6 @@ int main(int argc, char **argv) {
   test_energy(c);
   test_rate(c);
   test_unsupported(c);
+  test_config_d();
   return kd_test_finish();
 }
