@@ -544,14 +544,22 @@ cleanup:
   return err;
 }
 
+/* kd_cfg_walk_ without creating and without touching the error message (the look-ups below
+ * never report): *n is the node at key, NULL where there is none. */
+static kd_err kd_cfg_find_quiet_(const kd_config *cfg, const char *key, kd_cnode **n) {
+  char saved[1024];
+  *n = NULL;
+  snprintf(saved, sizeof saved, "%s", kd_err_message());
+  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, n, NULL);
+  kd_err_set_message(saved);
+  if (e != KD_OK) *n = NULL;
+  return e;
+}
+
 int kd_config_has(const kd_config *cfg, const char *key) {
   kd_cnode *n = NULL;
-  char saved[1024];
-  snprintf(saved, sizeof saved, "%s", kd_err_message());
-  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, &n, NULL);
-  kd_err_set_message(saved); /* has() never reports */
-  if (e != KD_OK || !n) return 0;
-  return !(n->kind == KD_CN_SCALAR && n->is_null);
+  (void)kd_cfg_find_quiet_(cfg, key, &n);
+  return n && !(n->kind == KD_CN_SCALAR && n->is_null);
 }
 
 const char *kd_config_where(const kd_config *cfg, const char *key, char *buf, int len) {
@@ -810,21 +818,15 @@ cleanup:
 
 int kd_config_count(const kd_config *cfg, const char *key) {
   kd_cnode *n = NULL;
-  char saved[1024];
-  snprintf(saved, sizeof saved, "%s", kd_err_message());
-  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, &n, NULL);
-  kd_err_set_message(saved);
-  if (e != KD_OK || !n || n->kind == KD_CN_SCALAR) return 0;
+  (void)kd_cfg_find_quiet_(cfg, key, &n);
+  if (!n || n->kind == KD_CN_SCALAR) return 0;
   return n->n;
 }
 
 const char *kd_config_key_at(const kd_config *cfg, const char *key, int i) {
   kd_cnode *n = NULL;
-  char saved[1024];
-  snprintf(saved, sizeof saved, "%s", kd_err_message());
-  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, &n, NULL);
-  kd_err_set_message(saved);
-  if (e != KD_OK || !n || n->kind != KD_CN_MAP || i < 0 || i >= n->n) return NULL;
+  (void)kd_cfg_find_quiet_(cfg, key, &n);
+  if (!n || n->kind != KD_CN_MAP || i < 0 || i >= n->n) return NULL;
   return n->kids[i]->key;
 }
 
@@ -964,11 +966,7 @@ static int kd_cfg_all_read_(const kd_cnode *n) {
 
 int kd_config_is_read(const kd_config *cfg, const char *key) {
   kd_cnode *n = NULL;
-  char saved[1024];
-  snprintf(saved, sizeof saved, "%s", kd_err_message());
-  kd_err e = kd_cfg_walk_(cfg, key, 0, 0, &n, NULL);
-  kd_err_set_message(saved);
-  if (e != KD_OK) return 0;
+  if (kd_cfg_find_quiet_(cfg, key, &n) != KD_OK) return 0;
   return !n || kd_cfg_all_read_(n);
 }
 
