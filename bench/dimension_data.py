@@ -39,6 +39,9 @@ from goodpoints import compress  # noqa: E402
 
 ALL = "gauss2 gauss8 gauss32 gauss128 patch4 patch8 patch8c patch28 digits"
 DATA = os.environ.get("DIM_DATA", "all").replace("all", ALL).split()
+if set(DATA) - set(ALL.split()):
+    sys.exit("dimension_data.py: unknown DIM_DATA %s; known: %s"
+             % (" ".join(sorted(set(DATA) - set(ALL.split()))), ALL))
 LOG2N = [int(v) for v in os.environ.get("DIM_LOG2N", "14 16").split()]
 DIGITS_LOG2N = [int(v) for v in os.environ.get("DIM_DIGITS_LOG2N", "8 10").split()]
 if any(lg % 2 or lg < 4 for lg in LOG2N + DIGITS_LOG2N) or max(DIGITS_LOG2N) > 10:
