@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "job/job_registry.h"
+#include "io/mmd_text.h"
 #include "la/la_impl.h"
 #include "task/task_impl.h"
 #include "kdistill/author.h"
@@ -237,18 +238,24 @@ static kd_err kd_cli_validate_(kd_ctx *ctx, const kd_cli_opts *o) {
 
 static kd_err kd_cli_mmd_(kd_ctx *ctx, const kd_cli_opts *o) {
   kd_job_opts jo;
-  double mmd = NAN, mmd2 = NAN, stored = NAN;
+  double mmd = NAN, mmd2 = NAN, stored = NAN, mmd_err = 0.0;
+  int method = 0;
+  char how[256];
   kd_cli_job_opts_(o, &jo);
   kd_err err = KD_OK;
   if (kd_cli_is_data_file(o->config)) { /* against a data file, with the output's own kernel */
     char sec[5000];
     err = kd_cli_data_section(o->config, o->dataset, sec, sizeof sec);
-    if (!err) err = kd_job_mmd_data(ctx, o->file, sec, &mmd, &mmd2, &stored);
+    if (!err)
+      err = kd_job_mmd_file(ctx, o->file, NULL, sec, &mmd, &mmd2, &stored, &method, &mmd_err);
   } else {
-    err = kd_job_mmd(ctx, o->file, &jo, &mmd, &mmd2, &stored);
+    err = kd_job_mmd_file(ctx, o->file, &jo, NULL, &mmd, &mmd2, &stored, &method, &mmd_err);
   }
   if (err == KD_OK && kd_ctx_rank(ctx) == 0) {
-    printf("mmd:        %.17g\n", mmd);
+    /* the value in full precision (scripts compare it), then what it is, as every view says */
+    kd_output_mmd_text(how, sizeof how, method, mmd, mmd_err);
+    const char *tail = strchr(how, ' ');
+    printf("mmd:        %.17g%s\n", mmd, tail ? tail : "");
     printf("mmd2:       %.17g\n", mmd2);
     printf("stored:     %.17g\n", stored);
     if (isfinite(mmd) && isfinite(stored))

@@ -390,13 +390,15 @@ cleanup:
   return err;
 }
 
-kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
-                  double *stored) {
+/* kd_job_mmd, also saying what the value is (*method, *mmd_err as kd_job_mmd_rule_info; may be
+ * NULL). Collective. */
+static kd_err kd_job_mmd_(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd,
+                          double *mmd2, double *stored, int *method, double *mmd_err) {
   kd_err err = KD_OK;
   kd_job job;
   kd_result rule = KD_RESULT_INIT;
   kd_target *t = NULL;
-  double m = NAN, m2 = NAN;
+  kd_mmd_info info;
   char *otask = NULL;
   if (!ctx) return KD_ERR_ARG;
   kd_ctx *prev = kd_job_enter_(ctx);
@@ -418,15 +420,22 @@ kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *m
            "%s: the rule has dimension %d but the config's target has %d", path, rule.d,
            kd_target_dim(t));
   KD_TRY(kd_job_rule_finite_(path, rule.points, rule.weights, rule.n, rule.d));
-  KD_TRY(kd_mmd(t, rule.points, rule.weights, (kd_lidx)rule.n, &m, &m2));
-  if (mmd) *mmd = m;
-  if (mmd2) *mmd2 = m2;
+  KD_TRY(kd_mmd_eval(t, rule.points, rule.weights, (kd_lidx)rule.n, &info));
+  if (mmd) *mmd = info.mmd;
+  if (mmd2) *mmd2 = info.method == KD_MMD_SKIPPED ? info.mmd2_minus_self : info.mmd2;
   if (stored) *stored = rule.mmd;
+  if (method) *method = (int)info.method;
+  if (mmd_err) *mmd_err = info.method == KD_MMD_BOUNDED ? info.mmd_bound : info.mmd_se;
 cleanup:
   kd_job_free_(ctx, &job);
   kd_result_free(&rule);
   free(otask);
   return kd_job_leave_(ctx, prev, err);
+}
+
+kd_err kd_job_mmd(kd_ctx *ctx, const char *path, const kd_job_opts *o, double *mmd, double *mmd2,
+                  double *stored) {
+  return kd_job_mmd_(ctx, path, o, mmd, mmd2, stored, NULL, NULL);
 }
 
 kd_err kd_output_save(kd_ctx *ctx, const char *path, const kd_result *res, const char *task,
@@ -588,18 +597,25 @@ cleanup:
   return err;
 }
 
-kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
-                       double *mmd2, double *stored) {
+kd_err kd_job_mmd_file(kd_ctx *ctx, const char *path, const kd_job_opts *o, const char *data_yaml,
+                       double *mmd, double *mmd2, double *stored, int *method, double *mmd_err) {
   kd_err err = KD_OK;
   char *text = NULL;
-  if (!ctx || !path || !data_yaml) return KD_ERR_ARG;
-  kd_job_opts o;
-  memset(&o, 0, sizeof o);
+  if (!ctx || !path || !(o || data_yaml)) return KD_ERR_ARG;
+  if (!data_yaml) return kd_job_mmd_(ctx, path, o, mmd, mmd2, stored, method, mmd_err);
+  kd_job_opts od;
+  memset(&od, 0, sizeof od);
   KD_TRY(kd_job_mmd_data_config_(ctx, path, data_yaml, &text));
-  o.config = "kdistill mmd";
-  o.config_text = text;
-  KD_TRY(kd_job_mmd(ctx, path, &o, mmd, mmd2, stored));
+  od.config = "kdistill mmd";
+  od.config_text = text;
+  KD_TRY(kd_job_mmd_(ctx, path, &od, mmd, mmd2, stored, method, mmd_err));
 cleanup:
   free(text);
   return err;
+}
+
+kd_err kd_job_mmd_data(kd_ctx *ctx, const char *path, const char *data_yaml, double *mmd,
+                       double *mmd2, double *stored) {
+  if (!data_yaml) return KD_ERR_ARG;
+  return kd_job_mmd_file(ctx, path, NULL, data_yaml, mmd, mmd2, stored, NULL, NULL);
 }

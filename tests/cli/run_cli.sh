@@ -110,6 +110,13 @@ grep -q "^mmd: .* +- .* (estimated from sampled target rows" est.txt && ok "targ
 [ "$(sed -n 's/^mmd: *//p' ie.txt)" = "$(sed -n 's/^mmd: *//p' est.txt)" ] &&
   grep -q "^mmd: .* +- .* (estimated from sampled target rows" ie.txt &&
   ok "info: the estimated MMD as in the summary" || bad "info of an estimate: $(grep mmd ie.txt)"
+# and so does `kdistill mmd` (the value in full precision first, then the same words); an exact
+# evaluation says "(exact)"
+mpi mmd res/est.h5 est.yaml >me.txt 2>&1 &&
+  grep -q "^mmd: *[0-9.e+-]* +- .* (estimated from sampled target rows" me.txt &&
+  mpi mmd res/est.h5 est.yaml --set target.self=exact >mx.txt 2>&1 &&
+  grep -q "^mmd: *[0-9.e+-]* (exact)$" mx.txt &&
+  ok "kdistill mmd says estimated / exact" || bad "kdistill mmd: $(grep mmd: me.txt mx.txt)"
 grep -q "^time:       load [0-9.]* s, algorithm [0-9.]* s, evaluation [0-9.]* s, write [0-9.]* s; total" est.txt &&
   ok "time line" || bad "time line: $(cat est.txt)"
 mpi run est.yaml --set target.self=exact -o res/exact.h5 -q >ex.txt 2>&1 || bad "exact run: $(cat ex.txt)"
