@@ -397,7 +397,8 @@ void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double
 /* The bounding box of each packed panel of kd_kernel_pack_panels (padding columns included):
  * box[2 d p + kk] = lo, box[2 d p + d + kk] = hi of coordinate kk in panel p; a panel holding a
  * non-finite coordinate gets lo = hi = NaN (no bound). */
-static void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box) {
+KD_KCLONES static void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P,
+                                              double *box) {
   for (kd_lidx j0 = 0, pj = 0; j0 < nb; j0 += P, pj++) {
     const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     const double *pan = Bp + (size_t)d * (size_t)j0;
@@ -422,16 +423,24 @@ static void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx 
 /* 1 when every squared distance between the rows A_i..A_{i+nr-1} and the points of the box
  * (lo[d], hi[d]) is at most smax: sum_kk max(a - lo, hi - a)^2 <= smax (a 1% margin in smax
  * covers the rounding of this bound). NaN anywhere gives 0. */
-static int kd_kernel_rows_in_box_(int d, const double *A, kd_lidx i, int nr, const double *lo,
-                                  double smax) {
+KD_KCLONES static int kd_kernel_rows_in_box_(int d, const double *A, kd_lidx i, int nr,
+                                             const double *lo, double smax) {
   const double *hi = lo + d;
   for (int r = 0; r < nr; r++) {
     const double *a = A + (i + r) * d;
-    double b = 0.0;
-    for (int kk = 0; kk < d; kk++) {
+    double b8[8] = {0}, b = 0.0; /* 8 independent chains (any order: the margin covers it) */
+    int kk = 0;
+    for (; kk + 8 <= d; kk += 8)
+      for (int l = 0; l < 8; l++) {
+        const double e1 = a[kk + l] - lo[kk + l], e2 = hi[kk + l] - a[kk + l];
+        const double m = e1 > e2 ? e1 : e2;
+        b8[l] = fma(m, m, b8[l]);
+      }
+    for (; kk < d; kk++) {
       const double e1 = a[kk] - lo[kk], e2 = hi[kk] - a[kk], m = e1 > e2 ? e1 : e2;
       b = fma(m, m, b);
     }
+    for (int l = 0; l < 8; l++) b += b8[l];
     if (!(b <= smax)) return 0;
   }
   return 1;

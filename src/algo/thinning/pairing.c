@@ -47,23 +47,34 @@ static void kd_pair_select_(kd_pair_key_ *a, kd_lidx s, kd_lidx m) {
   }
 }
 
-/* order idx[0..s) (s even) so that (idx[2i], idx[2i+1]) share a k-d cell; tmp: s entries */
-static void kd_pair_split_(const double *X, int d, kd_lidx *idx, kd_lidx s, kd_pair_key_ *tmp) {
-  if (s <= 2) return;
-  int jw = 0;
-  double wmax = -1.0;
-  for (int j = 0; j < d; j++) {
-    double lo = X[idx[0] * d + j], hi = lo;
-    for (kd_lidx i = 1; i < s; i++) {
-      double v = X[idx[i] * d + j];
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-    if (hi - lo > wmax) {
-      wmax = hi - lo;
-      jw = j;
+/* the widest coordinate of the rows idx[0..s) (the first on ties); lo, hi: d scratch each. Row by
+ * row, so that each row is read once and contiguously. */
+static int kd_pair_widest_(const double *X, int d, const kd_lidx *idx, kd_lidx s, double *lo,
+                           double *hi) {
+  for (int j = 0; j < d; j++) lo[j] = hi[j] = X[idx[0] * d + j];
+  for (kd_lidx i = 1; i < s; i++) {
+    const double *x = X + idx[i] * d;
+    for (int j = 0; j < d; j++) {
+      lo[j] = x[j] < lo[j] ? x[j] : lo[j];
+      hi[j] = x[j] > hi[j] ? x[j] : hi[j];
     }
   }
+  int jw = 0;
+  double wmax = -1.0;
+  for (int j = 0; j < d; j++)
+    if (hi[j] - lo[j] > wmax) {
+      wmax = hi[j] - lo[j];
+      jw = j;
+    }
+  return jw;
+}
+
+/* order idx[0..s) (s even) so that (idx[2i], idx[2i+1]) share a k-d cell; tmp: s entries, lo, hi:
+ * d each */
+static void kd_pair_split_(const double *X, int d, kd_lidx *idx, kd_lidx s, kd_pair_key_ *tmp,
+                           double *lo, double *hi) {
+  if (s <= 2) return;
+  const int jw = kd_pair_widest_(X, d, idx, s, lo, hi);
   for (kd_lidx i = 0; i < s; i++) {
     tmp[i].key = X[idx[i] * d + jw];
     tmp[i].id = idx[i];
@@ -71,18 +82,21 @@ static void kd_pair_split_(const double *X, int d, kd_lidx *idx, kd_lidx s, kd_p
   const kd_lidx left = 2 * ((s + 2) / 4); /* both halves even */
   kd_pair_select_(tmp, s, left);
   for (kd_lidx i = 0; i < s; i++) idx[i] = tmp[i].id;
-  kd_pair_split_(X, d, idx, left, tmp);
-  kd_pair_split_(X, d, idx + left, s - left, tmp);
+  kd_pair_split_(X, d, idx, left, tmp, lo, hi);
+  kd_pair_split_(X, d, idx + left, s - left, tmp, lo, hi);
 }
 
 kd_err kd_thin_pair_local(const double *X, kd_lidx n, int d, kd_lidx *perm) {
   kd_err err = KD_OK;
   kd_pair_key_ *tmp = NULL;
+  double *box = NULL;
   KD_CHECK(n % 2 == 0, KD_ERR_INTERNAL, "pairing needs an even count (got %lld)", (long long)n);
   for (kd_lidx i = 0; i < n; i++) perm[i] = i;
   KD_ALLOC(tmp, n > 0 ? n : 1);
-  kd_pair_split_(X, d, perm, n, tmp);
+  KD_ALLOC(box, 2 * d);
+  kd_pair_split_(X, d, perm, n, tmp, box, box + d);
 cleanup:
   free(tmp);
+  free(box);
   return err;
 }
