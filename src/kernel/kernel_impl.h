@@ -70,6 +70,7 @@ struct kd_kernel {
   int ls_phi_pending; /* deep: ls_phi likewise (kd_kernel_set_median_ls sets both) */
   int screen_off;     /* kd_kernel_set_screening(k, 0): no screening mat-vec (kernel_screen.c) */
   int screen_fgt;     /* the halving's fast Gauss transform: 0 where it pays, 1 forced, 2 never */
+  int screen_gemm;    /* the screening's distances: 0 by d (KD_SCR_GEMM_MIND), 1 sgemm, 2 direct */
   uint64_t evals;
   uint64_t evals_screened; /* those of evals computed by the screening mat-vecs */
   char desc[160];
@@ -166,6 +167,9 @@ static inline double kd_kexp_neg_sel_(double x, int general) {
 
 /** 0: portable loops, 1: AVX2+FMA, 2: AVX-512F micro-kernels available on this CPU. */
 int kd_kernel_isa_(void);
+/** The screening's squared distances (kernel_screen_gemm.c): 0 by d (the default), 1 through
+ *  sgemm, 2 by the direct difference loops; for tests and benchmarks (the same decisions). */
+void kd_kernel_set_screen_gemm_(kd_kernel *k, int mode);
 
 /** The Matern 1/2 setup (c[0] = 1 / ls and s_normal) and finishes, out[j] = exp(-sqrt(s[j]) c[0]):
  *  also the Laplace kernel's (laplace.c). */

@@ -185,6 +185,15 @@ void kd_kernel_screen_free(kd_kernel_screen **S) {
   free((*S)->af);
   free((*S)->c0);
   free((*S)->c1);
+  free((*S)->Xg);
+  free((*S)->gn);
+  free((*S)->gn2);
+  free((*S)->gq);
+  free((*S)->gbmax);
+  free((*S)->G);
+  free((*S)->gx);
+  free((*S)->gkv);
+  free((*S)->gacc);
   kd_kernel_prefix_free_(&(*S)->pf);
   free(*S);
   *S = NULL;
@@ -231,18 +240,26 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
   KD_ALLOC(S->A0, S->npan);
   KD_ALLOC(S->A1, S->npan);
   KD_ALLOC(S->rho, S->npan);
-  KD_ALLOC(S->Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(S->wf, nbp);
   KD_ALLOC(S->wa, nbp);
+  KD_ALLOC(S->c0, S->npan);
+  KD_ALLOC(S->c1, S->npan);
+  memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
+  KD_TRY(kd_kernel_prefix_pack_(k, S->X, n, &S->pf));
+  if (kd_screen_gemm_wanted_(k)) { /* the sgemm form (kernel_screen_gemm.c): no panels */
+    int formed = 0;
+    KD_TRY(kd_screen_gemm_prepare_(S, X, &formed));
+    if (!formed) goto noform;
+    *out = S;
+    S = NULL;
+    goto cleanup;
+  }
+  KD_ALLOC(S->Bp, (size_t)d * (size_t)nbp);
   KD_ALLOC(S->x, P);
   KD_ALLOC(S->kv, P);
   KD_ALLOC(S->xd, P);
   KD_ALLOC(S->em, P);
   KD_ALLOC(S->af, 3 * d);
-  KD_ALLOC(S->c0, S->npan);
-  KD_ALLOC(S->c1, S->npan);
-  memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
-  KD_TRY(kd_kernel_prefix_pack_(k, S->X, n, &S->pf));
   for (kd_lidx pj = 0; pj < S->npan; pj++) { /* panels: coordinate kk at kk npad, zero padding */
     const kd_lidx j0 = pj * P, nc = n - j0 < P ? n - j0 : P, npad = (nc + 15) / 16 * 16;
     double *c = S->cen + (size_t)d * (size_t)pj;
@@ -325,7 +342,10 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
       KD_ERR_ARG, "kernel: screening mat-vec rows [%lld, %lld) or columns %lld out of %lld",
       (long long)i0, (long long)(i0 + na), (long long)nb, (long long)S->n);
   const double wmax = kd_screen_setup_(S, nb, w);
-  for (kd_lidx i = 0; i < na; i++) kd_screen_row_(k, S, i0 + i, nb, wmax, y + i, bound + i);
+  if (S->gemm)
+    kd_screen_gemm_rows_(S, i0, na, nb, wmax, y, bound);
+  else
+    for (kd_lidx i = 0; i < na; i++) kd_screen_row_(k, S, i0 + i, nb, wmax, y + i, bound + i);
   k->evals += (uint64_t)na * (uint64_t)nb;
   k->evals_screened += (uint64_t)na * (uint64_t)nb;
 cleanup:

@@ -79,6 +79,15 @@ struct kd_kernel_screen {
   float *af;       /* scratch: a row in a panel's frame (3 d: the pair panel's two and delta) */
   float *c0, *c1;  /* scratch: each panel's bound coefficients of one call (npan each) */
   kd_kernel_prefix_ pf; /* X packed in double precision for kd_kernel_screen_exact */
+  /* the sgemm form (kernel_screen_gemm.c; gemm = 1): no panels, one frame for all rows */
+  int gemm;
+  float *Xg;       /* n x d: sigma (x - mean) in float, row-major */
+  float *gn, *gn2; /* n rounded up to 16: |x~| and |x~|^2 rounded up, float (0 past n) */
+  float *gq;       /* n rounded up to 16: |x~|^2 rounded to nearest (the argument's) */
+  double *gbmax;   /* per block of KD_SCRG_COLS columns: the largest |x~| */
+  float *G;        /* scratch: KD_SCRG_ROWS x KD_SCRG_COLS products */
+  float *gx, *gkv; /* scratch: KD_SCRG_COLS arguments and values */
+  double *gacc;    /* scratch: KD_SCRG_ROWS x 64 lane sums */
 };
 
 /* Panel pj of a mat-vec over nb columns: its first column j0, its columns rounded up to 16
@@ -98,5 +107,15 @@ double kd_screen_setup_(const kd_kernel_screen *S, kd_lidx nb, const double *w);
  * kd_kernel_screen_matvec. */
 void kd_screen_row_(const kd_kernel *k, const kd_kernel_screen *S, kd_lidx i, kd_lidx nb,
                     double wmax, double *y, double *bound);
+
+/* The sgemm form (kernel_screen_gemm.c): wanted for this kernel (its setting, else d >=
+ * KD_SCR_GEMM_MIND); set up on S (S->d, n, P, sigma allocated by the caller; returns 0 when X
+ * has a non-finite coordinate: no form); the row and pair mat-vecs of that form. */
+int kd_screen_gemm_wanted_(const kd_kernel *k);
+kd_err kd_screen_gemm_prepare_(kd_kernel_screen *S, const double *X, int *formed);
+void kd_screen_gemm_rows_(const kd_kernel_screen *S, kd_lidx i0, kd_lidx na, kd_lidx nb,
+                          double wmax, double *y, double *bound);
+kd_err kd_screen_gemm_pairs_(const kd_kernel_screen *S, kd_lidx i0, kd_lidx np, kd_lidx nb,
+                             double wmax, double *y, double *bound);
 
 #endif

@@ -177,7 +177,9 @@ kd_err kd_kernel_screen_pairs(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i
            "kernel: screening pairs from row %lld (%lld pairs) or columns %lld out of %lld",
            (long long)i0, (long long)np, (long long)nb, (long long)S->n);
   const double wmax = kd_screen_setup_(S, nb, w);
-  for (kd_lidx p = 0; p < np; p++) {
+  if (S->gemm) /* the sgemm form: the rows' difference */
+    KD_TRY(kd_screen_gemm_pairs_(S, i0, np, nb, wmax, y, bound));
+  for (kd_lidx p = 0; p < (S->gemm ? 0 : np); p++) {
     const kd_lidx r = i0 + 2 * p;
     if (kd_screen_pair_(S, r, nb, wmax, y + p, bound + p)) continue;
     double y0, y1, b0, b1; /* a far pair: its rows, screened one by one */

@@ -12,6 +12,7 @@
  * (the row form alone drops screening after its first 256 pairs: under 1%) and need exact rows for
  * at most 1.5% of its evaluations. Serial. */
 #include "algo/thinning/thin_impl.h"
+#include "kernel/kernel_impl.h"
 #include "thin_test_util.h"
 
 /* The halving of X with screening on and off (a, b scratch): returns 1 when both keep the same
@@ -74,11 +75,61 @@ static void clusters(kd_measure *mu) {
   kd_kernel_destroy(&k);
 }
 
+/* The sgemm form of the screening (kernel_screen_gemm.c): N(0, I_d) rows at d = 24, 64 and 200
+ * (duplicates among them: every 16th row repeats the one before) and the mixture at d = 2 with the
+ * form forced, length scales sqrt(d) and sqrt(d) / 3: the same rows as without screening, and
+ * most values screened. */
+static void gemm_cases(kd_measure *mu) {
+  const int dims[] = {2, 24, 64, 200};
+  const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA,
+                                 (kd_halve_kind)(KD_HALVE_KH | KD_HALVE_LOCAL)};
+  const double deltas[] = {0.5, 0.5, -1.0};
+  const kd_lidx n = 2048;
+  const int seeds = KD_TEST_SANITIZED ? 1 : 3;
+  int differ = 0, cases = 0;
+  double least = 1.0;
+  for (int di = 0; di < 4; di++) {
+    const int d = dims[di];
+    double *X = malloc(sizeof(double) * (size_t)(n * d));
+    kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n);
+    if (d == 2) {
+      KD_TEST_OK(kd_measure_sample(mu, 79, 0, n, X));
+    } else {
+      for (kd_lidx i = 0; i < n * d; i++) X[i] = kd_rng_normal(80, (uint64_t)d, (uint64_t)i);
+      for (kd_lidx i = 15; i < n; i += 16) memcpy(X + i * d, X + (i - 1) * d, sizeof(double) * d);
+    }
+    for (int li = 0; li < 2; li++) {
+      kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+      p.ls = sqrt((double)d) / (li ? 3.0 : 1.0);
+      kd_kernel *k = NULL;
+      KD_TEST_OK(kd_kernel_create(&p, d, &k));
+      kd_kernel_set_screen_gemm_(k, 1);
+      for (int ki = 0; ki < 3; ki++)
+        for (int s = 0; s < seeds; s++) {
+          uint64_t ev_off = 0, ex = 0, ev_scr = 0;
+          differ +=
+              !on_off(k, kinds[ki], X, n, d, deltas[ki], (uint64_t)s, a, b, &ex, &ev_off, &ev_scr);
+          const double scr = (double)ev_scr / (double)ev_off;
+          least = scr < least ? scr : least;
+          cases++;
+        }
+      kd_kernel_destroy(&k);
+    }
+    free(X), free(a), free(b);
+  }
+  printf("sgemm form: %d halvings, %d with other rows, at least %.1f%% of the values screened\n",
+         cases, differ, 100.0 * least);
+  KD_TEST(differ == 0 && least >= 0.5,
+          "sgemm form: %d halvings identical with and without screening, %.1f%% or more screened",
+          cases, 100.0 * least);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   const int d = 2;
   kd_measure mu = thin_test_mixture(d);
   clusters(&mu);
+  gemm_cases(&mu);
   const kd_lidx sizes[] = {384, 1000, 4096};
   const double lss[] = {0.3, 2.0};
   const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA,
