@@ -5,8 +5,9 @@
 # 3 reps, from the wall clock and from each process's CPU time (which discounts the time slices
 # lost to other jobs on a shared machine; the slowest rank counts).
 # Modes: tile (materialised K), matvec (fused y = K w), screen (the screening mat-vec: single
-# precision with a bound per row, preparation included), dgemm (|a|^2+|b|^2-2AB^T through
-# OpenBLAS dgemm + the same exp: a comparison only, the library does not use it).
+# precision with a bound per row, its form by d, preparation excluded), dgemm (|a|^2+|b|^2-2AB^T
+# through OpenBLAS dgemm + the same exp: a comparison only, the library does not use it).
+# Then the GEMM roofline table (below; KD_BENCH_ROOF_D sets its dimensions).
 # With 2 ranks each rank evaluates its half of the rows against all columns.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +39,31 @@ for mode in matvec screen tile dgemm; do
       done
       echo "| $mode | $d | $np | $(median "${wall[@]}") | $(median "${cpu[@]}") | ${wall[*]}; ${cpu[*]} |"
     done
+  done
+done
+# The GEMM roofline (issue 61): OpenBLAS's sgemm and dgemm rates on this core (one thread, the
+# same n x n x d shapes) give the pairs per second a GEMM formulation could reach at 2 d flops a
+# pair (the exponential not counted); each kernel mode's rate is printed against it (sgemm's for
+# the single-precision screening, dgemm's for the double-precision rows). One rank, CPU time.
+echo
+echo "| d | sgemm GFlop/s | dgemm GFlop/s | mode | evals/s (CPU, median of $runs) | of its roofline |"
+echo "|---|---|---|---|---|---|"
+for d in ${KD_BENCH_ROOF_D:-16 64 128 784}; do
+  rate() { # mode: median CPU figure
+    local v=()
+    for ((r = 0; r < runs; r++)); do
+      v+=("$("$exe" "$1" "$d" "$n" 3 gaussian | sed -n 's/.*cpu_evals\/s \([^ ]*\).*/\1/p')")
+    done
+    median "${v[@]}"
+  }
+  gs=$(rate gemm_s) gd=$(rate gemm_d)
+  for mode in screen_gemm screen_direct matvec tile; do
+    e=$(rate $mode)
+    roof=$([ "${mode#screen}" != "$mode" ] && echo "$gs" || echo "$gd")
+    echo "| $d | $(awk -v x="$gs" 'BEGIN{printf "%.1f", x/1e9}') |" \
+      "$(awk -v x="$gd" 'BEGIN{printf "%.1f", x/1e9}') | $mode | $e |" \
+      "$(awk -v e="$e" -v r="$roof" -v d="$d" \
+        'BEGIN{if (e < 1) printf "no screening form"; else printf "%.0f %%", 100*e*2*d/r}') |"
   done
 done
 echo "# uptime after: $(uptime)"

@@ -36,7 +36,7 @@
 #define KD_SCRG_COLS 512 /* columns per sgemm product */
 /* The sgemm form from this dimension on (measured: bench/RESULTS_kernel.md, the halving's
  * screening at d = 8 .. 784) */
-#define KD_SCR_GEMM_MIND 24
+#define KD_SCR_GEMM_MIND 16
 
 int kd_screen_gemm_wanted_(const kd_kernel *k) {
   if (k->screen_gemm) return k->screen_gemm == 1;

@@ -5,6 +5,12 @@
  *   pair    kd_kernel_eval one pair at a time (the per-call overhead)
  *   dgemm   tile via |a|^2 + |b|^2 - 2 A B^T with BLAS dgemm + the same exp (comparison only:
  *           not bitwise reproducible, not used by the library)
+ *   screen, screen_gemm, screen_direct
+ *           the screening mat-vec (kd_kernel_screen_matvec; its form by d, through sgemm, or by
+ *           the direct loops), its set prepared outside the timed part
+ *   gemm_s, gemm_d
+ *           the GEMM rate alone: A B^T (n/p x d times d x nb) by sgemm or dgemm, 1 thread; the
+ *           "evals/s" figure is then flop/s (2 d per pair), the roofline of bench/kernel.sh
  * Usage: bench_kernel MODE d [n] [reps] [kernel] [nb] (KD_BENCH_BASE=gaussian|imq|matern52: the
  * Stein kernel's base; its d is the row width 2 d_x). A: n rows, B: nb (default n). Prints
  * evaluations/s over all ranks, from the wall clock and from the CPU time of each process (best of
@@ -19,6 +25,9 @@
 #include "kdistill/author.h"
 #include "kernel/kernel_impl.h"
 
+extern void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+                   const float *alpha, const float *a, const int *lda, const float *b,
+                   const int *ldb, const float *beta, float *c, const int *ldc);
 extern void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
                    const double *alpha, const double *a, const int *lda, const double *b,
                    const int *ldb, const double *beta, double *c, const int *ldc);
@@ -88,7 +97,20 @@ int main(int argc, char **argv) {
   }
   const double *A = B + r0 * d;
   double best = 1e300, bestcpu = 1e300, check = 0;
-  for (int r = 0; r < reps; r++) {
+  const int gemm_rate = strncmp(mode, "gemm_", 5) == 0;
+  float *Bf = malloc(sizeof(float) * (size_t)(n * d)),
+        *Kf = malloc(sizeof(float) * (size_t)strip * n);
+  for (kd_lidx i = 0; i < n * d; i++) Bf[i] = (float)B[i];
+  kd_kernel_screen *S = NULL;
+  if (strncmp(mode, "screen", 6) == 0) {
+    kd_kernel_set_screen_gemm_(k, strcmp(mode, "screen_gemm") == 0     ? 1
+                                  : strcmp(mode, "screen_direct") == 0 ? 2
+                                                                       : 0);
+    kd_kernel_screen_prepare(k, B, n, &S);
+    if (!S) fprintf(stderr, "screening not available\n");
+  }
+  const int runs = strncmp(mode, "screen", 6) == 0 && !S ? 0 : reps; /* none: evals/s ~ 0 */
+  for (int r = 0; r < runs; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     struct timespec c0, c1;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
@@ -96,13 +118,21 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "matvec") == 0) {
       kd_kernel_matvec(k, A, na, B, ncol, w, 0.0, y);
       check += y[0];
-    } else if (strcmp(mode, "screen") == 0) {
-      kd_kernel_screen *S = NULL;
-      kd_kernel_screen_prepare(k, B, n, &S);
-      if (!S) fprintf(stderr, "screening not available\n");
-      kd_kernel_screen_matvec(k, S, r0, na, ncol, w, y, t1);
-      kd_kernel_screen_free(&S);
+    } else if (strncmp(mode, "screen", 6) == 0) {
+      if (S) kd_kernel_screen_matvec(k, S, r0, na, ncol, w, y, t1);
       check += y[0];
+    } else if (gemm_rate) {
+      const double one = 1.0, zero = 0.0;
+      const float onef = 1.0f, zerof = 0.0f;
+      const int nc = (int)ncol;
+      for (kd_lidx i = 0; i < na; i += strip) {
+        const int m = (int)(na - i < strip ? na - i : strip);
+        if (mode[5] == 's')
+          sgemm_("T", "N", &nc, &m, &d, &onef, Bf, &d, Bf + (r0 + i) * d, &d, &zerof, Kf, &nc);
+        else
+          dgemm_("T", "N", &nc, &m, &d, &one, B, &d, A + i * d, &d, &zero, K, &nc);
+        check += mode[5] == 's' ? (double)Kf[0] : K[0];
+      }
     } else if (strcmp(mode, "pair") == 0) {
       for (kd_lidx i = 0; i < na; i++)
         for (kd_lidx j = 0; j < ncol; j++) check += kd_kernel_eval(k, A + i * d, B + j * d);
@@ -129,8 +159,12 @@ int main(int argc, char **argv) {
     printf(
         "mode %s kernel %s d %d n %lld nb %lld ranks %d time %.4f s evals/s %.4g cpu %.4f s "
         "cpu_evals/s %.4g (check %.3g)\n",
-        mode, kname, d, (long long)n, (long long)ncol, size, best, (double)n * (double)ncol / best,
-        bestcpu, (double)n * (double)ncol / bestcpu, check);
+        mode, kname, d, (long long)n, (long long)ncol, size, best,
+        (gemm_rate ? 2.0 * d : 1.0) * (double)n * (double)ncol / best, bestcpu,
+        (gemm_rate ? 2.0 * d : 1.0) * (double)n * (double)ncol / bestcpu, check);
+  kd_kernel_screen_free(&S);
+  free(Bf);
+  free(Kf);
   kd_kernel_destroy(&k);
   free(B);
   free(w);

@@ -14,6 +14,7 @@
  *    ten times looser fails there.
  *  - The pairs' form (kd_kernel_screen_pairs) is the rows' difference within its bound, and counts
  *    2 np nb evaluations; a NaN coordinate gives no form.
+ *  - By default the sgemm form is taken from d = 16 on (docs/kernels.md), the direct one below.
  * Serial. */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "kd_test.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/kernel_screen_impl.h"
 
 typedef struct {
   double worst;  /* max |diff| / bound over rows with a finite bound */
@@ -197,8 +199,24 @@ static void pairs_and_counts(void) {
   free(X), free(w);
 }
 
+static void default_form(void) {
+  const kd_lidx n = 64;
+  for (int d = 14; d <= 17; d++) {
+    double *X = points(n, d, 1.0, 90);
+    kd_kernel *k = kd_test_gaussian(d, sqrt((double)d));
+    kd_kernel_screen *S = NULL;
+    KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
+    KD_TEST(S != NULL && S->gemm == (d >= 16), "d %d: the %s form by default", d,
+            S && S->gemm ? "sgemm" : "direct");
+    kd_kernel_screen_free(&S);
+    kd_kernel_destroy(&k);
+    free(X);
+  }
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
+  default_form();
   grid();
   norms_dominate();
   pairs_and_counts();
