@@ -23,6 +23,7 @@
 
 #include "kd_test.h"
 #include "kernel/kernel_impl.h"
+#include "screen_test_util.h"
 
 static void exp_accuracy(void) {
   const kd_lidx n = 1 << 21;
@@ -139,20 +140,9 @@ static void wide_points(void) {
   kd_kernel_screen *S = NULL;
   KD_TEST_OK(kd_kernel_screen_prepare(k, X, n, &S));
   KD_TEST(S != NULL, "scaled radius 90: a screening form");
-  double worst = 0.0, *w = calloc((size_t)n, sizeof(double));
-  for (kd_lidx i = 1; S && i < n; i += 2) { /* row i against column i - 1 alone (w = e_{i-1}) */
-    double ys, yb, yd;
-    w[i - 1] = 1.0;
-    KD_TEST_OK(kd_kernel_screen_matvec(k, S, i, 1, i, w, &ys, &yb));
-    KD_TEST_OK(kd_kernel_matvec(k, X + i, 1, X, i, w, 0.0, &yd));
-    w[i - 1] = 0.0;
-    if (!(fabs(ys - yd) <= yb))
-      KD_TEST(0, "wide points row %lld: |%.17g - %.17g| above the bound %.3g", (long long)i, ys, yd,
-              yb);
-    if (fabs(ys - yd) / yb > worst) worst = fabs(ys - yd) / yb;
-  }
+  /* row i against column i - 1 alone */
+  const double worst = screen_neighbour_worst(k, S, X, n, "wide points");
   KD_TEST(worst >= 0.05, "wide points: worst |diff|/bound %.4f (the radius term is tight)", worst);
-  free(w);
   printf("wide points: worst |diff|/bound %.4f\n", worst);
   kd_kernel_screen_free(&S);
   kd_kernel_destroy(&k);
