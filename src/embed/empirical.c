@@ -325,14 +325,16 @@ cleanup:
 
 /* Chunk-pair term 2 v_c^T K(c, c') v_c' for the distinct chunks starting at rows a of set A and
  * b of set B, A the lower global chunk. The mat-vec and the dot product see only the two
- * chunks, so the term has the same bits wherever and whenever it is computed. */
+ * chunks, so the term has the same bits wherever and whenever it is computed. The mat-vec is
+ * kd_kernel_matvec_gemm (dgemm for the Gaussian kernel at d >= 96): its call shapes are the global
+ * chunks', whatever the rank count. */
 static kd_err kd_emp_pair_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a,
                            const kd_emp_set_ *B, kd_lidx b, double *y, double *acc, double *comp,
                            kd_emp_prog_ *pg) {
   kd_err err = KD_OK;
   const double *Ax, *wa, *Bx, *wb;
   const kd_lidx ma = kd_emp_get_(A, d, a, &Ax, &wa), mb = kd_emp_get_(B, d, b, &Bx, &wb);
-  KD_TRY(kd_kernel_matvec(k, Ax, ma, Bx, mb, wb, 0.0, y));
+  KD_TRY(kd_kernel_matvec_gemm(k, Ax, ma, Bx, mb, wb, y));
   double s = 0.0;
   for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
   kd_neu_add_(acc, comp, 2.0 * s);
@@ -356,7 +358,7 @@ static kd_err kd_emp_diag_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a,
   for (kd_lidx u0 = 0; u0 < m; u0 += KD_EMP_SUB) {
     const kd_lidx nu = m - u0 < KD_EMP_SUB ? m - u0 : KD_EMP_SUB;
     for (kd_lidx j = u0; j < m; j++) v[j - u0] = j < u0 + nu ? w[j] : 2.0 * w[j];
-    KD_TRY(kd_kernel_matvec(k, X + u0 * d, nu, X + u0 * d, m - u0, v, 0.0, y));
+    KD_TRY(kd_kernel_matvec_gemm(k, X + u0 * d, nu, X + u0 * d, m - u0, v, y));
     double s = 0.0;
     for (kd_lidx i = 0; i < nu; i++) s += w[u0 + i] * y[i];
     kd_neu_add_(acc, comp, s);

@@ -170,6 +170,8 @@ int kd_kernel_isa_(void);
 /** The screening's squared distances (kernel_screen_gemm.c): 0 by d (the default), 1 through
  *  sgemm, 2 by the direct difference loops; for tests and benchmarks (the same decisions). */
 void kd_kernel_set_screen_gemm_(kd_kernel *k, int mode);
+/** 1 when kd_kernel_matvec_gemm takes its dgemm path for this kernel (kernel_gemm.c). */
+int kd_kernel_gemm_wanted_(const kd_kernel *k);
 
 /** The Matern 1/2 setup (c[0] = 1 / ls and s_normal) and finishes, out[j] = exp(-sqrt(s[j]) c[0]):
  *  also the Laplace kernel's (laplace.c). */

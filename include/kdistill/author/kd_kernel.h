@@ -149,6 +149,14 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
  *  for all L. Each kernel's evaluation count grows by na nb. Local. */
 kd_err kd_kernel_matvec_multi(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
                               const double *B, kd_lidx nb, const double *w, double *const *y);
+/** y = K(A, B) w (w == NULL: 1) like kd_kernel_matvec, but for the Gaussian kernel at d >= 96
+ *  with the squared distances from dgemm around A's mean (src/kernel/kernel_gemm.c): faster at
+ *  high d, within about 2 d 2^-53 (|a - m|^2 + |b - m|^2) / (2 ls^2) of kd_kernel_matvec's values
+ *  relatively, NOT its bits, and a row's value depends on the shapes na, nb of the call. For
+ *  callers whose blocks have fixed shapes at any rank count; other kernels and smaller d: exactly
+ *  kd_kernel_matvec. Counts na nb evaluations. Local. */
+kd_err kd_kernel_matvec_gemm(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                             const double *w, double *y);
 /** Screening mat-vecs, for callers that compare y with thresholds. kd_kernel_screen_prepare keeps
  *  the rows X (n x d) in single precision (centred and scaled) and in double precision (about
  *  20 n d + 8 n bytes in all); then

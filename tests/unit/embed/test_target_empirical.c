@@ -1,11 +1,13 @@
 /* test_target_empirical.c - empirical targets against a serial brute-force double loop (so the
  * results at 1, 2 and 4 ranks agree with each other to <= 2e-12 relative): z at a distributed set
  * (ring), z at replicated rows, zz (symmetric half ring), kd_mmd, skip_self, the target against
- * itself (MMD 0), and tiny targets with empty blocks. */
+ * itself (MMD 0), and tiny targets with empty blocks; zz at d = 96 through dgemm, bitwise the same
+ * at any rank count. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kd_test.h"
+#include "kernel/kernel_impl.h"
 
 static kd_kernel *mk_kernel(kd_kernel_type ty, double ls, int d) {
   kd_kernel_params p = kd_kernel_params_default(ty);
@@ -161,9 +163,47 @@ static void run_case(MPI_Comm c, kd_kernel_type ty, kd_gidx N, int weighted) {
   free(v);
 }
 
+/* d = 96: the self term's chunk pairs through dgemm (kd_kernel_matvec_gemm): zz within 1e-12 of
+ * the brute double loop, and bitwise the same at 1, 2 and 4 ranks as on one rank alone (its call
+ * shapes are the global chunks'); N = 4200 rows (three chunks across block borders). */
+static void high_d_case(MPI_Comm c) {
+  const int d = 96;
+  const kd_gidx N = 4200;
+  kd_kernel *k = mk_kernel(KD_KERNEL_GAUSSIAN, 7.0, d);
+  KD_TEST(kd_kernel_gemm_wanted_(k), "d = 96: the dgemm path");
+  double *Y = malloc(sizeof(double) * N * d), *v = malloc(sizeof(double) * N), *wall = NULL;
+  kd_pointset *tp = mk_target(c, N, d, 0, Y, v), *tp1 = NULL;
+  kd_target *t = NULL, *t1 = NULL;
+  KD_TEST_OK(kd_target_create_empirical(k, tp, 0, &t));
+  KD_TEST_OK(kd_pointset_from_replicated(MPI_COMM_SELF, N, d, Y, wall, &tp1));
+  KD_TEST_OK(kd_target_create_empirical(k, tp1, 0, &t1));
+  double zzp = NAN, zz1 = NAN, zz = 0.0;
+  int avp = 0, av1 = 0;
+  KD_TEST_OK(kd_target_self(t, &zzp, &avp));
+  KD_TEST_OK(kd_target_self(t1, &zz1, &av1));
+  KD_TEST(avp && av1 && zzp == zz1,
+          "d = 96: zz at %d ranks bitwise equal to one rank: %.17g vs %.17g", kd_test_size(), zzp,
+          zz1);
+  for (kd_gidx i = kd_test_rank(); i < N; i += kd_test_size()) { /* brute rows split by rank */
+    double r = 0;
+    for (kd_gidx j = 0; j < N; j++) r += v[j] * kd_kernel_eval(k, Y + i * d, Y + j * d);
+    zz += v[i] * r;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &zz, 1, MPI_DOUBLE, MPI_SUM, c);
+  KD_TEST_REL(zzp, zz, 1e-12, "d = 96: zz vs brute double loop");
+  kd_target_destroy(&t1);
+  kd_target_destroy(&t);
+  kd_pointset_destroy(&tp1);
+  kd_pointset_destroy(&tp);
+  kd_kernel_destroy(&k);
+  free(Y);
+  free(v);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   MPI_Comm c = MPI_COMM_WORLD;
+  high_d_case(c);
   run_case(c, KD_KERNEL_GAUSSIAN, 1037, 1);
   run_case(c, KD_KERNEL_GAUSSIAN, 4200, 1); /* three 2048-row chunks across block borders */
   run_case(c, KD_KERNEL_GAUSSIAN, 800, 0);

@@ -8,6 +8,9 @@
  *   screen, screen_gemm, screen_direct
  *           the screening mat-vec (kd_kernel_screen_matvec; its form by d, through sgemm, or by
  *           the direct loops), its set prepared outside the timed part
+ *   matvec_gemm
+ *           kd_kernel_matvec_gemm (dgemm for the Gaussian kernel at d >= 96) over 2048 x 2048
+ *           blocks, as the exact MMD's self term calls it
  *   gemm_s, gemm_d
  *           the GEMM rate alone: A B^T (n/p x d times d x nb) by sgemm or dgemm, 1 thread; the
  *           "evals/s" figure is then flop/s (2 d per pair), the roofline of bench/kernel.sh
@@ -117,6 +120,12 @@ int main(int argc, char **argv) {
     double t0 = MPI_Wtime();
     if (strcmp(mode, "matvec") == 0) {
       kd_kernel_matvec(k, A, na, B, ncol, w, 0.0, y);
+      check += y[0];
+    } else if (strcmp(mode, "matvec_gemm") == 0) {
+      for (kd_lidx i = 0; i < na; i += 2048) /* the exact MMD's chunk pairs: 2048 x 2048 */
+        for (kd_lidx j = 0; j < ncol; j += 2048)
+          kd_kernel_matvec_gemm(k, A + i * d, na - i < 2048 ? na - i : 2048, B + j * d,
+                                ncol - j < 2048 ? ncol - j : 2048, w + j, y + i);
       check += y[0];
     } else if (strncmp(mode, "screen", 6) == 0) {
       if (S) kd_kernel_screen_matvec(k, S, r0, na, ncol, w, y, t1);
