@@ -19,6 +19,8 @@
  *    and, without screening, the one-rank evaluations;
  *  - tight clusters, where the halvings screen the pairs' differences: the same rows, with at
  *    least 90% of the mat-vec values screened (KH(0.5), KHA);
+ *  - d = 64, where the screened rows come from sgemm: the team's rows, the screened ones and the
+ *    unscreened ones are the same;
  * Run at 1, 2, 3 and 4 ranks. */
 #include "algo/thinning/thin_impl.h"
 #include "thin_test_util.h"
@@ -252,8 +254,52 @@ static void refine(kd_kernel_type kt, kd_lidx nc, kd_lidx m, int passes, kd_lidx
   free(X), free(z), free(row), free(a), free(b);
 }
 
+/* d = 64 (the screening's sgemm form, kernel_screen_gemm.c): N(0, I) rows with duplicates, KH,
+ * KHA and the tight heuristic with local pairing, ls 8 and 3: the team keeps the rows of one
+ * rank's halving, and those of the unscreened one. */
+static void high_d(void) {
+  const int d = 64;
+  const kd_lidx n = KD_TEST_SANITIZED ? 1024 : 4096;
+  const kd_halve_kind kinds[] = {KD_HALVE_KH, KD_HALVE_KHA,
+                                 (kd_halve_kind)(KD_HALVE_KH | KD_HALVE_LOCAL)};
+  const double deltas[] = {0.5, 0.5, -1.0}, lss[] = {8.0, 3.0};
+  double *X = malloc(sizeof(double) * (size_t)(n * d));
+  kd_lidx *a = malloc(sizeof(kd_lidx) * (size_t)n), *b = malloc(sizeof(kd_lidx) * (size_t)n),
+          *c = malloc(sizeof(kd_lidx) * (size_t)n);
+  for (kd_lidx i = 0; i < n * d; i++) X[i] = kd_rng_normal(92, 0, (uint64_t)i);
+  for (kd_lidx i = 7; i < n; i += 8) memcpy(X + i * d, X + (i - 1) * d, sizeof(double) * d);
+  int cases = 0, differ = 0;
+  for (int li = 0; li < 2; li++) {
+    kd_kernel_params p = kd_kernel_params_default(KD_KERNEL_GAUSSIAN);
+    p.ls = lss[li];
+    kd_kernel *k = NULL;
+    KD_TEST_OK(kd_kernel_create(&p, d, &k));
+    for (int ki = 0; ki < 3; ki++) {
+      kd_thin_team t = team_world();
+      kd_kernel_set_screening(k, 0);
+      KD_TEST_OK(kd_thin_halve(k, kinds[ki], X, n, d, deltas[ki], 4, 17, a));
+      kd_kernel_set_screening(k, 1);
+      KD_TEST_OK(kd_thin_halve(k, kinds[ki], X, n, d, deltas[ki], 4, 17, b));
+      KD_TEST_OK(kd_thin_halve_team(k, kinds[ki], X, n, d, deltas[ki], 4, 17, &t, c));
+      cases++;
+      if (memcmp(a, b, sizeof(kd_lidx) * (size_t)(n / 2)) != 0 ||
+          memcmp(a, c, sizeof(kd_lidx) * (size_t)(n / 2)) != 0) {
+        differ++;
+        KD_TEST(0, "d 64 ls %g kind %d: other rows screened or in a team", lss[li], (int)kinds[ki]);
+      }
+    }
+    kd_kernel_destroy(&k);
+  }
+  KD_TEST(cases == 6 && differ == 0,
+          "d = 64: %d halvings, screened (sgemm) and in a team of %d ranks, keep the unscreened "
+          "rows",
+          cases, kd_test_size());
+  free(X), free(a), free(b), free(c);
+}
+
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
+  high_d();
   halvings();
   groups();
   clusters();
