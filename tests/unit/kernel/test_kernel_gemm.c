@@ -4,8 +4,8 @@
  *    |w_j| k_j, e_j = (2 d + 8) 2^-53 (|a - m|^2 + |b_j - m|^2) / (2 ls^2) + 4 2^-53, m the mean
  *    of A's rows (the header's 2 gamma_d with a margin for the norms' and the exponential's
  *    roundings, and the sums' order), over d = 96 .. 1024, length scales 1e-3 .. 1e3 sqrt(d),
- * points offset by 1000 (the centring), duplicate rows, weights +-1, in [-1, 1] and NULL, shapes 1
- * x 1 to 260 x 530 (two products of 256 x 512 each way).
+ *    points offset by 1000 (the centring), duplicate rows, weights +-1, in [-1, 1] and NULL,
+ *    shapes 1 x 1 to 260 x 530 (two products of 256 x 512 each way).
  *  - The bound is not vacuous: the largest error reaches 3% of it or more (at ls = 0.3 sqrt(d)
  *    the arguments are large), so a bound ten times looser fails.
  *  - The path is taken (values differ from the direct loops' bits somewhere) at d >= 96, and not
