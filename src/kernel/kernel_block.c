@@ -814,8 +814,6 @@ kd_err kd_kernel_prefix_pack_(kd_kernel *k, const double *X, kd_lidx n, kd_kerne
   pf->n = n;
   KD_ALLOC(pf->Bp, (size_t)d * (size_t)kd_kernel_packed_size_(n, P));
   KD_ALLOC(pf->box, (size_t)(2 * d) * (size_t)(npan > 0 ? npan : 1));
-  kd_kernel_pack_panels(d, X, n, P, pf->Bp);
-  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, pf->Bp, n, P, pf->box);
 cleanup:
   return err;
 }
@@ -826,8 +824,21 @@ void kd_kernel_prefix_free_(kd_kernel_prefix_ *pf) {
   pf->Bp = pf->box = NULL;
 }
 
-kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const double *A,
-                                kd_lidx na, kd_lidx nb, const double *w, double *y) {
+/* The full panels [pf->npan_done, npan) packed with their boxes, as kd_kernel_pack_panels and
+ * kd_kernel_panel_boxes_ lay them out for all n columns at once. */
+static void kd_kernel_prefix_extend_(const kd_kernel *k, kd_kernel_prefix_ *pf, kd_lidx npan) {
+  const int d = k->d;
+  const kd_lidx P = kd_kernel_panel_(d);
+  for (kd_lidx p = pf->npan_done; p < npan; p++) {
+    double *pan = pf->Bp + (size_t)d * (size_t)(p * P);
+    kd_kernel_pack_panels(d, pf->X + (size_t)(p * P) * (size_t)d, P, P, pan);
+    if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, pan, P, P, pf->box + 2 * d * p);
+  }
+  if (npan > pf->npan_done) pf->npan_done = npan;
+}
+
+kd_err kd_kernel_prefix_matvec_(kd_kernel *k, kd_kernel_prefix_ *pf, const double *A, kd_lidx na,
+                                kd_lidx nb, const double *w, double *y) {
   kd_err err = KD_OK;
   double *ws = NULL, *wp, *last, *lbox;
   const int d = k->d;
@@ -846,6 +857,7 @@ kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const
   last = wp + nbp;
   lbox = last + (size_t)d * (size_t)P;
   for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
+  kd_kernel_prefix_extend_(k, pf, npan - 1); /* the full panels before the last */
   /* the last panel as kd_kernel_matvec packs it for nb columns (narrower when partial) */
   kd_kernel_pack_panels(d, pf->X + (size_t)j0 * (size_t)d, nb - j0, P, last);
   if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, last, nb - j0, P, lbox);

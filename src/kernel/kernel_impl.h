@@ -226,15 +226,17 @@ kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P);
 kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws);
 /** Columns X (n x d, borrowed: must outlive the set) packed once for many mat-vecs over a prefix of
  *  them: kd_kernel_prefix_matvec_ gives y = kd_kernel_matvec(k, A, na, X, nb, w, 0, y) bit for bit
- *  for any nb <= n without packing the nb columns again (only the last, partial panel). Local. */
+ *  for any nb <= n without packing the nb columns again (only the last, partial panel). The full
+ *  panels are packed when a call first needs them (npan_done of them so far): a set whose exact
+ *  rows are rare touches only the memory of the prefixes asked for. Local. */
 typedef struct {
   const double *X;
-  kd_lidx n;
+  kd_lidx n, npan_done;
   double *Bp, *box;
 } kd_kernel_prefix_;
 kd_err kd_kernel_prefix_pack_(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_prefix_ *pf);
 void kd_kernel_prefix_free_(kd_kernel_prefix_ *pf);
-kd_err kd_kernel_prefix_matvec_(kd_kernel *k, const kd_kernel_prefix_ *pf, const double *A,
-                                kd_lidx na, kd_lidx nb, const double *w, double *y);
+kd_err kd_kernel_prefix_matvec_(kd_kernel *k, kd_kernel_prefix_ *pf, const double *A, kd_lidx na,
+                                kd_lidx nb, const double *w, double *y);
 
 #endif

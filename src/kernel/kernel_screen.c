@@ -194,7 +194,8 @@ void kd_kernel_screen_free(kd_kernel_screen **S) {
   free((*S)->gx);
   free((*S)->gkv);
   free((*S)->gacc);
-  kd_kernel_prefix_free_(&(*S)->pf);
+  if ((*S)->pf) kd_kernel_prefix_free_((*S)->pf);
+  free((*S)->pf);
   free(*S);
   *S = NULL;
 }
@@ -245,7 +246,8 @@ kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_ker
   KD_ALLOC(S->c0, S->npan);
   KD_ALLOC(S->c1, S->npan);
   memcpy(S->X, X, sizeof(double) * (size_t)d * (size_t)n);
-  KD_TRY(kd_kernel_prefix_pack_(k, S->X, n, &S->pf));
+  KD_ALLOC(S->pf, 1);
+  KD_TRY(kd_kernel_prefix_pack_(k, S->X, n, S->pf));
   if (kd_screen_gemm_wanted_(k)) { /* the sgemm form (kernel_screen_gemm.c): no panels */
     int formed = 0;
     KD_TRY(kd_screen_gemm_prepare_(S, X, &formed));
@@ -358,7 +360,7 @@ kd_err kd_kernel_screen_exact(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i
   KD_CHECK(S && i0 >= 0 && na >= 0 && i0 + na <= S->n && nb >= 0 && nb <= S->n, KD_ERR_ARG,
            "kernel: exact rows [%lld, %lld) or columns %lld out of %lld", (long long)i0,
            (long long)(i0 + na), (long long)nb, (long long)(S ? S->n : 0));
-  KD_TRY(kd_kernel_prefix_matvec_(k, &S->pf, S->X + (size_t)i0 * (size_t)S->d, na, nb, w, y));
+  KD_TRY(kd_kernel_prefix_matvec_(k, S->pf, S->X + (size_t)i0 * (size_t)S->d, na, nb, w, y));
 cleanup:
   return err;
 }

@@ -78,7 +78,7 @@ struct kd_kernel_screen {
   float *xd, *em;  /* scratch of the portable pair panel (P each) */
   float *af;       /* scratch: a row in a panel's frame (3 d: the pair panel's two and delta) */
   float *c0, *c1;  /* scratch: each panel's bound coefficients of one call (npan each) */
-  kd_kernel_prefix_ pf; /* X packed in double precision for kd_kernel_screen_exact */
+  kd_kernel_prefix_ *pf; /* X packed in double precision for kd_kernel_screen_exact (lazily) */
   /* the sgemm form (kernel_screen_gemm.c; gemm = 1): no panels, one frame for all rows */
   int gemm;
   float *Xg;       /* n x d: sigma (x - mean) in float, row-major */
