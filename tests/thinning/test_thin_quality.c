@@ -73,11 +73,12 @@ int main(int argc, char **argv) {
   if (kd_test_rank() == 0) printf("uniform mean MMD over 10 seeds: %.4e\n", g_unif);
 
   /* The defaults: Alg. B.1's simplified threshold a_i = b_i b_max (1/2 + log(2n/delta)) with
-   * `pairing: local` (each halving pairs close points, halve.c / pairing.c). 10 seeds each, as the
-   * issue asks (the first 3 under ASan, KD_TEST_SANITIZED); every run and the mean are asserted.
-   * Measured here (mean / worst of 10): rkh
-   * 0.21 / 0.27, kh_compress 0.23 / 0.25, gs_compress 0.17 / 0.25, kt_compress 0.050 / 0.056 x
-   * uniform. */
+   * `pairing: local` (each halving pairs close points, halve.c / pairing.c); kt_compress's own:
+   * threshold tight, refine_pool 4, refine_passes 10 (bench/RESULTS_defaults.md). 10 seeds each, as
+   * the issue asks (the first 3 under ASan, KD_TEST_SANITIZED); every run and the mean are
+   * asserted. Measured here (mean / worst of 10): rkh 0.21 / 0.27, kh_compress 0.23 / 0.25,
+   * gs_compress 0.17 / 0.25, kt_compress 0.040 / 0.049 x uniform (0.050 / 0.056 with simplified,
+   * refine_pool 3, refine_passes 3). */
   double mean;
   const int reps = KD_TEST_SANITIZED ? 3 : 10; /* under ASan: the first 3 seeds (thresholds kept) */
   /* rkh halves all 2^14 rows (1.8e8 kernel values, 11 s a run under ASan): there one seed, and

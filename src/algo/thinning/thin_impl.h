@@ -275,18 +275,19 @@ enum {
   KD_THIN_THRESHOLD_SIMPLIFIED = 1,
   KD_THIN_THRESHOLD_TIGHT = 2
 };
-#define KD_THIN_PARAM_THRESHOLD                                                                \
+#define KD_THIN_PARAM_THRESHOLD_ROW(def)                                                       \
   {                                                                                            \
-    "threshold", KD_PARAM_STR, 0, "simplified", 0, 0, "adaptive|simplified|tight",             \
+    "threshold", KD_PARAM_STR, 0, def, 0, 0, "adaptive|simplified|tight",                      \
         "KH swapping threshold: adaptive = get_swap_params of Alg. B.2 (sigma tracked by eq. " \
         "(70)); simplified = Alg. B.1 b_i b_max (1/2 + log(2n/delta)); tight = b_i b_max / 2 " \
         "(greedier, no sub-Gaussian guarantee)",                                               \
         KD_PARAM_AT_INDEX(kd_thin_params, threshold)                                           \
   }
+#define KD_THIN_PARAM_THRESHOLD KD_THIN_PARAM_THRESHOLD_ROW("simplified")
 
-#define KD_THIN_PARAM_PASSES_ROW                                                              \
+#define KD_THIN_PARAM_PASSES_ROW_D(def)                                                       \
   {                                                                                           \
-    "refine_passes", KD_PARAM_INT, 3, NULL, 1, 100, NULL,                                     \
+    "refine_passes", KD_PARAM_INT, def, NULL, 1, 100, NULL,                                   \
         "sweeps of the KH-Refine swap loop (1 = Alg. H.1 exactly); stops early when a sweep " \
         "swaps "                                                                              \
         "nothing",                                                                            \
@@ -294,6 +295,7 @@ enum {
   }
 /* the rows every algorithm with the swap loop declares: its sweeps and its groups, and the groups
  * of the shared halvings */
+#define KD_THIN_PARAM_PASSES_ROW KD_THIN_PARAM_PASSES_ROW_D(3)
 #define KD_THIN_PARAM_PASSES \
   KD_THIN_PARAM_PASSES_ROW, KD_THIN_PARAM_GROUP_ROWS, KD_THIN_PARAM_HALVE_GROUP
 
@@ -353,12 +355,17 @@ enum { KD_THIN_PAIRING_LOCAL = 0, KD_THIN_PAIRING_INPUT = 1 };
   }
 
 /* kt_compress's defaults: Compress++'s refine target (the Compress output: O(n) evaluations, so
- * the whole algorithm stays O(4^g n log n)) with 8 n_out candidates */
-#define KD_THIN_PARAM_POOL3                                                                     \
-  KD_THIN_PARAM_POOL_ROW(3,                                                                     \
-                         "KH-Refine candidates: the input of the last refine_pool halving "     \
-                         "rounds (1 = Alg. H.1: 2 n_out candidates; 3: 8 n_out, with the best " \
+ * the whole algorithm stays O(4^g n log n)) with 16 n_out candidates, the tight threshold and 10
+ * sweeps: chosen by MMD against goodpoints' compresspp_kt on N(0, I_d), image patches and digits
+ * at d = 2-784 (bench/RESULTS_defaults.md) */
+#define KD_THIN_PARAM_POOL4                                                                      \
+  KD_THIN_PARAM_POOL_ROW(4,                                                                      \
+                         "KH-Refine candidates: the input of the last refine_pool halving "      \
+                         "rounds (1 = Alg. H.1: 2 n_out candidates; 4: 16 n_out, with the best " \
                          "of the KT-Split branches refined)")
+#define KD_THIN_PARAM_THRESHOLD_T KD_THIN_PARAM_THRESHOLD_ROW("tight")
+#define KD_THIN_PARAM_PASSES10 \
+  KD_THIN_PARAM_PASSES_ROW_D(10), KD_THIN_PARAM_GROUP_ROWS, KD_THIN_PARAM_HALVE_GROUP
 #define KD_THIN_PARAM_RTARGET_C                                                                \
   KD_THIN_PARAM_RTARGET_ROW("compress",                                                        \
                             "measure KH-Refine matches: compress = the Compress output "       \
