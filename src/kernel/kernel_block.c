@@ -556,12 +556,16 @@ static size_t kd_kernel_panels_ws_(kd_lidx P, int d, kd_lidx nb) {
 /* The tile loop of kd_kernel_eval_block over B already packed (Bp, d * kd_kernel_packed_size_);
  * ws: kd_kernel_panels_ws_ doubles of the kernel's scratch. */
 static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, const double *Bp,
-                                   kd_lidx nb, double *K, kd_lidx ldk, double *ws) {
+                                   const double *pbox, kd_lidx nb, double *K, kd_lidx ldk,
+                                   double *ws) {
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
   double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P, *box = out + P;
   const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
-  if (fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
+  if (pbox) /* the boxes kd_kernel_pack kept (the same values) */
+    box = (double *)pbox;
+  else if (fnormal)
+    kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -622,7 +626,7 @@ kd_err kd_kernel_eval_block(kd_kernel *k, const double *A, kd_lidx na, const dou
   const size_t nws = kd_kernel_panels_ws_(P, k->d, nb);
   KD_TRY(kd_kernel_ws_(k, nws + nbp, &ws));
   kd_kernel_pack_panels(k->d, B, nb, P, ws + nws);
-  kd_kernel_eval_panels_(k, A, na, ws + nws, nb, K, ldk, ws);
+  kd_kernel_eval_panels_(k, A, na, ws + nws, NULL, nb, K, ldk, ws);
 cleanup:
   return err;
 }
@@ -631,7 +635,10 @@ struct kd_kernel_packed {
   const double *B; /* the rows (borrowed): the unpacked paths read them */
   kd_lidx nb;
   int d;
-  double *Bp; /* the panels, NULL for the Stein kernel */
+  double *Bp;  /* the panels, NULL for the Stein kernel */
+  double *box; /* the panels' boxes (kd_kernel_panel_boxes_) where the family has a normal-range
+                * finish, else NULL: computed once here, not on every call (a call of one row
+                * spent as long on them as on its kernel values) */
 };
 
 kd_err kd_kernel_pack(const kd_kernel *k, const double *B, kd_lidx nb, kd_kernel_packed **out) {
@@ -647,6 +654,10 @@ kd_err kd_kernel_pack(const kd_kernel *k, const double *B, kd_lidx nb, kd_kernel
     const kd_lidx P = kd_kernel_panel_(k->d);
     KD_ALLOC(p->Bp, (size_t)k->d * (size_t)kd_kernel_packed_size_(nb, P));
     kd_kernel_pack_panels(k->d, B, nb, P, p->Bp);
+    if (k->fam->finish_normal) {
+      KD_ALLOC(p->box, (size_t)(2 * k->d) * (size_t)((nb + P - 1) / P));
+      kd_kernel_panel_boxes_(k->d, p->Bp, nb, P, p->box);
+    }
   }
   *out = p;
   p = NULL;
@@ -658,6 +669,7 @@ cleanup:
 void kd_kernel_packed_free(kd_kernel_packed **p) {
   if (!p || !*p) return;
   free((*p)->Bp);
+  free((*p)->box);
   free(*p);
   *p = NULL;
 }
@@ -677,7 +689,7 @@ kd_err kd_kernel_eval_block_packed(kd_kernel *k, const double *A, kd_lidx na,
   } else {
     double *ws = NULL;
     KD_TRY(kd_kernel_ws_(k, kd_kernel_panels_ws_(kd_kernel_panel_(k->d), k->d, B->nb), &ws));
-    kd_kernel_eval_panels_(k, A, na, B->Bp, B->nb, K, ldk, ws);
+    kd_kernel_eval_panels_(k, A, na, B->Bp, B->box, B->nb, K, ldk, ws);
   }
 cleanup:
   return err;

@@ -38,6 +38,8 @@
  * screening at d = 8 .. 784) */
 #define KD_SCR_GEMM_MIND 16
 
+int kd_kernel_screen_is_gemm(const kd_kernel_screen *S) { return S && S->gemm; }
+
 int kd_screen_gemm_wanted_(const kd_kernel *k) {
   if (k->screen_gemm) return k->screen_gemm == 1;
   return k->d >= KD_SCR_GEMM_MIND;

@@ -183,6 +183,10 @@ kd_err kd_kernel_screen_matvec(kd_kernel *k, const kd_kernel_screen *S, kd_lidx 
  *  evaluations. Local. */
 kd_err kd_kernel_screen_pairs(kd_kernel *k, const kd_kernel_screen *S, kd_lidx i0, kd_lidx np,
                               kd_lidx nb, const double *w, double *y, double *bound);
+/** 1 when S is the sgemm form (from d = 16 on, docs/kernels.md): its pairs' mat-vec is the
+ *  difference of two screened rows, no tighter than the rows, and a screened value costs about a
+ *  third of an exact one at d >= 64 (a caller may keep screening with more comparisons open). */
+int kd_kernel_screen_is_gemm(const kd_kernel_screen *S);
 /** The exact rows: y = what kd_kernel_matvec(k, X + i0 d, na, X, nb, w, 0, y) returns, bit for bit,
  *  from the double-precision copy of X the screening set keeps packed (the nb columns are not
  *  packed again per call: the exact rows of a comparison the bound leaves open cost their

@@ -38,9 +38,10 @@ typedef struct {
   const double *C;
   kd_lidx nc;
   int d;
-  double *K;      /* nc x nc (column j at K + j nc, valid where have[j]) or NULL */
-  char *have;     /* nc flags, with K */
-  kd_lidx lo, hi; /* the candidates this rank evaluates (all of them on one rank) */
+  double *K;            /* nc x nc (column j at K + j nc, valid where have[j]) or NULL */
+  char *have;           /* nc flags, with K */
+  kd_lidx lo, hi;       /* the candidates this rank evaluates (all of them on one rank) */
+  kd_kernel_packed *Cp; /* candidates [lo, hi) packed once for the columns, or NULL */
 } kd_rf_;
 
 /* *col[c] = k(x_c, x_j) for the candidates c in [lo, hi): the kept column (computed on first
@@ -50,8 +51,12 @@ static kd_err kd_rf_col_(kd_rf_ *r, kd_lidx j, double *buf, const double **col) 
   double *dst = r->K ? r->K + (size_t)j * r->nc : buf;
   *col = dst;
   if (r->K && r->have[j]) goto cleanup;
-  KD_TRY(kd_kernel_eval_block(r->k, r->C + (size_t)r->lo * r->d, r->hi - r->lo,
-                              r->C + (size_t)j * r->d, 1, dst + r->lo, 1));
+  if (r->Cp) /* the point against the packed candidates: the same values, k(a, b) = k(b, a) */
+    KD_TRY(kd_kernel_eval_block_packed(r->k, r->C + (size_t)j * r->d, 1, r->Cp, dst + r->lo,
+                                       r->hi - r->lo));
+  else
+    KD_TRY(kd_kernel_eval_block(r->k, r->C + (size_t)r->lo * r->d, r->hi - r->lo,
+                                r->C + (size_t)j * r->d, 1, dst + r->lo, 1));
   if (r->K) r->have[j] = 1;
 cleanup:
   return err;
@@ -335,7 +340,7 @@ static kd_err kd_rf_run_(kd_kernel *k, const double *C, kd_lidx nc, int d, const
   double *tx = NULL, *rx = NULL;
   kd_rf_st_ S;
   memset(&S, 0, sizeof S);
-  S.r = (kd_rf_){k, C, nc, d, NULL, NULL, 0, nc};
+  S.r = (kd_rf_){k, C, nc, d, NULL, NULL, 0, nc, NULL};
   S.zc = zc;
   S.sel = sel;
   S.m = m;
@@ -375,6 +380,9 @@ static kd_err kd_rf_run_(kd_kernel *k, const double *C, kd_lidx nc, int d, const
                         "refine: coreset indices must be distinct candidates");
     S.in[sel[j]] = 1;
   }
+  /* the candidates packed once for the columns (more than a Compress leaf's few) */
+  if (lerr == KD_OK && S.r.hi - S.r.lo > KD_RF_FULL_MAX)
+    lerr = kd_kernel_pack(k, C + (size_t)S.r.lo * d, S.r.hi - S.r.lo, &S.r.Cp);
   if (lerr == KD_OK) lerr = kd_rf_init_(&S.r, sel, m, S.diag, S.gs);
   S.fm = (double)m;
   S.fm2 = S.fm * S.fm;
@@ -395,6 +403,7 @@ cleanup:
   if (n_swaps) *n_swaps = S.swaps;
   free(S.r.K);
   free(S.r.have);
+  kd_kernel_packed_free(&S.r.Cp);
   free(S.gs);
   free(S.in);
   free(tx);
