@@ -20,16 +20,7 @@
 # Smoke (< 1 minute): DEF_DATA="gauss8 digits" DEF_LOG2N=10 DEF_SEEDS=2 \
 #   DEF_VARIANTS="default;algorithm.threshold=tight" bench/defaults.sh build-h
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$here/build}
-gp=${2:-${GP_SRC:-/tmp/gp/src}}
-kd=${KD_BIN:-$build/kdistill}
-py=${PYTHON:-/usr/bin/python3}
-die() { echo "defaults.sh: $1" >&2; exit 1; }
-[ -x "$kd" ] || die "no kdistill binary at $kd (build it, or set KD_BIN)"
-ls "$gp"/goodpoints/compressc*.so >/dev/null 2>&1 ||
-  die "no built goodpoints at $gp (see bench/RESULTS_dimension.md)"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+. "$(dirname "$0")/gp_env.sh"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -n)  $(nproc --all) cores"
 echo "# kdistill $kd: $("$kd" --version 2>&1 | sed -n 2p)"
 echo "# goodpoints $gp: $(cat "$gp/REVISION" 2>/dev/null || echo "commit unknown")"

@@ -23,16 +23,7 @@
 #   DIM_KD_SET        extra kdistill keys, e.g. "algorithm.threshold=tight"
 # Smoke (< 1 minute): DIM_LOG2N=10 DIM_DIGITS_LOG2N=8 DIM_RUNS=3 bench/dimension.sh build-h
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$here/build}
-gp=${2:-${GP_SRC:-/tmp/gp/src}}
-kd=${KD_BIN:-$build/kdistill}
-py=${PYTHON:-/usr/bin/python3}
-die() { echo "dimension.sh: $1" >&2; exit 1; }
-[ -x "$kd" ] || die "no kdistill binary at $kd (build it, or set KD_BIN)"
-ls "$gp"/goodpoints/compressc*.so >/dev/null 2>&1 ||
-  die "no built goodpoints at $gp (see bench/RESULTS_dimension.md)"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+. "$(dirname "$0")/gp_env.sh"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC')  $(uname -n)  $cpu  $(nproc --all) cores"
 echo "# kdistill $kd: $("$kd" --version 2>&1 | sed -n 2p)"
