@@ -560,12 +560,11 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
                                    double *ws) {
   const int d = k->d;
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
-  double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P, *box = out + P;
+  double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P;
   const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
-  if (pbox) /* the boxes kd_kernel_pack kept (the same values) */
-    box = (double *)pbox;
-  else if (fnormal)
-    kd_kernel_panel_boxes_(d, Bp, nb, P, box);
+  /* the boxes kd_kernel_pack kept (the same values), else computed into the scratch */
+  const double *box = pbox ? pbox : out + P;
+  if (!pbox && fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, out + P);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
