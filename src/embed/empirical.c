@@ -200,6 +200,64 @@ cleanup:
   return err;
 }
 
+/* sum_i w[i] y[i] in increasing i: a chunk pair's term of zz (kd_emp_pair_ and kd_emp_own_sym_
+ * add the same bits) */
+static double kd_emp_wdot_(kd_lidx n, const double *w, const double *y) {
+  double s = 0.0;
+  for (kd_lidx i = 0; i < n; i++) s += w[i] * y[i];
+  return s;
+}
+
+static kd_err kd_emp_diag_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a, double *y,
+                           double *acc, double *comp, kd_emp_prog_ *pg);
+
+/* 1 when the first ring step of kd_target_emp_embed_ may take kd_emp_own_sym_: the rows Xl[nl]
+ * are this rank's own chunk-aligned set (no prefix from the previous ranks, none lent to the
+ * next: block boundaries on chunk boundaries, always so on one rank) and the kernel's values are
+ * symmetric bit for bit. */
+static int kd_emp_own_rows_(const kd_target *t, const double *Xl, kd_lidx nl) {
+  return t->own_nh == 0 && t->own_pre == 0 && t->own_n == nl && nl > 0 &&
+         Xl == kd_pointset_rows_const(t->pts) && kd_kernel_matvec_pair_ok(t->k);
+}
+
+/* The first ring step of kd_target_emp_embed_ when the rows are the own set (kd_emp_own_rows_):
+ * z's partials of the own chunks, each pair evaluated once. Chunk c's rows receive the partials
+ * of chunks c' < c as the column sums of the pairs (c', c) (kd_kernel_matvec_pair), then their own
+ * (kd_kernel_matvec_sym), then those of c' > c as row sums: each partial has kd_kernel_matvec's
+ * bits (kernel_sym.c) and they arrive in increasing c', the order of kd_emp_chunks_, so z has the
+ * bits of the general path. With want_zz, also the own set's part of zz exactly as
+ * kd_target_emp_self_'s first step adds it (its diagonal terms, then the pair terms 2 v_c^T y
+ * from the same row sums, in the same order) into t->zz0: half of the evaluations the embedding
+ * and zz took apart. y: 3 KD_EMP_CHUNK doubles. */
+static kd_err kd_emp_own_sym_(kd_target *t, int d, int want_zz, double *z, double *comp, double *y,
+                              kd_emp_prog_ *pg) {
+  kd_err err = KD_OK;
+  const kd_emp_set_ L = kd_emp_own_set_(t);
+  double acc = 0.0, ac = 0.0, *ya = y, *yb = y + KD_EMP_CHUNK;
+  for (kd_lidx a = 0; a < L.n; a += KD_EMP_CHUNK) {
+    const double *Ax, *wa, *Bx, *wb;
+    const kd_lidx ma = kd_emp_get_(&L, d, a, &Ax, &wa);
+    KD_TRY(kd_kernel_matvec_sym(t->k, Ax, ma, wa, ya));
+    for (kd_lidx i = 0; i < ma; i++) kd_neu_add_(&z[a + i], &comp[a + i], ya[i]);
+    kd_emp_tick_(pg, (double)ma * (double)ma);
+    if (want_zz) KD_TRY(kd_emp_diag_(t->k, d, &L, a, y, &acc, &ac, NULL));
+    for (kd_lidx b = a + KD_EMP_CHUNK; b < L.n; b += KD_EMP_CHUNK) {
+      const kd_lidx mb = kd_emp_get_(&L, d, b, &Bx, &wb);
+      KD_TRY(kd_kernel_matvec_pair(t->k, Ax, ma, Bx, mb, wa, wb, ya, yb));
+      for (kd_lidx i = 0; i < ma; i++) kd_neu_add_(&z[a + i], &comp[a + i], ya[i]);
+      for (kd_lidx j = 0; j < mb; j++) kd_neu_add_(&z[b + j], &comp[b + j], yb[j]);
+      if (want_zz) kd_neu_add_(&acc, &ac, 2.0 * kd_emp_wdot_(ma, wa, ya));
+      kd_emp_tick_(pg, 2.0 * (double)ma * (double)mb);
+    }
+  }
+  t->zz0[0] = acc;
+  t->zz0[1] = ac;
+  t->zz0_ls = kd_kernel_get_params(t->k)->ls;
+  t->zz0_done = want_zz;
+cleanup:
+  return err;
+}
+
 /* Add the partials of the chunks of the set B at the rows A[na] into (z, comp); y is scratch of
  * na doubles. */
 static kd_err kd_emp_chunks_(kd_kernel *k, const double *A, kd_lidx na, const kd_emp_set_ *B, int d,
@@ -231,11 +289,16 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
   }
   cur = calloc((size_t)cap + 1, sizeof(double));
   nxt = calloc((size_t)cap + 1, sizeof(double));
-  tmp = calloc((size_t)nl + 1, sizeof(double));
+  tmp = calloc((size_t)(nl > 3 * KD_EMP_CHUNK ? nl : 3 * KD_EMP_CHUNK) + 1, sizeof(double));
   comp = calloc((size_t)nl + 1, sizeof(double));
   if (!cur || !nxt || !tmp || !comp)
     lerr = kd_err_set(KD_ERR_MEM, __FILE__, __LINE__, "target: cannot allocate ring buffers");
   KD_TRY(kd_dist_agreed(comm, lerr));
+  /* the own set's part of zz alongside (kd_emp_own_sym_) where kd_target_self will want it and
+   * its pair terms are kd_kernel_matvec's (not the dgemm path's) */
+  const int sym = kd_emp_own_rows_(t, Xl, nl),
+            want_zz = sym && !kd_kernel_matvec_gemm_active(t->k) &&
+                      (t->self_mode == KD_SELF_AUTO || t->self_mode == KD_SELF_EXACT);
   ncur = (int64_t)t->own_n * (d + 1);
   const kd_emp_set_ own = kd_emp_own_set_(t);
   kd_emp_pack_set_(&own, d, cur);
@@ -245,7 +308,10 @@ kd_err kd_target_emp_embed_(kd_target *t, const double *Xl, kd_lidx nl, double *
   kd_emp_prog_init_(&pg, "target embedding", (double)nl * Nt, (double)nl * p * Nt);
   for (int s = 0; s < p; s++) {
     const kd_emp_set_ B = kd_emp_packed_(cur, (kd_lidx)(ncur / (d + 1)), d);
-    if (!lerr) lerr = kd_emp_chunks_(t->k, Xl, nl, &B, d, tmp, z, comp, &pg);
+    if (!lerr && s == 0 && sym)
+      lerr = kd_emp_own_sym_(t, d, want_zz, z, comp, tmp, &pg);
+    else if (!lerr)
+      lerr = kd_emp_chunks_(t->k, Xl, nl, &B, d, tmp, z, comp, &pg);
     if (s + 1 < p) {
       KD_TRY(kd_dist_ring_shift(comm, cur, ncur, nxt, cap, &nr));
       double *sw = cur;
@@ -335,9 +401,7 @@ static kd_err kd_emp_pair_(kd_kernel *k, int d, const kd_emp_set_ *A, kd_lidx a,
   const double *Ax, *wa, *Bx, *wb;
   const kd_lidx ma = kd_emp_get_(A, d, a, &Ax, &wa), mb = kd_emp_get_(B, d, b, &Bx, &wb);
   KD_TRY(kd_kernel_matvec_gemm(k, Ax, ma, Bx, mb, wb, y));
-  double s = 0.0;
-  for (kd_lidx i = 0; i < ma; i++) s += wa[i] * y[i];
-  kd_neu_add_(acc, comp, 2.0 * s);
+  kd_neu_add_(acc, comp, 2.0 * kd_emp_wdot_(ma, wa, y));
   kd_emp_tick_(pg, (double)ma * (double)mb);
 cleanup:
   return err;
@@ -415,8 +479,15 @@ kd_err kd_target_emp_self_(kd_target *t, double *zz) {
   kd_emp_prog_init_(&pg, "target double sum", 0.5 * Nt * Nt / p, 0.5 * Nt * Nt);
   ncur = (int64_t)nl * (d + 1);
   kd_emp_pack_set_(&L, d, cur);
-  /* step 0: chunk pairs c <= c' of the own set (c = c' by halves) */
-  for (kd_lidx i = 0; i < ncl && !lerr; i++) {
+  /* step 0: chunk pairs c <= c' of the own set (c = c' by halves), or the same sum kept by the
+   * symmetric embedding (kd_emp_own_sym_) */
+  const int kept = t->zz0_done && t->zz0_ls == kd_kernel_get_params(t->k)->ls;
+  if (kept) {
+    acc = t->zz0[0];
+    comp = t->zz0[1];
+    kd_emp_tick_(&pg, 0.5 * (double)nl * (double)nl);
+  }
+  for (kd_lidx i = 0; i < ncl && !lerr && !kept; i++) {
     lerr = kd_emp_diag_(t->k, d, &L, i * KD_EMP_CHUNK, y, &acc, &comp, &pg);
     for (kd_lidx j = i + 1; j < ncl && !lerr; j++)
       lerr = kd_emp_pair_(t->k, d, &L, i * KD_EMP_CHUNK, &L, j * KD_EMP_CHUNK, y, &acc, &comp, &pg);

@@ -30,6 +30,9 @@ struct kd_target {
   double *own_head;         /* ... packed here as [own_nh rows | own_nh weights]; the rest are a
                                view on the point set's local rows (row i: local row i - own_pre) */
   double *own_wu;           /* ... 2048 copies of 1/N (unweighted point sets) */
+  int zz0_done;             /* empirical: the own set's part of zz (step 0 of its ring) ... */
+  double zz0[2], zz0_ls;    /* ... as (sum, compensation), kept by the symmetric embedding at
+                               the set's own rows for kd_target_emp_self_, for length scale zz0_ls */
   int stein;                /* 1: Stein target (stein.c): z = 0, zz = 0, so the MMD is the KSD */
   double fgt_tol;           /* target.self: fgt's tolerance (0: KD_FGT_TOL_DEFAULT) */
 };

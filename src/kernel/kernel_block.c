@@ -127,7 +127,7 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
  * in registers across all coordinates. Per pair they perform exactly the operations of
  * kd_kernel_acc_ (t = a - b; s = fma(t, t, s) for coordinates in increasing order, s from 0), so
  * every path gives the same bits. The intrinsics versions are picked at run time. */
-#define KD_KB_MR 4
+#define KD_KB_MR KD_KERNEL_MR
 #define KD_KB_ROWS 64 /* rows of A per block (their accumulators stay in L1) */
 #define KD_KB_MIND 4  /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
@@ -886,4 +886,35 @@ kd_err kd_kernel_diag(kd_kernel *k, const double *A, kd_lidx na, double *diag) {
   k->evals += (uint64_t)na;
 cleanup:
   return err;
+}
+
+/* For kernel_sym.c: the kernel values of up to KD_KB_MR rows of A from row i (rows < i1) against
+ * the packed panel Bpj (npad columns; its box bx, or NULL where the family has no normal-range
+ * finish) exactly as kd_kernel_matvec_panels_ computes them, into out[r npad + j]; returns the
+ * rows done. ws: 2 KD_KB_MR npad doubles. */
+int kd_kernel_panel_values_(const kd_kernel *k, const double *A, kd_lidx i1, kd_lidx i,
+                            const double *Bpj, const double *bx, kd_lidx npad, double *ws,
+                            double *out) {
+  double *s2 = ws, *s = ws + KD_KB_MR * npad;
+  int nr = 0;
+  while (nr < KD_KB_MR && i + nr < i1)
+    nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
+  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
+  if (fnormal && bx && kd_kernel_rows_in_box_(k->d, A, i, nr, bx, k->s_normal))
+    fnormal(k, nr * npad, s, s2, out);
+  else
+    k->fam->finish(k, nr * npad, s, s2, out);
+  return nr;
+}
+
+void kd_kernel_lanes_rows_x_(int nr, kd_lidx n, const double *v, const double *w, double *p) {
+  kd_kernel_lanes_rows_(nr, n, v, w, p);
+}
+
+void kd_kernel_lanes_sum_x_(kd_lidx n, const double *lanes, double *y) {
+  kd_kernel_lanes_sum_(n, lanes, 0.0, y);
+}
+
+void kd_kernel_panel_boxes_x_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box) {
+  kd_kernel_panel_boxes_(d, Bp, nb, P, box);
 }

@@ -27,6 +27,8 @@ int kd_kernel_gemm_wanted_(const kd_kernel *k) {
   return k && k->p.type == KD_KERNEL_GAUSSIAN && k->d >= KD_KG_MIND && !k->ls_pending;
 }
 
+int kd_kernel_matvec_gemm_active(const kd_kernel *k) { return kd_kernel_gemm_wanted_(k); }
+
 /* X (n x d) - c into Xc and the squared norms of its rows into q */
 static void kd_kg_centre_(int d, const double *X, kd_lidx n, const double *c, double *Xc,
                           double *q) {

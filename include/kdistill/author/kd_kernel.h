@@ -149,6 +149,21 @@ kd_err kd_kernel_matvec(kd_kernel *k, const double *A, kd_lidx na, const double 
  *  for all L. Each kernel's evaluation count grows by na nb. Local. */
 kd_err kd_kernel_matvec_multi(kd_kernel *const *ks, int L, const double *A, kd_lidx na,
                               const double *B, kd_lidx nb, const double *w, double *const *y);
+/** ya = K(A, B) wb and yb = K(B, A) wa (NULL weights: 1), each bit for bit what kd_kernel_matvec
+ *  gives for it, from one evaluation of each pair (half the work of the two calls), for kernels
+ *  with kd_kernel_matvec_pair_ok (src/kernel/kernel_sym.c). Counts na nb evaluations. Local. */
+kd_err kd_kernel_matvec_pair(kd_kernel *k, const double *A, kd_lidx na, const double *B, kd_lidx nb,
+                             const double *wa, const double *wb, double *ya, double *yb);
+/** y = K(A, A) w (w == NULL: 1), bit for bit kd_kernel_matvec(k, A, n, A, n, w, 0, y), from about
+ *  n^2 / 2 evaluations (counted), for kernels with kd_kernel_matvec_pair_ok. Local. */
+kd_err kd_kernel_matvec_sym(kd_kernel *k, const double *A, kd_lidx n, const double *w, double *y);
+/** 1 when the kernel's values are symmetric bit for bit so that kd_kernel_matvec_pair and
+ *  kd_kernel_matvec_sym apply: the squared-distance families (not Stein, not linear, sobolev,
+ *  attention or deep). */
+int kd_kernel_matvec_pair_ok(const kd_kernel *k);
+/** 1 when kd_kernel_matvec_gemm takes its dgemm path for this kernel (else it is kd_kernel_matvec).
+ */
+int kd_kernel_matvec_gemm_active(const kd_kernel *k);
 /** y = K(A, B) w (w == NULL: 1) like kd_kernel_matvec, but for the Gaussian kernel at d >= 96
  *  with the squared distances from dgemm around A's mean (src/kernel/kernel_gemm.c): faster at
  *  high d, within about 2 d 2^-53 (|a - m|^2 + |b - m|^2) / (2 ls^2) of kd_kernel_matvec's values

@@ -11,6 +11,11 @@
  *   matvec_gemm
  *           kd_kernel_matvec_gemm (dgemm for the Gaussian kernel at d >= 96) over 2048 x 2048
  *           blocks, as the exact MMD's self term calls it
+ *   matvec_sym
+ *           y = K(B, B) w as the empirical target's embedding at its own rows computes it (one
+ *           rank): 2048 x 2048 chunk pairs by kd_kernel_matvec_pair, each chunk with itself by
+ *           kd_kernel_matvec_sym, so every pair once; "evals/s" counts the n x n pairs of the
+ *           product, as for matvec
  *   gemm_s, gemm_d
  *           the GEMM rate alone: A B^T (n/p x d times d x nb) by sgemm or dgemm, 1 thread; the
  *           "evals/s" figure is then flop/s (2 d per pair), the roofline of bench/kernel.sh
@@ -126,6 +131,14 @@ int main(int argc, char **argv) {
         for (kd_lidx j = 0; j < ncol; j += 2048)
           kd_kernel_matvec_gemm(k, A + i * d, na - i < 2048 ? na - i : 2048, B + j * d,
                                 ncol - j < 2048 ? ncol - j : 2048, w + j, y + i);
+      check += y[0];
+    } else if (strcmp(mode, "matvec_sym") == 0) {
+      for (kd_lidx j = 0; j < ncol; j += 2048) {
+        const kd_lidx mj = ncol - j < 2048 ? ncol - j : 2048;
+        for (kd_lidx i = 0; i < j; i += 2048)
+          kd_kernel_matvec_pair(k, B + i * d, 2048, B + j * d, mj, w + i, w + j, t1, t1 + 2048);
+        kd_kernel_matvec_sym(k, B + j * d, mj, w + j, y + j);
+      }
       check += y[0];
     } else if (strncmp(mode, "screen", 6) == 0) {
       if (S) kd_kernel_screen_matvec(k, S, r0, na, ncol, w, y, t1);
