@@ -446,6 +446,15 @@ KD_KCLONES static int kd_kernel_rows_in_box_(int d, const double *A, kd_lidx i, 
   return 1;
 }
 
+/* 1 when the panels' boxes pay for a call of na rows: they let a row block take the family's
+ * normal-range finish, which saves its range count (a compare and an add per value, same bits),
+ * but cost about 3 d operations per column to compute, against about na of those savings. So only
+ * for rows >= 2 d + 4 (measured on ctt and kt_compress at d = 2 and 64, bench/RESULTS_kernel.md);
+ * otherwise every value goes through the general finish. */
+static int kd_kernel_boxes_pay_(const kd_kernel *k, kd_lidx na) {
+  return k->fam->finish_normal != NULL && na >= 2 * (kd_lidx)k->d + 4;
+}
+
 /* Accumulators of row i (or rows i..i+3 with the register-blocked path) of A against the packed
  * panel; returns the number of rows done. s holds row r at s + r*npad. */
 static int kd_kernel_rows_(const kd_kernel *k, const double *A, kd_lidx na, kd_lidx i,
@@ -562,9 +571,10 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
   const kd_lidx P = kd_kernel_panel_(d), npan = (nb + P - 1) / P;
   double *s2 = ws, *s = s2 + P, *out = s + KD_KB_MR * P;
   const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
-  /* the boxes kd_kernel_pack kept (the same values), else computed into the scratch */
-  const double *box = pbox ? pbox : out + P;
-  if (!pbox && fnormal) kd_kernel_panel_boxes_(d, Bp, nb, P, out + P);
+  /* the boxes kd_kernel_pack kept (the same values), else computed into the scratch where they
+   * pay for themselves */
+  const double *box = pbox ? pbox : kd_kernel_boxes_pay_(k, na) ? out + P : NULL;
+  if (!pbox && box) kd_kernel_panel_boxes_(d, Bp, nb, P, out + P);
   for (kd_lidx i0 = 0; i0 < na; i0 += KD_KB_ROWS) {
     const kd_lidx i1 = na - i0 < KD_KB_ROWS ? na : i0 + KD_KB_ROWS;
     for (kd_lidx pj = 0; pj < npan; pj++) {
@@ -573,7 +583,7 @@ static void kd_kernel_eval_panels_(kd_kernel *k, const double *A, kd_lidx na, co
       for (kd_lidx i = i0; i < i1;) {
         const int rows = kd_kernel_rows_(k, A, i1, i, Bpj, npad, s, s2);
         const kd_kernel_finish_fn fin =
-            fnormal && kd_kernel_rows_in_box_(d, A, i, rows, box + 2 * d * pj, k->s_normal)
+            fnormal && box && kd_kernel_rows_in_box_(d, A, i, rows, box + 2 * d * pj, k->s_normal)
                 ? fnormal
                 : k->fam->finish;
         for (int r = 0; r < rows; r++) {
@@ -714,7 +724,7 @@ static void kd_kernel_matvec_panels_(kd_kernel *const *ks, int L, const double *
     for (kd_lidx pj = 0; pj < npan; pj++) {
       const kd_lidx j0 = pj * P, nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
       const double *Bpj = pj == npan - 1 ? Blast : Bp + (size_t)d * (size_t)j0;
-      const double *bx = pj == npan - 1 ? boxlast : box + 2 * d * pj;
+      const double *bx = pj == npan - 1 ? boxlast : box ? box + 2 * d * pj : NULL;
       for (kd_lidx i = i0; i < i1;) {
         /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
          * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish per
@@ -725,7 +735,7 @@ static void kd_kernel_matvec_panels_(kd_kernel *const *ks, int L, const double *
         for (int l = 0; l < L; l++) {
           const kd_kernel *kl = ks[l];
           const kd_kernel_finish_fn fnormal = kl->fam->finish_normal;
-          if (fnormal && kd_kernel_rows_in_box_(d, A, i, nr, bx, kl->s_normal))
+          if (fnormal && bx && kd_kernel_rows_in_box_(d, A, i, nr, bx, kl->s_normal))
             fnormal(kl, nr * npad, s, s2, out);
           else
             kl->fam->finish(kl, nr * npad, s, s2, out);
@@ -765,12 +775,13 @@ static kd_err kd_kernel_matvec_ks_(kd_kernel *const *ks, int L, const double *A,
   wp = Bp + (size_t)d * (size_t)nbp;
   box = wp + nbp;
   kd_kernel_pack_panels(d, B, nb, P, Bp);
-  int any_normal = 0;
-  for (int l = 0; l < L; l++) any_normal |= ks[l]->fam->finish_normal != NULL;
-  if (any_normal) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
+  int pay = 0;
+  for (int l = 0; l < L; l++) pay |= kd_kernel_boxes_pay_(ks[l], na);
+  if (pay) kd_kernel_panel_boxes_(d, Bp, nb, P, box);
   for (kd_lidx j = 0; j < nbp; j++) wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0; /* padding: 0 */
-  kd_kernel_matvec_panels_(ks, L, A, na, Bp, box, Bp + (size_t)d * (size_t)((npan - 1) * P),
-                           box + 2 * d * (npan - 1), nb, wp, beta, y, ws);
+  kd_kernel_matvec_panels_(ks, L, A, na, Bp, pay ? box : NULL,
+                           Bp + (size_t)d * (size_t)((npan - 1) * P),
+                           pay ? box + 2 * d * (npan - 1) : NULL, nb, wp, beta, y, ws);
   for (int l = 0; l < L; l++) ks[l]->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
   return err;
@@ -871,8 +882,10 @@ kd_err kd_kernel_prefix_matvec_(kd_kernel *k, kd_kernel_prefix_ *pf, const doubl
   kd_kernel_prefix_extend_(k, pf, npan - 1); /* the full panels before the last */
   /* the last panel as kd_kernel_matvec packs it for nb columns (narrower when partial) */
   kd_kernel_pack_panels(d, pf->X + (size_t)j0 * (size_t)d, nb - j0, P, last);
-  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, last, nb - j0, P, lbox);
-  kd_kernel_matvec_panels_(&k, 1, A, na, pf->Bp, pf->box, last, lbox, nb, wp, 0.0, &y, ws);
+  const int pay = kd_kernel_boxes_pay_(k, na);
+  if (pay) kd_kernel_panel_boxes_(d, last, nb - j0, P, lbox);
+  kd_kernel_matvec_panels_(&k, 1, A, na, pf->Bp, pf->box, last, pay ? lbox : NULL, nb, wp, 0.0, &y,
+                           ws);
   k->evals += (uint64_t)na * (uint64_t)nb;
 cleanup:
   return err;
