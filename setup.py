@@ -111,6 +111,7 @@ setup(
     package_dir={"": "python"},
     packages=["kdistill"],
     package_data={"kdistill": ["py.typed"]},
+    license_files=["LICENSE"],
     scripts=["tools/kdplot"],
     distclass=BinaryDistribution,
     cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel},
