@@ -1,6 +1,6 @@
 #!/bin/bash
 # run_job_tests.sh - run every job script in jobs/ for real with `sbatch --wait` on a running SLURM
-# (ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
+# (.ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
 # each job produced: exit status, the HDF5 output (tests/slurm/check_output.py, h5py), the log
 # files; plus signal forwarding (USR1 from `scancel --signal=USR1 --batch` and from the
 # --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep

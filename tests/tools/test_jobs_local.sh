@@ -5,7 +5,7 @@
 # both ranks of a stand-in solver (exit 3), TERM the same with KD_LAUNCHER=none, kdplot on the
 # real output (when h5py/matplotlib are there), and bad input
 # (missing binary, missing config, unknown launcher: exit 1 with a message, solver not started).
-# tests/slurm/run_job_tests.sh does the same under a real SLURM (ci/slurm.sh).
+# tests/slurm/run_job_tests.sh does the same under a real SLURM (.ci/slurm.sh).
 #
 # usage: test_jobs_local.sh REPO_DIR KDISTILL_BINARY
 # These runs must reach their safe point and checkpoint however loaded the machine is: the

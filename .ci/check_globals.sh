@@ -1,5 +1,5 @@
 #!/bin/bash
-# ci/check_globals.sh - no mutable process globals in src/ (issue 11): every run's state lives in
+# .ci/check_globals.sh - no mutable process globals in src/ (issue 11): every run's state lives in
 # a kd_ctx (include/kdistill/kd_ctx.h). Lists each non-const variable with static storage in
 # src/**/*.c and src/**/*.h - at file scope (static or not, _Thread_local included) and `static`
 # ones inside functions - and exits 1 if any is not in the allowlist below.
@@ -12,7 +12,7 @@
 # declarations, function prototypes and definitions, and bare struct / enum definitions are not
 # variables.
 #
-# usage: ci/check_globals.sh [DIR...]   (default: src)
+# usage: .ci/check_globals.sh [DIR...]   (default: src)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -172,7 +172,7 @@ while IFS=: read -r f ln name where; do
   fi
 done < <(scan "${files[@]}")
 if [ $status -ne 0 ]; then
-  echo "check_globals: mutable process globals found (allowlist in ci/check_globals.sh)"
+  echo "check_globals: mutable process globals found (allowlist in .ci/check_globals.sh)"
 else
   echo "check_globals: no mutable globals in ${dirs[*]} besides the allowlist (${#allow[@]})"
 fi

@@ -1,5 +1,5 @@
 #!/bin/bash
-# ci/check_layers.sh - the layering rules of src/ (docs/ARCHITECTURE.md), checked by grep:
+# .ci/check_layers.sh - the layering rules of src/ (docs/ARCHITECTURE.md), checked by grep:
 #   (a) src/algo/ calls no MPI_* and no H5* function directly (comm/ and io/ do that);
 #   (b) src/algo/ reads no configuration (kd_config_*, kd_cfg_*) and no checkpoint session
 #       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
@@ -70,7 +70,7 @@ while read -r from to where; do
   if [ "$lf" -lt 0 ] || [ "$lt" -lt 0 ]; then
     echo "$where"
     echo "    folder '$([ "$lf" -lt 0 ] && echo "$from" || echo "$to")' has no layer: add it to" \
-      "ci/check_layers.sh and docs/ARCHITECTURE.md"
+      ".ci/check_layers.sh and docs/ARCHITECTURE.md"
     fail=1
   elif [ "$lt" -gt "$lf" ]; then
     echo "$where"
