@@ -4,6 +4,6 @@
 #include "algo/herding/herding_list.h"
 #include "algo/thinning/thinning_list.h"
 #include "algo/quadrature/quadrature_list.h"
-#include "algo/testing/testing_list.h"
+#include "algo/twosample/twosample_list.h"
 #include "algo/apps/apps_list.h"
 #include "algo/stein/stein_list.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "comm/dist_impl.h"
 
 static const kd_param_spec kd_sub_params_[] = {

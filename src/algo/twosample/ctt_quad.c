@@ -8,7 +8,7 @@
 #include <cblas.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 
 /* Rows [j0, j0+bj) of all labellings as weights, row-major bj x nb. */
 static void kd_quad_weights_(const kd_ctt_quad *q, int64_t j0, int64_t bj, double *W) {

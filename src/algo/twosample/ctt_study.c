@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "comm/dist_impl.h"
 #include "kdistill/author/kd_ckpt.h"
 

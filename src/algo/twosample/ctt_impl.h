@@ -1,6 +1,6 @@
 /* ctt_impl.h - shared pieces of the testing family: the second sample handed to the `ctt` task's
  * algorithms, and the permutation decision rule of Compress Then Test (paper 003, Alg. 3), which
- * the exact full-sample permutation test reuses. Private to src/algo/testing/ and its tests. */
+ * the exact full-sample permutation test reuses. Private to src/algo/twosample/ and its tests. */
 #ifndef KDISTILL_CTT_IMPL_H
 #define KDISTILL_CTT_IMPL_H
 

@@ -1,4 +1,4 @@
-/* testing_list.h - KD_ALGO(symbol) lines of the testing family. */
+/* twosample_list.h - KD_ALGO(symbol) lines of the two-sample tests (CTT and its baselines). */
 KD_ALGO(kd_algo_ctt)
 KD_ALGO(kd_algo_ctt_exact)
 KD_ALGO(kd_algo_subsample_test)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "algo/thinning/compress_impl.h"
 #include "comm/dist_impl.h"
 #include "comm/tree_impl.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "comm/dist_impl.h"
 
 enum { KD_WB_CHUNK = 64 }; /* blocks per chunk: the unit of distribution and of summation */
