@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """kdplot - turn kdistill output files into PNG pictures.
 
   kdplot coreset OUT.h5 [--data DATA.h5|.npy|.npz|.csv] [--dataset /points] [--dims I,J[,K...]]
@@ -17,6 +16,10 @@ Needs Python 3 with numpy, h5py and matplotlib (Debian 12: apt-get install pytho
 python3-matplotlib). The file layouts it reads are the ones kdistill writes (docs/hpc.md,
 include/kdistill/author/kd_io.h). Exit status: 0 ok, 1 bad input (missing file, wrong layout), 2 missing
 Python modules.
+
+The `kdplot` command runs main() of this module: pip installs it as an entry point, and
+`cmake --install` as a small wrapper (tools/kdplot.in) that runs this file. Run as a file (the
+wrapper, the tests), it needs no kdistill package; where one is importable it reads data with it.
 """
 
 import argparse
