@@ -1,5 +1,6 @@
 """Build the Python wheel: the package in python/kdistill plus, inside it, the C library
-(libkdistill.so.0) and the command line (kdistill), built with CMake, and the kdplot script.
+(libkdistill.so.0) and the command line (kdistill), built with CMake, and the kdplot command (an entry point,
+pyproject.toml).
 
     pip install --no-build-isolation .            # into the active venv or the user site
     python3 -m build --wheel --no-isolation       # dist/kdistill-<version>-py3-none-<platform>.whl
@@ -111,7 +112,7 @@ setup(
     package_dir={"": "python"},
     packages=["kdistill"],
     package_data={"kdistill": ["py.typed"]},
-    scripts=["tools/kdplot"],
+    license_files=["LICENSE"],
     distclass=BinaryDistribution,
     cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel},
     options={"build": {"build_base": "build-py"}, "egg_info": {"egg_base": "build-py"}},

@@ -3,7 +3,7 @@
 # p = 1, 2, 4, 8, 16 ranks (oversubscribed on a small machine: the volumes are exact, the times
 # are not scaling figures), from the --verbose /metrics comm_bytes_max, comm_bytes_mean,
 # comm_ops_max (payload bytes sent plus received by a rank through the comm/ helpers; ScaLAPACK's
-# own traffic is not counted). Prints a Markdown table (bench/RESULTS_scale.md).
+# own traffic is not counted). Prints a Markdown table (bench/results/scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/kdistill}")

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/ctt.sh - Compress Then Test benchmarks (issue 5). Prints the figures recorded in
-# bench/RESULTS_ctt.md. Usage: bench/ctt.sh [build-dir] [section...]
+# bench/results/ctt.md. Usage: bench/ctt.sh [build-dir] [section...]
 #   sections: ref time exact power power16 (default: all)
 # Needs a Release build with tests (build/tests/ctt/ctt_bench). Runs as root with Open MPI.
 set -eu

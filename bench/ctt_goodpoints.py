@@ -1,7 +1,7 @@
 """bench/ctt_goodpoints.py GOODPOINTS_DIR [TRIALS] - kdistill's ctt against goodpoints' ctt.ctt at
 the reference setting, in one process, alternating test by test on the same arrays.
 
-Setting (bench/RESULTS_ctt.md, "The Python/Cython reference setting"): X ~ N(0, I_2),
+Setting (bench/results/ctt.md, "The Python/Cython reference setting"): X ~ N(0, I_2),
 Y ~ N((0.05, 0), I_2), m = n = 2^14; the Gaussian kernel exp(-|x-y|^2 / 8) (kdistill ls = 2,
 goodpoints lam = sqrt(8)); g = 1; 32 bins (kdistill s = 32, goodpoints s = 16: it makes
 min(2 s, m + n) bins); B = 39; alpha = 0.05; delta = 0.5. Trial t draws its data from numpy seed

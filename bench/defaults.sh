@@ -4,7 +4,7 @@
 # (cached) and kdistill's for each variant of `--set` keys, seeds 0..S-1, exact MMD to the input
 # rows, the median-heuristic length scale passed to both sides. Data, length scale, g and MMD are
 # bench/dimension_data.py's (imported by bench/defaults_data.py, which documents the details).
-# MMD only, no time: it is deterministic per seed. Results go to RESULTS_defaults.md by hand.
+# MMD only, no time: it is deterministic per seed. Results go to bench/results/defaults.md by hand.
 # Usage: bench/defaults.sh [BUILD_DIR] [GP_SRC]
 #   BUILD_DIR  holds the kdistill CLI (default: build); KD_BIN overrides the binary itself.
 #   GP_SRC     a goodpoints source tree with its Cython extensions built in place (/tmp/gp/src).

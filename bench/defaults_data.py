@@ -1,5 +1,5 @@
 """bench/defaults_data.py KDISTILL_BIN GOODPOINTS_SRC - the measurement behind
-bench/RESULTS_defaults.md (issue 61): which `kt_compress` parameters give a mean MMD <= that of
+bench/results/defaults.md (issue 61): which `kt_compress` parameters give a mean MMD <= that of
 goodpoints' compresspp_kt (g = 4) on every data set. Called by bench/defaults.sh, which prints
 the machine, date and load around it and describes the environment variables.
 

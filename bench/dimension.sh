@@ -6,11 +6,11 @@
 # 192, 784) and scikit-learn's digits (d = 64, small n). The two sides alternate per run; the
 # table gives the median time of the runs, their ratio, and the mean exact MMD of each coreset
 # over the runs' seeds (one numpy formula for both). bench/dimension_data.py does the work and
-# documents the details; results go to RESULTS_dimension.md by hand.
+# documents the details; results go to bench/results/dimension.md by hand.
 # Usage: bench/dimension.sh [BUILD_DIR] [GP_SRC]
 #   BUILD_DIR  holds the kdistill CLI (default: build); KD_BIN overrides the binary itself.
 #   GP_SRC     a goodpoints source tree with its Cython extensions built in place (default
-#              /tmp/gp/src; built outside this repository as RESULTS_dimension.md says; its
+#              /tmp/gp/src; built outside this repository as bench/results/dimension.md says; its
 #              commit is printed from GP_SRC/REVISION when that file exists).
 # Environment (subsets and the smoke run):
 #   DIM_DATA          data sets, default all = "gauss2 gauss8 gauss32 gauss128 patch4 patch8 patch8c

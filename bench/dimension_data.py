@@ -1,5 +1,5 @@
 """bench/dimension_data.py KDISTILL_BIN GOODPOINTS_SRC - the side-by-side run behind
-bench/RESULTS_dimension.md (issue 61): kdistill's kt_compress (one process) against goodpoints'
+bench/results/dimension.md (issue 61): kdistill's kt_compress (one process) against goodpoints'
 Compress++ (compress.compresspp_kt, one core), both with g = 4 (DIM_G; lowered to log4(n) - 1
 at small n, where kdistill needs 4^(g+1) <= n), n rows -> sqrt(n) points, on synthetic and real
 data of dimension 2-784. Called by bench/dimension.sh, which prints the machine, date and load

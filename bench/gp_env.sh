@@ -9,5 +9,5 @@ py=${PYTHON:-/usr/bin/python3}
 die() { echo "$(basename "$0"): $1" >&2; exit 1; }
 [ -x "$kd" ] || die "no kdistill binary at $kd (build it, or set KD_BIN)"
 ls "$gp"/goodpoints/compressc*.so >/dev/null 2>&1 ||
-  die "no built goodpoints at $gp (see bench/RESULTS_dimension.md)"
+  die "no built goodpoints at $gp (see bench/results/dimension.md)"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1

@@ -3,7 +3,7 @@
 # tests/slurm/configs/sweep_requeue.yaml (n = 16384, 128 points out, seeds 1..8) on NP ranks with
 # sweep.groups = 1 (every point on all ranks) .. NP (one rank per point); median wall time of
 # REPS runs each, and the largest relative MMD difference between groupings (round-off only).
-# usage: bench/hpc.sh [BUILD_DIR] [NP] [REPS]       (results: bench/RESULTS_hpc.md)
+# usage: bench/hpc.sh [BUILD_DIR] [NP] [REPS]       (results: bench/results/hpc.md)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$repo/build}

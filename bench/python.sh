@@ -1,5 +1,5 @@
 #!/bin/bash
-# python.sh BUILD - the Python package's figures (bench/RESULTS_python.md): call overhead against
+# python.sh BUILD - the Python package's figures (bench/results/python.md): call overhead against
 # the CLI at 2^16 x 2, whole-call time at 2^10, peak RSS at 2^22 x 2 (float64 and float32), and
 # the CLI's own peak RSS on the same job for the library's working set. Uses BUILD/kdistill and
 # BUILD/libkdistill.so with Debian's python3. Prints `uptime` first: take figures at load < 1.5.

@@ -1,4 +1,4 @@
-"""bench/python_bench.py - what bench/python.sh measures (see bench/RESULTS_python.md):
+"""bench/python_bench.py - what bench/python.sh measures (see bench/results/python.md):
   overhead N   kdistill.thin on N x 2 float64 in-process vs `kdistill run` on the same rows (CSV)
                and config: Python whole-call wall time against the CLI's algorithm seconds,
                median of 3 seeds, and the coresets compared bit for bit

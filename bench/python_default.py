@@ -1,5 +1,5 @@
 """python_default.py - what the default kdistill.thin(X, 256) costs against its algorithm's own
-seconds (bench/RESULTS_python.md, "the default call"), at 2^16, 2^18 and 2^20 rows x 2.
+seconds (bench/results/python.md, "the default call"), at 2^16, 2^18 and 2^20 rows x 2.
 
     python3 bench/python_default.py [REPEATS]
 

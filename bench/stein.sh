@@ -1,5 +1,5 @@
 #!/bin/bash
-# stein.sh BUILD [CHAIN.h5] - the figures of bench/RESULTS_stein.md:
+# stein.sh BUILD [CHAIN.h5] - the figures of bench/results/stein.md:
 #   1. Stein-kernel vs base-kernel evaluations per second (bench_kernel, tile and matvec, n x n with
 #      n = 4096, 2048 at d = 100), d_x = 2, 10, 100, bases imq and gaussian, median of 3 runs;
 #   2. the 2^16 x 2 ULA chain of tools/stein_chain.py compressed to 256 points by uniform,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/thinning.sh - kt_compress (g = 4, n_out = sqrt(n_in), Gaussian kernel sigma^2 = 2d, default
 # keys: refine_pool 2, refine_target input) at n_in = 2^16, 2^18, 2^20, d = 2 and 10, on 1 and 2
-# ranks, 3 repetitions each (medians go to bench/RESULTS_thinning.md).
+# ranks, 3 repetitions each (medians go to bench/results/thinning.md).
 # Data: 2^16 d = 2: standard normal; otherwise the 8-component mixture of the tests.
 # The exact MMD needs zz = (1/n^2) sum_ij k(x_i, x_j) over the input; it depends only on the
 # seeded data, was computed once with `bench_thin LOG2N D 0 1` (2 ranks; 5-106 s each) and is

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gen_gaussian_h5.py K D - write the inputs of the 2^K x D scale runs (bench/RESULTS_scale.md):
+"""gen_gaussian_h5.py K D - write the inputs of the 2^K x D scale runs (bench/results/scale.md):
 xK_D.h5 with 2^K rows of N(0, I_D) (seed 1) and yK_D.h5 with N(0.02 e_1, I_D) (seed 2), each as
 the float64 dataset "x", in slabs of 2^20 rows (memory stays small). Needs numpy and h5py."""
 import sys

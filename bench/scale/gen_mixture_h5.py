@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gen_mixture_h5.py K - write mK.h5, the input of the kt_compress scale series
-(bench/RESULTS_scale.md): 2^K rows of the 2-D 8-component Gaussian mixture (means on the circle
+(bench/results/scale.md): 2^K rows of the 2-D 8-component Gaussian mixture (means on the circle
 of radius 3, unit covariances, equal weights; seed 1234 + K) as the float64 dataset "x", in slabs
 of 2^22 rows, written to mK.h5.tmp and renamed into place. Needs numpy and h5py."""
 import os

@@ -1,5 +1,5 @@
 #!/bin/bash
-# kt_series.sh RUNS K... -- BIN... : the kt_compress scale series of bench/RESULTS_scale.md.
+# kt_series.sh RUNS K... -- BIN... : the kt_compress scale series of bench/results/scale.md.
 # For each K, writes tK.yaml (mK.h5 from gen_mixture_h5.py K, kt_compress g = 4, n_out = 2^(K/2),
 # Gaussian kernel ls = 1, seed 1) and runs it RUNS times on 2 ranks with every BIN in turn
 # (alternating), printing per run: K, binary, the CLI's load / algorithm / evaluation / total

@@ -50,7 +50,7 @@ static void kd_cli_usage_(FILE *out) {
             kd_algo_at(i)->summary);
   fprintf(out,
           "\nexit status: 0 success, 1 bad input or configuration, 2 environment (MPI, HDF5, I/O,"
-          "\nmemory), 3 interrupted (SIGTERM/SIGUSR1). See README.md for the config reference.\n");
+          "\nmemory), 3 interrupted (SIGTERM/SIGUSR1). See docs/config.md for every key.\n");
 }
 
 /* Edit distance (insertions, deletions, substitutions) between a and the first 31 characters of

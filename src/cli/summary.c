@@ -1,4 +1,4 @@
-/* summary.c - the summary `kdistill run` prints when a run ends (stdout, rank 0; README.md). */
+/* summary.c - the summary `kdistill run` prints when a run ends (stdout, rank 0; docs/cli.md). */
 #include <math.h>
 #include <string.h>
 

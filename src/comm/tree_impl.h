@@ -2,7 +2,7 @@
  * node's rows to its parent's owner, collecting contiguous row ranges (bins) on their owners and
  * gathering per-bin results back in bin order.
  * One implementation of the logistics shared by the thinning tree (algo/thinning/driver.c), the
- * recombination tree (algo/quadrature/recombination.c) and the CTT bins (algo/testing/ctt.c); the
+ * recombination tree (algo/quadrature/recombination.c) and the CTT bins (algo/twosample/ctt.c); the
  * algorithms keep only the mathematics of a node. Raw MPI stays in dist/.
  *
  * The tree. n_leaves leaves, arity a >= 2. Level 0 holds the leaves; node (l, i) covers the leaves

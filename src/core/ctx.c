@@ -1,6 +1,6 @@
 /* ctx.c - kd_ctx: creation, the per-thread binding, and the accessors of kd_ctx.h.
  * The binding below is one of the two pieces of file-scope mutable state in src/ (the other is
- * the signal flag of interrupt.c); ci/check_globals.sh enforces that. The context owns a duplicate
+ * the signal flag of interrupt.c); .ci/check_globals.sh enforces that. The context owns a duplicate
  * of the caller's communicator: core/ is the layer below comm/, so the few MPI calls it needs to
  * create, free and query it are made here directly. */
 #include <stdlib.h>

@@ -142,7 +142,7 @@ static void kd_fgt_plan_make_(int d, double ls, const double *lo, const double *
     /* rows: a multiply-add per moment and a compensated flush per block; pairs: a compensated
      * term each (about 8 flops) for half the neighbours of every cell, divided by 16: the lower
      * orders of distant pairs and the cells outside the data make the pairs 20 - 100 times
-     * cheaper than this count in the measurements of bench/RESULTS_fgt.md */
+     * cheaper than this count in the measurements of bench/results/fgt.md */
     q.flops = rows * (2.0 * nm + 8.0 * nm / KD_FGT_BLOCK) +
               fmin(ncell, rows) * 0.5 * nbr * terms * 8.0 / 16.0;
     if (q.flops < pl->flops) *pl = q;
@@ -798,7 +798,7 @@ kd_err kd_target_emp_fgt_(kd_target *t, const double *X, const double *w, kd_lid
              KD_FGT_DMAX, kd_kernel_describe(t->k), d);
     return KD_OK;
   }
-  /* auto: d <= 2 only (at d = 3 the cut-off sphere holds too many cells: bench/RESULTS_fgt.md) */
+  /* auto: d <= 2 only (at d = 3 the cut-off sphere holds too many cells: bench/results/fgt.md) */
   if (!force && d > 2) return KD_OK;
   KD_TRY(kd_fgt_setup_(t, X, n, force, &R, &go));
   if (!go) goto cleanup;

@@ -1,4 +1,4 @@
-/* h5_write.c - the HDF5 output file (the contract documented in kd_io.h and README.md).
+/* h5_write.c - the HDF5 output file (the contract documented in kd_io.h and docs/cli.md).
  * Rank 0 writes "<path>.tmp.<pid>" with the serial sec2 driver (the result is replicated, so one
  * writer suffices), and the file is published like every file the program writes (io/publish.h):
  * every rank agrees on the outcome, rank 0 syncs the file, renames it into place and syncs the

@@ -1,6 +1,6 @@
 /* mmd_text.c - one wording of a reported MMD and its provenance (/metrics mmd, mmd_method and
  * mmd_se or mmd_bound) for every view that shows it: the run's summary, `kdistill info`; and
- * tools/kdplot spells the same three forms. */
+ * kdplot (python/kdistill/_kdplot.py) spells the same three forms. */
 #include <math.h>
 #include <stdio.h>
 

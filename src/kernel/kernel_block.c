@@ -13,7 +13,7 @@
  * Direct differences (x_j - y_j)^2 are accumulated rather than |x|^2 + |y|^2 - 2<x,y> via dgemm:
  * no cancellation (k(a,a) is exact, squared distances are never negative) and, with AVX-512 / AVX2
  * FMA on the sub and FMA ports, no slower than the dgemm route on this machine (see
- * bench/RESULTS_kernel.md for the measurement). */
+ * bench/results/kernel.md for the measurement). */
 #include <stdlib.h>
 
 #include "kernel/kernel_impl.h"
@@ -129,7 +129,7 @@ KD_KCLONES static void kd_kernel_acc_(const kd_kernel *k, const double *restrict
  * every path gives the same bits. The intrinsics versions are picked at run time. */
 #define KD_KB_MR KD_KERNEL_MR
 #define KD_KB_ROWS 64 /* rows of A per block (their accumulators stay in L1) */
-#define KD_KB_MIND 4  /* used from this dimension on (measured: bench/RESULTS_kernel.md) */
+#define KD_KB_MIND 4  /* used from this dimension on (measured: bench/results/kernel.md) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #include <immintrin.h>
 #define KD_KB_X86 1

@@ -1,7 +1,7 @@
 /* kernel_gemm.c - the Gaussian kernel's weighted row sums y = K(A, B) w with the squared distances
  * from dgemm, for the large fixed blocks of the exact MMD's self term (src/embed/empirical.c) at
  * d >= KD_KG_MIND, where dgemm plus the exponential beats the direct loops (1.1x at d = 96, 1.45x
- * at d = 784, bench/RESULTS_kernel.md).
+ * at d = 784, bench/results/kernel.md).
  *
  * Both blocks are moved to the frame of A's mean c (A - c, B - c, rounded once), so that
  * |a - b|^2 = |a~|^2 + |b~|^2 - 2 a~.b~ cancels only what the points' spread around c makes it
@@ -19,7 +19,7 @@
 
 #define KD_KG_ROWS 128  /* rows per dgemm product */
 #define KD_KG_COLS 1024 /* columns per dgemm product */
-/* From this dimension on (measured: bench/RESULTS_kernel.md, 2048 x 2048 blocks at d = 8 .. 784:
+/* From this dimension on (measured: bench/results/kernel.md, 2048 x 2048 blocks at d = 8 .. 784:
  * the direct loops faster to d = 64, even at 80, dgemm 1.1x at 96 and 1.45x at 784) */
 #define KD_KG_MIND 96
 

@@ -1,7 +1,7 @@
 /* kernel_screen_gemm.c - the screening mat-vec of kernel_screen.c with its squared distances from
  * single-precision GEMM: |a~ - b~|^2 = |a~|^2 + |b~|^2 - 2 a~.b~, the products of a block of rows
  * and a block of columns in one sgemm call (OpenBLAS: twice the coordinates per second of the
- * direct difference loop at moderate and high d, bench/RESULTS_kernel.md). The caller's
+ * direct difference loop at moderate and high d, bench/results/kernel.md). The caller's
  * guarantee is the direct form's: y and a proven bound on |y - y'|, y' what kd_kernel_matvec
  * returns, so that the decisions taken from them are kd_kernel_matvec's, bit for bit.
  *
@@ -34,7 +34,7 @@
 
 #define KD_SCRG_ROWS 128 /* rows per sgemm product */
 #define KD_SCRG_COLS 512 /* columns per sgemm product */
-/* The sgemm form from this dimension on (measured: bench/RESULTS_kernel.md, the halving's
+/* The sgemm form from this dimension on (measured: bench/results/kernel.md, the halving's
  * screening at d = 8 .. 784) */
 #define KD_SCR_GEMM_MIND 16
 

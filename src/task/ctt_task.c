@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "core/mem.h"
 #include "comm/dist_impl.h"
 #include "io/io_impl.h"

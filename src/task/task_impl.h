@@ -3,7 +3,7 @@
  * the CLI writes to HDF5. Tasks are registered in task/task_list.h (KD_TASK(symbol) lines, one
  * list file per family). Tasks may read config and files; algorithms (src/algo/) may not.
  *
- * Config sections shared by tasks (all keys documented in README / --print-defaults):
+ * Config sections shared by tasks (all keys documented in docs/config.md / --print-defaults):
  *   task:       herd | thin | quad | ...
  *   data:       a point-set section (thin, reorder, ...)
  *   candidates: a point-set section (herd)

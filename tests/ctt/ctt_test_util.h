@@ -3,7 +3,7 @@
 #ifndef KDISTILL_CTT_TEST_UTIL_H
 #define KDISTILL_CTT_TEST_UTIL_H
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "kdistill/author.h"
 
 /** Run algorithm `name` ("ctt" or "ctt_exact") of task "ctt" on comm. settings: NULL-terminated

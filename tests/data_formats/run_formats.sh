@@ -1,5 +1,5 @@
 #!/bin/bash
-# run_formats.sh - a user's own data in every format the readers take (README.md, "data"):
+# run_formats.sh - a user's own data in every format the readers take (docs/config.md, "data"):
 #  - several HDF5 datasets or .npz arrays (stored or compressed) as the columns of one point set,
 #    their leading dimensions flattened into rows (an ArviZ posterior group: (chain, draw) and
 #    (chain, draw, k)), and one flattened .npy, for points and (HDF5) for Stein scores, give

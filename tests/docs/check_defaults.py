@@ -8,7 +8,8 @@ algorithm and kernel family of that document. A documented default is checked wh
 of those configs prints the key; it must then equal the printed value of at least one of them
 (defaults that differ by algorithm are written "X for A, else Y" and only X is read). The test
 fails on a disagreement, and when fewer than MIN_CHECKED rows of a document could be checked (a
-table the parser no longer reads is a failure, not a silent pass)."""
+table the parser no longer reads is a failure, not a silent pass). It also fails when the generated
+tables of docs/config.md are stale (config_doc.py --check: run config_doc.py to rewrite them)."""
 import os
 import re
 import subprocess
@@ -169,4 +170,14 @@ for doc, need in MIN_CHECKED.items():
         failures += 1
     print("%s %s: %d documented defaults checked (at least %d expected)" % (status, doc, checked,
                                                                           need))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import config_doc  # noqa: E402
+
+stale = config_doc.check(KD, ROOT)
+if stale:
+    failures += 1
+    print("FAIL docs/config.md: its generated tables are stale; run\n  python3 "
+          "tests/docs/config_doc.py %s %s\n%s" % (KD, ROOT, stale))
+else:
+    print("ok docs/config.md: the generated tables are current")
 sys.exit(1 if failures else 0)

@@ -814,7 +814,7 @@ class ReadPointsTest(unittest.TestCase):
             kdistill.thin(X, 16, ls=1.0).save(out)
             exe = os.path.join(os.path.dirname(sys.executable), "kdplot")
             cmd = ([exe] if os.path.exists(exe)
-                   else [sys.executable, os.path.join(ROOT, "tools", "kdplot")])
+                   else [sys.executable, os.path.join(ROOT, "python", "kdistill", "_kdplot.py")])
             for path in (npy, csvp):
                 png = path + ".png"
                 r = subprocess.run(cmd + ["coreset", out, "--data", path, "-o", png],

@@ -38,7 +38,10 @@ for f in ("kdistill/__init__.py", "kdistill/py.typed", "kdistill/_libpath.py",
           "kdistill/_native/libkdistill.so.0", "kdistill/_native/kdistill",
           "kdistill/_native/BUILD"):
     assert f in names, "%s not in the wheel" % f
-assert any(n.endswith(".data/scripts/kdplot") for n in names), "kdplot not in the wheel"
+ep = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+assert ep and "kdplot = kdistill._kdplot:main" in zipfile.ZipFile(sys.argv[1]).read(ep[0]).decode(), \
+    "kdplot is not an entry point of the wheel"
+assert "kdistill/_kdplot.py" in names, "kdistill/_kdplot.py not in the wheel"
 PY
 rm -rf "$venv"
 "$py" -m venv --system-site-packages "$venv"

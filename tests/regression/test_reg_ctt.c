@@ -17,7 +17,7 @@
  * assertions run at 1, 2 and 4 ranks. */
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "kd_algo_kv.h"
 #include "kd_test.h"
 

@@ -49,7 +49,7 @@ def main():
             w = f["coreset/weights"][()]
             idx = f["coreset/indices"][()]
             check(pts.ndim == 2 and pts.shape[0] >= 1, "points shape %s" % (pts.shape,))
-            # herd / quad leave nodes of weight 0 out and count them (README.md, quadrature.md)
+            # herd / quad leave nodes of weight 0 out and count them (docs/cli.md, quadrature.md)
             dropped = int(f["metrics"].attrs.get("zero_weight_nodes_dropped", 0)) \
                 if "metrics" in f else 0
             if n_out is not None:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # run_job_tests.sh - run every job script in jobs/ for real with `sbatch --wait` on a running SLURM
-# (ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
+# (.ci/slurm.sh brings up the single-node SLURM of shared/slurm-local.sh around it) and check what
 # each job produced: exit status, the HDF5 output (tests/slurm/check_output.py, h5py), the log
 # files; plus signal forwarding (USR1 from `scancel --signal=USR1 --batch` and from the
 # --signal=B:USR1@T time-limit warning reach every rank, exit status 3), an interrupted sweep
@@ -94,7 +94,7 @@ real_job() { # name script np config task n_out d
 if want herding; then
   echo "== herding.sbatch (task herd, srun/pmix)"
   real_job herding herding.sbatch 2 "$CFG/herd.yaml" herd - 2
-  $PY "$REPO/tools/kdplot" trace "$WORK/herding.h5" -o "$WORK/herding_trace.png" > /dev/null
+  $PY "$REPO/python/kdistill/_kdplot.py" trace "$WORK/herding.h5" -o "$WORK/herding_trace.png" > /dev/null
   check $? "herding: kdplot trace of the job's output"
 fi
 if want thinning; then
@@ -130,7 +130,7 @@ ok = ok and all(k in f["metrics"].attrs for k in ("seconds", "kernel_evals"))
 sys.exit(0 if ok else 1)
 EOF
     check $? "ctt: output has task ctt_study, /metrics and /study/rejection_rate"
-    $PY "$REPO/tools/kdplot" ctt "$out" -o "$WORK/ctt.png" > /dev/null
+    $PY "$REPO/python/kdistill/_kdplot.py" ctt "$out" -o "$WORK/ctt.png" > /dev/null
     check $? "ctt: kdplot ctt of the job's output"
   fi
 fi
@@ -162,7 +162,7 @@ for b in bad: print("  " + b)
 sys.exit(1 if bad else 0)
 EOF
   check $? "sweep: summary, point files and best-point output"
-  $PY "$REPO/tools/kdplot" sweep "$WORK/sweep_points/summary.csv" --mean-over run.seed \
+  $PY "$REPO/python/kdistill/_kdplot.py" sweep "$WORK/sweep_points/summary.csv" --mean-over run.seed \
     -o "$WORK/sweep.png" > /dev/null
   check $? "sweep: kdplot sweep of the job's summary"
 fi

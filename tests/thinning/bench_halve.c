@@ -1,4 +1,4 @@
-/* bench_halve.c - benchmark of one KH halving for bench/RESULTS_scale.md (built, not registered as
+/* bench_halve.c - benchmark of one KH halving for bench/results/scale.md (built, not registered as
  * a test): the single-precision screening alone against the fast Gauss transform, alternating.
  * Usage: bench_halve LOG2N D LS REPS [LOCAL [FORCE]]
  *   data: the 8-component mixture of the tests, KH(0.5), consecutive pairs (LOCAL = 1: local

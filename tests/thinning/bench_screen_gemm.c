@@ -1,4 +1,4 @@
-/* bench_screen_gemm.c - benchmark of one KH halving for bench/RESULTS_kernel.md (built, not
+/* bench_screen_gemm.c - benchmark of one KH halving for bench/results/kernel.md (built, not
  * registered as a test): its screening's squared distances from sgemm (kernel_screen_gemm.c)
  * against the direct difference loops (kernel_screen.c), and the halving without screening,
  * alternating. Usage: bench_screen_gemm LOG2N D REPS [SD]

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
 
   /* The defaults: Alg. B.1's simplified threshold a_i = b_i b_max (1/2 + log(2n/delta)) with
    * `pairing: local` (each halving pairs close points, halve.c / pairing.c); kt_compress's own:
-   * threshold tight, refine_pool 4, refine_passes 10 (bench/RESULTS_defaults.md). 10 seeds each, as
+   * threshold tight, refine_pool 4, refine_passes 10 (bench/results/defaults.md). 10 seeds each, as
    * the issue asks (the first 3 under ASan, KD_TEST_SANITIZED); every run and the mean are
    * asserted. Measured here (mean / worst of 10): rkh 0.21 / 0.27, kh_compress 0.23 / 0.25,
    * gs_compress 0.17 / 0.25, kt_compress 0.040 / 0.049 x uniform (0.050 / 0.056 with simplified,

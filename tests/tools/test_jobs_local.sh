@@ -5,7 +5,7 @@
 # both ranks of a stand-in solver (exit 3), TERM the same with KD_LAUNCHER=none, kdplot on the
 # real output (when h5py/matplotlib are there), and bad input
 # (missing binary, missing config, unknown launcher: exit 1 with a message, solver not started).
-# tests/slurm/run_job_tests.sh does the same under a real SLURM (ci/slurm.sh).
+# tests/slurm/run_job_tests.sh does the same under a real SLURM (.ci/slurm.sh).
 #
 # usage: test_jobs_local.sh REPO_DIR KDISTILL_BINARY
 # These runs must reach their safe point and checkpoint however loaded the machine is: the
@@ -47,7 +47,7 @@ grep -q "coreset: *10 points in 2 dimensions" "$WORK/run.out"; check $? "real ru
 PY=python3
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; fi
 if $PY -c "import h5py, matplotlib" 2>/dev/null; then
-  $PY "$REPO/tools/kdplot" coreset "$WORK/out.h5" -o "$WORK/coreset.png" > /dev/null 2>&1
+  $PY "$REPO/python/kdistill/_kdplot.py" coreset "$WORK/out.h5" -o "$WORK/coreset.png" > /dev/null 2>&1
   check $? "kdplot coreset on the real output"
   [ "$(stat -c %s "$WORK/coreset.png" 2>/dev/null || echo 0)" -gt 8192 ]
   check $? "kdplot coreset: PNG missing or tiny"

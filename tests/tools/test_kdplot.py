@@ -8,7 +8,7 @@ labels, --dims, X and Y told apart on a ctt output with the statistic (not "MMD"
 the level line at alpha in CTT-study plots (table column, config_yaml, --alpha), NaN-MMD runs
 named in the trace legend and in a note; integer-typed metrics are read like float ones.
 
-usage: test_kdplot.py PATH/TO/kdplot      (exit 77 = skipped: numpy/h5py/matplotlib missing)
+usage: test_kdplot.py PATH/TO/_kdplot.py      (exit 77 = skipped: numpy/h5py/matplotlib missing)
 """
 
 import os
@@ -31,7 +31,7 @@ except ImportError as e:
     sys.exit(SKIP)
 
 KDPLOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..",
-                                                            "tools", "kdplot")
+                                                            "python", "kdistill", "_kdplot.py")
 passed = 0
 failed = 0
 

@@ -183,7 +183,7 @@ kd_err kd_kernel_matvec_gemm(kd_kernel *k, const double *A, kd_lidx na, const do
  *  outcome is then the one kd_kernel_matvec alone gives, bit for bit. *out = NULL (no error) when
  *  there is no screening form: not kd_kernel_screen_available(k) (the Gaussian kernel with
  *  screening on), points so spread against ls that single precision cannot resolve them, or
- *  non-finite points. About 2.3x kd_kernel_matvec's speed at d = 2 (bench/RESULTS_kernel.md).
+ *  non-finite points. About 2.3x kd_kernel_matvec's speed at d = 2 (bench/results/kernel.md).
  *  X is copied: it may change after the call. Local. */
 typedef struct kd_kernel_screen kd_kernel_screen;
 kd_err kd_kernel_screen_prepare(kd_kernel *k, const double *X, kd_lidx n, kd_kernel_screen **out);

@@ -565,7 +565,7 @@ kd_err kd_herd_record(kd_herd *h, const kd_herd_stop *st, int64_t it, double gap
 /* One warning (rank 0) when the column cache cost the run more column evaluations than its
  * atoms: cache_mb too small for the active set's columns (nl doubles each), as with 10^7
  * candidates per rank under the default 256 MB (3 columns: bpcg took 3.9x as long,
- * bench/RESULTS_herding.md). local_ev: this rank's kernel evaluations. */
+ * bench/results/herding.md). local_ev: this rank's kernel evaluations. */
 static void kd_herd_warn_cache_(const kd_herd *h, uint64_t local_ev) {
   if (h->nl == 0 || h->col_misses <= h->n_peak) return;
   const int p = kd_dist_size(h->in->comm);

@@ -158,7 +158,7 @@ static kd_err kd_kh_earlier_(kd_kernel *k, const kd_kernel_screen *scr, kd_kh_fg
 /* The screening form of the next chunk (see kd_halve_kh_): the rows while their bounds leave at
  * most 1 coin in 32 nteam open, then the pairs' differences (counts restarted) while those leave
  * at most 1 in 8 nteam, then none (*scr freed). The sgemm form (d >= 16) has no tighter pairs'
- * form, and its values cost a third of the exact ones at d >= 64 (bench/RESULTS_kernel.md): it
+ * form, and its values cost a third of the exact ones at d >= 64 (bench/results/kernel.md): it
  * keeps its rows while at most 1 coin in 4 nteam is open (the tight threshold at d = 784 left
  * more than 1 in 8 open and fell back on the exact rows, 1.4x the time). */
 static void kd_kh_screen_form_(kd_kernel_screen **scr, int *pairs, kd_lidx *nscreened,

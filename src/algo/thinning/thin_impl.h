@@ -357,7 +357,7 @@ enum { KD_THIN_PAIRING_LOCAL = 0, KD_THIN_PAIRING_INPUT = 1 };
 /* kt_compress's defaults: Compress++'s refine target (the Compress output: O(n) evaluations, so
  * the whole algorithm stays O(4^g n log n)) with 16 n_out candidates, the tight threshold and 10
  * sweeps: chosen by MMD against goodpoints' compresspp_kt on N(0, I_d), image patches and digits
- * at d = 2-784 (bench/RESULTS_defaults.md) */
+ * at d = 2-784 (bench/results/defaults.md) */
 #define KD_THIN_PARAM_POOL4                                                                      \
   KD_THIN_PARAM_POOL_ROW(4,                                                                      \
                          "KH-Refine candidates: the input of the last refine_pool halving "      \

@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo/testing/ctt_impl.h"
+#include "algo/twosample/ctt_impl.h"
 #include "kd_algo_kv.h"
 #include "kd_test.h"
 

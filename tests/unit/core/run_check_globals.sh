@@ -1,5 +1,5 @@
 #!/bin/bash
-# run_check_globals.sh - ci/check_globals.sh finds exactly the bad_* variables of
+# run_check_globals.sh - .ci/check_globals.sh finds exactly the bad_* variables of
 # check_globals_cases.txt (file-scope and function-scope statics, _Thread_local, pointers to
 # modifiable data) and none of the constant tables, prototypes, typedefs or literals around them.
 set -euo pipefail
@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$here/check_globals_cases.txt" "$tmp/cases.c"
 set +e
-"$root/ci/check_globals.sh" "$tmp" > "$tmp/out.txt"
+"$root/.ci/check_globals.sh" "$tmp" > "$tmp/out.txt"
 rc=$?
 set -e
 got=$(sed -n "s/.*mutable global '\([^']*\)'.*/\1/p" "$tmp/out.txt" | sort | tr '\n' ' ')

@@ -1,7 +1,0 @@
-/* testing_list.h - KD_ALGO(symbol) lines of the testing family. */
-KD_ALGO(kd_algo_ctt)
-KD_ALGO(kd_algo_ctt_exact)
-KD_ALGO(kd_algo_subsample_test)
-KD_ALGO(kd_algo_wblock)
-KD_ALGO(kd_algo_lrctt)
-KD_ALGO(kd_algo_actt)
