@@ -449,7 +449,7 @@ KD_KCLONES static int kd_kernel_rows_in_box_(int d, const double *A, kd_lidx i, 
 /* 1 when the panels' boxes pay for a call of na rows: they let a row block take the family's
  * normal-range finish, which saves its range count (a compare and an add per value, same bits),
  * but cost about 3 d operations per column to compute, against about na of those savings. So only
- * for rows >= 2 d + 4 (measured on ctt and kt_compress at d = 2 and 64, bench/RESULTS_kernel.md);
+ * for rows >= 2 d + 4 (measured on ctt and kt_compress at d = 2 and 64, bench/results/kernel.md);
  * otherwise every value goes through the general finish. */
 static int kd_kernel_boxes_pay_(const kd_kernel *k, kd_lidx na) {
   return k->fam->finish_normal != NULL && na >= 2 * (kd_lidx)k->d + 4;
