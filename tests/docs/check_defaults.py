@@ -12,45 +12,26 @@ table the parser no longer reads is a failure, not a silent pass). It also fails
 tables of docs/config.md are stale (config_doc.py --check: run config_doc.py to rewrite them)."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import config_doc  # noqa: E402  (the minimal configs and the --print-defaults reader)
+
 KD, ROOT = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="kd_defaults_")
-
-THIN = "task: thin\ndata: {type: gaussian, n: 4096, d: 2}\n"
-HERD = ("task: herd\ncandidates: {type: gaussian, n: 500, d: 2}\n"
-        "target: {type: gaussian, d: 2}\nkernel: {name: gaussian, ls: 1}\n")
-QUAD = "task: quad\ntarget: {type: gaussian, d: 2}\n"
-CTT = ("task: ctt\nx: {type: gaussian, n: 1024, d: 2}\ny: {type: gaussian, n: 1024, d: 2, seed: 2}\n")
-STUDY = ("task: ctt_study\nx: {type: gaussian, d: 2}\ny: {type: gaussian, d: 2}\n")
+THIN, HERD, QUAD, CTT, STUDY = (config_doc.THIN, config_doc.HERD, config_doc.QUAD, config_doc.CTT,
+                                config_doc.STUDY)
 
 
 def algorithms(task):
-    r = subprocess.run([KD, "algorithms", task], capture_output=True, text=True, check=True)
-    return [ln.split()[0] for ln in r.stdout.splitlines()[1:] if ln.strip()]
+    return config_doc.algorithms(KD, task)
 
 
 def printed(config_text, name):
-    """The flattened key -> value text of `validate --print-defaults` (None if it fails)."""
-    path = os.path.join(TMP, name + ".yaml")
-    with open(path, "w") as f:
-        f.write(config_text + "output: {path: %s}\n" % os.path.join(TMP, name + ".h5"))
-    r = subprocess.run([KD, "validate", path, "--print-defaults", "-q"], capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        sys.exit("check_defaults: %s does not validate: %s" % (name, r.stderr.strip()))
-    flat, stack = {}, []
-    for line in r.stdout.splitlines():
-        m = re.match(r"^( *)([A-Za-z_0-9]+):(?: (.*))?$", line)
-        if not m:
-            continue
-        depth = len(m.group(1)) // 2
-        stack = stack[:depth] + [m.group(2)]
-        if m.group(3) is not None:
-            flat[".".join(stack)] = m.group(3).strip()
-    return flat
+    """The flattened key -> value text of `validate --print-defaults`."""
+    out = "output: {path: %s}\n" % os.path.join(TMP, name + ".h5")
+    return dict(config_doc.printed(KD, TMP, config_text + out, name))
 
 
 def stein_ok(algo):
@@ -170,9 +151,6 @@ for doc, need in MIN_CHECKED.items():
         failures += 1
     print("%s %s: %d documented defaults checked (at least %d expected)" % (status, doc, checked,
                                                                           need))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import config_doc  # noqa: E402
-
 stale = config_doc.check(KD, ROOT)
 if stale:
     failures += 1
