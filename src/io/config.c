@@ -830,6 +830,32 @@ const char *kd_config_key_at(const kd_config *cfg, const char *key, int i) {
   return n->kids[i]->key;
 }
 
+kd_value_kind kd_config_value(const kd_config *cfg, const char *key, double *num, int64_t *inum,
+                              char *buf, int len) {
+  kd_cnode *n = NULL;
+  double x = 0;
+  int64_t i = 0;
+  if (buf && len > 0) buf[0] = '\0';
+  (void)kd_cfg_find_quiet_(cfg, key, &n);
+  if (!n || n->kind != KD_CN_SCALAR || n->is_null || !n->val) return KD_VALUE_NONE;
+  if (!n->quoted && (!strcmp(n->val, "true") || !strcmp(n->val, "false"))) {
+    if (inum) *inum = n->val[0] == 't';
+    return KD_VALUE_BOOL;
+  }
+  if (!n->quoted && kd_cfg_parse_int_(n->val, &i) &&
+      strspn(n->val, "+-0123456789") == strlen(n->val)) {
+    if (inum) *inum = i;
+    if (num) *num = (double)i;
+    return KD_VALUE_INT;
+  }
+  if (!n->quoted && kd_cfg_parse_f64_(n->val, &x)) {
+    if (num) *num = x;
+    return KD_VALUE_REAL;
+  }
+  if (buf && len > 0) snprintf(buf, (size_t)len, "%s", n->val);
+  return KD_VALUE_TEXT;
+}
+
 static void kd_cnode_mark_used_(kd_cnode *n) {
   n->used = 1;
   for (int i = 0; i < n->n; i++) kd_cnode_mark_used_(n->kids[i]);
@@ -935,11 +961,15 @@ static kd_err kd_cfg_unused_(const kd_config *cfg, const kd_cnode *parent, const
         if (l + strlen(s->key) + 3 >= sizeof known) break;
         snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", s->key);
       }
-    if (known[0])
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (keys read here: %s)",
-              kd_cfg_where_node_(cfg, n, where, 512), path, known);
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (not used by this configuration)",
-            kd_cfg_where_node_(cfg, n, where, 512), path);
+    if (known[0]) {
+      err = kd_err_set_key(KD_ERR_CONFIG, path, __FILE__, __LINE__,
+                           "%s: %s: unknown key (keys read here: %s)",
+                           kd_cfg_where_node_(cfg, n, where, 512), path, known);
+      kd_err_set_known(path, known);
+      goto cleanup;
+    }
+    KD_FAIL_KEY(KD_ERR_CONFIG, path, "%s: %s: unknown key (not used by this configuration)",
+                kd_cfg_where_node_(cfg, n, where, 512), path);
   }
   for (int i = 0; i < n->n; i++) {
     const kd_cnode *k = n->kids[i];
@@ -983,11 +1013,11 @@ kd_err kd_config_check_unused(const kd_config *cfg) {
   for (int i = 0; i < r->n; i++) {
     const kd_cnode *s = r->kids[i];
     if (s->kind == KD_CN_SCALAR && !s->used && !(s->is_null && s->origin != 0))
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (sections read: %s)",
-              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
+      KD_FAIL_KEY(KD_ERR_CONFIG, s->key, "%s: %s: unknown key (sections read: %s)",
+                  kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     if (!kd_cfg_any_used_(s) && !(s->kind == KD_CN_SCALAR && s->is_null && s->origin != 0))
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown or unused section (sections read: %s)",
-              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
+      KD_FAIL_KEY(KD_ERR_CONFIG, s->key, "%s: %s: unknown or unused section (sections read: %s)",
+                  kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     KD_TRY(kd_cfg_unused_(cfg, r, s, s->key));
   }
 cleanup:
