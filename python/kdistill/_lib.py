@@ -343,7 +343,7 @@ def _message(ctx: ctypes.c_void_p, err: int) -> str:
 def error(ctx: ctypes.c_void_p, err: int) -> _errors.Error:
     """The exception for the error err recorded on ctx: its message, the configuration key it is
     about (``key``) and, for an unknown key, the keys its section used (``known``)."""
-    known = []
+    known: List[str] = []
     buf = ctypes.create_string_buffer(256)
     while lib.kd_ctx_error_known(ctx, len(known), buf, len(buf)):
         known.append(buf.value.decode("utf-8", "replace"))
@@ -388,7 +388,7 @@ def config_section(config: Optional[str], section: str) -> Dict[str, Any]:
         name = buf.value.decode("utf-8", "replace")
         v = config_value(config, "%s.%s" % (section, name))
         if v is None:  # a list of values: its elements by index
-            items = []
+            items: List[Any] = []
             while True:
                 x = config_value(config, "%s.%s.%d" % (section, name, len(items)))
                 if x is None:
