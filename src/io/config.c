@@ -577,8 +577,8 @@ static kd_err kd_cfg_scalar_(kd_config *cfg, const char *key, kd_cnode **n) {
   char where[512];
   KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, n, NULL));
   if (*n && (*n)->kind != KD_CN_SCALAR)
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: expected a single value, got %s",
-            kd_cfg_where_node_(cfg, *n, where, 512), key, kd_cfg_kind_name_(*n));
+    KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: expected a single value, got %s",
+                kd_cfg_where_node_(cfg, *n, where, 512), key, kd_cfg_kind_name_(*n));
   if (*n && (*n)->is_null) *n = NULL;
 cleanup:
   return err;
@@ -653,12 +653,12 @@ kd_err kd_config_get_f64(kd_config *cfg, const char *key, double def, double lo,
     goto cleanup;
   }
   kd_cfg_where_node_(cfg, n, where, 512);
-  KD_CHECK(!n->quoted && kd_cfg_parse_f64_(n->val, &x), KD_ERR_CONFIG,
-           "%s: %s: expected a number, got '%s'", where, key, n->val);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_f64_(n->val, &x), KD_ERR_CONFIG, key,
+               "%s: %s: expected a number, got '%s'", where, key, n->val);
   kd_cfg_fmt_bound_(lo, a, sizeof a);
   kd_cfg_fmt_bound_(hi, b, sizeof b);
-  KD_CHECK(!isnan(x) && x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%s, %s]",
-           where, key, n->val, a, b);
+  KD_CHECK_KEY(!isnan(x) && x >= lo && x <= hi, KD_ERR_CONFIG, key,
+               "%s: %s: %s is out of range [%s, %s]", where, key, n->val, a, b);
   n->used = 1;
   *out = x;
 cleanup:
@@ -694,10 +694,10 @@ kd_err kd_config_get_int(kd_config *cfg, const char *key, int64_t def, int64_t l
     goto cleanup;
   }
   kd_cfg_where_node_(cfg, n, where, 512);
-  KD_CHECK(!n->quoted && kd_cfg_parse_int_(n->val, &x), KD_ERR_CONFIG,
-           "%s: %s: expected an integer, got '%s'", where, key, n->val);
-  KD_CHECK(x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%lld, %lld]", where, key,
-           n->val, (long long)lo, (long long)hi);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_int_(n->val, &x), KD_ERR_CONFIG, key,
+               "%s: %s: expected an integer, got '%s'", where, key, n->val);
+  KD_CHECK_KEY(x >= lo && x <= hi, KD_ERR_CONFIG, key, "%s: %s: %s is out of range [%lld, %lld]",
+               where, key, n->val, (long long)lo, (long long)hi);
   n->used = 1;
   *out = x;
 cleanup:
@@ -724,9 +724,9 @@ kd_err kd_config_get_bool(kd_config *cfg, const char *key, int def, int *out) {
     *out = def ? 1 : 0;
     goto cleanup;
   }
-  KD_CHECK(!n->quoted && kd_cfg_parse_bool_(n->val, &b), KD_ERR_CONFIG,
-           "%s: %s: expected true or false, got '%s'", kd_cfg_where_node_(cfg, n, where, 512), key,
-           n->val);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_bool_(n->val, &b), KD_ERR_CONFIG, key,
+               "%s: %s: expected true or false, got '%s'", kd_cfg_where_node_(cfg, n, where, 512),
+               key, n->val);
   n->used = 1;
   *out = b;
 cleanup:
@@ -755,17 +755,17 @@ kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const
     if (required || !def) {
       KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, &last));
       if (choices)
-        KD_FAIL(KD_ERR_CONFIG, "%s: %s: required key is missing (one of: %s)",
-                kd_cfg_where_node_(cfg, last, where, 512), key, choices);
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: required key is missing",
-              kd_cfg_where_node_(cfg, last, where, 512), key);
+        KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: required key is missing (one of: %s)",
+                    kd_cfg_where_node_(cfg, last, where, 512), key, choices);
+      KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: required key is missing",
+                  kd_cfg_where_node_(cfg, last, where, 512), key);
     }
     KD_TRY(kd_cfg_default_(cfg, key, def));
     KD_TRY(kd_cfg_scalar_(cfg, key, &n));
   }
   if (choices && !kd_cfg_choice_ok_(choices, n->val))
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: '%s' is not one of %s", kd_cfg_where_node_(cfg, n, where, 512),
-            key, n->val, choices);
+    KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: '%s' is not one of %s",
+                kd_cfg_where_node_(cfg, n, where, 512), key, n->val, choices);
   n->used = 1;
   *out = n->val;
 cleanup:
@@ -782,28 +782,29 @@ kd_err kd_config_get_f64_list(kd_config *cfg, const char *key, int required, int
   *out = NULL;
   KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, &last));
   if (!n || (n->kind == KD_CN_SCALAR && n->is_null)) {
-    KD_CHECK(!required, KD_ERR_CONFIG, "%s: %s: required key is missing",
-             kd_cfg_where_node_(cfg, last, where, 512), key);
+    KD_CHECK_KEY(!required, KD_ERR_CONFIG, key, "%s: %s: required key is missing",
+                 kd_cfg_where_node_(cfg, last, where, 512), key);
     goto cleanup;
   }
   if (n->kind == KD_CN_SCALAR) {
     KD_ALLOC(v, 1);
-    KD_CHECK(!n->quoted && kd_cfg_parse_f64_(n->val, &v[0]) && isfinite(v[0]), KD_ERR_CONFIG,
-             "%s: %s: expected a finite number or a list of numbers, got '%s'",
-             kd_cfg_where_node_(cfg, n, where, 512), key, n->val);
+    KD_CHECK_KEY(!n->quoted && kd_cfg_parse_f64_(n->val, &v[0]) && isfinite(v[0]), KD_ERR_CONFIG,
+                 key, "%s: %s: expected a finite number or a list of numbers, got '%s'",
+                 kd_cfg_where_node_(cfg, n, where, 512), key, n->val);
     *nout = 1;
   } else {
-    KD_CHECK(n->kind == KD_CN_SEQ, KD_ERR_CONFIG, "%s: %s: expected a list of numbers, got %s",
-             kd_cfg_where_node_(cfg, n, where, 512), key, kd_cfg_kind_name_(n));
+    KD_CHECK_KEY(n->kind == KD_CN_SEQ, KD_ERR_CONFIG, key,
+                 "%s: %s: expected a list of numbers, got %s",
+                 kd_cfg_where_node_(cfg, n, where, 512), key, kd_cfg_kind_name_(n));
     KD_ALLOC(v, n->n);
     for (int i = 0; i < n->n; i++) {
       kd_cnode *e = n->kids[i];
-      KD_CHECK(e->kind == KD_CN_SCALAR && !e->quoted && kd_cfg_parse_f64_(e->val, &v[i]) &&
-                   isfinite(v[i]),
-               KD_ERR_CONFIG, "%s: %s.%d: expected a finite number, got %s%s%s",
-               kd_cfg_where_node_(cfg, e, where, 512), key, i,
-               e->kind == KD_CN_SCALAR ? "'" : kd_cfg_kind_name_(e),
-               e->kind == KD_CN_SCALAR ? e->val : "", e->kind == KD_CN_SCALAR ? "'" : "");
+      KD_CHECK_KEY(e->kind == KD_CN_SCALAR && !e->quoted && kd_cfg_parse_f64_(e->val, &v[i]) &&
+                       isfinite(v[i]),
+                   KD_ERR_CONFIG, key, "%s: %s.%d: expected a finite number, got %s%s%s",
+                   kd_cfg_where_node_(cfg, e, where, 512), key, i,
+                   e->kind == KD_CN_SCALAR ? "'" : kd_cfg_kind_name_(e),
+                   e->kind == KD_CN_SCALAR ? e->val : "", e->kind == KD_CN_SCALAR ? "'" : "");
       e->used = 1;
     }
     *nout = n->n;

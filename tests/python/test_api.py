@@ -375,6 +375,12 @@ class TypedValuesTest(unittest.TestCase):
         with self.assertRaises(kdistill.ConfigError) as c:
             kdistill.thin(self.X, 1000)
         self.assertEqual((c.exception.key, c.exception.known), ("algorithm.n_out", ()))
+        for kw, key in (({"g": 99}, "algorithm.g"), ({"delta": 2.0}, "algorithm.delta"),
+                        ({"algorithm": "nope"}, "algorithm.name"), ({"seed": -1}, "run.seed"),
+                        ({"ls": -1.0}, "kernel.ls")):
+            with self.assertRaises(kdistill.ConfigError) as c:
+                kdistill.thin(self.X, 8, **kw)
+            self.assertEqual((c.exception.key, c.exception.known), (key, ()), str(c.exception))
         with self.assertRaises(kdistill.DataError) as c:
             kdistill.thin(self.X[:, :0], 8)
         self.assertEqual(c.exception.key, "")
