@@ -80,6 +80,14 @@ KD_API void kd_ctx_set_log_sink(kd_ctx *ctx, kd_log_sink sink, void *user);
  *  failed it is the agreed message (the same on every rank that needs it; always on rank 0).
  *  Owned by the context, valid until the next call that uses it. Local. */
 KD_API const char *kd_ctx_message(const kd_ctx *ctx);
+/** The configuration key the last error is about, e.g. "algorithm.n_out" ("" when the error names
+ *  no key, or none is recorded); agreed with the message. Owned by the context, valid as
+ *  kd_ctx_message's. Local. */
+KD_API const char *kd_ctx_error_key(const kd_ctx *ctx);
+/** When the last error is an unknown key (kd_ctx_error_key "section.key"): the i-th (from 0) key
+ *  of that section the configuration used, copied into buf (len bytes, truncated). Returns 1,
+ *  or 0 (buf "") past the last one or when the error lists none. Local. */
+KD_API int kd_ctx_error_known(const kd_ctx *ctx, int i, char *buf, int len);
 /** Forget the recorded message. Local. */
 KD_API void kd_ctx_clear_error(kd_ctx *ctx);
 

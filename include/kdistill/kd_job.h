@@ -69,6 +69,19 @@ KD_API kd_err kd_job_run(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum,
 KD_API kd_err kd_job_run_resolved(kd_ctx *ctx, const kd_job_opts *o, kd_job_summary *sum,
                                   kd_result *res, char **config_yaml);
 
+/** A value of a resolved configuration (the config_yaml of kd_job_run_resolved or
+ *  kd_job_validate, an output file's config_yaml): key is a dotted path, e.g. "run.seed",
+ *  "algorithm.alpha", "kernel.ls". Returns its kind; sets *num for a number, *inum for an integer
+ *  or a boolean (1/0), and copies a string into buf (len bytes, truncated); outputs may be NULL.
+ *  KD_VALUE_NONE when the key is absent, is a section, or config_yaml does not parse. Local. */
+KD_API kd_value_kind kd_job_config_value(const char *config_yaml, const char *key, double *num,
+                                         int64_t *inum, char *buf, int len);
+/** The name of the i-th (from 0) key of the section `section` of a resolved configuration (e.g.
+ *  "kernel"), copied into buf (len bytes, truncated). Returns 1, or 0 (buf "") past the last key,
+ *  when the section is absent or config_yaml does not parse. Local. */
+KD_API int kd_job_config_key_at(const char *config_yaml, const char *section, int i, char *buf,
+                                int len);
+
 /** Read every key and open every input without computing. Collective.
  *  @param[out] yaml if non-NULL, the resolved configuration with defaults filled in (caller
  *  frees). @param[out] task if non-NULL, the task name (task_len bytes).

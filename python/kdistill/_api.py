@@ -11,7 +11,6 @@ import functools
 import inspect
 import json
 import os
-import re
 from typing import (Any, Callable, cast, Dict, List, Optional, Sequence, Tuple, Type, TypeVar,
                     Union)
 
@@ -171,11 +170,11 @@ class Coreset:
                   "mmd": self.mmd, "seconds": self.seconds, "kernel_evals": self.kernel_evals,
                   "metrics": self.metrics, "trace": self.trace, "extras": self.extras}
         res, keep = _lib.result_struct(fields)
-        seed = _config_value(self.config, "run", "seed")
+        seed = _lib.config_value(self.config, "run.seed")
         try:
             _lib.call(ctx, lib.kd_output_save, ctx, os.fsencode(path), ctypes.byref(res),
                       self.task.encode(), self.algorithm.encode(), self.kernel.encode(),
-                      self.n_ranks, int(seed) if seed and seed.isdigit() else 0,
+                      self.n_ranks, seed if type(seed) is int and seed >= 0 else 0,
                       (self.config or "").encode(), int(bool(overwrite)))
         except _errors.FileError as e:
             if overwrite or "left alone" not in str(e):
@@ -219,7 +218,9 @@ class TestResult:
         self.statistic: float = m.get("statistic", float("nan"))
         self.p_value: float = m.get("p_value", float("nan"))
         self.reject: bool = bool(m.get("reject", 0.0) > 0.5)
-        self.alpha: float = m.get("alpha", _config_float(config, "algorithm", "alpha"))
+        alpha = _lib.config_value(config, "algorithm.alpha")
+        self.alpha: float = m.get("alpha", float(alpha) if type(alpha) in (int, float)
+                                  else float("nan"))
         self.metrics: Dict[str, Union[int, float]] = m
         self.seconds: float = fields["seconds"]
         self.extras: Dict[str, Any] = fields["extras"]
@@ -345,12 +346,15 @@ def _run_job(cfg: Optional[Dict[str, Any]] = None, path: Optional[PathLike] = No
                          want_config)
     except _errors.Interrupted as e:
         # the command line's advice in this call's words
-        msg = re.sub(r"--resume (\S+)\)", r"resume='\1')", str(e))
+        msg = str(e)
+        head, sep, path = msg.rpartition("(resume with --resume ")
+        if sep and path.endswith(")"):
+            msg = "%s(resume with resume='%s')" % (head, path[:-1])
         msg = msg.replace("(run.checkpoint_on_interrupt: false)",
                           "(pass checkpoint='FILE.h5' to keep one)")
         if msg == str(e):
             raise
-        raise _errors.Interrupted(msg) from None
+        raise _errors.from_code(e.code or 0, msg, e.key, e.known) from None
 
 
 def _run_job_(cfg: Optional[Dict[str, Any]], path: Optional[PathLike],
@@ -378,50 +382,10 @@ def _run_job_(cfg: Optional[Dict[str, Any]], path: Optional[PathLike],
                         summary.kernel.decode(), config, summary.n_ranks)
 
 
-def _config_value(config: Optional[str], section: str, key: str) -> Optional[str]:
-    """The text of section.key in the resolved configuration (the library's emitter: two-space
-    indent, one key per line); None when it is not there."""
-    if config:
-        m = re.search(r"^%s:\n(?:  .*\n)*?  %s: ([^\n]+)$" % (re.escape(section), re.escape(key)),
-                      config, re.M)
-        if m:
-            return m.group(1).strip()
-    return None
-
-
-def _config_section(config: Optional[str], section: str) -> Dict[str, Any]:
-    """The scalar keys of a top-level section of the resolved configuration (the library's
-    emitter: two-space indent, one key per line; strings in JSON quotes, numbers at full
-    precision) as a dict; {} when the section is not there. Nested keys are left out."""
-    out: Dict[str, Any] = {}
-    if not config:
-        return out
-    m = re.search(r"^%s:\n((?:  .*\n?)*)" % re.escape(section), config, re.M)
-    for line in (m.group(1).splitlines() if m else ()):
-        key, sep, text = line[2:].partition(": ")
-        if line.startswith("   ") or not sep:
-            continue
-        try:
-            out[key] = json.loads(text)
-        except ValueError:
-            out[key] = text.strip()
-    return out
-
-
-def _config_float(config: Optional[str], section: str, key: str) -> float:
-    """A number from the resolved configuration text; NaN when it is not there."""
-    v = _config_value(config, section, key)
-    try:
-        return float(v) if v is not None else float("nan")
-    except ValueError:
-        return float("nan")
-
-
 # Names users of other libraries reach for, and the keyword kdistill calls them
 _ALIASES = {"lengthscale": "ls", "length_scale": "ls", "bandwidth": "ls", "sigma": "ls",
             "random_state": "seed", "rng": "seed", "n": "n_out", "m": "n_out", "size": "n_out",
             "n_points": "n_out", "coreset_size": "n_out", "level": "alpha"}
-_UNKNOWN = re.compile(r"algorithm\.(\w+): unknown key \(keys read here: ([^)]*)\)")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -436,11 +400,10 @@ def _keywords(fn: _F) -> _F:
         try:
             return fn(*args, **kw)
         except _errors.ConfigError as e:
-            m = _UNKNOWN.search(str(e))
-            if not m or m.group(1) not in kw:
+            section, _, bad = e.key.partition(".")
+            if section != "algorithm" or not e.known or bad not in kw:
                 raise
-            bad = m.group(1)
-            keys = [k.strip() for k in m.group(2).split(",") if k.strip() not in ("", "name")]
+            keys = [k for k in e.known if k != "name"]
             pool = own + [k for k in keys if k not in own]
             guess = _ALIASES.get(bad.lower())
             if guess not in pool:
@@ -737,7 +700,7 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
         raise ValueError("mmd(): method must be one of %s, got %r"
                          % (", ".join(repr(m) for m in _MMD_METHODS), method))
     if isinstance(points, Coreset) and isinstance(kernel, Deep):
-        kernel = resolved(kernel, points.kernel) or kernel  # the length scales the run used
+        kernel = resolved(kernel, points.kernel, points.metrics) or kernel  # the run's scales
     if isinstance(points, Coreset):
         cs = points
         if target is None:
@@ -747,9 +710,9 @@ def mmd(points: Union[npt.ArrayLike, Coreset], weights: Any = None,
         if kname and kname != "gaussian" and kernel == "gaussian":
             raise TypeError("mmd(coreset, X): the coreset was made with the %s kernel; pass "
                             "kernel= (and its keys) to evaluate it" % cs.kernel)
-        found = re.search(r"ls=([0-9.eE+-]+)", cs.kernel)
-        if ls == "median" and found:
-            ls = float(found.group(1))
+        found = cs.metrics.get("kernel_ls")  # the length scale the run resolved
+        if ls == "median" and found is not None:
+            ls = float(found)
     if target is None:
         raise TypeError("mmd() needs a target: mmd(points, weights, target) or mmd(coreset, X)")
     if isinstance(kernel, Deep):
@@ -866,7 +829,7 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
         if weights is None:
             weights = cs.weights
         points = cs.points
-        run_kernel = _config_section(cs.config, "kernel")
+        run_kernel = _lib.config_section(cs.config, "kernel")
         if run_kernel.get("name") == "stein" and kernel == "imq":
             if run_kernel.get("precondition", "none") != "none":
                 raise _errors.UnsupportedError(
@@ -985,7 +948,7 @@ def load(path: PathLike) -> Union[Coreset, "TestResult"]:
         if err:
             for s in (y, t, a, k):
                 _lib.take_string(s)
-            raise _errors.from_code(err, _lib._message(ctx, err))
+            raise _lib.error(ctx, err)
         fields = _lib.result_dict(res)
     finally:
         lib.kd_ctx_unbind(prev)

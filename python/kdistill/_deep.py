@@ -1,6 +1,5 @@
 """The deep kernel from Python: a user's embedding phi evaluated on blocks of rows, and the rows
 (x, phi(x)) that the library's ``deep`` kernel reads."""
-import re
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
@@ -89,14 +88,16 @@ def input_width(X: Any) -> int:
     return 1 if len(shape) < 2 else int(shape[1])
 
 
-def resolved(kernel: Deep, desc: str) -> Optional[Deep]:
-    """kernel with the length scales a run resolved (its description ``deep(ls=..,ls_phi=..)``)
-    in place of ``"median"``; None when desc is not a deep kernel's."""
+def resolved(kernel: Deep, desc: str, metrics: Dict[str, Any]) -> Optional[Deep]:
+    """kernel with the length scales a run resolved (its metrics ``kernel_ls`` and
+    ``kernel_ls_phi``) in place of ``"median"``; None when the run's kernel (its description
+    desc) is not a deep kernel."""
     if not desc.startswith("deep("):
         return None
-    lx = re.search(r"\bls=([0-9.eE+-]+)", desc)
-    lp = re.search(r"\bls_phi=([0-9.eE+-]+)", desc)
+    lx, lp = metrics.get("kernel_ls"), metrics.get("kernel_ls_phi")
     return Deep(kernel.phi, eps=kernel.eps,
-                ls_x=float(lx.group(1)) if lx and kernel.ls_x in (None, "median") else kernel.ls_x,
-                ls_phi=float(lp.group(1)) if lp and kernel.ls_phi == "median" else kernel.ls_phi,
+                ls_x=float(lx) if lx is not None and kernel.ls_x in (None, "median")
+                else kernel.ls_x,
+                ls_phi=float(lp) if lp is not None and kernel.ls_phi == "median"
+                else kernel.ls_phi,
                 block=kernel.block)

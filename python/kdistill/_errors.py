@@ -10,11 +10,16 @@ from typing import Any, Dict, Optional, Tuple, Type
 
 class Error(Exception):
     """Base class of every kdistill error. ``code`` is the C error code, ``exit_status`` the status
-    the command line would exit with (1 bad input, 2 environment, 3 interrupted)."""
+    the command line would exit with (1 bad input, 2 environment, 3 interrupted). ``key`` is the
+    configuration key the error is about, as the library recorded it (``"algorithm.n_out"``;
+    ``""`` when it names none); ``known``, for an unknown key, the keys of its section that the
+    configuration used."""
 
     c_name: Optional[str] = None
     code: Optional[int] = None  # set by bind() from the library's table
     exit_status: Optional[int] = None
+    key: str = ""
+    known: Tuple[str, ...] = ()
 
 
 class ConfigError(Error, ValueError):
@@ -116,6 +121,8 @@ def bind(lib: Any) -> None:
     _BY_CODE.update({c.code: c for c in _CLASSES if c.code is not None})
 
 
-def from_code(code: int, message: str) -> Error:
-    """The exception instance for a C error code."""
-    return _BY_CODE.get(int(code), InternalError)(message)
+def from_code(code: int, message: str, key: str = "", known: Tuple[str, ...] = ()) -> Error:
+    """The exception instance for a C error code, with the key it is about."""
+    e = _BY_CODE.get(int(code), InternalError)(message)
+    e.key, e.known = key, tuple(known)
+    return e

@@ -124,6 +124,8 @@ def _load() -> ctypes.CDLL:
         "kd_ctx_bind": (p, [p]),
         "kd_ctx_unbind": (None, [p]),
         "kd_ctx_message": (ctypes.c_char_p, [p]),
+        "kd_ctx_error_key": (ctypes.c_char_p, [p]),
+        "kd_ctx_error_known": (i, [p, i, ctypes.c_char_p, i]),
         "kd_ctx_clear_error": (None, [p]),
         "kd_ctx_set_log_level": (None, [p, i]),
         "kd_ctx_set_log_interval": (None, [p, ctypes.c_double]),
@@ -137,6 +139,9 @@ def _load() -> ctypes.CDLL:
         "kd_job_run": (i, [p, u(JobOpts), u(JobSummary), u(Result)]),
         "kd_job_run_resolved": (i, [p, u(JobOpts), u(JobSummary), u(Result), u(p)]),
         "kd_job_validate": (i, [p, u(JobOpts), u(p), ctypes.c_char_p, i]),
+        "kd_job_config_value": (i, [ctypes.c_char_p, ctypes.c_char_p, _PD, _PI, ctypes.c_char_p,
+                                    i]),
+        "kd_job_config_key_at": (i, [ctypes.c_char_p, ctypes.c_char_p, i, ctypes.c_char_p, i]),
         "kd_job_mmd_rule": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD]),
         "kd_job_mmd_rule_info": (i, [p, u(JobOpts), _PD, _PD, ctypes.c_int64, i, _PD, _PD,
                                      u(ctypes.c_int), _PD, _PD]),
@@ -335,6 +340,67 @@ def _message(ctx: ctypes.c_void_p, err: int) -> str:
     return m or lib.kd_err_string(err).decode()
 
 
+def error(ctx: ctypes.c_void_p, err: int) -> _errors.Error:
+    """The exception for the error err recorded on ctx: its message, the configuration key it is
+    about (``key``) and, for an unknown key, the keys its section used (``known``)."""
+    known: List[str] = []
+    buf = ctypes.create_string_buffer(256)
+    while lib.kd_ctx_error_known(ctx, len(known), buf, len(buf)):
+        known.append(buf.value.decode("utf-8", "replace"))
+    key = lib.kd_ctx_error_key(ctx)
+    return _errors.from_code(err, _message(ctx, err),
+                             key.decode("utf-8", "replace") if key else "", tuple(known))
+
+
+_NONE, _INT, _REAL, _BOOL, _TEXT = range(5)  # kd_value_kind (include/kdistill/kd_types.h)
+
+
+def config_value(config: Optional[str], key: str) -> Any:
+    """The value at the dotted key of a resolved configuration, as the library's parser reads
+    it (kd_job_config_value): an int, float, bool or str; None when it is not there."""
+    if not config:
+        return None
+    num, inum = ctypes.c_double(), ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    kind = lib.kd_job_config_value(config.encode(), key.encode(), ctypes.byref(num),
+                                   ctypes.byref(inum), buf, len(buf))
+    if kind == _INT:
+        return int(inum.value)
+    if kind == _REAL:
+        return float(num.value)
+    if kind == _BOOL:
+        return bool(inum.value)
+    if kind == _TEXT:
+        return buf.value.decode("utf-8", "replace")
+    return None
+
+
+def config_section(config: Optional[str], section: str) -> Dict[str, Any]:
+    """The keys of a section of a resolved configuration that hold one value, with their values
+    (config_value); {} when the section is not there. Nested sections are left out; a
+    list of values is a list."""
+    out: Dict[str, Any] = {}
+    if not config:
+        return out
+    buf = ctypes.create_string_buffer(256)
+    i = 0
+    while lib.kd_job_config_key_at(config.encode(), section.encode(), i, buf, len(buf)):
+        name = buf.value.decode("utf-8", "replace")
+        v = config_value(config, "%s.%s" % (section, name))
+        if v is None:  # a list of values: its elements by index
+            items: List[Any] = []
+            while True:
+                x = config_value(config, "%s.%s.%d" % (section, name, len(items)))
+                if x is None:
+                    break
+                items.append(x)
+            v = items or None
+        if v is not None:
+            out[name] = v
+        i += 1
+    return out
+
+
 @serialised
 def agree(ctx: ctypes.c_void_p, exc: Optional[BaseException]) -> None:
     """Agree over the context's ranks on a Python-side error found on some ranks only, before any
@@ -345,7 +411,7 @@ def agree(ctx: ctypes.c_void_p, exc: Optional[BaseException]) -> None:
     if err:
         if exc is not None and code == err:
             raise exc
-        raise _errors.from_code(err, _message(ctx, err))
+        raise error(ctx, err)
 
 
 def _level() -> int:
@@ -451,7 +517,7 @@ def call(ctx: ctypes.c_void_p, fn: Callable[..., int], *args: Any,
         _progress.finish()
     err = box.get("err", _errors.InternalError.code)
     if err:
-        raise _errors.from_code(err, _message(ctx, err))
+        raise error(ctx, err)
     if interrupted:
         raise KeyboardInterrupt
 

@@ -69,18 +69,21 @@ kd_err kd_dist_agree(MPI_Comm comm, kd_err *e) {
     int code;
     char msg[1024];
     char key[128];
+    char known[400];
   } pkt;
   memset(&pkt, 0, sizeof pkt);
   if (rank == root) {
     pkt.code = (int)*e;
     strncpy(pkt.msg, kd_err_message(), sizeof pkt.msg - 1);
     strncpy(pkt.key, kd_err_key(), sizeof pkt.key - 1);
+    strncpy(pkt.known, kd_err_known(), sizeof pkt.known - 1);
   }
   KD_MPI(MPI_Bcast(&pkt, (int)sizeof pkt, MPI_BYTE, root, comm));
   kd_dist_comm_count(comm, (int64_t)sizeof pkt);
   *e = (kd_err)pkt.code;
   kd_err_set_message(pkt.msg);
   kd_err_put_key(pkt.key);
+  kd_err_set_known(pkt.key, pkt.known);
 cleanup:
   kd_dist_comm_add(kd_t0_);
   return err;

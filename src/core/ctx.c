@@ -79,8 +79,28 @@ void kd_ctx_set_log_sink(kd_ctx *ctx, kd_log_sink sink, void *user) {
 
 const char *kd_ctx_message(const kd_ctx *ctx) { return ctx ? ctx->err_msg : ""; }
 
+const char *kd_ctx_error_key(const kd_ctx *ctx) { return ctx ? ctx->err_key : ""; }
+
+int kd_ctx_error_known(const kd_ctx *ctx, int i, char *buf, int len) {
+  if (buf && len > 0) buf[0] = '\0';
+  if (!ctx || i < 0) return 0;
+  const char *s = ctx->err_known;
+  for (; i > 0 && s; i--) {
+    s = strstr(s, ", ");
+    if (s) s += 2;
+  }
+  if (!s || !*s) return 0;
+  if (buf && len > 0) {
+    size_t n = strcspn(s, ",");
+    if (n >= (size_t)len) n = (size_t)len - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+  }
+  return 1;
+}
+
 void kd_ctx_clear_error(kd_ctx *ctx) {
-  if (ctx) ctx->err_msg[0] = ctx->err_key[0] = '\0';
+  if (ctx) ctx->err_msg[0] = ctx->err_key[0] = ctx->err_known[0] = '\0';
 }
 
 void kd_ctx_interrupt(kd_ctx *ctx) {

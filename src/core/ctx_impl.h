@@ -83,7 +83,8 @@ struct kd_ctx {
   double log_phase_t0; /* elapsed time when the phase's budget was announced */
   /* errors (err.c) */
   char err_msg[1024];
-  char err_key[128]; /* the config key the message is about (kd_err_set_key), "" if none */
+  char err_key[128];   /* the config key the message is about (kd_err_set_key), "" if none */
+  char err_known[400]; /* unknown key: the keys its section used, ", " between (kd_err_set_known) */
   /* interruption (interrupt.c) */
   atomic_int interrupted;
   int listen_signals;

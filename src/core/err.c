@@ -57,6 +57,7 @@ static kd_err kd_err_vset_(kd_err code, const char *key, const char *file, int l
       snprintf(msg + len, cap - len, " [%s:%d]", file, line);
     }
     snprintf(c->err_key, sizeof c->err_key, "%s", key ? key : "");
+    c->err_known[0] = '\0';
   }
   return code;
 }
@@ -86,6 +87,17 @@ const char *kd_err_key(void) {
 void kd_err_put_key(const char *key) {
   kd_ctx *c = kd_ctx_current();
   if (c) snprintf(c->err_key, sizeof c->err_key, "%s", key ? key : "");
+}
+
+const char *kd_err_known(void) {
+  kd_ctx *c = kd_ctx_current();
+  return c ? c->err_known : "";
+}
+
+void kd_err_set_known(const char *key, const char *known) {
+  kd_ctx *c = kd_ctx_current();
+  if (c && key && !strcmp(c->err_key, key))
+    snprintf(c->err_known, sizeof c->err_known, "%s", known ? known : "");
 }
 
 const char *kd_err_message(void) { return kd_ctx_message(kd_ctx_current()); }

@@ -577,8 +577,8 @@ static kd_err kd_cfg_scalar_(kd_config *cfg, const char *key, kd_cnode **n) {
   char where[512];
   KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, n, NULL));
   if (*n && (*n)->kind != KD_CN_SCALAR)
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: expected a single value, got %s",
-            kd_cfg_where_node_(cfg, *n, where, 512), key, kd_cfg_kind_name_(*n));
+    KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: expected a single value, got %s",
+                kd_cfg_where_node_(cfg, *n, where, 512), key, kd_cfg_kind_name_(*n));
   if (*n && (*n)->is_null) *n = NULL;
 cleanup:
   return err;
@@ -653,12 +653,12 @@ kd_err kd_config_get_f64(kd_config *cfg, const char *key, double def, double lo,
     goto cleanup;
   }
   kd_cfg_where_node_(cfg, n, where, 512);
-  KD_CHECK(!n->quoted && kd_cfg_parse_f64_(n->val, &x), KD_ERR_CONFIG,
-           "%s: %s: expected a number, got '%s'", where, key, n->val);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_f64_(n->val, &x), KD_ERR_CONFIG, key,
+               "%s: %s: expected a number, got '%s'", where, key, n->val);
   kd_cfg_fmt_bound_(lo, a, sizeof a);
   kd_cfg_fmt_bound_(hi, b, sizeof b);
-  KD_CHECK(!isnan(x) && x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%s, %s]",
-           where, key, n->val, a, b);
+  KD_CHECK_KEY(!isnan(x) && x >= lo && x <= hi, KD_ERR_CONFIG, key,
+               "%s: %s: %s is out of range [%s, %s]", where, key, n->val, a, b);
   n->used = 1;
   *out = x;
 cleanup:
@@ -694,10 +694,10 @@ kd_err kd_config_get_int(kd_config *cfg, const char *key, int64_t def, int64_t l
     goto cleanup;
   }
   kd_cfg_where_node_(cfg, n, where, 512);
-  KD_CHECK(!n->quoted && kd_cfg_parse_int_(n->val, &x), KD_ERR_CONFIG,
-           "%s: %s: expected an integer, got '%s'", where, key, n->val);
-  KD_CHECK(x >= lo && x <= hi, KD_ERR_CONFIG, "%s: %s: %s is out of range [%lld, %lld]", where, key,
-           n->val, (long long)lo, (long long)hi);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_int_(n->val, &x), KD_ERR_CONFIG, key,
+               "%s: %s: expected an integer, got '%s'", where, key, n->val);
+  KD_CHECK_KEY(x >= lo && x <= hi, KD_ERR_CONFIG, key, "%s: %s: %s is out of range [%lld, %lld]",
+               where, key, n->val, (long long)lo, (long long)hi);
   n->used = 1;
   *out = x;
 cleanup:
@@ -724,9 +724,9 @@ kd_err kd_config_get_bool(kd_config *cfg, const char *key, int def, int *out) {
     *out = def ? 1 : 0;
     goto cleanup;
   }
-  KD_CHECK(!n->quoted && kd_cfg_parse_bool_(n->val, &b), KD_ERR_CONFIG,
-           "%s: %s: expected true or false, got '%s'", kd_cfg_where_node_(cfg, n, where, 512), key,
-           n->val);
+  KD_CHECK_KEY(!n->quoted && kd_cfg_parse_bool_(n->val, &b), KD_ERR_CONFIG, key,
+               "%s: %s: expected true or false, got '%s'", kd_cfg_where_node_(cfg, n, where, 512),
+               key, n->val);
   n->used = 1;
   *out = b;
 cleanup:
@@ -755,17 +755,17 @@ kd_err kd_config_get_str(kd_config *cfg, const char *key, const char *def, const
     if (required || !def) {
       KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, &last));
       if (choices)
-        KD_FAIL(KD_ERR_CONFIG, "%s: %s: required key is missing (one of: %s)",
-                kd_cfg_where_node_(cfg, last, where, 512), key, choices);
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: required key is missing",
-              kd_cfg_where_node_(cfg, last, where, 512), key);
+        KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: required key is missing (one of: %s)",
+                    kd_cfg_where_node_(cfg, last, where, 512), key, choices);
+      KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: required key is missing",
+                  kd_cfg_where_node_(cfg, last, where, 512), key);
     }
     KD_TRY(kd_cfg_default_(cfg, key, def));
     KD_TRY(kd_cfg_scalar_(cfg, key, &n));
   }
   if (choices && !kd_cfg_choice_ok_(choices, n->val))
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: '%s' is not one of %s", kd_cfg_where_node_(cfg, n, where, 512),
-            key, n->val, choices);
+    KD_FAIL_KEY(KD_ERR_CONFIG, key, "%s: %s: '%s' is not one of %s",
+                kd_cfg_where_node_(cfg, n, where, 512), key, n->val, choices);
   n->used = 1;
   *out = n->val;
 cleanup:
@@ -782,28 +782,29 @@ kd_err kd_config_get_f64_list(kd_config *cfg, const char *key, int required, int
   *out = NULL;
   KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, &last));
   if (!n || (n->kind == KD_CN_SCALAR && n->is_null)) {
-    KD_CHECK(!required, KD_ERR_CONFIG, "%s: %s: required key is missing",
-             kd_cfg_where_node_(cfg, last, where, 512), key);
+    KD_CHECK_KEY(!required, KD_ERR_CONFIG, key, "%s: %s: required key is missing",
+                 kd_cfg_where_node_(cfg, last, where, 512), key);
     goto cleanup;
   }
   if (n->kind == KD_CN_SCALAR) {
     KD_ALLOC(v, 1);
-    KD_CHECK(!n->quoted && kd_cfg_parse_f64_(n->val, &v[0]) && isfinite(v[0]), KD_ERR_CONFIG,
-             "%s: %s: expected a finite number or a list of numbers, got '%s'",
-             kd_cfg_where_node_(cfg, n, where, 512), key, n->val);
+    KD_CHECK_KEY(!n->quoted && kd_cfg_parse_f64_(n->val, &v[0]) && isfinite(v[0]), KD_ERR_CONFIG,
+                 key, "%s: %s: expected a finite number or a list of numbers, got '%s'",
+                 kd_cfg_where_node_(cfg, n, where, 512), key, n->val);
     *nout = 1;
   } else {
-    KD_CHECK(n->kind == KD_CN_SEQ, KD_ERR_CONFIG, "%s: %s: expected a list of numbers, got %s",
-             kd_cfg_where_node_(cfg, n, where, 512), key, kd_cfg_kind_name_(n));
+    KD_CHECK_KEY(n->kind == KD_CN_SEQ, KD_ERR_CONFIG, key,
+                 "%s: %s: expected a list of numbers, got %s",
+                 kd_cfg_where_node_(cfg, n, where, 512), key, kd_cfg_kind_name_(n));
     KD_ALLOC(v, n->n);
     for (int i = 0; i < n->n; i++) {
       kd_cnode *e = n->kids[i];
-      KD_CHECK(e->kind == KD_CN_SCALAR && !e->quoted && kd_cfg_parse_f64_(e->val, &v[i]) &&
-                   isfinite(v[i]),
-               KD_ERR_CONFIG, "%s: %s.%d: expected a finite number, got %s%s%s",
-               kd_cfg_where_node_(cfg, e, where, 512), key, i,
-               e->kind == KD_CN_SCALAR ? "'" : kd_cfg_kind_name_(e),
-               e->kind == KD_CN_SCALAR ? e->val : "", e->kind == KD_CN_SCALAR ? "'" : "");
+      KD_CHECK_KEY(e->kind == KD_CN_SCALAR && !e->quoted && kd_cfg_parse_f64_(e->val, &v[i]) &&
+                       isfinite(v[i]),
+                   KD_ERR_CONFIG, key, "%s: %s.%d: expected a finite number, got %s%s%s",
+                   kd_cfg_where_node_(cfg, e, where, 512), key, i,
+                   e->kind == KD_CN_SCALAR ? "'" : kd_cfg_kind_name_(e),
+                   e->kind == KD_CN_SCALAR ? e->val : "", e->kind == KD_CN_SCALAR ? "'" : "");
       e->used = 1;
     }
     *nout = n->n;
@@ -828,6 +829,32 @@ const char *kd_config_key_at(const kd_config *cfg, const char *key, int i) {
   (void)kd_cfg_find_quiet_(cfg, key, &n);
   if (!n || n->kind != KD_CN_MAP || i < 0 || i >= n->n) return NULL;
   return n->kids[i]->key;
+}
+
+kd_value_kind kd_config_value(const kd_config *cfg, const char *key, double *num, int64_t *inum,
+                              char *buf, int len) {
+  kd_cnode *n = NULL;
+  double x = 0;
+  int64_t i = 0;
+  if (buf && len > 0) buf[0] = '\0';
+  (void)kd_cfg_find_quiet_(cfg, key, &n);
+  if (!n || n->kind != KD_CN_SCALAR || n->is_null || !n->val) return KD_VALUE_NONE;
+  if (!n->quoted && (!strcmp(n->val, "true") || !strcmp(n->val, "false"))) {
+    if (inum) *inum = n->val[0] == 't';
+    return KD_VALUE_BOOL;
+  }
+  if (!n->quoted && kd_cfg_parse_int_(n->val, &i) &&
+      strspn(n->val, "+-0123456789") == strlen(n->val)) {
+    if (inum) *inum = i;
+    if (num) *num = (double)i;
+    return KD_VALUE_INT;
+  }
+  if (!n->quoted && kd_cfg_parse_f64_(n->val, &x)) {
+    if (num) *num = x;
+    return KD_VALUE_REAL;
+  }
+  if (buf && len > 0) snprintf(buf, (size_t)len, "%s", n->val);
+  return KD_VALUE_TEXT;
 }
 
 static void kd_cnode_mark_used_(kd_cnode *n) {
@@ -935,11 +962,15 @@ static kd_err kd_cfg_unused_(const kd_config *cfg, const kd_cnode *parent, const
         if (l + strlen(s->key) + 3 >= sizeof known) break;
         snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", s->key);
       }
-    if (known[0])
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (keys read here: %s)",
-              kd_cfg_where_node_(cfg, n, where, 512), path, known);
-    KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (not used by this configuration)",
-            kd_cfg_where_node_(cfg, n, where, 512), path);
+    if (known[0]) {
+      err = kd_err_set_key(KD_ERR_CONFIG, path, __FILE__, __LINE__,
+                           "%s: %s: unknown key (keys read here: %s)",
+                           kd_cfg_where_node_(cfg, n, where, 512), path, known);
+      kd_err_set_known(path, known);
+      goto cleanup;
+    }
+    KD_FAIL_KEY(KD_ERR_CONFIG, path, "%s: %s: unknown key (not used by this configuration)",
+                kd_cfg_where_node_(cfg, n, where, 512), path);
   }
   for (int i = 0; i < n->n; i++) {
     const kd_cnode *k = n->kids[i];
@@ -983,11 +1014,11 @@ kd_err kd_config_check_unused(const kd_config *cfg) {
   for (int i = 0; i < r->n; i++) {
     const kd_cnode *s = r->kids[i];
     if (s->kind == KD_CN_SCALAR && !s->used && !(s->is_null && s->origin != 0))
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown key (sections read: %s)",
-              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
+      KD_FAIL_KEY(KD_ERR_CONFIG, s->key, "%s: %s: unknown key (sections read: %s)",
+                  kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     if (!kd_cfg_any_used_(s) && !(s->kind == KD_CN_SCALAR && s->is_null && s->origin != 0))
-      KD_FAIL(KD_ERR_CONFIG, "%s: %s: unknown or unused section (sections read: %s)",
-              kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
+      KD_FAIL_KEY(KD_ERR_CONFIG, s->key, "%s: %s: unknown or unused section (sections read: %s)",
+                  kd_cfg_where_node_(cfg, s, where, 512), s->key, known);
     KD_TRY(kd_cfg_unused_(cfg, r, s, s->key));
   }
 cleanup:

@@ -43,9 +43,9 @@ static kd_err kd_read_ls_(kd_config *cfg, const char *key, const char *def, doub
   } else {
     char *end = NULL;
     double x = strtod(v, &end);
-    KD_CHECK(end != v && *end == '\0' && isfinite(x) && x > 0, KD_ERR_CONFIG,
-             "%s: %s: expected a positive number or 'median', got '%s'",
-             kd_config_where(cfg, key, where, sizeof where), key, v);
+    KD_CHECK_KEY(end != v && *end == '\0' && isfinite(x) && x > 0, KD_ERR_CONFIG, key,
+                 "%s: %s: expected a positive number or 'median', got '%s'",
+                 kd_config_where(cfg, key, where, sizeof where), key, v);
     KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, ls));
   }
 cleanup:

@@ -353,6 +353,91 @@ class DeepKernelTest(unittest.TestCase):
             kdistill.Deep(self.phi, eps=2.0)
 
 
+class TypedValuesTest(unittest.TestCase):
+    """The error's key and the values a run resolved come from the library as typed values
+    (kd_ctx_error_key, kd_ctx_error_known, kd_job_config_value, the kernel_ls metrics), not from
+    its text; the package modules do not import re."""
+    X = np.random.default_rng(3).normal(size=(400, 2))
+
+    def test_error_key(self):
+        cfg = {"task": "thin", "data": {"type": "memory", "name": "X"},
+               "algorithm": {"name": "kt_compress", "n_out": 16, "foo": 1}}
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.run(cfg, arrays={"X": self.X}, write=False)
+        self.assertEqual(c.exception.key, "algorithm.foo")
+        self.assertIn("n_out", c.exception.known)
+        self.assertIn("g", c.exception.known)
+        self.assertNotIn("foo", c.exception.known)
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.run(dict(cfg, algorithm={"name": "uniform", "n_out": 8}, bogus=3),
+                         arrays={"X": self.X}, write=False)
+        self.assertEqual((c.exception.key, c.exception.known), ("bogus", ()))
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.thin(self.X, 1000)
+        self.assertEqual((c.exception.key, c.exception.known), ("algorithm.n_out", ()))
+        for kw, key in (({"g": 99}, "algorithm.g"), ({"delta": 2.0}, "algorithm.delta"),
+                        ({"algorithm": "nope"}, "algorithm.name"), ({"seed": -1}, "run.seed"),
+                        ({"ls": -1.0}, "kernel.ls")):
+            with self.assertRaises(kdistill.ConfigError) as c:
+                kdistill.thin(self.X, 8, **kw)
+            self.assertEqual((c.exception.key, c.exception.known), (key, ()), str(c.exception))
+        with self.assertRaises(kdistill.DataError) as c:
+            kdistill.thin(self.X[:, :0], 8)
+        self.assertEqual(c.exception.key, "")
+        # the process stays usable and a later error carries its own key
+        with self.assertRaises(TypeError) as c:
+            kdistill.thin(self.X, 8, dleta=0.3)
+        self.assertIn("did you mean 'delta'?", str(c.exception))
+
+    def test_resolved_values(self):
+        from kdistill import _lib
+        cs = kdistill.thin(self.X, 16, seed=7)
+        self.assertEqual(_lib.config_value(cs.config, "run.seed"), 7)
+        ls = _lib.config_value(cs.config, "kernel.ls")
+        self.assertIsInstance(ls, float)
+        self.assertAlmostEqual(ls / pdist_median(self.X), 1.0, delta=1e-14)
+        self.assertEqual(ls, cs.metrics["kernel_ls"])
+        self.assertEqual(_lib.config_value(cs.config, "kernel.name"), "gaussian")
+        self.assertIsNone(_lib.config_value(cs.config, "kernel.nope"))
+        self.assertIsNone(_lib.config_value(cs.config, "kernel"))  # a section, not a value
+        self.assertIsNone(_lib.config_value("a: [unclosed", "a"))
+        self.assertEqual(_lib.config_section(cs.config, "kernel")["ls"], ls)
+        self.assertEqual(_lib.config_section("k: {a: [1, 2.5], b: true, c: 'x'}", "k"),
+                         {"a": [1, 2.5], "b": True, "c": "x"})
+        self.assertEqual(kdistill.mmd(cs, self.X), cs.mmd)  # the run's length scale
+        t = kdistill.ctt(self.X, self.X + 0.5, alpha=0.125, s=8, g=1, seed=2)
+        self.assertEqual(t.alpha, 0.125)
+        self.assertEqual(_lib.config_value(t.config, "algorithm.alpha"), 0.125)
+        with tempfile.TemporaryDirectory() as d:  # the seed save() writes is the run's
+            cs.save(os.path.join(d, "c.h5"))
+            self.assertEqual(_lib.config_value(kdistill.load(os.path.join(d, "c.h5")).config,
+                                               "run.seed"), 7)
+
+    def test_deep_length_scales(self):
+        from kdistill._deep import resolved
+        W = np.array([[0.7, -1.1, 0.4], [0.3, 0.5, -0.9]])
+        phi = lambda A: np.tanh(A @ W)  # noqa: E731
+        k = kdistill.Deep(phi, eps=0.2)
+        cs = kdistill.thin(self.X, 16, g=1, kernel=k, seed=1)
+        self.assertAlmostEqual(cs.metrics["kernel_ls"] / pdist_median(self.X), 1.0, delta=1e-14)
+        self.assertAlmostEqual(cs.metrics["kernel_ls_phi"] / pdist_median(phi(self.X)), 1.0,
+                               delta=1e-14)
+        r = resolved(k, cs.kernel, cs.metrics)
+        self.assertEqual((r.ls_x, r.ls_phi), (cs.metrics["kernel_ls"],
+                                              cs.metrics["kernel_ls_phi"]))
+        self.assertEqual(kdistill.mmd(cs, self.X, kernel=k), cs.mmd)
+
+    def test_no_regular_expressions(self):
+        pkg = os.path.join(ROOT, "python", "kdistill")
+        for name in sorted(os.listdir(pkg)):
+            if name.endswith(".py"):
+                with open(os.path.join(pkg, name)) as f:
+                    lines = [ln.strip() for ln in f]
+                self.assertFalse([ln for ln in lines if ln in ("import re", "from re import *")
+                                  or ln.startswith(("import re ", "import re,", "from re "))],
+                                 "%s imports re" % name)
+
+
 class RunLoadTest(unittest.TestCase):
     maxDiff = None
 

@@ -48,6 +48,12 @@ kd_err kd_err_set_key(kd_err code, const char *key, const char *file, int line, 
 const char *kd_err_key(void);
 /** Replace the recorded key (kd_dist_agree installs the failing rank's). Local. */
 void kd_err_put_key(const char *key);
+/** For an unknown key: record the keys its section used (", " between) with the message, if the
+ *  recorded key is key (the first message wins, so a list never joins another error's message).
+ *  The user tier reads them one by one (kd_ctx_error_known). Local. */
+void kd_err_set_known(const char *key, const char *known);
+/** The list kd_err_set_known recorded ("" if none). Local. */
+const char *kd_err_known(void);
 /** Message recorded on the bound context ("" if none or no context). Local; the string is owned
  *  by the context. */
 const char *kd_err_message(void);
@@ -86,6 +92,11 @@ kd_err kd_err_set_mpi(int mpi_code, const char *file, int line, const char *what
   } while (0)
 
 /** Jump to cleanup with code and message (unconditional KD_CHECK). */
+#define KD_FAIL_KEY(code, key, ...)                                       \
+  do {                                                                    \
+    err = kd_err_set_key((code), (key), __FILE__, __LINE__, __VA_ARGS__); \
+    goto cleanup;                                                         \
+  } while (0)
 #define KD_FAIL(code, ...)                                     \
   do {                                                         \
     err = kd_err_set((code), __FILE__, __LINE__, __VA_ARGS__); \

@@ -22,6 +22,11 @@ typedef struct kd_config kd_config;
 kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out);
 /** Parse YAML text; `name` is used in messages in place of a file name. Local. */
 kd_err kd_config_load_string(const char *yaml, const char *name, kd_config **out);
+/** The scalar at key as a typed value (kd_value_kind; "1e3" is a REAL, "12" an INT, a quoted
+ *  string TEXT copied into buf of len bytes, truncated); any output may be NULL. Does not mark
+ *  the key read nor record an error. Local. */
+kd_value_kind kd_config_value(const kd_config *cfg, const char *key, double *num, int64_t *inum,
+                              char *buf, int len);
 void kd_config_destroy(kd_config **cfg);
 /** Apply "--set a.b=value" (value parsed as a YAML scalar or flow sequence). Local. */
 kd_err kd_config_set(kd_config *cfg, const char *assignment);

@@ -185,6 +185,61 @@ static void check_errors(kd_ctx *w, kd_ctx *s) {
           "world message cleared by the next run: '%s'", kd_ctx_message(w));
 }
 
+/* The key an error is about, and an unknown key's section keys, agreed on every rank; the typed
+ * values of the resolved configuration. */
+static void check_error_keys(kd_ctx *w) {
+  const char *unknown[] = {"algorithm.foo=1"}, *range[] = {"algorithm.max_iter=-1"};
+  char buf[64];
+  kd_job_opts o = herd_opts("keys.yaml", unknown, 1);
+  KD_TEST(kd_job_run(w, &o, NULL, NULL) == KD_ERR_CONFIG, "unknown key: %s", kd_ctx_message(w));
+  KD_TEST(!strcmp(kd_ctx_error_key(w), "algorithm.foo"), "key '%s'", kd_ctx_error_key(w));
+  int n = 0, has_max_iter = 0, has_foo = 0;
+  while (kd_ctx_error_known(w, n, buf, sizeof buf)) {
+    has_max_iter += !strcmp(buf, "max_iter");
+    has_foo += !strcmp(buf, "foo");
+    n++;
+  }
+  KD_TEST(n >= 2 && has_max_iter == 1 && !has_foo && buf[0] == '\0', "known keys: %d", n);
+  KD_TEST(kd_ctx_error_known(w, 0, buf, 4) && strlen(buf) <= 3, "truncated to the buffer");
+  o = herd_opts("keys.yaml", range, 1);
+  KD_TEST(kd_job_run(w, &o, NULL, NULL) == KD_ERR_CONFIG, "range: %s", kd_ctx_message(w));
+  KD_TEST(!strcmp(kd_ctx_error_key(w), "algorithm.max_iter") && !kd_ctx_error_known(w, 0, buf, 64),
+          "range key '%s'", kd_ctx_error_key(w));
+  o = herd_opts("keys.yaml", NULL, 0);
+  char *yaml = NULL;
+  KD_TEST(kd_job_run_resolved(w, &o, NULL, NULL, &yaml) == KD_OK, "run: %s", kd_ctx_message(w));
+  KD_TEST(!strcmp(kd_ctx_error_key(w), "") && !kd_ctx_error_known(w, 0, buf, 64), "no key");
+  double x = 0;
+  int64_t i = 0;
+  KD_TEST(
+      kd_job_config_value(yaml, "run.seed", &x, &i, buf, 64) == KD_VALUE_INT && i == 7 && x == 7.0,
+      "run.seed %lld", (long long)i);
+  KD_TEST(kd_job_config_value(yaml, "kernel.ls", &x, NULL, NULL, 0) == KD_VALUE_REAL && x == 1.0,
+          "kernel.ls %g", x);
+  KD_TEST(kd_job_config_value(yaml, "kernel.name", NULL, NULL, buf, 64) == KD_VALUE_TEXT &&
+              !strcmp(buf, "gaussian"),
+          "kernel.name '%s'", buf);
+  KD_TEST(
+      kd_job_config_value(yaml, "target.mean.1", &x, NULL, NULL, 0) == KD_VALUE_REAL && x == 0.0,
+      "a list element");
+  KD_TEST(kd_job_config_value(yaml, "kernel", NULL, NULL, buf, 64) == KD_VALUE_NONE &&
+              kd_job_config_value(yaml, "kernel.nope", NULL, NULL, buf, 64) == KD_VALUE_NONE &&
+              kd_job_config_value("a: [", "a", NULL, NULL, buf, 64) == KD_VALUE_NONE &&
+              kd_job_config_value(NULL, "a", NULL, NULL, buf, 64) == KD_VALUE_NONE,
+          "absent, a section, unparsable text");
+  KD_TEST(kd_job_config_value("a: {b: true}", "a.b", NULL, &i, NULL, 0) == KD_VALUE_BOOL && i == 1,
+          "a boolean");
+  int k = 0, has_name = 0;
+  while (kd_job_config_key_at(yaml, "kernel", k, buf, sizeof buf)) {
+    has_name += !strcmp(buf, "name");
+    k++;
+  }
+  KD_TEST(k >= 2 && has_name == 1 && !kd_job_config_key_at(yaml, "nope", 0, buf, 64) && !buf[0],
+          "kernel keys: %d", k);
+  KD_TEST(!strcmp(kd_ctx_message(w), ""), "the accessors record no message");
+  kd_free(yaml);
+}
+
 /* An interrupt on one context stops only that context's runs. */
 static void check_interrupts(kd_ctx *w, kd_ctx *s, capture *cw) {
   char out[256], ckpt[300], set_out[300];
@@ -255,6 +310,7 @@ int main(int argc, char **argv) {
   check_runs(w, s, cw, cs);
   KD_TEST(kd_ctx_log_interval(w) == 0.0, "a job's run.log_interval does not outlive the job");
   check_errors(w, s);
+  check_error_keys(w);
   check_interrupts(w, s, cw);
   KD_TEST(kd_ctx_comm_seconds(w) >= 0.0 && kd_ctx_elapsed(w) > 0.0, "timers");
   kd_ctx_destroy(&w);
