@@ -14,7 +14,8 @@ fail() {
   exit 1
 }
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-for f in lib/cmake/kdistill/kdistillConfig.cmake lib/cmake/kdistill/kdistillConfigVersion.cmake; do
+for f in lib/cmake/kdistill/kdistillConfig.cmake lib/cmake/kdistill/kdistillConfigVersion.cmake \
+  share/doc/kdistill/LICENSE; do
   [ -f "$work/prefix/$f" ] || fail "missing after install: $f"
 done
 # the prefix is relocatable: build against a moved copy
