@@ -25,7 +25,6 @@ wrapper, the tests), it needs no kdistill package; where one is importable it re
 import argparse
 import csv
 import os
-import re
 import sys
 
 _DEBIAN_PY = "/usr/bin/python3"
@@ -595,9 +594,10 @@ def _ctt_alpha(args, cols):
     if not args.file.endswith(".csv"):
         with _open_h5(args.file) as f:
             y = _attr_str(f.attrs["config_yaml"]) if "config_yaml" in f.attrs else ""
-        m = re.search(r"\balpha:\s*([0-9.eE+-]+)", y)
-        if m and _num(m.group(1)) is not None:
-            return _num(m.group(1))
+        for line in y.splitlines():  # the library writes one key per line
+            key, sep, text = line.strip().partition(":")
+            if sep and key == "alpha" and _num(text.strip()) is not None:
+                return _num(text.strip())
         if y:  # the documented default (docs/ctt.md) when the config leaves it out
             return 0.05
     return None
