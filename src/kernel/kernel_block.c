@@ -241,8 +241,8 @@ KD_KCLONES static void kd_kernel_lanes_(kd_lidx n, const double *restrict v,
  * row's 8 lane sums form one chain of dependent fma's, which alone waits on the fma latency;
  * four independent chains keep the pipes busy. Each row's lanes are summed in the same order as
  * by kd_kernel_lanes_: the same bits. */
-KD_KCLONES static void kd_kernel_lanes_rows_(int nr, kd_lidx n, const double *restrict v,
-                                             const double *restrict w, double *restrict p) {
+KD_KCLONES void kd_kernel_lanes_rows_(int nr, kd_lidx n, const double *restrict v,
+                                      const double *restrict w, double *restrict p) {
   if (nr != 4) {
     for (int r = 0; r < nr; r++) kd_kernel_lanes_(n, v + r * n, w, p + r * 8);
     return;
@@ -397,8 +397,8 @@ void kd_kernel_pack_panels(int d, const double *B, kd_lidx nb, kd_lidx P, double
 /* The bounding box of each packed panel of kd_kernel_pack_panels (padding columns included):
  * box[2 d p + kk] = lo, box[2 d p + d + kk] = hi of coordinate kk in panel p; a panel holding a
  * non-finite coordinate gets lo = hi = NaN (no bound). */
-KD_KCLONES static void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P,
-                                              double *box) {
+KD_KCLONES void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P,
+                                       double *box) {
   for (kd_lidx j0 = 0, pj = 0; j0 < nb; j0 += P, pj++) {
     const kd_lidx nc = nb - j0 < P ? nb - j0 : P, npad = (nc + 15) / 16 * 16;
     const double *pan = Bp + (size_t)d * (size_t)j0;
@@ -491,7 +491,7 @@ cleanup:
 }
 
 /* y[i] = beta y[i] + ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for the n rows of lanes. */
-static void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, double *y) {
+void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, double *y) {
   for (kd_lidx i = 0; i < n; i++) {
     const double *l = lanes + i * 8;
     double sum = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
@@ -704,6 +704,29 @@ cleanup:
   return err;
 }
 
+/* Up to KD_KB_MR rows of accumulators from row i (rows < i1) against the packed panel Bpj, row r at
+ * s + r npad (kd_kernel_rows_ gives KD_KB_MR rows at once only when none are done yet); returns
+ * how many. */
+static inline int kd_kernel_rows_mr_(const kd_kernel *k, const double *A, kd_lidx i1, kd_lidx i,
+                                     const double *Bpj, kd_lidx npad, double *s, double *s2) {
+  int nr = 0;
+  while (nr < KD_KB_MR && i + nr < i1)
+    nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
+  return nr;
+}
+
+/* The kernel values of those nr rows into out: the family's normal-range finish when the rows lie
+ * in the panel's box bx (NULL: no box), else its general finish (the same bits either way). */
+static inline void kd_kernel_finish_rows_(const kd_kernel *k, const double *A, kd_lidx i, int nr,
+                                          const double *bx, kd_lidx npad, const double *s,
+                                          const double *s2, double *out) {
+  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
+  if (fnormal && bx && kd_kernel_rows_in_box_(k->d, A, i, nr, bx, k->s_normal))
+    fnormal(k, nr * npad, s, s2, out);
+  else
+    k->fam->finish(k, nr * npad, s, s2, out);
+}
+
 /* The panel loop of kd_kernel_matvec over columns packed by kd_kernel_pack_panels (panel pj at
  * Bp + d pj P, its box at box + 2 d pj) except the last panel, which is at Blast / boxlast, for
  * the L kernels ks (same dimension and accumulation; the accumulators are ks[0]'s, computed once
@@ -726,19 +749,11 @@ static void kd_kernel_matvec_panels_(kd_kernel *const *ks, int L, const double *
       const double *Bpj = pj == npan - 1 ? Blast : Bp + (size_t)d * (size_t)j0;
       const double *bx = pj == npan - 1 ? boxlast : box ? box + 2 * d * pj : NULL;
       for (kd_lidx i = i0; i < i1;) {
-        /* up to KD_KB_MR rows of accumulators (row r at s + r npad; kd_kernel_rows_ gives
-         * KD_KB_MR rows at once only when nr = 0), their kernel values in one finish per
-         * kernel, then their lanes together */
-        int nr = 0;
-        while (nr < KD_KB_MR && i + nr < i1)
-          nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
+        /* up to KD_KB_MR rows of accumulators, their kernel values in one finish per kernel,
+         * then their lanes together */
+        const int nr = kd_kernel_rows_mr_(k, A, i1, i, Bpj, npad, s, s2);
         for (int l = 0; l < L; l++) {
-          const kd_kernel *kl = ks[l];
-          const kd_kernel_finish_fn fnormal = kl->fam->finish_normal;
-          if (fnormal && bx && kd_kernel_rows_in_box_(d, A, i, nr, bx, kl->s_normal))
-            fnormal(kl, nr * npad, s, s2, out);
-          else
-            kl->fam->finish(kl, nr * npad, s, s2, out);
+          kd_kernel_finish_rows_(ks[l], A, i, nr, bx, npad, s, s2, out);
           kd_kernel_lanes_rows_(nr, npad, out, wp + j0,
                                 lanes + (size_t)l * KD_KB_ROWS * 8 + (i - i0) * 8);
         }
@@ -909,25 +924,7 @@ int kd_kernel_panel_values_(const kd_kernel *k, const double *A, kd_lidx i1, kd_
                             const double *Bpj, const double *bx, kd_lidx npad, double *ws,
                             double *out) {
   double *s2 = ws, *s = ws + KD_KB_MR * npad;
-  int nr = 0;
-  while (nr < KD_KB_MR && i + nr < i1)
-    nr += kd_kernel_rows_(k, A, i1, i + nr, Bpj, npad, s + nr * npad, s2 + nr * npad);
-  const kd_kernel_finish_fn fnormal = k->fam->finish_normal;
-  if (fnormal && bx && kd_kernel_rows_in_box_(k->d, A, i, nr, bx, k->s_normal))
-    fnormal(k, nr * npad, s, s2, out);
-  else
-    k->fam->finish(k, nr * npad, s, s2, out);
+  const int nr = kd_kernel_rows_mr_(k, A, i1, i, Bpj, npad, s, s2);
+  kd_kernel_finish_rows_(k, A, i, nr, bx, npad, s, s2, out);
   return nr;
-}
-
-void kd_kernel_lanes_rows_x_(int nr, kd_lidx n, const double *v, const double *w, double *p) {
-  kd_kernel_lanes_rows_(nr, n, v, w, p);
-}
-
-void kd_kernel_lanes_sum_x_(kd_lidx n, const double *lanes, double *y) {
-  kd_kernel_lanes_sum_(n, lanes, 0.0, y);
-}
-
-void kd_kernel_panel_boxes_x_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box) {
-  kd_kernel_panel_boxes_(d, Bp, nb, P, box);
 }

@@ -225,19 +225,19 @@ kd_lidx kd_kernel_packed_size_(kd_lidx nb, kd_lidx P);
 /** Rows per call of kd_kernel_panel_values_ (the register block of kernel_block.c). */
 #define KD_KERNEL_MR 4
 /** The kernel values of up to KD_KERNEL_MR rows of A from row i (rows < i1) against the packed
- *  panel Bpj (npad columns; its box bx from kd_kernel_panel_boxes_x_, or NULL), exactly as
+ *  panel Bpj (npad columns; its box bx from kd_kernel_panel_boxes_, or NULL), exactly as
  *  kd_kernel_matvec computes them, into out[r npad + j]; returns the rows done. ws: 2
  *  KD_KERNEL_MR npad doubles. Local. */
 int kd_kernel_panel_values_(const kd_kernel *k, const double *A, kd_lidx i1, kd_lidx i,
                             const double *Bpj, const double *bx, kd_lidx npad, double *ws,
                             double *out);
 /** kd_kernel_matvec's lane sums: p[8 r + l] += sum over j = l mod 8 (j < n, increasing) of
- *  v[r n + j] w[j] by fma, r < nr; then y[i] = ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
- *  of row i's 8 lanes, i < n. */
-void kd_kernel_lanes_rows_x_(int nr, kd_lidx n, const double *v, const double *w, double *p);
-void kd_kernel_lanes_sum_x_(kd_lidx n, const double *lanes, double *y);
+ *  v[r n + j] w[j] by fma, r < nr (multi-versioned); then y[i] = beta y[i] + ((l0 + l1) +
+ *  (l2 + l3)) + ((l4 + l5) + (l6 + l7)) of row i's 8 lanes, i < n. */
+void kd_kernel_lanes_rows_(int nr, kd_lidx n, const double *v, const double *w, double *p);
+void kd_kernel_lanes_sum_(kd_lidx n, const double *lanes, double beta, double *y);
 /** The boxes of packed panels (kd_kernel_pack_panels), as kd_kernel_matvec computes them. */
-void kd_kernel_panel_boxes_x_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box);
+void kd_kernel_panel_boxes_(int d, const double *Bp, kd_lidx nb, kd_lidx P, double *box);
 /** At least n doubles of the kernel's reusable scratch k->ws (grown zeroed, never shrunk). */
 kd_err kd_kernel_ws_(kd_kernel *k, size_t n, double **ws);
 /** Columns X (n x d, borrowed: must outlive the set) packed once for many mat-vecs over a prefix of

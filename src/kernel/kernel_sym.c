@@ -63,14 +63,14 @@ static kd_err kd_ksym_pack_(kd_kernel *k, const double *B, kd_lidx nb, const dou
   pk->box = pk->wp + nbp;
   pk->rest = pk->box + (size_t)(2 * d) * (size_t)npan;
   kd_kernel_pack_panels(d, B, nb, P, pk->Bp);
-  if (k->fam->finish_normal) kd_kernel_panel_boxes_x_(d, pk->Bp, nb, P, pk->box);
+  if (k->fam->finish_normal) kd_kernel_panel_boxes_(d, pk->Bp, nb, P, pk->box);
   for (kd_lidx j = 0; j < nbp; j++) pk->wp[j] = j < nb ? (w ? w[j] : 1.0) : 0.0;
 cleanup:
   return err;
 }
 
 /* Rows [i0, i1) of A against panel pj of the packed set: their row lanes (p + 8 (i - i0), the
- * layout of kd_kernel_lanes_rows_x_) and, when cl is not NULL, their values into the column
+ * layout of kd_kernel_lanes_rows_) and, when cl is not NULL, their values into the column
  * lanes cl[(i mod 8) ld + j] of the panel's columns j, with the rows' weights wa (NULL: 1). */
 static void kd_ksym_panel_(const kd_kernel *k, const double *A, kd_lidx i0, kd_lidx i1,
                            const kd_ksym_set_ *pk, kd_lidx pj, kd_lidx nb, double *p,
@@ -82,7 +82,7 @@ static void kd_ksym_panel_(const kd_kernel *k, const double *A, kd_lidx i0, kd_l
   double *vws = pk->ws, *out = pk->ws + 2 * KD_KERNEL_MR * P;
   for (kd_lidx i = i0; i < i1;) {
     const int nr = kd_kernel_panel_values_(k, A, i1, i, Bpj, bx, npad, vws, out);
-    kd_kernel_lanes_rows_x_(nr, npad, out, pk->wp + j0, p + (i - i0) * 8);
+    kd_kernel_lanes_rows_(nr, npad, out, pk->wp + j0, p + (i - i0) * 8);
     if (cl)
       for (int r = 0; r < nr; r++)
         kd_ksym_col_lanes_(nc, out + r * npad, wa ? wa[i + r] : 1.0, cl + ((i + r) % 8) * ld + j0);
@@ -113,7 +113,7 @@ kd_err kd_kernel_matvec_pair(kd_kernel *k, const double *A, kd_lidx na, const do
     memset(lanes, 0, sizeof(double) * KD_KSYM_ROWS * 8);
     for (kd_lidx pj = 0; pj < pk.npan; pj++)
       kd_ksym_panel_(k, A, i0, i1, &pk, pj, nb, lanes, wa, cl, nb);
-    kd_kernel_lanes_sum_x_(i1 - i0, lanes, ya + i0);
+    kd_kernel_lanes_sum_(i1 - i0, lanes, 0.0, ya + i0);
   }
   kd_ksym_cols_sum_(nb, cl, nb, yb);
   k->evals += (uint64_t)na * (uint64_t)nb;
@@ -143,7 +143,7 @@ kd_err kd_kernel_matvec_sym(kd_kernel *k, const double *A, kd_lidx n, const doub
     kd_ksym_panel_(k, A, r0, r1, &pk, b, n, lanes, NULL, NULL, 0);
     for (kd_lidx pj = b + 1; pj < pk.npan; pj++)
       kd_ksym_panel_(k, A, r0, r1, &pk, pj, n, lanes, w, cl, n);
-    kd_kernel_lanes_sum_x_(r1 - r0, lanes, y + r0);
+    kd_kernel_lanes_sum_(r1 - r0, lanes, 0.0, y + r0);
     evals += (uint64_t)(r1 - r0) * (uint64_t)(n - r0);
   }
   k->evals += evals;
