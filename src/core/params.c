@@ -126,61 +126,117 @@ cleanup:
   return err;
 }
 
+/* the index of key, or a config error naming ctx */
+static kd_err kd_params_slot_(kd_params *p, const char *key, const char *ctx, int *i) {
+  kd_err err = KD_OK;
+  *i = kd_params_index_(p, key);
+  KD_CHECK(*i >= 0, KD_ERR_CONFIG, "%s: unknown key", ctx);
+cleanup:
+  return err;
+}
+
+kd_err kd_params_set_i64(kd_params *p, const char *key, int64_t x, const char *ctx) {
+  kd_err err = KD_OK;
+  int i = 0;
+  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  const kd_param_spec *s = &p->spec[i];
+  KD_ASSERT(s->type == KD_PARAM_INT);
+  KD_CHECK((double)x >= s->min && (double)x <= s->max, KD_ERR_CONFIG,
+           "%s: %lld is out of range [%.17g, %.17g]", ctx, (long long)x, s->min, s->max);
+  p->v[i].i = x;
+  p->v[i].f = (double)x;
+cleanup:
+  return err;
+}
+
+kd_err kd_params_set_f64(kd_params *p, const char *key, double x, const char *ctx) {
+  kd_err err = KD_OK;
+  int i = 0;
+  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  const kd_param_spec *s = &p->spec[i];
+  KD_ASSERT(s->type == KD_PARAM_F64);
+  KD_CHECK(isfinite(x), KD_ERR_CONFIG, "%s: expected a finite number, got %g", ctx, x);
+  KD_CHECK(x >= s->min && x <= s->max, KD_ERR_CONFIG, "%s: %.17g is out of range [%.17g, %.17g]",
+           ctx, x, s->min, s->max);
+  p->v[i].f = x;
+cleanup:
+  return err;
+}
+
+kd_err kd_params_set_bool(kd_params *p, const char *key, int b, const char *ctx) {
+  kd_err err = KD_OK;
+  int i = 0;
+  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  KD_ASSERT(p->spec[i].type == KD_PARAM_BOOL);
+  p->v[i].b = b != 0;
+  p->v[i].i = p->v[i].b;
+cleanup:
+  return err;
+}
+
+kd_err kd_params_set_str(kd_params *p, const char *key, const char *text, const char *ctx) {
+  kd_err err = KD_OK;
+  int i = 0;
+  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  const kd_param_spec *s = &p->spec[i];
+  KD_ASSERT(s->type == KD_PARAM_STR);
+  KD_CHECK(!s->choices || kd_choice_ok_(s->choices, text), KD_ERR_CONFIG,
+           "%s: '%s' is not one of %s", ctx, text, s->choices);
+  char *c = kd_strdup_(text);
+  KD_CHECK(c, KD_ERR_MEM, "out of memory");
+  free((void *)p->v[i].s);
+  p->v[i].s = c;
+cleanup:
+  return err;
+}
+
+/* an integer from text: decimal, or an integral float such as 1e3 */
+static int kd_params_parse_int_(const char *text, long long *x) {
+  char *end = NULL;
+  errno = 0;
+  *x = strtoll(text, &end, 10);
+  if (end != text && *end == '\0' && errno == 0) return 1;
+  const double f = strtod(text, &end);
+  if (end == text || *end != '\0' || f != floor(f) || !(fabs(f) < 9.0e18)) return 0;
+  *x = (long long)f;
+  return 1;
+}
+
 kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx) {
   kd_err err = KD_OK;
-  int i = kd_params_index_(p, key);
-  KD_CHECK(i >= 0, KD_ERR_CONFIG, "%s: unknown key", ctx);
-  const kd_param_spec *s = &p->spec[i];
-  kd_param_val *v = &p->v[i];
-  char *end = NULL;
-  switch (s->type) {
+  int i = 0;
+  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  switch (p->spec[i].type) {
     case KD_PARAM_INT: {
-      errno = 0;
-      long long x = strtoll(text, &end, 10);
-      if (end && *end == '\0' && errno == 0) {
-        /* also accept integral floats such as 1e3 */
-      } else {
-        double f = strtod(text, &end);
-        KD_CHECK(end != text && *end == '\0' && f == floor(f) && fabs(f) < 9.0e18, KD_ERR_CONFIG,
-                 "%s: expected an integer, got '%s'", ctx, text);
-        x = (long long)f;
-      }
-      KD_CHECK((double)x >= s->min && (double)x <= s->max, KD_ERR_CONFIG,
-               "%s: %lld is out of range [%.17g, %.17g]", ctx, x, s->min, s->max);
-      v->i = x;
-      v->f = (double)x;
+      long long x = 0;
+      KD_CHECK(kd_params_parse_int_(text, &x), KD_ERR_CONFIG, "%s: expected an integer, got '%s'",
+               ctx, text);
+      KD_TRY(kd_params_set_i64(p, key, (int64_t)x, ctx));
       break;
     }
     case KD_PARAM_F64: {
-      double f = strtod(text, &end);
+      char *end = NULL;
+      const double f = strtod(text, &end);
       KD_CHECK(end != text && *end == '\0' && isfinite(f), KD_ERR_CONFIG,
                "%s: expected a finite number, got '%s'", ctx, text);
-      KD_CHECK(f >= s->min && f <= s->max, KD_ERR_CONFIG,
-               "%s: %.17g is out of range [%.17g, %.17g]", ctx, f, s->min, s->max);
-      v->f = f;
+      KD_TRY(kd_params_set_f64(p, key, f, ctx));
       break;
     }
     case KD_PARAM_BOOL: {
+      int b = -1;
       if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") ||
           !strcmp(text, "1"))
-        v->b = 1;
+        b = 1;
       else if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "off") ||
                !strcmp(text, "0"))
-        v->b = 0;
-      else
-        KD_FAIL(KD_ERR_CONFIG, "%s: expected true or false, got '%s'", ctx, text);
-      v->i = v->b;
+        b = 0;
+      KD_CHECK(b >= 0, KD_ERR_CONFIG, "%s: expected true or false, got '%s'", ctx, text);
+      KD_TRY(kd_params_set_bool(p, key, b, ctx));
       break;
     }
-    case KD_PARAM_STR: {
-      KD_CHECK(!s->choices || kd_choice_ok_(s->choices, text), KD_ERR_CONFIG,
-               "%s: '%s' is not one of %s", ctx, text, s->choices);
-      char *c = kd_strdup_(text);
-      KD_CHECK(c, KD_ERR_MEM, "out of memory");
-      free((void *)v->s);
-      v->s = c;
+    case KD_PARAM_STR:
+      KD_TRY(kd_params_set_str(p, key, text, ctx));
       break;
-    }
   }
 cleanup:
   return err;

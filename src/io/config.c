@@ -39,6 +39,7 @@ struct kd_cnode {
 struct kd_config {
   char *name;
   kd_cnode *root;
+  int built; /* kd_config_new: every value came from a typed setter; messages name only `name` */
 };
 
 /* ------------------------------------------------------------------ nodes */
@@ -338,6 +339,14 @@ cleanup:
   return err;
 }
 
+kd_err kd_config_new(const char *name, kd_config **out) {
+  kd_err err = KD_OK;
+  KD_TRY(kd_config_load_string("{}", name, out));
+  (*out)->built = 1;
+cleanup:
+  return err;
+}
+
 kd_err kd_config_load(MPI_Comm comm, const char *path, kd_config **out) {
   kd_err err = KD_OK, lerr = KD_OK;
   char *buf = NULL;
@@ -436,6 +445,7 @@ kd_err kd_config_clone(const kd_config *src, const char *name, kd_config **out) 
   cfg->name = kd_cfg_strdup_(name ? name : src->name);
   KD_CHECK(cfg->name, KD_ERR_MEM, "out of memory");
   KD_TRY(kd_cnode_clone_(src->root, &cfg->root));
+  cfg->built = src->built;
   *out = cfg;
   cfg = NULL;
 cleanup:
@@ -452,7 +462,7 @@ static const char *kd_cfg_kind_name_(const kd_cnode *n) {
 
 /* "FILE:LINE", "--set" or "FILE" for node n (NULL: the file). */
 static const char *kd_cfg_where_node_(const kd_config *cfg, const kd_cnode *n, char *buf, int len) {
-  if (n && n->origin == KD_ORIGIN_SET)
+  if (n && n->origin == KD_ORIGIN_SET && !cfg->built)
     snprintf(buf, (size_t)len, "%s: --set", cfg->name);
   else if (n && n->line > 0)
     snprintf(buf, (size_t)len, "%s:%d", cfg->name, n->line);
@@ -1036,6 +1046,14 @@ static int kd_cnode_height_(const kd_cnode *n) {
   return h;
 }
 
+/* 1 if key is a dotted key path of letters, digits, '_', '-' and '.' */
+static int kd_cfg_key_path_ok_(const char *key) {
+  if (!key || !key[0]) return 0;
+  for (const char *c = key; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-')) return 0;
+  return 1;
+}
+
 kd_err kd_config_set(kd_config *cfg, const char *assignment) {
   kd_err err = KD_OK;
   char *key = NULL;
@@ -1047,9 +1065,8 @@ kd_err kd_config_set(kd_config *cfg, const char *assignment) {
   KD_CHECK(key, KD_ERR_MEM, "out of memory");
   memcpy(key, assignment, (size_t)(eq - assignment));
   key[eq - assignment] = '\0';
-  for (const char *c = key; *c; c++)
-    KD_CHECK(isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-', KD_ERR_ARG,
-             "--set %s: '%s' is not a key path (letters, digits, '_', '-', '.')", assignment, key);
+  KD_CHECK(kd_cfg_key_path_ok_(key), KD_ERR_ARG,
+           "--set %s: '%s' is not a key path (letters, digits, '_', '-', '.')", assignment, key);
   {
     char name[600];
     snprintf(name, sizeof name, "--set %s", key);
@@ -1086,6 +1103,99 @@ cleanup:
   kd_cnode_free_(val);
   free(key);
   return err;
+}
+
+/* The typed setters: the scalar at key (created, or replacing what was there, as --set does)
+ * holds text; quoted marks a string that must never read back as a number or null. */
+static kd_err kd_cfg_set_scalar_(kd_config *cfg, const char *key, const char *text, int quoted,
+                                 int is_null) {
+  kd_err err = KD_OK;
+  kd_cnode *n = NULL;
+  int levels = 1;
+  KD_CHECK(kd_cfg_key_path_ok_(key), KD_ERR_ARG,
+           "'%s' is not a key path (letters, digits, '_', '-', '.')", key ? key : "(null)");
+  for (const char *c = key; *c; c++) levels += *c == '.';
+  KD_CHECK_KEY(levels < KD_CFG_MAX_DEPTH, KD_ERR_ARG, key, "%s: nesting deeper than %d levels", key,
+               KD_CFG_MAX_DEPTH);
+  KD_TRY(kd_cfg_walk_(cfg, key, 1, KD_ORIGIN_SET, &n, NULL));
+  KD_TRY(kd_cnode_set_scalar_(n, text, quoted, KD_ORIGIN_SET));
+  n->is_null = is_null;
+  n->used = 0;
+cleanup:
+  return err;
+}
+
+kd_err kd_config_set_str(kd_config *cfg, const char *key, const char *value) {
+  kd_err err = KD_OK;
+  KD_CHECK_KEY(value, KD_ERR_ARG, key, "%s: no value given", key ? key : "(null)");
+  KD_TRY(kd_cfg_set_scalar_(cfg, key, value, 1, 0));
+cleanup:
+  return err;
+}
+
+kd_err kd_config_set_int(kd_config *cfg, const char *key, int64_t value) {
+  char text[32];
+  snprintf(text, sizeof text, "%lld", (long long)value);
+  return kd_cfg_set_scalar_(cfg, key, text, 0, 0);
+}
+
+kd_err kd_config_set_f64(kd_config *cfg, const char *key, double value) {
+  kd_err err = KD_OK;
+  char text[40];
+  KD_CHECK_KEY(isfinite(value), KD_ERR_ARG, key, "%s: %g is not a finite number",
+               key ? key : "(null)", value);
+  snprintf(text, sizeof text, "%.17g", value); /* reads back as exactly value */
+  KD_TRY(kd_cfg_set_scalar_(cfg, key, text, 0, 0));
+cleanup:
+  return err;
+}
+
+kd_err kd_config_set_f64_array(kd_config *cfg, const char *key, const double *v, int64_t rows,
+                               int cols) {
+  kd_err err = KD_OK;
+  kd_cnode *n = NULL, *row = NULL, *x = NULL;
+  char text[40];
+  const int64_t total = cols > 0 ? rows * cols : rows;
+  KD_CHECK(rows >= 1 && cols >= 0 && rows <= 100000000 / (cols > 0 ? cols : 1) && v, KD_ERR_ARG,
+           "%s: a list of %lld x %d values cannot be set", key ? key : "(null)", (long long)rows,
+           cols);
+  for (int64_t i = 0; i < total; i++)
+    KD_CHECK(isfinite(v[i]), KD_ERR_ARG, "%s: value %lld is %g, not a finite number", key,
+             (long long)i, v[i]);
+  KD_TRY(kd_cfg_set_scalar_(cfg, key, "null", 0, 1));
+  KD_TRY(kd_cfg_walk_(cfg, key, 0, 0, &n, NULL));
+  n->kind = KD_CN_SEQ;
+  n->is_null = 0;
+  free(n->val);
+  n->val = NULL;
+  for (int64_t r = 0; r < rows; r++) {
+    kd_cnode *into = n;
+    if (cols > 0) {
+      KD_TRY(kd_cnode_new_(KD_CN_SEQ, 0, KD_ORIGIN_SET, &row));
+      KD_TRY(kd_cnode_add_(n, row));
+      into = row;
+      row = NULL;
+    }
+    for (int j = 0; j < (cols > 0 ? cols : 1); j++) {
+      snprintf(text, sizeof text, "%.17g", v[r * (cols > 0 ? cols : 1) + j]);
+      KD_TRY(kd_cnode_new_(KD_CN_SCALAR, 0, KD_ORIGIN_SET, &x));
+      KD_TRY(kd_cnode_set_scalar_(x, text, 0, KD_ORIGIN_SET));
+      KD_TRY(kd_cnode_add_(into, x));
+      x = NULL;
+    }
+  }
+cleanup:
+  kd_cnode_free_(row);
+  kd_cnode_free_(x);
+  return err;
+}
+
+kd_err kd_config_set_bool(kd_config *cfg, const char *key, int value) {
+  return kd_cfg_set_scalar_(cfg, key, value ? "true" : "false", 0, 0);
+}
+
+kd_err kd_config_set_null(kd_config *cfg, const char *key) {
+  return kd_cfg_set_scalar_(cfg, key, "null", 0, 1);
 }
 
 /* ------------------------------------------------------------- emitting */

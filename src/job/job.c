@@ -26,33 +26,6 @@ typedef struct {
   double saved_interval; /* the context's log interval, restored after the job */
 } kd_job;
 
-/* "output.path=<yaml double-quoted path>" so any file name survives the YAML parse as one value:
- * quotes and backslashes escaped, control characters (a newline would fold) as \xHH. */
-static kd_err kd_job_set_output_(kd_config *cfg, const char *path) {
-  kd_err err = KD_OK;
-  size_t n = strlen(path);
-  char *a = NULL;
-  KD_ALLOC(a, 4 * n + 32);
-  static const char head[] = "output.path=\"";
-  memcpy(a, head, sizeof head - 1);
-  char *p = a + sizeof head - 1;
-  for (size_t i = 0; i < n; i++) {
-    const unsigned char c = (unsigned char)path[i];
-    if (c < 0x20 || c == 0x7f) {
-      p += snprintf(p, 5, "\\x%02x", c);
-      continue;
-    }
-    if (c == '"' || c == '\\') *p++ = '\\';
-    *p++ = path[i];
-  }
-  *p++ = '"';
-  *p = '\0';
-  KD_TRY(kd_config_set(cfg, a));
-cleanup:
-  free(a);
-  return err;
-}
-
 /* kd_job_load_'s validate_only for a run's precheck: validate, but not a sweep */
 enum { KD_JOB_PRECHECK = 2 };
 
@@ -73,7 +46,7 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   else
     KD_TRY(kd_config_load(ctx->comm, o->config, &job->cfg));
   for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
-  if (o->output) KD_TRY(kd_job_set_output_(job->cfg, o->output));
+  if (o->output) KD_TRY(kd_config_set_str(job->cfg, "output.path", o->output));
   kd_job_task_choices(choices, sizeof choices);
   KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));
   job->task = kd_job_task_find(task);
@@ -559,7 +532,7 @@ static kd_err kd_job_mmd_data_config_(kd_ctx *ctx, const char *path, const char 
   kd_err err = KD_OK, lerr = KD_OK;
   kd_result rule = KD_RESULT_INIT;
   kd_config *cfg = NULL;
-  char *yaml = NULL, *ky = NULL, set[96];
+  char *yaml = NULL, *ky = NULL;
   const char *kname = NULL;
   double ls = NAN;
   *text = NULL;
@@ -572,8 +545,7 @@ static kd_err kd_job_mmd_data_config_(kd_ctx *ctx, const char *path, const char 
                       "kdistill mmd %s CONFIG",
                       path, path);
   if (lerr == KD_OK && kd_result_get_metric(&rule, "kernel_ls", &ls) && ls > 0) {
-    snprintf(set, sizeof set, "kernel.ls=%.17g", ls); /* the value the run used (median) */
-    lerr = kd_config_set(cfg, set);
+    lerr = kd_config_set_f64(cfg, "kernel.ls", ls); /* the value the run used (median) */
   }
   if (lerr == KD_OK) lerr = kd_config_emit_section(cfg, "kernel", &ky);
   if (lerr == KD_OK) {

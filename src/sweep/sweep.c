@@ -54,8 +54,8 @@ static kd_err kd_sweep_base_hash_(const kd_config *base, uint64_t *h) {
   kd_config *c = NULL;
   char *text = NULL;
   KD_TRY(kd_config_clone(base, "sweep base", &c));
-  KD_TRY(kd_config_set(c, "sweep=null"));
-  KD_TRY(kd_config_set(c, "output=null"));
+  KD_TRY(kd_config_set_null(c, "sweep"));
+  KD_TRY(kd_config_set_null(c, "output"));
   KD_TRY(kd_config_emit_resolved(c, &text));
   /* drop the blanked output line: where it sits depends on whether --output was given (set before
    * the job's defaults are read, or appended after them), which must not change the hash */
@@ -94,15 +94,10 @@ static kd_err kd_sweep_point_checkpoint_(kd_config *pcfg, const char *base_ckpt,
   kd_err err = KD_OK;
   char *a = NULL;
   if (!base_ckpt || !base_ckpt[0]) return KD_OK;
-  size_t cap = 2 * strlen(base_ckpt) + 64, o = 0;
+  const size_t cap = strlen(base_ckpt) + 16;
   KD_ALLOC(a, cap);
-  o = (size_t)snprintf(a, cap, "run.checkpoint_path='");
-  for (const char *c = base_ckpt; *c; c++) {
-    a[o++] = *c;
-    if (*c == '\'') a[o++] = '\'';
-  }
-  snprintf(a + o, cap - o, ".%04d'", p);
-  KD_TRY(kd_config_set(pcfg, a));
+  snprintf(a, cap, "%s.%04d", base_ckpt, p);
+  KD_TRY(kd_config_set_str(pcfg, "run.checkpoint_path", a));
 cleanup:
   free(a);
   return err;
@@ -193,7 +188,7 @@ static kd_err kd_sweep_validate_points_(const kd_task_ctx *ctx, kd_sweep_state *
   void *pstate = NULL;
   if (kd_config_is_read(ctx->cfg, "sweep")) {
     KD_TRY(kd_config_clone(st->base_cfg, NULL, &vbase));
-    KD_TRY(kd_config_set(vbase, "sweep=null"));
+    KD_TRY(kd_config_set_null(vbase, "sweep"));
   }
   for (int p = 0; p < st->spec.n_points; p++) {
     if (st->spec.summary_only || (st->spec.point >= 0 && p != st->spec.point)) continue;

@@ -377,26 +377,15 @@ kd_err kd_sweep_point_config(const kd_config *base, const char *base_name, const
     size_t need = strlen(sp->keys[k]) + (v ? strlen(v) : 0) + 2;
     if (need > cap) cap = need;
   }
-  if (out_path && 2 * strlen(out_path) + 32 > cap) cap = 2 * strlen(out_path) + 32;
   KD_ALLOC(assign, cap);
-  snprintf(assign, cap, "task=%s", sp->task);
-  KD_TRY(kd_config_set(cfg, assign));
+  KD_TRY(kd_config_set_str(cfg, "task", sp->task));
   for (int k = 0; k < sp->n_keys; k++) {
     const char *v = sp->vals[(size_t)p * sp->n_keys + k];
     if (!v) continue;
     snprintf(assign, cap, "%s=%s", sp->keys[k], v);
     KD_TRY(kd_config_set(cfg, assign));
   }
-  if (out_path) {
-    size_t o = (size_t)snprintf(assign, cap, "output.path='");
-    for (const char *c = out_path; *c && o + 3 < cap; c++) {
-      assign[o++] = *c;
-      if (*c == '\'') assign[o++] = '\'';
-    }
-    assign[o++] = '\'';
-    assign[o] = '\0';
-    KD_TRY(kd_config_set(cfg, assign));
-  }
+  if (out_path) KD_TRY(kd_config_set_str(cfg, "output.path", out_path));
   /* the copy still holds the sweep section: read it so the unknown-key check passes (a base whose
    * section was blanked to null, as the points are validated, only marks it) */
   if (kd_config_count(cfg, "sweep") > 0)

@@ -121,14 +121,13 @@ static kd_err kd_actt_list_replaces_grid_(kd_config *cfg, const char *list_key, 
                                           const char *n_key, int64_t n_ls, int n_set,
                                           const char *ratio_key, double ratio, double ratio_def) {
   kd_err err = KD_OK;
-  char where[512], set[96];
+  char where[512];
   KD_CHECK(!n_set || n_ls == L, KD_ERR_CONFIG, "%s: %s = %lld but %s has %d length scales",
            kd_config_where(cfg, n_key, where, sizeof where), n_key, (long long)n_ls, list_key, L);
   KD_CHECK(ratio == ratio_def, KD_ERR_CONFIG,
            "%s: %s is not used with %s (the list replaces the grid)",
            kd_config_where(cfg, ratio_key, where, sizeof where), ratio_key, list_key);
-  snprintf(set, sizeof set, "%s=%d", n_key, L);
-  KD_TRY(kd_config_set(cfg, set));
+  KD_TRY(kd_config_set_int(cfg, n_key, L));
   KD_TRY(kd_config_mark_read(cfg, n_key));
 cleanup:
   return err;

@@ -149,7 +149,6 @@ kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **ya
   kd_config *c = NULL;
   const char *ls = NULL;
   double v = NAN;
-  char set[96];
   int changed = 0;
   *yaml = NULL;
   for (int i = 0; i < 2; i++) {
@@ -158,8 +157,7 @@ kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **ya
     if (!c) KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
     KD_TRY(kd_config_get_str(c, key[i], NULL, NULL, 0, &ls));
     if (ls && !strcmp(ls, "median")) {
-      snprintf(set, sizeof set, "%s=%.17g", key[i], v);
-      KD_TRY(kd_config_set(c, set));
+      KD_TRY(kd_config_set_f64(c, key[i], v));
       changed = 1;
     }
   }

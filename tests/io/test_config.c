@@ -2,6 +2,8 @@
  * messages naming file:line: key (libyaml marks), --set overrides, the unknown-key check, the
  * resolved emitter (which must parse back to the same values), and kd_config_load (rank 0 reads,
  * every rank parses) at 1, 2 and 4 ranks. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,6 +149,55 @@ static void test_unused_and_set(void) {
   kd_config_destroy(&cfg);
 }
 
+/* The typed setters: values land without a YAML round trip, and read back exactly. */
+static void test_typed_setters(void) {
+  kd_config *cfg = NULL;
+  const char *s = NULL;
+  double f = 0;
+  int64_t i = 0;
+  int b = 0;
+  KD_TEST_OK(kd_config_load_string("a:\n  x: 1\nb:\n  y: 2\n", "t.yaml", &cfg));
+  /* a string with every character YAML would treat specially stays that string */
+  const char *path = "out dir/it's \"#1\": a\nb\\c.h5";
+  KD_TEST_OK(kd_config_set_str(cfg, "output.path", path));
+  KD_TEST_OK(kd_config_get_str(cfg, "output.path", NULL, NULL, 1, &s));
+  KD_TEST(s && !strcmp(s, path), "set_str path: '%s'", s ? s : "(null)");
+  KD_TEST_OK(kd_config_set_str(cfg, "a.x", "1e3")); /* a string, even if it looks like a number */
+  KD_TEST(kd_config_value(cfg, "a.x", NULL, NULL, NULL, 0) == KD_VALUE_TEXT, "set_str is text");
+  const double v = 0.1 + 0.2;
+  KD_TEST_OK(kd_config_set_f64(cfg, "kernel.ls", v));
+  KD_TEST_OK(kd_config_get_f64(cfg, "kernel.ls", 1, 0, 10, &f));
+  KD_TEST(f == v, "set_f64 reads back as exactly itself: %.17g", f);
+  KD_TEST(kd_config_set_f64(cfg, "kernel.ls", INFINITY) == KD_ERR_ARG, "set_f64 inf refused");
+  kd_err_clear();
+  KD_TEST_OK(kd_config_set_int(cfg, "algorithm.n_out", INT64_MAX));
+  KD_TEST_OK(kd_config_get_int(cfg, "algorithm.n_out", 0, 0, INT64_MAX, &i));
+  KD_TEST(i == INT64_MAX, "set_int exact");
+  KD_TEST_OK(kd_config_set_bool(cfg, "b.flag", 1));
+  KD_TEST_OK(kd_config_get_bool(cfg, "b.flag", 0, &b));
+  KD_TEST(b == 1, "set_bool");
+  KD_TEST_OK(kd_config_set_null(cfg, "b"));
+  KD_TEST(!kd_config_has(cfg, "b") && !kd_config_has(cfg, "b.y"), "set_null removes a section");
+  KD_TEST(kd_config_set_int(cfg, "a x", 1) == KD_ERR_ARG, "malformed key refused");
+  kd_err_clear();
+  KD_TEST(kd_config_set_int(cfg, "kernel.ls.sub", 1) == KD_ERR_CONFIG &&
+              contains(kd_err_message(), "expected a section"),
+          "a value under a value refused: %s", kd_err_message());
+  kd_err_clear();
+  /* the emitted configuration reads back with the same values */
+  char *yaml = NULL;
+  kd_config *back = NULL;
+  KD_TEST_OK(kd_config_emit_resolved(cfg, &yaml));
+  KD_TEST_OK(kd_config_load_string(yaml, "back", &back));
+  KD_TEST_OK(kd_config_get_str(back, "output.path", NULL, NULL, 1, &s));
+  KD_TEST(s && !strcmp(s, path), "path survives the emitter: '%s'", s ? s : "(null)");
+  KD_TEST_OK(kd_config_get_f64(back, "kernel.ls", 1, 0, 10, &f));
+  KD_TEST(f == v, "real survives the emitter");
+  free(yaml);
+  kd_config_destroy(&back);
+  kd_config_destroy(&cfg);
+}
+
 static void test_syntax_errors(void) {
   kd_config *cfg = NULL;
   kd_err_clear();
@@ -257,6 +308,7 @@ int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
   test_getters();
   test_unused_and_set();
+  test_typed_setters();
   test_syntax_errors();
   test_resolved();
   test_load_file();

@@ -28,8 +28,27 @@ kd_err kd_config_load_string(const char *yaml, const char *name, kd_config **out
 kd_value_kind kd_config_value(const kd_config *cfg, const char *key, double *num, int64_t *inum,
                               char *buf, int len);
 void kd_config_destroy(kd_config **cfg);
-/** Apply "--set a.b=value" (value parsed as a YAML scalar or flow sequence). Local. */
+/** Apply "--set a.b=value" (value parsed as a YAML scalar or flow sequence): the user's text.
+ *  Local. */
 kd_err kd_config_set(kd_config *cfg, const char *assignment);
+/** Typed setters: the value at the dotted key (created, or replacing what was there) without a
+ *  round trip through YAML text. A string stays a string whatever its characters (a path with
+ *  quotes, '#', newlines); a real must be finite and reads back as exactly itself; null makes the
+ *  key absent (a section removed). Errors: KD_ERR_ARG for a malformed key or a non-finite real;
+ *  KD_ERR_CONFIG when a part of the path is a value, not a section. Local. */
+kd_err kd_config_set_str(kd_config *cfg, const char *key, const char *value);
+kd_err kd_config_set_int(kd_config *cfg, const char *key, int64_t value);
+kd_err kd_config_set_f64(kd_config *cfg, const char *key, double value);
+kd_err kd_config_set_bool(kd_config *cfg, const char *key, int value);
+kd_err kd_config_set_null(kd_config *cfg, const char *key);
+/** A list of reals at key: `rows` values (cols 0), or `rows` lists of `cols` values (row-major
+ *  v[rows * cols]), e.g. a mixture's means. Every value finite (KD_ERR_ARG naming its position).
+ *  Local. */
+kd_err kd_config_set_f64_array(kd_config *cfg, const char *key, const double *v, int64_t rows,
+                               int cols);
+/** An empty configuration named `name`, to be filled by the typed setters (the C user API's
+ *  kd_spec): messages about its keys name it, not a file line or --set. Local. */
+kd_err kd_config_new(const char *name, kd_config **out);
 /** Name used in messages (the file path). */
 const char *kd_config_name(const kd_config *cfg);
 

@@ -170,8 +170,16 @@ int64_t kd_params_int(const kd_params *p, const char *key);
 double kd_params_f64(const kd_params *p, const char *key);
 const char *kd_params_str(const kd_params *p, const char *key);
 int kd_params_bool(const kd_params *p, const char *key);
-/** Set a value from text with type/range/choice checks; on error the message names `ctx`
- *  (e.g. "run.yaml:12: algorithm.J"). Local. */
+/** Set a typed value with the row's range / choice checks; on error the message names `ctx`
+ *  (e.g. "algorithm.n_out"). The key must be declared with that type (KD_ASSERT otherwise: a
+ *  programming error). Use these where the library hands a value to another algorithm's table
+ *  (a composite algorithm running a stage), never text. Local. */
+kd_err kd_params_set_i64(kd_params *p, const char *key, int64_t x, const char *ctx);
+kd_err kd_params_set_f64(kd_params *p, const char *key, double x, const char *ctx);
+kd_err kd_params_set_bool(kd_params *p, const char *key, int b, const char *ctx);
+kd_err kd_params_set_str(kd_params *p, const char *key, const char *s, const char *ctx);
+/** Set a value from the user's text (a config scalar) with type/range/choice checks; on error the
+ *  message names `ctx` (e.g. "run.yaml:12: algorithm.J"). Local. */
 kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx);
 
 #ifdef __cplusplus

@@ -103,11 +103,9 @@ static kd_err kd_thinformer_select_(MPI_Comm comm, kd_kernel *ka, kd_pointset *P
     KD_TRY(kd_thin_run(&in, &pl, r));
   } else {
     const kd_algo_desc *u = kd_algo_find("thin", "uniform");
-    char buf[32];
     KD_CHECK(u != NULL && n_out > 0, KD_ERR_CONFIG, "attention: uniform needs n_out > 0");
     KD_TRY(kd_params_defaults(u->params, u->n_params, &up));
-    snprintf(buf, sizeof buf, "%lld", (long long)n_out);
-    KD_TRY(kd_params_set_text(&up, "n_out", buf, "attention.n_out"));
+    KD_TRY(kd_params_set_i64(&up, "n_out", n_out, "attention.n_out"));
     in.params = &up;
     KD_TRY(u->run(&in, r));
   }

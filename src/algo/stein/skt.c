@@ -67,14 +67,10 @@ static const kd_param_spec kd_lskt_spec_[] = {
 /* kt_compress's parameters: its defaults with n_out, g and delta set */
 static kd_err kd_skt_kt_params_(const kd_skt_params_ *p, kd_params *kp) {
   kd_err err = KD_OK;
-  char v[64];
   KD_TRY(kd_params_defaults(kd_algo_kt_compress.params, kd_algo_kt_compress.n_params, kp));
-  snprintf(v, sizeof v, "%lld", (long long)p->n_out);
-  KD_TRY(kd_params_set_text(kp, "n_out", v, "algorithm.n_out"));
-  snprintf(v, sizeof v, "%lld", (long long)p->g);
-  KD_TRY(kd_params_set_text(kp, "g", v, "algorithm.g"));
-  snprintf(v, sizeof v, "%.17g", p->delta);
-  KD_TRY(kd_params_set_text(kp, "delta", v, "algorithm.delta"));
+  KD_TRY(kd_params_set_i64(kp, "n_out", p->n_out, "algorithm.n_out"));
+  KD_TRY(kd_params_set_i64(kp, "g", p->g, "algorithm.g"));
+  KD_TRY(kd_params_set_f64(kp, "delta", p->delta, "algorithm.delta"));
 cleanup:
   return err;
 }

@@ -1,4 +1,5 @@
 /* test_core.c - error table, RNG statistics and determinism, parameter tables. */
+#include <math.h>
 #include <string.h>
 
 #include "kd_test.h"
@@ -90,6 +91,34 @@ int main(int argc, char **argv) {
   KD_TEST_OK(kd_params_set_text(&p, "mode2", "a", "m"));
   KD_TEST_OK(kd_params_fill(&p, &tp));
   KD_TEST(tp.mode_index == 0, "mode2 'a' is choice 0, got %d", tp.mode_index);
+  /* typed setters: the exact value, the row's range and choices, no text in between */
+  const double third = 1.0 / 3.0;
+  KD_TEST_OK(kd_params_set_f64(&p, "J", 1.0 + third, "algorithm.J"));
+  KD_TEST(kd_params_f64(&p, "J") == 1.0 + third, "set_f64 keeps every bit");
+  KD_TEST(kd_params_set_f64(&p, "J", 0.5, "algorithm.J") == KD_ERR_CONFIG &&
+              strstr(kd_err_message(), "algorithm.J: 0.5 is out of range") != NULL,
+          "set_f64 range: %s", kd_err_message());
+  kd_err_clear();
+  KD_TEST(kd_params_set_f64(&p, "J", NAN, "algorithm.J") == KD_ERR_CONFIG, "set_f64 NaN");
+  kd_err_clear();
+  KD_TEST_OK(kd_params_set_i64(&p, "max_iter", 999999, "algorithm.max_iter"));
+  KD_TEST(kd_params_int(&p, "max_iter") == 999999, "set_i64 exact");
+  KD_TEST(kd_params_set_i64(&p, "max_iter", -1, "algorithm.max_iter") == KD_ERR_CONFIG &&
+              strstr(kd_err_message(), "algorithm.max_iter: -1 is out of range") != NULL,
+          "set_i64 range: %s", kd_err_message());
+  kd_err_clear();
+  KD_TEST(kd_params_set_i64(&p, "nope", 1, "algorithm.nope") == KD_ERR_CONFIG &&
+              strstr(kd_err_message(), "algorithm.nope: unknown key") != NULL,
+          "set_i64 unknown key: %s", kd_err_message());
+  kd_err_clear();
+  KD_TEST_OK(kd_params_set_str(&p, "mode2", "b", "algorithm.mode2"));
+  KD_TEST(kd_params_set_str(&p, "mode2", "c", "algorithm.mode2") == KD_ERR_CONFIG,
+          "set_str choice");
+  kd_err_clear();
+  KD_TEST_OK(kd_params_set_bool(&p, "flag", 0, "algorithm.flag"));
+  KD_TEST_OK(kd_params_fill(&p, &tp));
+  KD_TEST(tp.J == 1.0 + third && tp.max_iter == 999999 && tp.flag == 0 && tp.mode_index == 1,
+          "typed values filled");
   kd_params_free(&p);
   return kd_test_finish();
 }
