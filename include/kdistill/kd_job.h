@@ -12,12 +12,14 @@
 #include "kd_ctx.h"
 #include "kd_data.h"
 #include "kd_result.h"
+#include "kd_spec.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** A job: a configuration (file or text) and its command-line style overrides. All borrowed. */
+/** A job: a configuration (file, text or kd_spec) and its command-line style overrides. All
+ *  borrowed. */
 typedef struct {
   const char *config;      /* YAML file path (rank 0 reads it), or, with config_text, its name */
   const char *config_text; /* YAML text used instead of reading `config` (NULL: read the file) */
@@ -30,6 +32,9 @@ typedef struct {
    * passes its own blocks; borrowed for the call */
   const kd_data_array *arrays;
   int n_arrays;
+  /* typed settings (kd_spec.h) applied after `sets`; with neither config nor config_text, the
+   * whole configuration (borrowed) */
+  const kd_spec *spec;
 } kd_job_opts;
 
 /** What a run produced (replicated on every rank). */

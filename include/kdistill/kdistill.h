@@ -12,6 +12,7 @@
 #include "kd_job.h"
 #include "kd_output.h"
 #include "kd_result.h"
+#include "kd_spec.h"
 #include "kd_types.h"
 
 #endif

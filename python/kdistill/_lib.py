@@ -38,7 +38,7 @@ class JobOpts(ctypes.Structure):
                 ("sets", ctypes.POINTER(ctypes.c_char_p)), ("n_sets", ctypes.c_int),
                 ("output", ctypes.c_char_p), ("resume", ctypes.c_char_p),
                 ("no_output", ctypes.c_int), ("arrays", ctypes.POINTER(DataArray)),
-                ("n_arrays", ctypes.c_int)]
+                ("n_arrays", ctypes.c_int), ("spec", ctypes.c_void_p)]
 
 
 class JobSummary(ctypes.Structure):

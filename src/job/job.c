@@ -15,6 +15,7 @@
 #include "io/io_impl.h"
 #include "io/paths.h"
 #include "job/job_registry.h"
+#include "job/spec_impl.h"
 #include "task/task_impl.h"
 
 typedef struct {
@@ -40,12 +41,15 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   double interval = 1.0;
   memset(job, 0, sizeof *job);
   job->saved_interval = ctx->log_interval;
-  KD_CHECK(o && (o->config || o->config_text), KD_ERR_ARG, "no configuration given");
+  KD_CHECK(o && (o->config || o->config_text || o->spec), KD_ERR_ARG, "no configuration given");
   if (o->config_text)
     KD_TRY(kd_config_load_string(o->config_text, o->config ? o->config : "<config>", &job->cfg));
-  else
+  else if (o->config)
     KD_TRY(kd_config_load(ctx->comm, o->config, &job->cfg));
+  else
+    KD_TRY(kd_config_new("kd_spec", &job->cfg));
   for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
+  if (o->spec) KD_TRY(kd_spec_apply(o->spec, job->cfg));
   if (o->output) KD_TRY(kd_config_set_str(job->cfg, "output.path", o->output));
   kd_job_task_choices(choices, sizeof choices);
   KD_TRY(kd_config_get_str(job->cfg, "task", NULL, choices, 1, &task));

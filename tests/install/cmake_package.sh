@@ -2,7 +2,8 @@
 # cmake_package.sh BUILD MPIEXEC - `cmake --install` into a fresh prefix, then a downstream CMake
 # project (tests/install/app) finds it with find_package(kdistill 0.1) and builds a C program
 # against kdistill::kdistill and kdistill::static and a C++ one; the two C programs compute the
-# same thinning bit for bit at 1 and 2 ranks. A version the install cannot satisfy is refused.
+# same thinning bit for bit at 1 and 2 ranks. The C example (examples/c) builds the same way and
+# gives one coreset at 1, 2 and 3 ranks. A version the install cannot satisfy is refused.
 set -euo pipefail
 build=$1
 mpiexec=$2
@@ -44,6 +45,19 @@ ldd "$work/b/app_shared" | grep "$work/moved/lib/libkdistill.so" >/dev/null ||
   fail "app_shared does not load the installed libkdistill.so: $(ldd "$work/b/app_shared" | grep kdistill)"
 out=$("$mpiexec" -n 1 "$work/b/app_cxx") || fail "app_cxx: $out"
 [ "$out" = "KD_OK invalid configuration" ] || fail "app_cxx printed '$out'"
+# the C example (examples/c) builds from its own CMakeLists.txt and thins in-memory rows from
+# typed settings: the same coreset at 1, 2 and 3 ranks, with an exact MMD
+cmake -S "$here/../../examples/c" -B "$work/ex" -DCMAKE_PREFIX_PATH="$work/moved" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/ex.log" 2>&1 || { cat "$work/ex.log"; fail "configure examples/c"; }
+cmake --build "$work/ex" >>"$work/ex.log" 2>&1 || { cat "$work/ex.log"; fail "build examples/c"; }
+want=""
+for np in 1 2 3; do
+  out=$("$mpiexec" -n $np --oversubscribe "$work/ex/thin_array") || fail "thin_array at $np ranks: $out"
+  echo "thin_array np $np: $out"
+  [[ $out == "n 64 mmd "*" (exact) rows "* ]] || fail "thin_array: unexpected output '$out'"
+  [ -z "$want" ] || [ "$out" = "$want" ] || fail "thin_array at $np ranks: '$out' differs from '$want'"
+  want=$out
+done
 # a version the install does not provide is refused at configure time
 sed -i 's/find_package(kdistill 0.1 REQUIRED)/find_package(kdistill 0.2 REQUIRED)/' "$work/src/CMakeLists.txt"
 if cmake -S "$work/src" -B "$work/b2" -DCMAKE_PREFIX_PATH="$work/moved" >"$work/v.log" 2>&1; then
