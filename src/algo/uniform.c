@@ -12,22 +12,17 @@ typedef struct {
 } kd_uniform_params_t_;
 
 static const kd_param_spec kd_uniform_params_[] = {
-    {"n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points",
-     KD_PARAM_AT(kd_uniform_params_t_, n_out)},
+    KD_PARAM_N_OUT(kd_uniform_params_t_, n_out, 1, 1e15, "number of output points"),
 };
 
 static kd_err kd_uniform_run_(const kd_algo_in *in, kd_result *out) {
   kd_err err = KD_OK;
   kd_gidx *pick = NULL;
   const kd_pointset *ps = in->points;
-  const kd_gidx n = kd_pointset_n_global(ps);
   const int d = kd_pointset_dim(ps);
   kd_uniform_params_t_ up = {0};
   KD_TRY(kd_params_fill(in->params, &up));
   const kd_gidx n_out = up.n_out;
-  KD_CHECK_KEY(n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
-               "algorithm.n_out = %lld exceeds the %lld input points", (long long)n_out,
-               (long long)n);
   KD_ALLOC(pick, n_out);
   KD_TRY(kd_pointset_choose_keyed(ps, in->seed, 7, n_out, pick));
   KD_TRY(kd_result_alloc(out, n_out, d));

@@ -69,6 +69,15 @@ int kd_params_bool(const kd_params *p, const char *key) {
   return kd_params_get_(p, key, KD_PARAM_BOOL)->b;
 }
 
+int kd_params_role_i64(const kd_params *p, kd_param_role role, int64_t *value) {
+  for (int i = 0; p && role != KD_PARAM_ROLE_NONE && i < p->n; i++)
+    if (p->spec[i].role == (int)role && p->spec[i].type == KD_PARAM_INT) {
+      *value = p->v[i].i;
+      return i;
+    }
+  return -1;
+}
+
 /* position of s among the '|'-separated choices, or -1 */
 static int kd_choice_index_(const char *choices, const char *s) {
   size_t n = strlen(s);

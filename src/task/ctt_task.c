@@ -221,7 +221,7 @@ static kd_err kd_ctt_run_task_(const kd_task_ctx *ctx, void *state, kd_result *r
   kd_log_info("running %s on m = %lld, n = %lld points", s->desc->name,
               (long long)kd_pointset_n_global(s->x), (long long)kd_pointset_n_global(s->y));
   kd_interrupt_anywhere(1); /* no checkpoint: a signal stops the test where it is (exit 3) */
-  err = s->desc->run(&in, res);
+  err = kd_algo_run(s->desc, &in, res);
   kd_interrupt_anywhere(0);
   KD_TRY(kd_dist_agreed(ctx->comm, err));
   KD_TRY(kd_task_record_kernel(s->k, info, res));

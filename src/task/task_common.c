@@ -917,11 +917,7 @@ static void kd_task_locate_message_(const kd_config *cfg) {
 kd_err kd_task_check_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const kd_params *p,
                           const kd_algo_shape *shape) {
   kd_err err = KD_OK;
-  for (int i = 0; (desc->flags & KD_ALGO_N_OUT) && i < p->n; i++)
-    if (!strcmp(p->spec[i].key, "n_out") && p->spec[i].type == KD_PARAM_INT)
-      KD_CHECK_KEY(p->v[i].i <= shape->n_in, KD_ERR_CONFIG, "algorithm.n_out",
-                   "algorithm.n_out = %lld exceeds the %lld input points", (long long)p->v[i].i,
-                   (long long)shape->n_in);
+  KD_TRY(kd_algo_check_n_out(desc, p, shape->n_in));
   if (desc->check) KD_TRY(desc->check(p, shape));
   if (desc->mem) {
     kd_algo_mem m;
@@ -1010,7 +1006,7 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   kd_kernel_reset_evals(k);
   kd_log_info("running %s (%s)", desc->name, desc->summary);
   t = kd_dist_wtime();
-  err = kd_dist_agreed(ctx->comm, desc->run(&in, res));
+  err = kd_dist_agreed(ctx->comm, kd_algo_run(desc, &in, res));
   if (err == KD_ERR_CONFIG) kd_task_locate_message_(ctx->cfg);
   KD_TRY(err);
   t = kd_dist_wtime() - t;

@@ -48,7 +48,7 @@ kd_err kd_algo_run_kv(MPI_Comm comm, const char *task, const char *name, const c
     in.ckpt = opt->ckpt;
   }
   res->mmd = NAN;
-  KD_TRY(desc->run(&in, res));
+  KD_TRY(kd_algo_run(desc, &in, res));
   if (opt && opt->fill_mmd && t && isnan(res->mmd))
     KD_TRY(kd_mmd(t, res->points, res->weights, (kd_lidx)res->n, &res->mmd, NULL));
 cleanup:

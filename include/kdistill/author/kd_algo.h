@@ -109,6 +109,14 @@ typedef struct {
 
 /** Registry lookup by (task, name); NULL if unknown. Local. */
 const kd_algo_desc *kd_algo_find(const char *task, const char *name);
+/** The checks every algorithm gets from its descriptor, before anything is computed: with
+ *  KD_ALGO_N_OUT, the n_out row (KD_PARAM_N_OUT) may not exceed the n_in input rows
+ *  (KD_ERR_CONFIG naming algorithm.n_out). Local; every rank passes the same p and n_in. */
+kd_err kd_algo_check_n_out(const kd_algo_desc *desc, const kd_params *p, kd_gidx n_in);
+/** Run an algorithm: kd_algo_check_n_out on in->points' rows, then desc->run. The task layer,
+ *  composite algorithms (a stage run by another) and tests run every algorithm through this.
+ *  Collective (as desc->run). */
+kd_err kd_algo_run(const kd_algo_desc *desc, const kd_algo_in *in, kd_result *out);
 /** Iterate the registry: returns NULL past the end. */
 const kd_algo_desc *kd_algo_at(int i);
 /** 1 if the algorithm reads its input rows bin by bin through kd_pointset_rows_at, so it accepts

@@ -115,6 +115,14 @@ void kd_interrupt_set(int on);
  * in the table, and no key is looked up by string inside an algorithm. */
 typedef enum { KD_PARAM_INT, KD_PARAM_F64, KD_PARAM_STR, KD_PARAM_BOOL } kd_param_type;
 
+/** What a row means to the harness beside its key: the rows every algorithm shares are made by
+ *  one macro each (KD_PARAM_N_OUT, KD_PARAM_G) and found by this mark, never by their name. */
+typedef enum {
+  KD_PARAM_ROLE_NONE = 0,  /* a key of the algorithm's own */
+  KD_PARAM_ROLE_N_OUT = 1, /* the output size (kd_algo_check_n_out) */
+  KD_PARAM_ROLE_G = 2      /* Compress's oversampling g: 2^g sqrt(n) rows per node */
+} kd_param_role;
+
 typedef struct {
   const char *key; /* key under `algorithm:` */
   kd_param_type type;
@@ -130,16 +138,30 @@ typedef struct {
    * an INT row with as_index = 1 (KD_PARAM_AT_INT) is stored into an int. */
   size_t offset;
   int as_index;
+  int role; /* kd_param_role (0 when the row is not one of the shared ones) */
 } kd_param_spec;
 
-/** Last two initialisers of a spec row: store the value in member `m` of struct type `T`. */
-#define KD_PARAM_AT(T, m) (offsetof(T, m) + 1), 0
+/** Last initialisers of a spec row (offset, as_index, role): store the value in member `m` of
+ *  struct type `T`. */
+#define KD_PARAM_AT(T, m) (offsetof(T, m) + 1), 0, KD_PARAM_ROLE_NONE
 /** Same for a STR row with choices: store the index of the value in `choices` (int member). */
-#define KD_PARAM_AT_INDEX(T, m) (offsetof(T, m) + 1), 1
+#define KD_PARAM_AT_INDEX(T, m) (offsetof(T, m) + 1), 1, KD_PARAM_ROLE_NONE
 /* an INT row stored into an int member (the value range must fit) */
-#define KD_PARAM_AT_INT(T, m) (offsetof(T, m) + 1), 1
-/** Last two initialisers of a spec row whose value kd_params_fill does not store. */
-#define KD_PARAM_NONE 0, 0
+#define KD_PARAM_AT_INT(T, m) (offsetof(T, m) + 1), 1, KD_PARAM_ROLE_NONE
+/** Last initialisers of a spec row whose value kd_params_fill does not store. */
+#define KD_PARAM_NONE 0, 0, KD_PARAM_ROLE_NONE
+/** The output size: key n_out, an integer, default 64, in [lo, hi] (hi: what the algorithm can
+ *  hold), stored in the int64_t member m of T. The harness checks it against the input rows for
+ *  an algorithm with KD_ALGO_N_OUT (kd_algo_run), so the algorithm does not. */
+#define KD_PARAM_N_OUT(T, m, lo, hi, doc)                                        \
+  {                                                                              \
+    "n_out", KD_PARAM_INT, 64, NULL, lo, hi, NULL, doc, (offsetof(T, m) + 1), 0, \
+        KD_PARAM_ROLE_N_OUT                                                      \
+  }
+/** Compress's oversampling: key g, an integer in [lo, 30] with default def, stored in the int64_t
+ *  member m of T. */
+#define KD_PARAM_G(T, m, def, lo, doc) \
+  { "g", KD_PARAM_INT, def, NULL, lo, 30, NULL, doc, (offsetof(T, m) + 1), 0, KD_PARAM_ROLE_G }
 
 typedef struct {
   int64_t i;
@@ -170,6 +192,9 @@ int64_t kd_params_int(const kd_params *p, const char *key);
 double kd_params_f64(const kd_params *p, const char *key);
 const char *kd_params_str(const kd_params *p, const char *key);
 int kd_params_bool(const kd_params *p, const char *key);
+/** The position of p's integer row with the given role (kd_param_role), its value into *value;
+ *  -1 (*value untouched) if p has no such row. Local. */
+int kd_params_role_i64(const kd_params *p, kd_param_role role, int64_t *value);
 /** Set a typed value with the row's range / choice checks; on error the message names `ctx`
  *  (e.g. "algorithm.n_out"). The key must be declared with that type (KD_ASSERT otherwise: a
  *  programming error). Use these where the library hands a value to another algorithm's table

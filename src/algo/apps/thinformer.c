@@ -107,7 +107,7 @@ static kd_err kd_thinformer_select_(MPI_Comm comm, kd_kernel *ka, kd_pointset *P
     KD_TRY(kd_params_defaults(u->params, u->n_params, &up));
     KD_TRY(kd_params_set_i64(&up, "n_out", n_out, "attention.n_out"));
     in.params = &up;
-    KD_TRY(u->run(&in, r));
+    KD_TRY(kd_algo_run(u, &in, r));
   }
 cleanup:
   kd_params_free(&up);

@@ -23,8 +23,7 @@ typedef struct {
 } kd_rpc_params_;
 
 static const kd_param_spec kd_rpc_spec_[] = {
-    {"n_out", KD_PARAM_INT, 64, NULL, 1, 1e7, NULL, "number of pivots (output points)",
-     KD_PARAM_AT(kd_rpc_params_, n_out)},
+    KD_PARAM_N_OUT(kd_rpc_params_, n_out, 1, 1e7, "number of pivots (output points)"),
     {"weights", KD_PARAM_STR, 0, "simplex", 0, 0, "simplex|uniform",
      "simplex: MMD-optimal convex weights on the pivots; uniform: 1/n_out",
      KD_PARAM_AT_INDEX(kd_rpc_params_, weights)},
@@ -171,10 +170,6 @@ static kd_err kd_rpc_run_(const kd_algo_in *in, kd_result *out) {
   double *F = NULL;
   int64_t m = 0;
   KD_TRY(kd_params_fill(in->params, &p));
-  const kd_gidx n = kd_pointset_n_global(in->points);
-  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
-               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
-               (long long)n);
   KD_ALLOC(piv, p.n_out);
   KD_TRY(kd_stein_rpc_factor(in, p.n_out, NULL, &F, piv, &m, NULL));
   KD_CHECK(m >= 1, KD_ERR_NUMERIC, "rpcholesky: the kernel matrix is zero");

@@ -32,16 +32,7 @@ typedef struct {
 } kd_sc_params_;
 
 #define KD_SC_SPEC                                                                           \
-  {"n_out",                                                                                  \
-   KD_PARAM_INT,                                                                             \
-   64,                                                                                       \
-   NULL,                                                                                     \
-   1,                                                                                        \
-   1e5,                                                                                      \
-   NULL,                                                                                     \
-   "number of output points (pivots)",                                                       \
-   KD_PARAM_AT(kd_sc_params_, n_out)},                                                       \
-  {                                                                                          \
+  KD_PARAM_N_OUT(kd_sc_params_, n_out, 1, 1e5, "number of output points (pivots)"), {        \
     "weights", KD_PARAM_STR, 0, "constant", 0, 0, "constant|simplex",                        \
         "constant: the KSD-optimal weights summing to 1 (may be negative); simplex: convex", \
         KD_PARAM_AT_INDEX(kd_sc_params_, weights)                                            \
@@ -120,11 +111,7 @@ static kd_err kd_sc_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   double *w = NULL, *F = NULL, obj = NAN;
   int64_t m = 0, steps = 0;
   KD_TRY(kd_params_fill(in->params, &p));
-  const kd_gidx n = kd_pointset_n_global(in->points);
   const kd_lidx nl = kd_pointset_n_local(in->points);
-  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
-               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
-               (long long)n);
   KD_ALLOC_AGREED(in->comm, w, nl);
   KD_ALLOC_AGREED(in->comm, piv, p.n_out);
   if (low_rank)

@@ -27,28 +27,13 @@ typedef struct {
 } kd_skt_params_;
 
 /* the rows SKT and LSKT share: output size and the compression step */
-#define KD_SKT_COMPRESS_SPEC                                                                \
-  {"n_out",                                                                                 \
-   KD_PARAM_INT,                                                                            \
-   64,                                                                                      \
-   NULL,                                                                                    \
-   1,                                                                                       \
-   1e15,                                                                                    \
-   NULL,                                                                                    \
-   "number of output points",                                                               \
-   KD_PARAM_AT(kd_skt_params_, n_out)},                                                     \
-      {"g",                                                                                 \
-       KD_PARAM_INT,                                                                        \
-       4,                                                                                   \
-       NULL,                                                                                \
-       0,                                                                                   \
-       30,                                                                                  \
-       NULL,                                                                                \
-       "KT-Compress oversampling of the compression step (needs 4^(g+1) <= n_in)",          \
-       KD_PARAM_AT(kd_skt_params_, g)},                                                     \
-  {                                                                                         \
-    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL, "failure probability of the KH halvings", \
-        KD_PARAM_AT(kd_skt_params_, delta)                                                  \
+#define KD_SKT_COMPRESS_SPEC                                                                  \
+  KD_PARAM_N_OUT(kd_skt_params_, n_out, 1, 1e15, "number of output points"),                  \
+      KD_PARAM_G(kd_skt_params_, g, 4, 0,                                                     \
+                 "KT-Compress oversampling of the compression step (needs 4^(g+1) <= n_in)"), \
+  {                                                                                           \
+    "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL, "failure probability of the KH halvings",   \
+        KD_PARAM_AT(kd_skt_params_, delta)                                                    \
   }
 
 static const kd_param_spec kd_skt_spec_[] = {
@@ -85,9 +70,6 @@ static kd_err kd_skt_common_(const kd_algo_in *in, int low_rank, kd_result *out)
   int64_t steps = 0;
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
-  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
-               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
-               (long long)n);
   KD_TRY(kd_skt_kt_params_(&p, &kp));
   const kd_lidx nl = kd_pointset_n_local(in->points);
   w = calloc((size_t)(nl > 0 ? nl : 1), sizeof *w);
@@ -105,7 +87,7 @@ static kd_err kd_skt_common_(const kd_algo_in *in, int low_rank, kd_result *out)
   in2.points = rs;
   in2.params = &kp;
   in2.ckpt = NULL;
-  KD_TRY(kd_algo_kt_compress.run(&in2, out));
+  KD_TRY(kd_algo_run(&kd_algo_kt_compress, &in2, out));
   /* resampled positions -> input rows */
   KD_ALLOC_AGREED(in->comm, idx, out->n);
   KD_ALLOC_AGREED(in->comm, sv, out->n);

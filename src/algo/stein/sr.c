@@ -25,12 +25,9 @@ typedef struct {
   kd_stein_ld_opts ld;
 } kd_sr_params_;
 
-#define KD_SR_N_OUT_SPEC                                                      \
-  {                                                                           \
-    "n_out", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL,                            \
-        "at most this many output points (n_out - 1 recombination features)", \
-        KD_PARAM_AT(kd_sr_params_, n_out)                                     \
-  }
+#define KD_SR_N_OUT_SPEC                       \
+  KD_PARAM_N_OUT(kd_sr_params_, n_out, 2, 1e6, \
+                 "at most this many output points (n_out - 1 recombination features)")
 
 static const kd_param_spec kd_sr_spec_[] = {
     KD_SR_N_OUT_SPEC,
@@ -79,9 +76,6 @@ static kd_err kd_sr_common_(const kd_algo_in *in, int low_rank, kd_result *out) 
   KD_TRY(kd_params_fill(in->params, &p));
   const kd_gidx n = kd_pointset_n_global(in->points);
   const kd_lidx nl = kd_pointset_n_local(in->points);
-  KD_CHECK_KEY(p.n_out <= n, KD_ERR_CONFIG, "algorithm.n_out",
-               "algorithm.n_out = %lld exceeds the %lld input points", (long long)p.n_out,
-               (long long)n);
   w = calloc((size_t)(nl > 0 ? nl : 1), sizeof *w);
   piv = calloc((size_t)p.n_out, sizeof *piv);
   sums = calloc((size_t)p.n_out + 1, sizeof *sums);

@@ -16,8 +16,7 @@ typedef struct {
 } kd_stein_thin_params_;
 
 static const kd_param_spec kd_stein_thin_spec_[] = {
-    {"n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points",
-     KD_PARAM_AT(kd_stein_thin_params_, n_out)},
+    KD_PARAM_N_OUT(kd_stein_thin_params_, n_out, 1, 1e15, "number of output points"),
     {"replacement", KD_PARAM_BOOL, 1, NULL, 0, 1, NULL,
      "allow a row to be chosen again (Riabiz et al.; the output then repeats it)",
      KD_PARAM_AT(kd_stein_thin_params_, replacement)},

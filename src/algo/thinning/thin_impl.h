@@ -230,19 +230,14 @@ typedef struct {
 } kd_thin_params;
 
 /** Shared parameter rows (so every algorithm documents the same keys the same way). */
-#define KD_THIN_PARAM_NOUT                                                     \
-  {                                                                            \
-    "n_out", KD_PARAM_INT, 64, NULL, 1, 1e15, NULL, "number of output points", \
-        KD_PARAM_AT(kd_thin_params, n_out)                                     \
-  }
+#define KD_THIN_PARAM_NOUT KD_PARAM_N_OUT(kd_thin_params, n_out, 1, 1e15, "number of output points")
 #define KD_THIN_PARAM_DELTA                                             \
   {                                                                     \
     "delta", KD_PARAM_F64, 0.5, NULL, 0, 1, NULL,                       \
         "failure probability delta, in (0,1) (KH swapping thresholds)", \
         KD_PARAM_AT(kd_thin_params, delta)                              \
   }
-#define KD_THIN_PARAM_G_ROW(def, doc) \
-  { "g", KD_PARAM_INT, def, NULL, -1, 30, NULL, doc, KD_PARAM_AT(kd_thin_params, g) }
+#define KD_THIN_PARAM_G_ROW(def, doc) KD_PARAM_G(kd_thin_params, g, def, -1, doc)
 #define KD_THIN_PARAM_G                                                                  \
   KD_THIN_PARAM_G_ROW(-1,                                                                \
                       "Compress oversampling: bins output 2^g sqrt(size) points; needs " \

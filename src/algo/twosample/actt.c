@@ -32,9 +32,8 @@
 static const kd_param_spec kd_actt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
      "number of coresets (bins) s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
-    {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
-     "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points",
-     KD_PARAM_AT(kd_ctt_params, g)},
+    KD_PARAM_G(kd_ctt_params, g, 0, 0,
+               "compression level: each bin of n_in points is thinned to 2^g sqrt(n_in) points"),
     KD_CTT_PARAM_DELTA,
     {"B", KD_PARAM_INT, 299, NULL, 1, 1e8, NULL,
      "label permutations of the quantiles (the observed labelling makes B + 1)",

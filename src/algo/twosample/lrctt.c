@@ -30,9 +30,9 @@
 static const kd_param_spec kd_lrctt_params_[] = {
     {"s", KD_PARAM_INT, 16, NULL, 2, 1048576, NULL,
      "number of permutation bins s >= 2, split as in ctt", KD_PARAM_AT(kd_ctt_params, s)},
-    {"g", KD_PARAM_INT, 0, NULL, 0, 30, NULL,
-     "compression level: sub-bins of 4^(g+1) rows halved by KT-Compress when r > 4^(g+1)",
-     KD_PARAM_AT(kd_ctt_params, g)},
+    KD_PARAM_G(
+        kd_ctt_params, g, 0, 0,
+        "compression level: sub-bins of 4^(g+1) rows halved by KT-Compress when r > 4^(g+1)"),
     {"r", KD_PARAM_INT, 256, NULL, 2, 1048576, NULL,
      "number of random Fourier features (even): r / 2 frequencies, cosine and sine",
      KD_PARAM_AT(kd_ctt_params, rank)},

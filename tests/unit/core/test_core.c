@@ -1,5 +1,6 @@
 /* test_core.c - error table, RNG statistics and determinism, parameter tables. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "kd_test.h"
@@ -22,6 +23,53 @@ static const kd_param_spec spec[] = {
      KD_PARAM_AT_INDEX(test_params, mode_index)},
     {"unstored", KD_PARAM_INT, 7, NULL, 0, 9, NULL, "not in the struct", KD_PARAM_NONE},
 };
+
+/* The output-size row is found by its role, whatever its key, and checked against the input rows
+ * for an algorithm with KD_ALGO_N_OUT only. */
+typedef struct {
+  int64_t size, g;
+} shared_params;
+
+static kd_err never_run(const kd_algo_in *in, kd_result *out) {
+  (void)in;
+  (void)out;
+  return KD_ERR_INTERNAL;
+}
+
+static void check_shared_rows(void) {
+  static const kd_param_spec rows[] = {
+      KD_PARAM_G(shared_params, g, 2, 0, "oversampling"),
+      {"size", KD_PARAM_INT, 8, NULL, 1, 100, NULL, "an output size under another key",
+       (offsetof(shared_params, size) + 1), 0, KD_PARAM_ROLE_N_OUT},
+  };
+  kd_algo_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.name = "shared_rows_test";
+  desc.run = never_run;
+  desc.flags = KD_ALGO_N_OUT;
+  kd_params p;
+  int64_t v = 0;
+  KD_TEST_OK(kd_params_defaults(rows, 2, &p));
+  KD_TEST(kd_params_role_i64(&p, KD_PARAM_ROLE_N_OUT, &v) == 1 && v == 8, "n_out row by role");
+  KD_TEST(kd_params_role_i64(&p, KD_PARAM_ROLE_G, &v) == 0 && v == 2, "g row by role");
+  KD_TEST_OK(kd_params_set_i64(&p, "size", 50, "algorithm.size"));
+  KD_TEST_OK(kd_algo_check_n_out(&desc, &p, 50));
+  KD_TEST(kd_algo_check_n_out(&desc, &p, 49) == KD_ERR_CONFIG &&
+              !strcmp(kd_err_message(), "algorithm.size = 50 exceeds the 49 input points") &&
+              !strcmp(kd_err_key(), "algorithm.size"),
+          "checked by role: '%s' key '%s'", kd_err_message(), kd_err_key());
+  kd_err_clear();
+  desc.flags = 0;
+  KD_TEST_OK(kd_algo_check_n_out(&desc, &p, 49)); /* no KD_ALGO_N_OUT: not checked */
+  kd_params_free(&p);
+  static const kd_param_spec plain[] = {
+      {"n_out", KD_PARAM_INT, 8, NULL, 1, 100, NULL, "a row named n_out without the role",
+       KD_PARAM_AT(shared_params, size)},
+  };
+  KD_TEST_OK(kd_params_defaults(plain, 1, &p));
+  KD_TEST(kd_params_role_i64(&p, KD_PARAM_ROLE_N_OUT, &v) == -1, "the name alone is no role");
+  kd_params_free(&p);
+}
 
 int main(int argc, char **argv) {
   kd_test_init(&argc, &argv);
@@ -120,5 +168,6 @@ int main(int argc, char **argv) {
   KD_TEST(tp.J == 1.0 + third && tp.max_iter == 999999 && tp.flag == 0 && tp.mode_index == 1,
           "typed values filled");
   kd_params_free(&p);
+  check_shared_rows();
   return kd_test_finish();
 }
