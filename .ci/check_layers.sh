@@ -3,6 +3,8 @@
 #   (a) src/algo/ calls no MPI_* and no H5* function directly (comm/ and io/ do that);
 #   (b) src/algo/ reads no configuration (kd_config_*, kd_cfg_*) and no checkpoint session
 #       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
+#       (b2) nor looks a parameter up by its key (kd_params_int/f64/str/bool): rows land in typed
+#       structs (kd_params_fill), shared rows are found by role;
 #   (c) the include graph between the folders of src/ follows the layer order
 #         core <- comm <- la, io <- pointset <- kernel <- embed <- algo <- task <- sweep <- job <- cli
 #       (an arrow X -> Y, "a file of X includes a header of Y", must point to a lower layer or stay
@@ -31,6 +33,13 @@ echo "--- (b) configuration / checkpoint-session access in src/algo/"
 if grep -rnE '\b(kd_config_|kd_cfg_)[A-Za-z0-9_]*\s*\(|\bkd_checkpoint_session' src/algo; then
   echo "    src/algo reads the config or the checkpoint session (read keys in task/, pass them in" \
     "kd_algo_in / the algorithm's own argument struct)"
+  fail=1
+fi
+
+echo "--- (b2) parameters looked up by name in src/algo/"
+if grep -rnE '\bkd_params_(int|f64|str|bool)\s*\(' src/algo; then
+  echo "    src/algo looks a parameter up by its key (declare the row with KD_PARAM_AT and read" \
+    "the typed struct kd_params_fill fills; shared rows by their role: kd_params_role_i64)"
   fail=1
 fi
 

@@ -39,6 +39,16 @@ typedef struct {
   int64_t qp_max_iter;
 } kd_quad_cfg_;
 
+kd_err kd_quad_size_keys_of(const kd_params *p, kd_quad_size_keys *out) {
+  kd_err err = KD_OK;
+  kd_quad_cfg_ c;
+  memset(&c, 0, sizeof c);
+  KD_TRY(kd_params_fill(p, &c));
+  *out = (kd_quad_size_keys){c.n, c.sample_size, c.nystrom_points, c.eig_parallel_min};
+cleanup:
+  return err;
+}
+
 #define KD_QAT_(m) KD_PARAM_AT(kd_quad_cfg_, m)
 const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS] = {
     {"n", KD_PARAM_INT, 64, NULL, 2, 1e6, NULL, "number of quadrature points", KD_QAT_(n)},

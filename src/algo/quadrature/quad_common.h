@@ -11,6 +11,12 @@ typedef enum { KD_QUAD_NYSTROM = 0, KD_QUAD_MERCER = 1 } kd_quad_kind;
 /** The parameter table of both algorithms (Mercer ignores the Nystrom keys). */
 #define KD_QUAD_N_PARAMS 12
 extern const kd_param_spec kd_quad_params[KD_QUAD_N_PARAMS];
+/** The keys that size a quadrature run (n, sample_size, nystrom_points, eig_parallel_min), typed,
+ *  from parameters filled from kd_quad_params. Local. */
+typedef struct {
+  int64_t n, sample_size, nystrom_points, eig_parallel_min;
+} kd_quad_size_keys;
+kd_err kd_quad_size_keys_of(const kd_params *p, kd_quad_size_keys *out);
 
 /** The sizes a run resolves: N = n^2 unless given (at most the n_emp empirical rows when
  *  n_emp > 0), l = 10 n unless given. Local. */

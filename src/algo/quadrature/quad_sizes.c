@@ -49,12 +49,15 @@ static kd_gidx kd_quad_emp_rows_(const kd_algo_shape *s) {
 }
 
 kd_err kd_quad_check(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind) {
+  kd_err err = KD_OK;
   int64_t N = 0, ell = 0;
-  const int64_t n = kd_params_int(p, "n");
+  kd_quad_size_keys q;
+  KD_TRY(kd_quad_size_keys_of(p, &q));
   const kd_gidx n_emp = kd_quad_emp_rows_(s);
-  kd_quad_sizes(n, kd_params_int(p, "sample_size"), kd_params_int(p, "nystrom_points"), n_emp, &N,
-                &ell);
-  return kd_quad_check_sizes(kind, n, N, ell, kd_params_int(p, "nystrom_points") > 0, n_emp);
+  kd_quad_sizes(q.n, q.sample_size, q.nystrom_points, n_emp, &N, &ell);
+  KD_TRY(kd_quad_check_sizes(kind, q.n, N, ell, q.nystrom_points > 0, n_emp));
+cleanup:
+  return err;
 }
 
 /* Counted per rank (docs/reliability.md): the rank's share of the sample rows with their weights,
@@ -68,13 +71,15 @@ kd_err kd_quad_mem(const kd_params *p, const kd_algo_shape *s, kd_quad_kind kind
                    kd_algo_mem *out) {
   const int nys = kind == KD_QUAD_NYSTROM;
   const kd_gidx n_emp = kd_quad_emp_rows_(s);
-  const int64_t n = kd_params_int(p, "n");
+  kd_quad_size_keys q;
+  const kd_err e = kd_quad_size_keys_of(p, &q);
+  if (e) return e;
+  const int64_t n = q.n;
   int64_t Ni = 0, elli = 0;
-  kd_quad_sizes(n, kd_params_int(p, "sample_size"), kd_params_int(p, "nystrom_points"), n_emp, &Ni,
-                &elli);
+  kd_quad_sizes(n, q.sample_size, q.nystrom_points, n_emp, &Ni, &elli);
   const double N = (double)Ni, l = nys ? (double)elli : 0.0, dn = (double)n;
   const int ranks = s->n_ranks > 0 ? s->n_ranks : 1;
-  const int lapack = nys && l < (double)kd_params_int(p, "eig_parallel_min");
+  const int lapack = nys && l < (double)q.eig_parallel_min;
   const double sample = (N / ranks + 1) * (s->d + 2) + (n_emp > 0 ? N : 0.0);
   const double nyst = l * (dn - 1) + (nys ? (lapack ? 2 * l * l : 2 * l * l / ranks) : 0.0);
   out->bytes = 8.0 * (sample + nyst);
