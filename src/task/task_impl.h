@@ -69,7 +69,8 @@ const kd_task_desc *kd_task_at(int i);
  *  quad") into buf. Local. */
 void kd_task_resumable_names(char *buf, int len);
 
-/* ---- helpers shared by tasks (task/task_common.c) ---- */
+/* ---- helpers shared by tasks: sections read in task/task_kernel.c, task_points.c,
+ * task_target.c, task_output.c; one algorithm run in task/task_harness.c ---- */
 /** Read a kernel section ("kernel") for dimension d. Collective (no traffic). */
 kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, kd_kernel **out);
 /** 1 for the point-set types read from files: hdf5, csv, npy, npz. */
@@ -116,6 +117,10 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
  *  validate_only mode too. For tasks whose algorithms read rows bin by bin. Collective. */
 kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                                   kd_gidx *n, int *d, int *lazy);
+/** The measure types a point-set or target section may name (generated rows, closed forms). */
+#define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
+/** "SECTION.KEY" into buf (len bytes). Local. */
+void kd_task_key(char *buf, size_t len, const char *section, const char *key);
 /** Read an algorithm section for `task`: finds the descriptor by name and fills its params. */
 kd_err kd_task_read_algo(const kd_task_ctx *ctx, const char *section, const char *task,
                          const kd_algo_desc **desc, kd_params *params);
