@@ -642,7 +642,7 @@ cleanup:
 }
 
 int kd_target_fgt_kernel_ok_(const kd_target *t) {
-  return !t->closed && !t->stein && kd_kernel_get_params(t->k)->type == KD_KERNEL_GAUSSIAN &&
+  return !t->closed && !t->stein && kd_kernel_has(t->k, KD_KCAP_FGT) &&
          kd_kernel_dim(t->k) <= KD_FGT_DMAX;
 }
 

@@ -11,7 +11,7 @@ kd_err kd_target_create_stein(MPI_Comm comm, kd_kernel *k, kd_target **out) {
   kd_target *t = NULL;
   KD_CHECK(out && k, KD_ERR_ARG, "target: NULL argument");
   *out = NULL;
-  KD_CHECK(kd_kernel_get_params(k)->type == KD_KERNEL_STEIN, KD_ERR_CONFIG,
+  KD_CHECK(kd_kernel_has(k, KD_KCAP_STEIN), KD_ERR_CONFIG,
            "target.type: stein needs kernel.name: stein (the kernel is %s)", kd_kernel_describe(k));
   KD_ALLOC(t, 1);
   t->closed = 1;

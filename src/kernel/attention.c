@@ -19,4 +19,5 @@ const kd_kernel_family kd_kfam_attention = {KD_KERNEL_ATTENTION,
                                             NULL,
                                             "1",
                                             NULL,
-                                            0};
+                                            0,
+                                            KD_KCAP_LS};

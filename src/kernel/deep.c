@@ -42,4 +42,5 @@ KD_KCLONES static void kd_deep_finish_(const kd_kernel *k, kd_lidx n, const doub
 
 const kd_kernel_family kd_kfam_deep = {
     KD_KERNEL_DEEP, KD_KACC_SQDIST2, kd_deep_setup_, kd_deep_finish_,
-    NULL,           "median",        kd_deep_keys_,  1};
+    NULL,           "median",        kd_deep_keys_,  1,
+    KD_KCAP_LS};

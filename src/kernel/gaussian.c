@@ -35,11 +35,13 @@ KD_KCLONES static void kd_gaussian_finish_normal_(const kd_kernel *k, kd_lidx n,
   (void)kd_gaussian_loop_(n, k->c[0], s, out, 0);
 }
 
-const kd_kernel_family kd_kfam_gaussian = {KD_KERNEL_GAUSSIAN,
-                                           KD_KACC_SQDIST,
-                                           kd_gaussian_setup_,
-                                           kd_gaussian_finish_,
-                                           kd_gaussian_finish_normal_,
-                                           "median",
-                                           NULL,
-                                           0};
+const kd_kernel_family kd_kfam_gaussian = {
+    KD_KERNEL_GAUSSIAN,
+    KD_KACC_SQDIST,
+    kd_gaussian_setup_,
+    kd_gaussian_finish_,
+    kd_gaussian_finish_normal_,
+    "median",
+    NULL,
+    0,
+    KD_KCAP_LS | KD_KCAP_RADIAL | KD_KCAP_FGT | KD_KCAP_FOURIER | KD_KCAP_CLOSED};

@@ -101,6 +101,12 @@ KD_KCLONES static void kd_gsum_finish_normal_(const kd_kernel *k, kd_lidx n,
   (void)kd_gsum_loop_(n, k, s, out, 0);
 }
 
-const kd_kernel_family kd_kfam_gaussian_sum = {
-    KD_KERNEL_GAUSSIAN_SUM, KD_KACC_SQDIST, kd_gsum_setup_, kd_gsum_finish_,
-    kd_gsum_finish_normal_, "median",       kd_gsum_keys_,  2};
+const kd_kernel_family kd_kfam_gaussian_sum = {KD_KERNEL_GAUSSIAN_SUM,
+                                               KD_KACC_SQDIST,
+                                               kd_gsum_setup_,
+                                               kd_gsum_finish_,
+                                               kd_gsum_finish_normal_,
+                                               "median",
+                                               kd_gsum_keys_,
+                                               2,
+                                               KD_KCAP_LS};

@@ -35,5 +35,12 @@ KD_KCLONES static void kd_imq_finish_(const kd_kernel *k, kd_lidx n, const doubl
   }
 }
 
-const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ, KD_KACC_SQDIST, kd_imq_setup_, kd_imq_finish_,
-                                      NULL,          "median",       kd_imq_keys_,  1};
+const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ,
+                                      KD_KACC_SQDIST,
+                                      kd_imq_setup_,
+                                      kd_imq_finish_,
+                                      NULL,
+                                      "median",
+                                      kd_imq_keys_,
+                                      1,
+                                      KD_KCAP_LS | KD_KCAP_RADIAL};

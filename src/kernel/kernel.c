@@ -159,6 +159,13 @@ kd_kernel_keys kd_kernel_keys_of(kd_kernel_type t) {
   return k;
 }
 
+int kd_kernel_type_has(kd_kernel_type t, unsigned caps) {
+  const kd_kernel_family *f = kd_kernel_family_(t);
+  return f && (f->caps & caps) == caps;
+}
+
+int kd_kernel_has(const kd_kernel *k, unsigned caps) { return k && (k->fam->caps & caps) == caps; }
+
 int kd_kernel_has_ls(const char *name) {
   const kd_kernel_type t = kd_kernel_from_name(name);
   return t == KD_KERNEL_COUNT_ ? -1 : kd_kernel_has_ls_(t);

@@ -53,6 +53,8 @@ typedef struct {
   const char *ls_default;
   const kd_param_spec *keys;
   int n_keys;
+  /** kd_kernel_cap bits: what the family offers to the code outside src/kernel/. */
+  unsigned caps;
 } kd_kernel_family;
 
 struct kd_kernel {

@@ -9,4 +9,5 @@ const kd_kernel_family kd_kfam_laplace = {KD_KERNEL_LAPLACE,
                                           kd_matern12_finish_normal_,
                                           "median",
                                           NULL,
-                                          0};
+                                          0,
+                                          KD_KCAP_LS | KD_KCAP_RADIAL};

@@ -80,7 +80,8 @@ const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12,
                                            kd_matern12_finish_normal_,
                                            "median",
                                            NULL,
-                                           0};
+                                           0,
+                                           KD_KCAP_LS | KD_KCAP_RADIAL};
 const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32,
                                            KD_KACC_SQDIST,
                                            kd_matern32_setup_,
@@ -88,7 +89,8 @@ const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32,
                                            kd_matern32_finish_normal_,
                                            "median",
                                            NULL,
-                                           0};
+                                           0,
+                                           KD_KCAP_LS | KD_KCAP_RADIAL};
 const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52,
                                            KD_KACC_SQDIST,
                                            kd_matern52_setup_,
@@ -96,4 +98,5 @@ const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52,
                                            kd_matern52_finish_normal_,
                                            "median",
                                            NULL,
-                                           0};
+                                           0,
+                                           KD_KCAP_LS | KD_KCAP_RADIAL};

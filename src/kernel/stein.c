@@ -285,4 +285,5 @@ const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN,
                                         NULL,
                                         "median",
                                         NULL,
-                                        0};
+                                        0,
+                                        KD_KCAP_LS | KD_KCAP_STEIN};

@@ -96,7 +96,7 @@ static kd_err kd_task_evaluate_(MPI_Comm comm, kd_target *target, kd_kernel *k, 
   kd_mmd_info info;
   const double tm = kd_dist_wtime();
   double te = 0.0;
-  const char *what = kd_kernel_get_params(k)->type == KD_KERNEL_STEIN ? "KSD" : "MMD";
+  const char *what = kd_kernel_has(k, KD_KCAP_STEIN) ? "KSD" : "MMD";
   kd_mmd_method method = target ? kd_target_mmd_method(target) : KD_MMD_EXACT;
   if (target && (isnan(res->mmd) || method != KD_MMD_EXACT)) {
     KD_TRY(kd_mmd_eval(target, res->points, res->weights, (kd_lidx)res->n, &info));

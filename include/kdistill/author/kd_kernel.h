@@ -88,6 +88,24 @@ typedef struct {
 } kd_kernel_keys;
 kd_kernel_keys kd_kernel_keys_of(kd_kernel_type t);
 
+/** What a kernel family offers (kd_kernel_family.caps), so that code outside src/kernel/ asks
+ *  for a capability instead of testing kernel types. */
+typedef enum {
+  KD_KCAP_LS = 1u << 0,      /* a length scale: kernel.ls, a number or 'median' */
+  KD_KCAP_RADIAL = 1u << 1,  /* k(x, y) = f(|x - y| / ls), positive definite in every dimension
+                                (gaussian, laplace, imq, matern): ACTT's grid of length scales */
+  KD_KCAP_FGT = 1u << 2,     /* the fast Gauss transform evaluates its sums (gaussian) */
+  KD_KCAP_FOURIER = 1u << 3, /* random Fourier features sample its spectral measure (gaussian) */
+  KD_KCAP_STEIN = 1u << 4,   /* a Stein kernel: rows (x, score), the target is p through its
+                                score, discrepancies are KSDs (docs/stein.md) */
+  KD_KCAP_CLOSED = 1u << 5,  /* closed-form embeddings of some measures (docs/targets.md) */
+  KD_KCAP_MERCER = 1u << 6   /* known Mercer eigenfunctions on a measure (sobolev on the torus) */
+} kd_kernel_cap;
+/** 1 if the family of type t (of kernel k) has every capability in caps (kd_kernel_cap bits),
+ *  else 0 (also for an unknown type or a NULL kernel). Local. */
+int kd_kernel_type_has(kd_kernel_type t, unsigned caps);
+int kd_kernel_has(const kd_kernel *k, unsigned caps);
+
 /** Create a kernel for points of dimension d. Checks parameters (message names `kernel.<key>`).
  *  Local. */
 kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out);

@@ -510,8 +510,7 @@ static kd_err kd_quad_setup_(kd_quad_drv_ *D) {
   kd_quad_sizes(n, N, ell, n_emp, &N, &ell);
   KD_TRY(kd_quad_check_sizes(D->kind, n, N, ell, D->cfg.nystrom_points > 0, n_emp));
   if (D->kind == KD_QUAD_MERCER) {
-    const kd_kernel_params *kp = kd_kernel_get_params(D->k);
-    KD_CHECK(kp->type == KD_KERNEL_SOBOLEV && meas &&
+    KD_CHECK(kd_kernel_has(D->k, KD_KCAP_MERCER) && meas &&
                  (meas->type == KD_MEASURE_TORUS ||
                   (meas->type == KD_MEASURE_UNIFORM_BOX && meas->lo && meas->hi)),
              KD_ERR_UNSUPPORTED,

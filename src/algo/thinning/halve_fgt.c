@@ -200,7 +200,7 @@ kd_err kd_kh_fgt_prepare(kd_kernel *k, const double *X, kd_lidx n, int d, kd_kh_
   *out = NULL;
   *cross = INFINITY;
   const kd_kernel_params *p = kd_kernel_get_params(k);
-  if (d < 1 || d > KD_HF_DMAX || n < 2 || p->type != KD_KERNEL_GAUSSIAN || !(p->ls > 0))
+  if (d < 1 || d > KD_HF_DMAX || n < 2 || !kd_kernel_has(k, KD_KCAP_FGT) || !(p->ls > 0))
     goto cleanup;
   const double sig = 1.0 / (sqrt(2.0) * p->ls);
   for (int kk = 0; kk < d; kk++) {

@@ -56,10 +56,7 @@ static const kd_param_spec kd_actt_params_[] = {
     KD_CTT_PARAM_ALPHA,
 };
 
-int kd_actt_scalable(kd_kernel_type t) {
-  return t == KD_KERNEL_GAUSSIAN || t == KD_KERNEL_LAPLACE || t == KD_KERNEL_IMQ ||
-         t == KD_KERNEL_MATERN12 || t == KD_KERNEL_MATERN32 || t == KD_KERNEL_MATERN52;
-}
+int kd_actt_scalable(kd_kernel_type t) { return kd_kernel_type_has(t, KD_KCAP_RADIAL); }
 
 static kd_err kd_actt_check_params_(const kd_ctt_params *p) {
   kd_err err = KD_OK;

@@ -228,7 +228,7 @@ static kd_err kd_lrctt_run_(const kd_algo_in *in, kd_result *out) {
   KD_CHECK_KEY(p.rank >= 2 && p.rank % 2 == 0, KD_ERR_CONFIG, "algorithm.r",
                "algorithm.r = %lld: the number of features must be even and at least 2",
                (long long)p.rank);
-  KD_CHECK(kd_kernel_get_params(in->kernel)->type == KD_KERNEL_GAUSSIAN, KD_ERR_CONFIG,
+  KD_CHECK(kd_kernel_has(in->kernel, KD_KCAP_FOURIER), KD_ERR_CONFIG,
            "lrctt: random Fourier features need the gaussian kernel (kernel %s)",
            kd_kernel_describe(in->kernel));
   KD_TRY(kd_ctt_test(in, &p, out));

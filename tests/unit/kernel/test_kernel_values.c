@@ -170,6 +170,27 @@ int main(int argc, char **argv) {
   KD_TEST(kd_kernel_from_name("gauss") == KD_KERNEL_COUNT_ &&
               kd_kernel_from_name(NULL) == KD_KERNEL_COUNT_,
           "unknown name");
+  /* capabilities: a length scale exactly where the family has the key, the radial families are
+   * the distance kernels ACTT grids, and the Gaussian alone has the FGT and Fourier features */
+  unsigned seen = 0;
+  for (int t = 0; t < KD_KERNEL_COUNT_; t++) {
+    const kd_kernel_type ty = (kd_kernel_type)t;
+    const char *nm = kd_kernel_name(ty);
+    KD_TEST(kd_kernel_type_has(ty, KD_KCAP_LS) == kd_kernel_has_ls(nm), "%s: LS cap = has_ls", nm);
+    KD_TEST(!kd_kernel_type_has(ty, KD_KCAP_RADIAL) || kd_kernel_type_has(ty, KD_KCAP_LS),
+            "%s: radial implies a length scale", nm);
+    KD_TEST(kd_kernel_type_has(ty, KD_KCAP_FGT) == (ty == KD_KERNEL_GAUSSIAN) &&
+                kd_kernel_type_has(ty, KD_KCAP_FOURIER) == (ty == KD_KERNEL_GAUSSIAN),
+            "%s: FGT and Fourier features: the gaussian only", nm);
+    KD_TEST(kd_kernel_type_has(ty, KD_KCAP_STEIN) == (ty == KD_KERNEL_STEIN), "%s: stein", nm);
+    KD_TEST(kd_kernel_type_has(ty, 0), "%s: the empty set of capabilities", nm);
+    if (kd_kernel_type_has(ty, KD_KCAP_RADIAL)) seen |= 1u << t;
+  }
+  KD_TEST(seen == ((1u << KD_KERNEL_GAUSSIAN) | (1u << KD_KERNEL_LAPLACE) | (1u << KD_KERNEL_IMQ) |
+                   (1u << KD_KERNEL_MATERN12) | (1u << KD_KERNEL_MATERN32) |
+                   (1u << KD_KERNEL_MATERN52)),
+          "the radial families: %#x", seen);
+  KD_TEST(!kd_kernel_type_has(KD_KERNEL_COUNT_, 0) && !kd_kernel_has(NULL, 0), "unknown: nothing");
   kd_kernel_params def = kd_kernel_params_default(KD_KERNEL_IMQ);
   KD_TEST(def.ls == 1.0 && def.beta == 0.5 && def.c == 1.0 && def.degree == 2 && def.order == 1,
           "defaults");
