@@ -339,6 +339,11 @@ cleanup:
   return err;
 }
 
+const char *kd_section_key(const kd_section *s, const char *key, char *buf, size_t len) {
+  snprintf(buf, len, "%s.%s", s->prefix, key);
+  return buf;
+}
+
 kd_err kd_config_new(const char *name, kd_config **out) {
   kd_err err = KD_OK;
   KD_TRY(kd_config_load_string("{}", name, out));
@@ -1144,7 +1149,7 @@ kd_err kd_config_set_f64(kd_config *cfg, const char *key, double value) {
   char text[40];
   KD_CHECK_KEY(isfinite(value), KD_ERR_ARG, key, "%s: %g is not a finite number",
                key ? key : "(null)", value);
-  snprintf(text, sizeof text, "%.17g", value); /* reads back as exactly value */
+  kd_cfg_fmt_f64_(value, text, sizeof text); /* the shortest text that reads back as value */
   KD_TRY(kd_cfg_set_scalar_(cfg, key, text, 0, 0));
 cleanup:
   return err;
@@ -1177,7 +1182,7 @@ kd_err kd_config_set_f64_array(kd_config *cfg, const char *key, const double *v,
       row = NULL;
     }
     for (int j = 0; j < (cols > 0 ? cols : 1); j++) {
-      snprintf(text, sizeof text, "%.17g", v[r * (cols > 0 ? cols : 1) + j]);
+      kd_cfg_fmt_f64_(v[r * (cols > 0 ? cols : 1) + j], text, sizeof text);
       KD_TRY(kd_cnode_new_(KD_CN_SCALAR, 0, KD_ORIGIN_SET, &x));
       KD_TRY(kd_cnode_set_scalar_(x, text, 0, KD_ORIGIN_SET));
       KD_TRY(kd_cnode_add_(into, x));

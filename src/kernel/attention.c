@@ -20,4 +20,5 @@ const kd_kernel_family kd_kfam_attention = {KD_KERNEL_ATTENTION,
                                             "1",
                                             NULL,
                                             0,
-                                            KD_KCAP_LS};
+                                            KD_KCAP_LS,
+                                            kd_attention_read_keys_};

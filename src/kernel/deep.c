@@ -41,6 +41,6 @@ KD_KCLONES static void kd_deep_finish_(const kd_kernel *k, kd_lidx n, const doub
 }
 
 const kd_kernel_family kd_kfam_deep = {
-    KD_KERNEL_DEEP, KD_KACC_SQDIST2, kd_deep_setup_, kd_deep_finish_,
-    NULL,           "median",        kd_deep_keys_,  1,
-    KD_KCAP_LS};
+    KD_KERNEL_DEEP, KD_KACC_SQDIST2,   kd_deep_setup_, kd_deep_finish_,
+    NULL,           "median",          kd_deep_keys_,  1,
+    KD_KCAP_LS,     kd_deep_read_keys_};

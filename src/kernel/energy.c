@@ -12,5 +12,5 @@ KD_KCLONES static void kd_energy_finish_(const kd_kernel *k, kd_lidx n, const do
 }
 
 const kd_kernel_family kd_kfam_energy = {
-    KD_KERNEL_ENERGY, KD_KACC_SQDIST, kd_energy_setup_, kd_energy_finish_, NULL, NULL, NULL, 0,
-    KD_KCAP_CLOSED};
+    KD_KERNEL_ENERGY, KD_KACC_SQDIST,      kd_energy_setup_, kd_energy_finish_, NULL, NULL, NULL, 0,
+    KD_KCAP_CLOSED,   kd_energy_read_keys_};

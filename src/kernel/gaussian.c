@@ -44,4 +44,5 @@ const kd_kernel_family kd_kfam_gaussian = {
     "median",
     NULL,
     0,
-    KD_KCAP_LS | KD_KCAP_RADIAL | KD_KCAP_FGT | KD_KCAP_FOURIER | KD_KCAP_CLOSED};
+    KD_KCAP_LS | KD_KCAP_RADIAL | KD_KCAP_FGT | KD_KCAP_FOURIER | KD_KCAP_CLOSED,
+    NULL};

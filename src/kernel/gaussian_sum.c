@@ -109,4 +109,5 @@ const kd_kernel_family kd_kfam_gaussian_sum = {KD_KERNEL_GAUSSIAN_SUM,
                                                "median",
                                                kd_gsum_keys_,
                                                2,
-                                               KD_KCAP_LS};
+                                               KD_KCAP_LS,
+                                               NULL};

@@ -43,4 +43,5 @@ const kd_kernel_family kd_kfam_imq = {KD_KERNEL_IMQ,
                                       "median",
                                       kd_imq_keys_,
                                       1,
-                                      KD_KCAP_LS | KD_KCAP_RADIAL};
+                                      KD_KCAP_LS | KD_KCAP_RADIAL,
+                                      NULL};

@@ -37,6 +37,8 @@ static const kd_kernel_family *kd_kernel_family_(kd_kernel_type t) {
   return NULL;
 }
 
+const kd_kernel_family *kd_kernel_family_of_(kd_kernel_type t) { return kd_kernel_family_(t); }
+
 kd_kernel_params kd_kernel_params_default(kd_kernel_type t) {
   kd_kernel_params p;
   memset(&p, 0, sizeof p);

@@ -55,7 +55,18 @@ typedef struct {
   int n_keys;
   /** kd_kernel_cap bits: what the family offers to the code outside src/kernel/. */
   unsigned caps;
+  /** Optional (NULL: none): the family's keys that depend on the data (d, the other sections),
+   *  read after its table (kernel_config.c). */
+  kd_err (*read_keys)(const kd_section *s, int d, kd_kernel_params *p);
 } kd_kernel_family;
+
+/** The family of type t (NULL for an unknown type). */
+const kd_kernel_family *kd_kernel_family_of_(kd_kernel_type t);
+/* the read_keys hooks (kernel_config.c) */
+kd_err kd_attention_read_keys_(const kd_section *s, int d, kd_kernel_params *p);
+kd_err kd_deep_read_keys_(const kd_section *s, int d, kd_kernel_params *p);
+kd_err kd_energy_read_keys_(const kd_section *s, int d, kd_kernel_params *p);
+kd_err kd_stein_read_keys_(const kd_section *s, int d, kd_kernel_params *p);
 
 struct kd_kernel {
   kd_kernel_params p;

@@ -10,4 +10,5 @@ const kd_kernel_family kd_kfam_laplace = {KD_KERNEL_LAPLACE,
                                           "median",
                                           NULL,
                                           0,
-                                          KD_KCAP_LS | KD_KCAP_RADIAL};
+                                          KD_KCAP_LS | KD_KCAP_RADIAL,
+                                          NULL};

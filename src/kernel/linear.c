@@ -38,10 +38,23 @@ KD_KCLONES static void kd_polynomial_finish_(const kd_kernel *k, kd_lidx n,
   }
 }
 
-const kd_kernel_family kd_kfam_linear = {KD_KERNEL_LINEAR,  KD_KACC_DOT, kd_linear_setup_,
-                                         kd_linear_finish_, NULL,        NULL,
-                                         kd_linear_keys_,   1,           0};
-const kd_kernel_family kd_kfam_polynomial = {
-    KD_KERNEL_POLYNOMIAL,  KD_KACC_DOT, kd_polynomial_setup_,
-    kd_polynomial_finish_, NULL,        "1",
-    kd_linear_keys_,       2,           KD_KCAP_LS};
+const kd_kernel_family kd_kfam_linear = {KD_KERNEL_LINEAR,
+                                         KD_KACC_DOT,
+                                         kd_linear_setup_,
+                                         kd_linear_finish_,
+                                         NULL,
+                                         NULL,
+                                         kd_linear_keys_,
+                                         1,
+                                         0,
+                                         NULL};
+const kd_kernel_family kd_kfam_polynomial = {KD_KERNEL_POLYNOMIAL,
+                                             KD_KACC_DOT,
+                                             kd_polynomial_setup_,
+                                             kd_polynomial_finish_,
+                                             NULL,
+                                             "1",
+                                             kd_linear_keys_,
+                                             2,
+                                             KD_KCAP_LS,
+                                             NULL};

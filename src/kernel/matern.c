@@ -81,7 +81,8 @@ const kd_kernel_family kd_kfam_matern12 = {KD_KERNEL_MATERN12,
                                            "median",
                                            NULL,
                                            0,
-                                           KD_KCAP_LS | KD_KCAP_RADIAL};
+                                           KD_KCAP_LS | KD_KCAP_RADIAL,
+                                           NULL};
 const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32,
                                            KD_KACC_SQDIST,
                                            kd_matern32_setup_,
@@ -90,7 +91,8 @@ const kd_kernel_family kd_kfam_matern32 = {KD_KERNEL_MATERN32,
                                            "median",
                                            NULL,
                                            0,
-                                           KD_KCAP_LS | KD_KCAP_RADIAL};
+                                           KD_KCAP_LS | KD_KCAP_RADIAL,
+                                           NULL};
 const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52,
                                            KD_KACC_SQDIST,
                                            kd_matern52_setup_,
@@ -99,4 +101,5 @@ const kd_kernel_family kd_kfam_matern52 = {KD_KERNEL_MATERN52,
                                            "median",
                                            NULL,
                                            0,
-                                           KD_KCAP_LS | KD_KCAP_RADIAL};
+                                           KD_KCAP_LS | KD_KCAP_RADIAL,
+                                           NULL};

@@ -34,4 +34,5 @@ const kd_kernel_family kd_kfam_sobolev = {KD_KERNEL_SOBOLEV,
                                           NULL,
                                           kd_sobolev_keys_,
                                           1,
-                                          KD_KCAP_CLOSED | KD_KCAP_MERCER};
+                                          KD_KCAP_CLOSED | KD_KCAP_MERCER,
+                                          NULL};

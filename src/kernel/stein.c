@@ -286,4 +286,5 @@ const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN,
                                         "median",
                                         NULL,
                                         0,
-                                        KD_KCAP_LS | KD_KCAP_STEIN};
+                                        KD_KCAP_LS | KD_KCAP_STEIN,
+                                        kd_stein_read_keys_};

@@ -78,10 +78,6 @@ int kd_task_is_file_type(const char *type);
 /** kernel.precondition diag|matrix of a stein kernel: the sample covariance of the x coordinates
  *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond). Collective. */
 kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
-/** The Stein kernel's keys (base, beta, precondition) into p, and the check that the points carry
- *  scores (task/task_stein.c). Local. */
-kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, int d,
-                                 kd_kernel_params *p);
 /** After a point-set section is loaded: if it has a `score` subsection, replace *ps by the rows
  *  (x, s(x)) of width 2d (scores from a file or the analytic score of a measure) and double *d.
  *  In validate_only mode (*ps NULL) only the keys and shapes are checked. Collective. */

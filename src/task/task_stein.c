@@ -16,29 +16,6 @@
 #include "io/io_impl.h"
 #include "task/task_impl.h"
 
-kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, int d,
-                                 kd_kernel_params *p) {
-  kd_err err = KD_OK;
-  char key[256], where[512];
-  const char *base = NULL, *pre = NULL;
-  snprintf(key, sizeof key, "%s.base", section);
-  KD_TRY(kd_config_get_str(ctx->cfg, key, "imq", "imq|gaussian|matern52", 0, &base));
-  p->base = kd_kernel_from_name(base);
-  snprintf(key, sizeof key, "%s.beta", section);
-  KD_TRY(kd_config_get_f64(ctx->cfg, key, 0.5, 1e-12, 1e6, &p->beta));
-  snprintf(key, sizeof key, "%s.precondition", section);
-  KD_TRY(kd_config_get_str(ctx->cfg, key, "none", "none|diag|matrix", 0, &pre));
-  snprintf(key, sizeof key, "%s.name", section);
-  KD_CHECK(d % 2 == 0 && (kd_config_has(ctx->cfg, "data.score") ||
-                          kd_config_has(ctx->cfg, "candidates.score")),
-           KD_ERR_CONFIG,
-           "%s: %s: stein needs the score grad log p at every point: add a score section to the "
-           "data (or candidates), e.g. score: {type: hdf5, path: chain.h5, dataset: score}",
-           kd_config_where(ctx->cfg, key, where, sizeof where), key);
-cleanup:
-  return err;
-}
-
 /* s(x) of measure m at n rows X[n*d] into S; row0 = global index of X's first row (messages). */
 static kd_err kd_score_eval_(const kd_measure *m, const char *what, const double *X, kd_lidx n,
                              kd_gidx row0, double *S) {

@@ -106,6 +106,17 @@ typedef enum {
 int kd_kernel_type_has(kd_kernel_type t, unsigned caps);
 int kd_kernel_has(const kd_kernel *k, unsigned caps);
 
+/** Read the kernel section s (e.g. prefix "kernel") for points of dimension d and create the
+ *  kernel: the name, kernel.ls (a positive number or 'median', then resolved by
+ *  kd_kernel_set_median_ls), median_sample, the family's table of keys and its keys that depend
+ *  on the data (attention's dk, the deep kernel's dx and ls_phi, the Stein kernel's base, beta and
+ *  precondition). Errors name FILE:LINE: key. Local. */
+kd_err kd_kernel_read(const kd_section *s, int d, kd_kernel **out);
+/** A length-scale key NAME of section s: a positive number into *ls, or 'median' (*median = 1,
+ *  *ls untouched); def is its default text. Local. */
+kd_err kd_kernel_read_ls(const kd_section *s, const char *name, const char *def, double *ls,
+                         int *median);
+
 /** Create a kernel for points of dimension d. Checks parameters (message names `kernel.<key>`).
  *  Local. */
 kd_err kd_kernel_create(const kd_kernel_params *p, int d, kd_kernel **out);

@@ -107,6 +107,22 @@ void kd_interrupt_install(void);
 /** Set or clear the bound context's interrupt flag by hand (tests). Local. */
 void kd_interrupt_set(int on);
 
+/* ---------------- configuration sections ----------------
+ * The configuration itself (kd_config) and its typed getters and setters are in kd_io.h. */
+typedef struct kd_config kd_config;
+/** A section of a configuration as the reader beside an object sees it (the kernel's,
+ *  kd_kernel_read): the configuration, the section's key path ("kernel", "target", ...), the
+ *  ranks that read it, and whether only the keys are checked (validate) or the inputs loaded too.
+ *  All borrowed. */
+typedef struct {
+  kd_config *cfg;
+  const char *prefix;
+  MPI_Comm comm;
+  int validate_only;
+} kd_section;
+/** "PREFIX.KEY" into buf (len bytes, truncated); returns buf. Local. */
+const char *kd_section_key(const kd_section *s, const char *key, char *buf, size_t len);
+
 /* ---------------- typed parameter tables ----------------
  * An algorithm declares its keys (under the config's `algorithm:` section) with defaults and
  * ranges; the config layer fills a kd_params from them, so run() never sees YAML. run() then
