@@ -38,6 +38,10 @@ typedef struct kd_spec kd_spec;
  *  a setting "task" or from a configuration given beside the spec). Local.
  *  Errors: KD_ERR_MEM; KD_ERR_ARG (an empty task name). */
 KD_API kd_err kd_spec_create(const char *task, kd_spec **out);
+/** The name messages give the spec's settings ("kd_spec: algorithm.n_out = ..."): a program's
+ *  or binding's own, e.g. "<python>" (default "kd_spec"). Copied. Local.
+ *  Errors: KD_ERR_ARG (NULL or empty name); KD_ERR_MEM. */
+KD_API kd_err kd_spec_set_name(kd_spec *spec, const char *name);
 /** Free a spec and set *spec to NULL; accepts NULL. Local. */
 KD_API void kd_spec_destroy(kd_spec **spec);
 

@@ -280,14 +280,38 @@ def _target(target: TargetSpec, arrays: _Arrays, name: str) -> Dict[str, Any]:
     return {"type": "memory", "name": name}
 
 
-def _opts(config_text: Optional[str] = None, config: Optional[PathLike] = None,
+def _config(cfg: Dict[str, Any]) -> Union[_lib.Spec, str]:
+    """A configuration dict as typed settings (kd_spec), or as text where some value has no typed
+    form (the same configuration either way)."""
+    items = _lib.spec_items(_plain_tree(cfg))
+    if items is not None:
+        return _lib.Spec(items)
+    return json.dumps(cfg, indent=1, default=_json_default)
+
+
+def _plain_tree(v: Any) -> Any:
+    """cfg with numpy values and paths made plain Python (what the typed settings take)."""
+    if isinstance(v, dict):
+        return {k: _plain_tree(x) for k, x in v.items()}
+    if isinstance(v, (np.ndarray, np.generic, list, tuple)):
+        return _plain(v)
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    return v
+
+
+def _opts(config_text: Union[None, str, _lib.Spec] = None, config: Optional[PathLike] = None,
           arrays: Sequence[_lib.DataArray] = (), sets: Sequence[str] = (),
           output: Optional[PathLike] = None, resume: Optional[PathLike] = None,
           no_output: bool = True) -> Tuple[_lib.JobOpts, List[Any]]:
-    """JobOpts and the objects that must stay alive while it is used."""
+    """JobOpts and the objects that must stay alive while it is used. config_text: the
+    configuration as text, or as typed settings (_config)."""
     keep: List[Any] = []
     o = _lib.JobOpts()
-    if config_text is not None:
+    if isinstance(config_text, _lib.Spec):
+        o.spec = config_text.handle
+        keep.append(config_text)
+    elif config_text is not None:
         o.config_text = config_text.encode()
         o.config = b"<python>"
     if config is not None:
@@ -363,9 +387,9 @@ def _run_job_(cfg: Optional[Dict[str, Any]], path: Optional[PathLike],
               write: bool, want_config: bool) -> Union[Coreset, "TestResult"]:
     ctx = _lib.process().context(comm)
     das, keep = _prepare(ctx, arrays)
-    text = None
+    text: Union[None, str, _lib.Spec] = None
     if cfg is not None:
-        text = json.dumps(cfg, indent=1, default=_json_default)
+        text = _config(cfg)
     o, keep2 = _opts(text, path, das, sets, output, resume, not write)
     summary, res = _lib.JobSummary(), _lib.Result()
     y = ctypes.c_void_p()
@@ -757,7 +781,7 @@ def _rule_mmd(ctx: ctypes.c_void_p, cfg: Dict[str, Any], arrays: _Arrays, P: np.
               w: np.ndarray, progress: Optional[bool]) -> MMD:
     """The MMD of the rule (P, w) against the target of the job cfg (kd_job_mmd_rule_info)."""
     das, keep = _prepare(ctx, arrays)
-    o, keep2 = _opts(json.dumps(cfg, indent=1, default=_json_default), None, das)
+    o, keep2 = _opts(_config(cfg), None, das)
     m, m2, e, e2 = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
     how = ctypes.c_int()
     _lib.call(ctx, lib.kd_job_mmd_rule_info, ctx, ctypes.byref(o),

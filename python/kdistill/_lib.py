@@ -156,6 +156,14 @@ def _load() -> ctypes.CDLL:
         "kd_err_name": (ctypes.c_char_p, [i]),
         "kd_err_exit_status": (i, [i]),
         "kd_kernel_has_ls": (i, [ctypes.c_char_p]),
+        "kd_spec_create": (i, [ctypes.c_char_p, u(p)]),
+        "kd_spec_set_name": (i, [p, ctypes.c_char_p]),
+        "kd_spec_destroy": (None, [u(p)]),
+        "kd_spec_set_int": (i, [p, ctypes.c_char_p, ctypes.c_int64]),
+        "kd_spec_set_real": (i, [p, ctypes.c_char_p, ctypes.c_double]),
+        "kd_spec_set_bool": (i, [p, ctypes.c_char_p, i]),
+        "kd_spec_set_text": (i, [p, ctypes.c_char_p, ctypes.c_char_p]),
+        "kd_spec_set_reals": (i, [p, ctypes.c_char_p, _PD, ctypes.c_int64, i]),
         "kd_build_info": (ctypes.c_size_t, [ctypes.c_char_p, ctypes.c_size_t]),
     }
     for name, (res, args) in sig.items():
@@ -653,6 +661,82 @@ def result_struct(fields: Dict[str, Any]) -> Tuple[Result, List[Any]]:
     keep.append(ds)
     r.n_datasets, r.datasets = c_size(len(extras), "extras: the number of datasets"), ds
     return r, keep
+
+
+class Spec:
+    """A job's configuration as typed settings (kdistill/kd_spec.h): each value crosses into the
+    library as an int, a real, a bool, a text or an array of reals, never as YAML to be parsed.
+    Built from (kind, key, value) items (spec_items); freed when the object goes. A setting the
+    library refuses is kept by the spec and fails the job that uses it, with its message."""
+
+    def __init__(self, items: List[Tuple[str, str, Any]], name: str = "<python>") -> None:
+        self.handle = ctypes.c_void_p()
+        if lib.kd_spec_create(None, ctypes.byref(self.handle)) != 0:
+            raise MemoryError("kdistill: cannot create a configuration")
+        lib.kd_spec_set_name(self.handle, name.encode())
+        for kind, key, v in items:
+            k = key.encode()
+            if kind == "int":
+                lib.kd_spec_set_int(self.handle, k, v)
+            elif kind == "real":
+                lib.kd_spec_set_real(self.handle, k, v)
+            elif kind == "bool":
+                lib.kd_spec_set_bool(self.handle, k, int(v))
+            elif kind == "text":
+                lib.kd_spec_set_text(self.handle, k, v.encode("utf-8", "surrogateescape"))
+            else:  # "reals": (values float64 C-contiguous, rows, cols)
+                a, rows, cols = v
+                lib.kd_spec_set_reals(self.handle, k, a.ctypes.data_as(_PD), rows, cols)
+
+    def __del__(self) -> None:
+        if getattr(self, "handle", None) and self.handle.value:
+            lib.kd_spec_destroy(ctypes.byref(self.handle))
+
+
+def _spec_value(key: str, v: Any) -> Optional[Tuple[str, str, Any]]:
+    """One typed setting for a plain value, or None where it has no typed form."""
+    if isinstance(v, bool):
+        return ("bool", key, v)
+    if isinstance(v, int):
+        return ("int", key, v) if -2**63 <= v < 2**63 else None
+    if isinstance(v, float):
+        return ("real", key, v) if np.isfinite(v) else None
+    if isinstance(v, str):
+        return ("text", key, v)
+    if isinstance(v, (list, tuple)) and v:
+        def num(x: Any) -> bool:
+            return isinstance(x, (int, float)) and not isinstance(x, bool) and \
+                bool(np.isfinite(x)) and abs(x) < 2**53
+        if all(num(x) for x in v):
+            return ("reals", key, (np.ascontiguousarray(v, dtype=np.float64), len(v), 0))
+        if all(isinstance(r, (list, tuple)) and r and len(r) == len(v[0]) and
+               all(num(x) for x in r) for r in v):
+            a = np.ascontiguousarray(v, dtype=np.float64)
+            return ("reals", key, (a, len(v), len(v[0])))
+    return None
+
+
+def spec_items(cfg: Dict[str, Any], prefix: str = "") -> Optional[List[Tuple[str, str, Any]]]:
+    """The configuration dict cfg (plain values: numpy converted) as typed settings, in order;
+    None when some value has no typed form (an empty section, a list of texts or of mixed
+    values, a key that is not a plain name), for which the caller falls back to text."""
+    items: List[Tuple[str, str, Any]] = []
+    for k, v in cfg.items():
+        if not isinstance(k, str) or not k or "." in k or \
+                not all(c.isalnum() or c in "_-" for c in k):
+            return None
+        key = prefix + "." + k if prefix else k
+        if isinstance(v, dict):
+            sub = spec_items(v, key) if v else None
+            if sub is None:
+                return None
+            items += sub
+        elif v is not None:  # null: the key is absent
+            it = _spec_value(key, v)
+            if it is None:
+                return None
+            items.append(it)
+    return items
 
 
 def take_string(p: ctypes.c_void_p) -> Optional[str]:

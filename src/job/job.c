@@ -47,7 +47,7 @@ static kd_err kd_job_load_(kd_ctx *ctx, const kd_job_opts *o, int validate_only,
   else if (o->config)
     KD_TRY(kd_config_load(ctx->comm, o->config, &job->cfg));
   else
-    KD_TRY(kd_config_new("kd_spec", &job->cfg));
+    KD_TRY(kd_config_new(kd_spec_name(o->spec), &job->cfg));
   for (int i = 0; i < o->n_sets; i++) KD_TRY(kd_config_set(job->cfg, o->sets[i]));
   if (o->spec) KD_TRY(kd_spec_apply(o->spec, job->cfg));
   if (o->output) KD_TRY(kd_config_set_str(job->cfg, "output.path", o->output));

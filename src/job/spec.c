@@ -27,7 +27,8 @@ struct kd_spec {
   kd_config *check; /* the settings applied as they are made: their errors come at once */
   kd_spec_item_ *items;
   int n, cap;
-  kd_err err; /* the first failed setting: its code, message and key */
+  char name[64]; /* what messages call the configuration (kd_spec_set_name) */
+  kd_err err;    /* the first failed setting: its code, message and key */
   char msg[1024];
   char key[128];
 };
@@ -45,7 +46,8 @@ kd_err kd_spec_create(const char *task, kd_spec **out) {
   *out = NULL;
   KD_CHECK(!task || task[0], KD_ERR_ARG, "kd_spec_create: the task name is empty");
   KD_ALLOC(s, 1);
-  KD_TRY(kd_config_new("kd_spec", &s->check));
+  snprintf(s->name, sizeof s->name, "kd_spec");
+  KD_TRY(kd_config_new(s->name, &s->check));
   *out = s;
   s = NULL;
   if (task) KD_TRY(kd_spec_set_text(*out, "task", task));
@@ -54,6 +56,16 @@ cleanup:
   kd_spec_destroy(&s);
   return err;
 }
+
+kd_err kd_spec_set_name(kd_spec *spec, const char *name) {
+  kd_err err = KD_OK;
+  KD_CHECK(spec && name && name[0], KD_ERR_ARG, "kd_spec_set_name: no spec or no name");
+  snprintf(spec->name, sizeof spec->name, "%s", name);
+cleanup:
+  return err;
+}
+
+const char *kd_spec_name(const kd_spec *spec) { return spec->name; }
 
 void kd_spec_destroy(kd_spec **spec) {
   if (!spec || !*spec) return;

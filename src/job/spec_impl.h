@@ -9,5 +9,7 @@
  *  kd_config_new one); the first error a setting met when it was made is returned instead, with
  *  its message. Local. */
 kd_err kd_spec_apply(const kd_spec *spec, kd_config *cfg);
+/** The name of a configuration made from the spec alone (kd_spec_set_name). Local. */
+const char *kd_spec_name(const kd_spec *spec);
 
 #endif

@@ -8,6 +8,7 @@ errors raise the class of their C code with the command line's message and leave
 usable; run() writes the file load() reads back to the same arrays.
 """
 
+import json
 import math
 import os
 import re
@@ -436,6 +437,54 @@ class TypedValuesTest(unittest.TestCase):
                 self.assertFalse([ln for ln in lines if ln in ("import re", "from re import *")
                                   or ln.startswith(("import re ", "import re,", "from re "))],
                                  "%s imports re" % name)
+
+
+class TypedSpecTest(unittest.TestCase):
+    """Keyword arguments and configuration dicts reach the library as typed settings (kd_spec),
+    with the same result as the configuration as text; a dict holding a value of no typed form
+    (a list of texts) goes as text."""
+    X = np.random.default_rng(5).normal(size=(600, 3))
+
+    def test_typed_equals_text(self):
+        from kdistill import _api, _lib
+        cfg = {"task": "thin", "data": {"type": "memory", "name": "X"},
+               "kernel": {"name": "gaussian", "ls": 0.1 + 0.2},
+               "algorithm": {"name": "kt_compress", "n_out": 32, "delta": 0.25},
+               "run": {"seed": np.int64(9)}}
+        self.assertIsInstance(_api._config(cfg), _lib.Spec)
+        typed = kdistill.run(cfg, arrays={"X": self.X}, write=False)
+        real_config = _api._config
+        try:  # the same configuration handed over as text
+            _api._config = lambda c: json.dumps(c, indent=1, default=_api._json_default)
+            text = kdistill.run(cfg, arrays={"X": self.X}, write=False)
+        finally:
+            _api._config = real_config
+        self.assertTrue(np.array_equal(typed.indices, text.indices))
+        self.assertEqual(typed.points.tobytes(), text.points.tobytes())
+        self.assertEqual(typed.mmd, text.mmd)
+        self.assertEqual(typed.metrics["kernel_ls"], 0.1 + 0.2)
+        self.assertEqual(_lib.config_value(typed.config, "run.seed"), 9)
+        # a mixture target's means and weights as arrays of reals
+        t = {"type": "gaussian_mixture", "d": 2, "means": [[0, 0], [2.5, -1]],
+             "sds": [[1, 1], [0.5, 0.75]], "weights": [0.25, 0.75]}
+        items = _lib.spec_items({"target": t})
+        self.assertEqual([(k, key) for k, key, _ in items],
+                         [("text", "target.type"), ("int", "target.d"), ("reals", "target.means"),
+                          ("reals", "target.sds"), ("reals", "target.weights")])
+        self.assertEqual(items[2][2][1:], (2, 2))
+        self.assertEqual(items[4][2][1:], (2, 0))
+        # no typed form: texts in a list, an empty section, a key with a dot
+        for bad in ({"data": {"dataset": ["a", "b"]}}, {"target": {}}, {"a.b": 1}):
+            self.assertIsNone(_lib.spec_items(bad), bad)
+
+    def test_typed_errors(self):
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.thin(self.X, 601)
+        self.assertEqual(str(c.exception),
+                         "<python>: algorithm.n_out = 601 exceeds the 600 input points")
+        with self.assertRaises(kdistill.ConfigError) as c:
+            kdistill.thin(self.X, 8, algorithm="kt_compress", g="four")
+        self.assertEqual(c.exception.key, "algorithm.g")
 
 
 class RunLoadTest(unittest.TestCase):

@@ -176,6 +176,17 @@ static void check_errors(kd_ctx *w) {
           "the first bad setting fails the job: '%s' key '%s'", kd_ctx_message(w),
           kd_ctx_error_key(w));
   kd_spec_destroy(&s);
+  /* the spec's own name in messages */
+  s = thin_spec();
+  o.spec = s;
+  KD_TEST_OK(kd_spec_set_name(s, "<prog>"));
+  KD_TEST(kd_spec_set_name(s, "") == KD_ERR_ARG, "empty name refused");
+  KD_TEST_OK(kd_spec_set_int(s, "algorithm.n_out", 4096));
+  KD_TEST(kd_job_run(w, &o, NULL, NULL) == KD_ERR_CONFIG &&
+              !strcmp(kd_ctx_message(w),
+                      "<prog>: algorithm.n_out = 4096 exceeds the 2048 input points"),
+          "named spec: '%s'", kd_ctx_message(w));
+  kd_spec_destroy(&s);
   KD_TEST(kd_spec_create("", &s) == KD_ERR_ARG && s == NULL, "empty task name refused");
   kd_job_opts none = {.no_output = 1};
   KD_TEST(kd_job_run(w, &none, NULL, NULL) == KD_ERR_ARG, "no config and no spec: %s",
