@@ -135,11 +135,13 @@ cleanup:
   return err;
 }
 
-/* the index of key, or a config error naming ctx */
-static kd_err kd_params_slot_(kd_params *p, const char *key, const char *ctx, int *i) {
+/* the index of key (declared with type t: KD_ASSERT), or a config error naming ctx */
+static kd_err kd_params_slot_(kd_params *p, const char *key, kd_param_type t, const char *ctx,
+                              int *i) {
   kd_err err = KD_OK;
   *i = kd_params_index_(p, key);
   KD_CHECK(*i >= 0, KD_ERR_CONFIG, "%s: unknown key", ctx);
+  KD_ASSERT(p->spec[*i].type == t);
 cleanup:
   return err;
 }
@@ -147,9 +149,8 @@ cleanup:
 kd_err kd_params_set_i64(kd_params *p, const char *key, int64_t x, const char *ctx) {
   kd_err err = KD_OK;
   int i = 0;
-  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  KD_TRY(kd_params_slot_(p, key, KD_PARAM_INT, ctx, &i));
   const kd_param_spec *s = &p->spec[i];
-  KD_ASSERT(s->type == KD_PARAM_INT);
   KD_CHECK((double)x >= s->min && (double)x <= s->max, KD_ERR_CONFIG,
            "%s: %lld is out of range [%.17g, %.17g]", ctx, (long long)x, s->min, s->max);
   p->v[i].i = x;
@@ -161,9 +162,8 @@ cleanup:
 kd_err kd_params_set_f64(kd_params *p, const char *key, double x, const char *ctx) {
   kd_err err = KD_OK;
   int i = 0;
-  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  KD_TRY(kd_params_slot_(p, key, KD_PARAM_F64, ctx, &i));
   const kd_param_spec *s = &p->spec[i];
-  KD_ASSERT(s->type == KD_PARAM_F64);
   KD_CHECK(isfinite(x), KD_ERR_CONFIG, "%s: expected a finite number, got %g", ctx, x);
   KD_CHECK(x >= s->min && x <= s->max, KD_ERR_CONFIG, "%s: %.17g is out of range [%.17g, %.17g]",
            ctx, x, s->min, s->max);
@@ -175,8 +175,7 @@ cleanup:
 kd_err kd_params_set_bool(kd_params *p, const char *key, int b, const char *ctx) {
   kd_err err = KD_OK;
   int i = 0;
-  KD_TRY(kd_params_slot_(p, key, ctx, &i));
-  KD_ASSERT(p->spec[i].type == KD_PARAM_BOOL);
+  KD_TRY(kd_params_slot_(p, key, KD_PARAM_BOOL, ctx, &i));
   p->v[i].b = b != 0;
   p->v[i].i = p->v[i].b;
 cleanup:
@@ -186,9 +185,8 @@ cleanup:
 kd_err kd_params_set_str(kd_params *p, const char *key, const char *text, const char *ctx) {
   kd_err err = KD_OK;
   int i = 0;
-  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  KD_TRY(kd_params_slot_(p, key, KD_PARAM_STR, ctx, &i));
   const kd_param_spec *s = &p->spec[i];
-  KD_ASSERT(s->type == KD_PARAM_STR);
   KD_CHECK(!s->choices || kd_choice_ok_(s->choices, text), KD_ERR_CONFIG,
            "%s: '%s' is not one of %s", ctx, text, s->choices);
   char *c = kd_strdup_(text);
@@ -213,8 +211,8 @@ static int kd_params_parse_int_(const char *text, long long *x) {
 
 kd_err kd_params_set_text(kd_params *p, const char *key, const char *text, const char *ctx) {
   kd_err err = KD_OK;
-  int i = 0;
-  KD_TRY(kd_params_slot_(p, key, ctx, &i));
+  const int i = kd_params_index_(p, key);
+  KD_CHECK(i >= 0, KD_ERR_CONFIG, "%s: unknown key", ctx);
   switch (p->spec[i].type) {
     case KD_PARAM_INT: {
       long long x = 0;
