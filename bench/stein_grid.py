@@ -76,6 +76,8 @@ def proto_ls(spec, X, S):
         return spec
     d = X.shape[1]
     lf = math.sqrt(d / np.mean((S ** 2).sum(1)))
+    if spec.startswith("dfisher"):
+        return float(spec.split(":")[1]) * lf * math.sqrt(d)
     if spec.startswith("fisher"):
         return float(spec.split(":")[1]) * lf if ":" in spec else lf
     idx = np.linspace(0, len(X) - 1, 512).astype(int)

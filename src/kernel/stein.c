@@ -283,6 +283,6 @@ const kd_kernel_family kd_kfam_stein = {KD_KERNEL_STEIN,
                                         kd_stein_setup_,
                                         kd_stein_unused_finish_,
                                         NULL,
-                                        "median",
+                                        "auto",
                                         NULL,
                                         0};

@@ -31,21 +31,24 @@ static void kd_kernel_choices_(char *buf, size_t len) {
   }
 }
 
-/* A length-scale key: a positive number, or 'median' (*median = 1; *ls untouched). */
+/* A length-scale key: a positive number, or 'median' (*median = 1; *ls untouched), or 'auto' where
+ * it is the family's default (*median = 2: the stein kernel, task_stein.c). */
 static kd_err kd_read_ls_(kd_config *cfg, const char *key, const char *def, double *ls,
                           int *median) {
   kd_err err = KD_OK;
   const char *v = NULL;
   char where[512];
+  const int can_auto = !strcmp(def, "auto");
   KD_TRY(kd_config_get_str(cfg, key, def, NULL, 0, &v));
-  if (!strcmp(v, "median")) {
-    *median = 1;
+  if (!strcmp(v, "median") || (can_auto && !strcmp(v, "auto"))) {
+    *median = strcmp(v, "median") ? 2 : 1;
   } else {
     char *end = NULL;
     double x = strtod(v, &end);
     KD_CHECK_KEY(end != v && *end == '\0' && isfinite(x) && x > 0, KD_ERR_CONFIG, key,
-                 "%s: %s: expected a positive number or 'median', got '%s'",
-                 kd_config_where(cfg, key, where, sizeof where), key, v);
+                 "%s: %s: expected a positive number or %s, got '%s'",
+                 kd_config_where(cfg, key, where, sizeof where), key,
+                 can_auto ? "'auto' or 'median'" : "'median'", v);
     KD_TRY(kd_config_get_f64(cfg, key, 1.0, 1e-300, INFINITY, ls));
   }
 cleanup:
@@ -137,6 +140,7 @@ kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *
   const double ls = kd_kernel_length_scale(k), lp = kd_kernel_length_scale_phi(k);
   if (ls > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls", ls));
   if (lp > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls_phi", lp));
+  KD_TRY(kd_task_record_stein_kernel(k, res));
 cleanup:
   return err;
 }
@@ -157,7 +161,7 @@ kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **ya
       continue;
     if (!c) KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
     KD_TRY(kd_config_get_str(c, key[i], NULL, NULL, 0, &ls));
-    if (ls && !strcmp(ls, "median")) {
+    if (ls && (!strcmp(ls, "median") || !strcmp(ls, "auto"))) {
       snprintf(set, sizeof set, "%s=%.17g", key[i], v);
       KD_TRY(kd_config_set(c, set));
       changed = 1;

@@ -75,8 +75,11 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
 /** 1 for the point-set types read from files: hdf5, csv, npy, npz. */
 int kd_task_is_file_type(const char *type);
 /** kernel.precondition diag|matrix of a stein kernel: the sample covariance of the x coordinates
- *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond). Collective. */
+ *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond); auto, and ls: auto,
+ *  by kd_kernel_stein_autotune. Collective. */
 kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
+/* /metrics kernel_precondition (0 none, 1 diag, 2 matrix) and kernel_ls_auto of a stein kernel */
+kd_err kd_task_record_stein_kernel(const kd_kernel *k, kd_result *res);
 /** The Stein kernel's keys (base, beta, precondition) into p, and the check that the points carry
  *  scores (task/task_stein.c). Local. */
 kd_err kd_task_read_stein_kernel(const kd_task_ctx *ctx, const char *section, int d,
