@@ -113,7 +113,7 @@ def one_case(mu, share, args):
             res[m].append(float(kdistill.mmd(cs.points, cs.weights, target, ls=ls)))
             if m in info:
                 info[m].append({k: cs.metrics.get(k) for k in
-                                ("kernel_ls", "stein_precondition", "debias_trust")})
+                                ("kernel_ls", "kernel_precondition", "debias_groups", "debias_resolution", "debias_untrusted")})
     return res, info
 
 

@@ -129,7 +129,10 @@ class Coreset:
     datasets by path), ``seconds`` (algorithm wall time), ``kernel_evals``, ``task``,
     ``algorithm``, ``kernel`` (with the resolved length scale when known), ``kernel_ls`` (that
     length scale, or None), ``kernel_precondition`` (a Stein kernel's preconditioner in use,
-    ``"none"``, ``"diag"`` or ``"matrix"``; None for other kernels), ``config`` (the
+    ``"none"``, ``"diag"`` or ``"matrix"``; None for other kernels), ``debias_untrusted`` (a
+    Stein run: True when the input has well-separated groups of modes whose proportions the KSD
+    does not resolve, so the coreset's weights between them are not determined by the scores;
+    ``metrics["debias_resolution"]`` says by how much; None for other kernels), ``config`` (the
     resolved configuration as YAML text: every key with its default filled in; it runs unchanged
     with ``kdistill run``)."""
 
@@ -159,6 +162,10 @@ class Coreset:
                                            if "kernel_ls" in self.metrics else None)
         self.kernel_precondition: Optional[str] = (None if pre is None else
                                                    ("none", "diag", "matrix")[int(pre)])
+        #: a Stein run whose input has well-separated groups of modes whose proportions the KSD
+        #: does not resolve (docs/stein.md, "When the answer cannot be trusted"); None otherwise
+        u = self.metrics.get("debias_untrusted")
+        self.debias_untrusted: Optional[bool] = None if u is None else bool(u)
         self.n_ranks = n_ranks
 
     def __len__(self) -> int:

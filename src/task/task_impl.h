@@ -91,7 +91,11 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
                           int *d);
 /** Stein kernel: split the result's rows (x, s) into /points (x) and the dataset /coreset/scores.
  */
-kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res);
+kd_err kd_task_split_scores(kd_kernel *k, const kd_pointset *points, kd_result *res);
+/* /metrics debias_groups, debias_resolution, debias_untrusted of a stein run (stein_trust.c):
+ * whether the KSD resolves the proportions of the input's well-separated groups of modes.
+ * Collective. */
+kd_err kd_task_stein_trust(kd_kernel *k, const kd_pointset *ps, kd_result *res);
 /** If the kernel asked for ls: median, compute it on ps. Collective. */
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
 /** The kernel's description into info->kernel and its length scale in use (the median heuristic's

@@ -193,10 +193,11 @@ cleanup:
   return err;
 }
 
-kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res) {
+kd_err kd_task_split_scores(kd_kernel *k, const kd_pointset *points, kd_result *res) {
   kd_err err = KD_OK;
   double *x = NULL, *s = NULL;
   if (kd_kernel_get_params(k)->type != KD_KERNEL_STEIN || res->d % 2 || !res->points) return KD_OK;
+  KD_TRY(kd_task_stein_trust(k, points, res));
   const int dx = res->d / 2;
   const int64_t n = res->n, dims[2] = {n, dx};
   KD_ALLOC(x, (size_t)n * dx);

@@ -10,7 +10,9 @@ MMD (ls 1) to the mixture, exact in closed form. Measured (docs/stein.md quotes 
   - modes 6 sd apart (s = 3): the KSD cannot see the proportion of well-separated modes, so
     skt, sr and sc put at least 95 % of the weight in one mode, which one depending on the seed
     (not always the over-represented one), and their MMD (0.38-0.41) is above uniform
-    thinning's (0.23-0.32) in every seed, while their KSD is below half of uniform's."""
+    thinning's (0.23-0.32) in every seed, while their KSD is below half of uniform's.
+The trust diagnostic (metrics debias_untrusted, Coreset.debias_untrusted) fires on every run with
+separated modes and on none with close ones."""
 
 import unittest
 
@@ -48,6 +50,8 @@ class SteinBiasTest(unittest.TestCase):
             cs = r["skt"][3]  # ls and precondition auto: isotropic unit modes, no preconditioner
             self.assertEqual((cs.kernel_precondition, cs.metrics["kernel_ls_auto"]), ("none", 1))
             self.assertTrue(1.5 < cs.kernel_ls < 2.5, "ls %.3f" % cs.kernel_ls)
+            for alg in ("uniform",) + DEBIAS:  # one group of modes: the diagnostic is quiet
+                self.assertIs(r[alg][3].debias_untrusted, False, "seed %d %s" % (seed, alg))
             for alg in DEBIAS:
                 left, mmd = r[alg][0], r[alg][1]
                 lo, hi = (0.5, 0.75) if alg == "lsc" else (0.42, 0.56)
@@ -59,6 +63,11 @@ class SteinBiasTest(unittest.TestCase):
     def test_separated_modes_are_not(self):
         for seed in SEEDS:
             r = trial(3.0, seed)
+            for alg in ("uniform",) + DEBIAS:  # two groups the KSD does not resolve: it fires
+                cs = r[alg][3]
+                self.assertIs(cs.debias_untrusted, True, "seed %d %s" % (seed, alg))
+                self.assertEqual(cs.metrics["debias_groups"], 2)
+                self.assertLess(cs.metrics["debias_resolution"], 1.0)
             for alg in ("skt", "sr", "sc"):
                 left, mmd, ksd = r[alg][:3]
                 self.assertTrue(left < 0.05 or left > 0.95, "seed %d %s: left-mode weight %.3f" %
