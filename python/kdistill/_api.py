@@ -466,6 +466,9 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     kernel then defaults to the Stein kernel over IMQ (``{"name": "stein", "base": "imq"}``), the
     target to ``{"type": "stein"}``, and ``mmd`` is the KSD (algorithms ``stein_thin``, ``skt``,
     ``lskt``, ``sr``, ``lsr``, ``sc``, ``lsc``, ``rpcholesky``, or any thinning algorithm).
+    The debiasing algorithms correct a shifted sample and the proportions of overlapping modes,
+    not those of well-separated modes, which the KSD cannot see (the result's
+    ``debias_untrusted`` is then True; docs/stein.md, "Which to use").
     checkpoint: a file for the checkpoint an interrupted call (Ctrl-C, SIGTERM) writes; without
     it an interrupted call writes nothing. resume: such a checkpoint, to continue from (the same
     call otherwise; the same keywords in :func:`herd` and :func:`quad`).
