@@ -58,7 +58,7 @@ static double kd_trust_d2_(const double *a, const double *b, int dx) {
 static int kd_trust_groups_(const double *mo, int m, int dx, int *par, int *lab) {
   const double tau2 = KD_TRUST_TAU * KD_TRUST_TAU;
   const int core = (int)ceil(KD_TRUST_CORE * m) > 3 ? (int)ceil(KD_TRUST_CORE * m) : 3;
-  int size[KD_TRUST_MAXC], nc = 0;
+  int nc = 0;
   for (int i = 0; i < m; i++) {
     int nb = 0;
     for (int j = 0; j < m; j++)
@@ -84,9 +84,8 @@ static int kd_trust_groups_(const double *mo, int m, int dx, int *par, int *lab)
     if (best < 0 || nc == KD_TRUST_MAXC) break;
     for (int i = 0; i < m; i++)
       if (par[i] == best) lab[i] = nc, par[i] = -2;
-    size[nc++] = bs;
+    nc++;
   }
-  (void)size;
   return nc;
 }
 
