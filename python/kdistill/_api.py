@@ -127,7 +127,12 @@ class Coreset:
     ``metrics`` (dict of the algorithm's metrics), ``trace`` (dict of arrays ``iteration``,
     ``n_atoms``, ``mmd``, ``seconds`` for iterative algorithms, else None), ``extras`` (extra
     datasets by path), ``seconds`` (algorithm wall time), ``kernel_evals``, ``task``,
-    ``algorithm``, ``kernel`` (with the resolved length scale when known), ``config`` (the
+    ``algorithm``, ``kernel`` (with the resolved length scale when known), ``kernel_ls`` (that
+    length scale, or None), ``kernel_precondition`` (a Stein kernel's preconditioner in use,
+    ``"none"``, ``"diag"`` or ``"matrix"``; None for other kernels), ``debias_untrusted`` (a
+    Stein run: True when the input has well-separated groups of modes whose proportions the KSD
+    does not resolve, so the coreset's weights between them are not determined by the scores;
+    ``metrics["debias_resolution"]`` says by how much; None for other kernels), ``config`` (the
     resolved configuration as YAML text: every key with its default filled in; it runs unchanged
     with ``kdistill run``)."""
 
@@ -151,6 +156,16 @@ class Coreset:
                                  if self.mmd_method == "bounded" else 0.0)
         self.task, self.algorithm, self.kernel = task, algorithm, kernel
         self.config = config
+        pre = self.metrics.get("kernel_precondition")
+        #: the Stein kernel's length scale and preconditioner in use (None for other kernels)
+        self.kernel_ls: Optional[float] = (float(self.metrics["kernel_ls"])
+                                           if "kernel_ls" in self.metrics else None)
+        self.kernel_precondition: Optional[str] = (None if pre is None else
+                                                   ("none", "diag", "matrix")[int(pre)])
+        #: a Stein run whose input has well-separated groups of modes whose proportions the KSD
+        #: does not resolve (docs/stein.md, "When the answer cannot be trusted"); None otherwise
+        u = self.metrics.get("debias_untrusted")
+        self.debias_untrusted: Optional[bool] = None if u is None else bool(u)
         self.n_ranks = n_ranks
 
     def __len__(self) -> int:
@@ -454,7 +469,7 @@ def _expect(cls: Type[_R], r: Union[Coreset, "TestResult"]) -> _R:
 @_keywords
 @_lib.serialised
 def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_compress",
-         kernel: AnyKernel = "gaussian", ls: LengthScale = "median", seed: int = 0,
+         kernel: AnyKernel = "gaussian", ls: LengthScale = None, seed: int = 0,
          target: Optional[TargetSpec] = None, score: Any = None,
          checkpoint: Optional[PathLike] = None, resume: Optional[PathLike] = None,
          comm: Any = None, progress: Optional[bool] = None, **params: Any) -> Coreset:
@@ -467,13 +482,17 @@ def thin(X: npt.ArrayLike, n_out: Optional[int] = None, *, algorithm: str = "kt_
     algorithm: a ``thin`` algorithm (``kt_compress``, ``kh_compress``, ``kh``, ``rkh``, ``lkh``,
     ``gs_thin``, ``gs_compress``, ``kh_refine``, ``uniform``); its other keys go in ``params``
     (e.g. ``g=4``). kernel: a name or a dict of kernel keys (``{"name": "imq", "beta": 1}``);
-    ls: a length scale or ``"median"``. target: None (the empirical measure of X) or a closed-form
-    :class:`Measure`. score: Stein thinning against a density known through its score
+    ls: a length scale, ``"median"``, or None: the kernel's default (``"median"``; ``"auto"`` for
+    the Stein kernel, chosen from the scores: docs/stein.md). target: None (the empirical
+    measure of X) or a closed-form :class:`Measure`. score: Stein thinning against a density known through its score
     grad log p: an (n, d) array (this rank's rows) or a callable S(X) -> (n, d) array (a numpy,
     JAX or PyTorch log-density gradient), evaluated here on this rank's rows before the run; the
     kernel then defaults to the Stein kernel over IMQ (``{"name": "stein", "base": "imq"}``), the
     target to ``{"type": "stein"}``, and ``mmd`` is the KSD (algorithms ``stein_thin``, ``skt``,
     ``lskt``, ``sr``, ``lsr``, ``sc``, ``lsc``, ``rpcholesky``, or any thinning algorithm).
+    The debiasing algorithms correct a shifted sample and the proportions of overlapping modes,
+    not those of well-separated modes, which the KSD cannot see (the result's
+    ``debias_untrusted`` is then True; docs/stein.md, "Which to use").
     checkpoint: a file for the checkpoint an interrupted call (Ctrl-C, SIGTERM) writes; without
     it an interrupted call writes nothing. resume: such a checkpoint, to continue from (the same
     call otherwise; the same keywords in :func:`herd` and :func:`quad`).
@@ -846,8 +865,8 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     run used: its base, ``beta`` and resolved length scale (the run's median heuristic over all of
     its data, not one over the coreset), so it returns the run's ``mmd``; ``kernel=`` or a
     number for ``ls`` replace them. A run preconditioned by its data's covariance
-    (``precondition: diag|matrix``) raises :class:`UnsupportedError` unless ``kernel=`` is given:
-    the coreset does not hold that covariance."""
+    (``precondition: diag|matrix``, or ``auto`` where it chose one) raises
+    :class:`UnsupportedError` unless ``kernel=`` is given: the coreset does not hold that matrix."""
     if isinstance(points, Coreset):
         cs = points
         if weights is None:
@@ -855,6 +874,8 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
         points = cs.points
         run_kernel = _lib.config_section(cs.config, "kernel")
         if run_kernel.get("name") == "stein" and kernel == "imq":
+            if run_kernel.get("precondition") == "auto" and cs.kernel_precondition == "none":
+                run_kernel = dict(run_kernel, precondition="none")  # auto chose none
             if run_kernel.get("precondition", "none") != "none":
                 raise _errors.UnsupportedError(
                     "ksd(coreset): the run preconditioned the Stein kernel by the sample "

@@ -272,7 +272,7 @@ void kd_kernel_update_desc_(kd_kernel *k) {
   const char *nm = kd_kernel_name(p->type);
   char ls[32];
   if (k->ls_pending)
-    snprintf(ls, sizeof ls, "median");
+    snprintf(ls, sizeof ls, "%s", p->ls_median == 2 ? "auto" : "median");
   else
     snprintf(ls, sizeof ls, "%.17g", p->ls);
   switch (p->type) {

@@ -25,16 +25,18 @@ kd_err kd_kernel_read_ls(const kd_section *s, const char *name, const char *def,
   kd_err err = KD_OK;
   const char *v = NULL;
   char key[256], where[512];
+  const int can_auto = !strcmp(def, "auto"); /* 'auto' where it is the family's default */
   kd_section_key(s, name, key, sizeof key);
   KD_TRY(kd_config_get_str(s->cfg, key, def, NULL, 0, &v));
-  if (!strcmp(v, "median")) {
-    *median = 1;
+  if (!strcmp(v, "median") || (can_auto && !strcmp(v, "auto"))) {
+    *median = strcmp(v, "median") ? 2 : 1;
   } else {
     char *end = NULL;
     double x = strtod(v, &end);
     KD_CHECK_KEY(end != v && *end == '\0' && isfinite(x) && x > 0, KD_ERR_CONFIG, key,
-                 "%s: %s: expected a positive number or 'median', got '%s'",
-                 kd_config_where(s->cfg, key, where, sizeof where), key, v);
+                 "%s: %s: expected a positive number or %s, got '%s'",
+                 kd_config_where(s->cfg, key, where, sizeof where), key,
+                 can_auto ? "'auto' or 'median'" : "'median'", v);
     KD_TRY(kd_config_get_f64(s->cfg, key, 1.0, 1e-300, INFINITY, ls));
   }
 cleanup:
@@ -122,8 +124,8 @@ kd_err kd_stein_read_keys_(const kd_section *s, int d, kd_kernel_params *p) {
   p->base = kd_kernel_from_name(base);
   KD_TRY(kd_config_get_f64(s->cfg, kd_section_key(s, "beta", key, sizeof key), 0.5, 1e-12, 1e6,
                            &p->beta));
-  KD_TRY(kd_config_get_str(s->cfg, kd_section_key(s, "precondition", key, sizeof key), "none",
-                           "none|diag|matrix", 0, &pre));
+  KD_TRY(kd_config_get_str(s->cfg, kd_section_key(s, "precondition", key, sizeof key), "auto",
+                           "auto|none|diag|matrix", 0, &pre));
   kd_section_key(s, "name", key, sizeof key);
   KD_CHECK(d % 2 == 0 &&
                (kd_config_has(s->cfg, "data.score") || kd_config_has(s->cfg, "candidates.score")),

@@ -168,3 +168,7 @@ cleanup:
 }
 
 int kd_kernel_stein_preconditioned(const kd_kernel *k) { return k && k->pre != NULL; }
+
+int kd_kernel_stein_precond_kind(const kd_kernel *k) {
+  return !kd_kernel_stein_preconditioned(k) ? 0 : k->pre_diag ? 1 : 2;
+}

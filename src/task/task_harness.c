@@ -173,7 +173,7 @@ kd_err kd_task_run_algo(const kd_task_ctx *ctx, const kd_algo_desc *desc, const 
   kd_log_info("%s finished in %.3f s (%llu kernel evaluations)", desc->name, t,
               (unsigned long long)evals);
   KD_TRY(kd_task_evaluate_(ctx->comm, target, k, res));
-  KD_TRY(kd_task_split_scores(k, res));
+  KD_TRY(kd_task_split_scores(k, points, res));
   kd_kernel_reset_evals(k);
 cleanup:
   return err;

@@ -76,8 +76,11 @@ kd_err kd_task_read_kernel(const kd_task_ctx *ctx, const char *section, int d, k
 /** 1 for the point-set types read from files: hdf5, csv, npy, npz. */
 int kd_task_is_file_type(const char *type);
 /** kernel.precondition diag|matrix of a stein kernel: the sample covariance of the x coordinates
- *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond). Collective. */
+ *  of ps (or its diagonal) into the kernel (kd_kernel_set_stein_precond); auto, and ls: auto,
+ *  by kd_kernel_stein_autotune. Collective. */
 kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
+/* /metrics kernel_precondition (0 none, 1 diag, 2 matrix) and kernel_ls_auto of a stein kernel */
+kd_err kd_task_record_stein_kernel(const kd_kernel *k, kd_result *res);
 /** After a point-set section is loaded: if it has a `score` subsection, replace *ps by the rows
  *  (x, s(x)) of width 2d (scores from a file or the analytic score of a measure) and double *d.
  *  In validate_only mode (*ps NULL) only the keys and shapes are checked. Collective. */
@@ -85,7 +88,11 @@ kd_err kd_task_read_score(const kd_task_ctx *ctx, const char *section, kd_gidx n
                           int *d);
 /** Stein kernel: split the result's rows (x, s) into /points (x) and the dataset /coreset/scores.
  */
-kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res);
+kd_err kd_task_split_scores(kd_kernel *k, const kd_pointset *points, kd_result *res);
+/* /metrics debias_groups, debias_resolution, debias_untrusted of a stein run (stein_trust.c):
+ * whether the KSD resolves the proportions of the input's well-separated groups of modes.
+ * Collective. */
+kd_err kd_task_stein_trust(kd_kernel *k, const kd_pointset *ps, kd_result *res);
 /** If the kernel asked for ls: median, compute it on ps. Collective. */
 kd_err kd_task_kernel_finish(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps);
 /** The kernel's description into info->kernel and its length scale in use (the median heuristic's

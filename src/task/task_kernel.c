@@ -43,6 +43,7 @@ kd_err kd_task_record_kernel(const kd_kernel *k, kd_task_info *info, kd_result *
   const double ls = kd_kernel_length_scale(k), lp = kd_kernel_length_scale_phi(k);
   if (ls > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls", ls));
   if (lp > 0) KD_TRY(kd_result_set_metric(res, "kernel_ls_phi", lp));
+  KD_TRY(kd_task_record_stein_kernel(k, res));
 cleanup:
   return err;
 }

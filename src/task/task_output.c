@@ -27,7 +27,7 @@ kd_err kd_task_output_yaml(const kd_config *cfg, const kd_result *res, char **ya
       continue;
     if (!c) KD_TRY(kd_config_clone(cfg, kd_config_name(cfg), &c));
     KD_TRY(kd_config_get_str(c, key[i], NULL, NULL, 0, &ls));
-    if (ls && !strcmp(ls, "median")) {
+    if (ls && (!strcmp(ls, "median") || !strcmp(ls, "auto"))) {
       KD_TRY(kd_config_set_f64(c, key[i], v));
       changed = 1;
     }

@@ -1,5 +1,6 @@
 /* task_stein.c - scores as data for the Stein kernel (docs/stein.md):
- *   kernel: {name: stein, base: imq|gaussian|matern52, ls, beta, precondition: none|diag|matrix}
+ *   kernel: {name: stein, base: imq|gaussian|matern52, ls (auto), beta,
+ *            precondition: auto|none|diag|matrix}
  *   data (or candidates): {..., score: {type: hdf5|csv|npy|npz, path, dataset}} scores from a file,
  * n x d
  *                         {..., score: {type: gaussian|gaussian_mixture|trunc_gaussian, <keys>}}
@@ -169,10 +170,11 @@ cleanup:
   return err;
 }
 
-kd_err kd_task_split_scores(const kd_kernel *k, kd_result *res) {
+kd_err kd_task_split_scores(kd_kernel *k, const kd_pointset *points, kd_result *res) {
   kd_err err = KD_OK;
   double *x = NULL, *s = NULL;
-  if (kd_kernel_get_params(k)->type != KD_KERNEL_STEIN || res->d % 2 || !res->points) return KD_OK;
+  if (!kd_kernel_has(k, KD_KCAP_STEIN) || res->d % 2 || !res->points) return KD_OK;
+  KD_TRY(kd_task_stein_trust(k, points, res));
   const int dx = res->d / 2;
   const int64_t n = res->n, dims[2] = {n, dx};
   KD_ALLOC(x, (size_t)n * dx);
@@ -192,9 +194,46 @@ cleanup:
   return err;
 }
 
+/* kernel.ls: auto and kernel.precondition: auto (src/kernel/stein_tune.c): M is the explicit
+ * preconditioner already applied, or NULL. Collective. */
+static kd_err kd_task_stein_auto_(kd_kernel *k, const kd_pointset *ps, const double *M,
+                                  int tune_pre) {
+  kd_err err = KD_OK;
+  kd_stein_tune t;
+  const int tune_ls = kd_kernel_get_params(k)->ls_median == 2;
+  if (!tune_ls && !tune_pre) return KD_OK;
+  KD_CHECK(ps != NULL, KD_ERR_CONFIG,
+           "kernel: 'auto' (ls or precondition) needs the data and its scores; set values");
+  KD_TRY(kd_kernel_stein_autotune(k, ps, M, tune_ls, tune_pre, &t));
+  if (tune_pre)
+    kd_log_info(
+        "kernel: precondition auto: %s (the coordinates' mean squared scores differ by "
+        "%.3gx over %lld rows)",
+        t.precondition ? "diag(1 / mean s_j^2)" : "none", t.anisotropy, (long long)t.rows);
+  if (tune_ls && t.ls > 0)
+    kd_log_info("kernel: ls auto = %.6g (mean s^T M s = %.6g over %lld rows)", t.ls, t.fisher_trace,
+                (long long)t.rows);
+  if (tune_ls && !(t.ls > 0))
+    kd_log_info(
+        "kernel: ls auto: the scores are 0 on the rows looked at; the median heuristic "
+        "instead");
+cleanup:
+  return err;
+}
+
+kd_err kd_task_record_stein_kernel(const kd_kernel *k, kd_result *res) {
+  kd_err err = KD_OK;
+  if (!k || !kd_kernel_has(k, KD_KCAP_STEIN)) return KD_OK;
+  const int pre = kd_kernel_stein_precond_kind(k);
+  KD_TRY(kd_result_set_metric(res, "kernel_precondition", pre));
+  KD_TRY(kd_result_set_metric(res, "kernel_ls_auto", kd_kernel_get_params(k)->ls_median == 2));
+cleanup:
+  return err;
+}
+
 /* kernel.precondition: diag | matrix: M = the sample covariance of the x coordinates (or its
  * diagonal) over at most KD_PRE_SAMPLE rows taken at a fixed stride (rows i n / m), gathered on
- * every rank, so M does not depend on the rank count. Collective. */
+ * every rank, so M does not depend on the rank count; auto: stein_tune.c. Collective. */
 enum { KD_PRE_SAMPLE = 20000 };
 
 kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_pointset *ps) {
@@ -202,9 +241,11 @@ kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
   const char *pre = NULL;
   kd_gidx *idx = NULL;
   double *rows = NULL, *M = NULL, *mu = NULL;
-  if (!k || kd_kernel_get_params(k)->type != KD_KERNEL_STEIN) return KD_OK;
-  KD_TRY(kd_config_get_str(ctx->cfg, "kernel.precondition", "none", "none|diag|matrix", 0, &pre));
-  if (!strcmp(pre, "none")) return KD_OK;
+  if (!k || !kd_kernel_has(k, KD_KCAP_STEIN)) return KD_OK;
+  KD_TRY(
+      kd_config_get_str(ctx->cfg, "kernel.precondition", "auto", "auto|none|diag|matrix", 0, &pre));
+  if (!strcmp(pre, "none") || !strcmp(pre, "auto"))
+    return kd_task_stein_auto_(k, ps, NULL, !strcmp(pre, "auto"));
   KD_CHECK(ps != NULL, KD_ERR_CONFIG,
            "kernel.precondition: %s needs the data to estimate the covariance from", pre);
   const kd_gidx n = kd_pointset_n_global(ps);
@@ -234,6 +275,7 @@ kd_err kd_task_stein_precond(const kd_task_ctx *ctx, kd_kernel *k, const kd_poin
   KD_TRY(kd_kernel_set_stein_precond(k, M));
   kd_log_info("kernel: preconditioned by the %s of the sample covariance of %lld rows",
               strcmp(pre, "diag") ? "whole matrix" : "diagonal", (long long)m);
+  KD_TRY(kd_task_stein_auto_(k, ps, M, 0));
 cleanup:
   free(idx);
   free(rows);

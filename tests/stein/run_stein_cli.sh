@@ -105,4 +105,33 @@ mpi 2 run npy.yaml --output npy.h5 -q >n.txt 2>&1 || bad "npy scores: $(cat n.tx
   ok "scores from .npy: the HDF5 run's KSD" || bad "npy scores: KSD $(attr npy.h5 /metrics/mmd) vs $(attr pc_none.h5 /metrics/mmd)"
 [ "$(attr pc_diag_1.h5 /metrics/mmd)" != "$(attr pc_matrix_1.h5 /metrics/mmd)" ] &&
   ok "diag and matrix are different kernels" || bad "diag and matrix gave the same KSD"
+# the trust diagnostic (stein_trust.c) and the automatic kernel at 1, 2 and 4 ranks: a sample
+# with 80 % of its rows in the right mode of 1/2 N(-s e1, I) + 1/2 N(s e1, I), skt to 32 points
+# with the defaults; modes 6 sd apart (s = 3): two groups, debias_untrusted = 1 and one warning
+# line; 2 sd apart (s = 1): one group, no warning; the metrics and the chosen ls are the same bits
+# at every rank count
+attr17() { h5dump -m %.17g -a "$2" "$1" 2>/dev/null | grep '(0)' | tr -d ' "' | cut -d: -f2; }
+for s in 3 1; do
+  for np in 1 2 4; do
+    printf 'task: thin\ndata: {type: gaussian_mixture, n: 2048, means: [[-%s, 0], [%s, 0]], weights: [0.2, 0.8], score: {type: gaussian_mixture, means: [[-%s, 0], [%s, 0]], weights: [0.5, 0.5]}}\nkernel: {name: stein}\ntarget: {type: stein}\nalgorithm: {name: skt, n_out: 32}\n' \
+      "$s" "$s" "$s" "$s" >trust.yaml
+    rm -f "trust_${s}_$np.h5"
+    mpi "$np" run trust.yaml --output "trust_${s}_$np.h5" >"trust_${s}_$np.txt" 2>&1 || bad "trust run s=$s np=$np: $(cat "trust_${s}_$np.txt")"
+  done
+  want_u=$([ "$s" = 3 ] && echo 1 || echo 0)
+  want_g=$([ "$s" = 3 ] && echo 2 || echo 1)
+  for np in 1 2 4; do
+    f=trust_${s}_$np
+    [ "$(attr "$f.h5" /metrics/debias_untrusted)" = "$want_u" ] && [ "$(attr "$f.h5" /metrics/debias_groups)" = "$want_g" ] &&
+      [ "$(grep -c 'groups of modes whose proportions' "$f.txt")" = "$want_u" ] &&
+      ok "s = $s, $np ranks: debias_untrusted $want_u, $want_g group(s), $want_u warning line(s)" ||
+      bad "s = $s, $np ranks: untrusted $(attr "$f.h5" /metrics/debias_untrusted) groups $(attr "$f.h5" /metrics/debias_groups): $(cat "$f.txt")"
+    for m in debias_resolution kernel_ls kernel_ls_auto kernel_precondition mmd; do
+      [ -n "$(attr17 "$f.h5" /metrics/$m)" ] && [ "$(attr17 "$f.h5" /metrics/$m)" = "$(attr17 "trust_${s}_1.h5" /metrics/$m)" ] ||
+        bad "s = $s, $np ranks: $m $(attr17 "$f.h5" /metrics/$m) vs $(attr17 "trust_${s}_1.h5" /metrics/$m) at 1 rank"
+    done
+  done
+done
+[ "$(attr trust_3_1.h5 /metrics/kernel_ls_auto)" = 1 ] && [ "$(attr trust_3_1.h5 /metrics/kernel_precondition)" = 0 ] &&
+  ok "ls auto, no preconditioner: kernel_ls $(attr trust_3_1.h5 /metrics/kernel_ls)" || bad "auto metrics"
 [ $fails = 0 ]

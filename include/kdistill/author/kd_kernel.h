@@ -40,7 +40,8 @@ typedef enum {
 typedef struct {
   kd_kernel_type type;
   double ls;             /* length scale (bandwidth); > 0 */
-  int ls_median;         /* 1: ls is set by kd_kernel_set_median_ls before use */
+  int ls_median;         /* 1: ls is set by kd_kernel_set_median_ls before use; 2: 'auto' (stein:
+                          * kd_kernel_stein_autotune, or the median if it cannot) */
   int64_t median_sample; /* rows the median heuristic looks at (kernel.median_sample) */
   double beta;           /* IMQ exponent (default 0.5) */
   double c;              /* linear / polynomial offset */
@@ -113,7 +114,8 @@ int kd_kernel_has(const kd_kernel *k, unsigned caps);
  *  precondition). Errors name FILE:LINE: key. Local. */
 kd_err kd_kernel_read(const kd_section *s, int d, kd_kernel **out);
 /** A length-scale key NAME of section s: a positive number into *ls, or 'median' (*median = 1,
- *  *ls untouched); def is its default text. Local. */
+ *  *ls untouched), or 'auto' where def is "auto" (*median = 2: the Stein kernel's choice,
+ *  kd_kernel_stein_autotune); def is its default text. Local. */
 kd_err kd_kernel_read_ls(const kd_section *s, const char *name, const char *def, double *ls,
                          int *median);
 
@@ -139,6 +141,23 @@ double kd_kernel_length_scale_phi(const kd_kernel *k);
 kd_err kd_kernel_set_stein_precond(kd_kernel *k, const double *M);
 /** 1 if kd_kernel_set_stein_precond was applied. */
 int kd_kernel_stein_preconditioned(const kd_kernel *k);
+/** 0: no preconditioner, 1: a diagonal M, 2: a full M. */
+int kd_kernel_stein_precond_kind(const kd_kernel *k);
+/** What kd_kernel_stein_autotune chose (stein_tune.c). */
+typedef struct {
+  double ls;           /* the length scale set (0: none, the median heuristic stays pending) */
+  double fisher_trace; /* mean s^T M s over the rows looked at (M = I without preconditioner) */
+  double anisotropy;   /* max / min of mean s_j^2 over the coordinates (0 if not asked) */
+  int precondition;    /* 1: M = diag(1 / mean s_j^2) was applied */
+  int64_t rows;        /* rows looked at */
+} kd_stein_tune;
+/** kernel.ls: auto (tune_ls) and kernel.precondition: auto (tune_pre) for a stein kernel from
+ *  its rows (x, s(x)) in ps: the diagonal preconditioner diag(1 / mean s_j^2) when those means
+ *  differ by more than 4x, and ls^2 = 2 d_x^2 / mean s^T M s (M: the one chosen, the explicit
+ *  M[d_x*d_x] already applied, or I if NULL). A trace that is 0 or not finite leaves ls pending
+ *  (out->ls = 0). The same at any rank count. Collective over ps's communicator. */
+kd_err kd_kernel_stein_autotune(kd_kernel *k, const kd_pointset *ps, const double *M, int tune_ls,
+                                int tune_pre, kd_stein_tune *out);
 /** Set ls by the median heuristic: median of pairwise distances over a seeded subsample of at most
  *  `max_sample` rows of ps (rows chosen by (seed, global index), the same for any rank count).
  *  The deep kernel takes one median per block of columns: ls from the inputs x (when ls_median,
