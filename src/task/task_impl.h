@@ -120,8 +120,6 @@ kd_err kd_task_read_pointset(const kd_task_ctx *ctx, const char *section, kd_poi
  *  validate_only mode too. For tasks whose algorithms read rows bin by bin. Collective. */
 kd_err kd_task_read_pointset_lazy(const kd_task_ctx *ctx, const char *section, kd_pointset **out,
                                   kd_gidx *n, int *d, int *lazy);
-/** The measure types a point-set or target section may name (generated rows, closed forms). */
-#define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
 /** "SECTION.KEY" into buf (len bytes). Local. */
 void kd_task_key(char *buf, size_t len, const char *section, const char *key);
 /** Read an algorithm section for `task`: finds the descriptor by name and fills its params. */

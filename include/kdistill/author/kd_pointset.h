@@ -46,6 +46,12 @@ kd_err kd_measure_copy(const kd_measure *src, kd_measure *dst);
 void kd_measure_free(kd_measure *m);
 /** Check parameters (sizes, sd > 0, lo < hi, weights >= 0 summing to 1). Message names `ctx`. */
 kd_err kd_measure_validate(const kd_measure *m, const char *ctx);
+/** The measure types a section may name (generated rows, closed-form targets). */
+#define KD_MEASURE_CHOICES "uniform_box|gaussian|gaussian_mixture|sphere|torus|grid|trunc_gaussian"
+/** Read the measure section s (type, d, lo/hi, mean/sd, a mixture's means/sds/weights, grid_n;
+ *  d defaults to the longest vector given, else d_default if > 0, else 3 for a sphere and 2 for
+ *  the others) and validate it. Errors name FILE:LINE: key. Free with kd_measure_free. Local. */
+kd_err kd_measure_read(const kd_section *s, int d_default, kd_measure *m);
 /** Rows row0 .. row0+nrows-1 of the seeded sample, written row-major to out[nrows*d]. Each row
  *  depends only on (seed, global row index). GRID ignores the seed (row = grid point). Local. */
 kd_err kd_measure_sample(const kd_measure *m, uint64_t seed, kd_gidx row0, kd_lidx nrows,
