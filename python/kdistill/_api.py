@@ -858,7 +858,8 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     -> (n, d) array. Exact: sqrt(w^T K_p w) over all n^2 pairs with the Stein kernel K_p of the
     base kernel ``kernel`` (a name, ``"imq"`` by default; or a full Stein kernel dict such as
     ``{"name": "stein", "base": "imq", "beta": 0.5}``) and length scale ``ls`` (``"median"``:
-    the median heuristic on the points). The same points on every rank. Returns a float, the
+    the median heuristic on the points); a base kernel's name gives K_p without a
+    preconditioner (``precondition: none``), whatever a compression run would choose. The same points on every rank. Returns a float, the
     value ``thin(..., score=...)`` reports as ``mmd``.
 
     ``ksd(coreset, score=...)`` of a Stein run's :class:`Coreset` evaluates it with the kernel the
@@ -902,8 +903,10 @@ def ksd(points: Union[npt.ArrayLike, Coreset], weights: Any = None, score: Any =
     except _errors.Error as e:
         exc = e
     _lib.agree(ctx, exc)
+    # a base kernel's name: the plain Stein kernel of that base (no preconditioner: the
+    # documented K_p, not the data-chosen one of a compression run's default)
     kern = (dict(kernel) if isinstance(kernel, dict) and kernel.get("name") == "stein"
-            else {"name": "stein", "base": kernel})
+            else {"name": "stein", "base": kernel, "precondition": "none"})
     # the points stand for the data once (rank 0's block): the median heuristic and the input
     # checks see n rows at any rank count
     own = lib.kd_ctx_rank(ctx) == 0
