@@ -5,6 +5,8 @@
 #       (kd_checkpoint_session*): algorithms get everything through kd_algo_in / their own structs;
 #       (b2) nor looks a parameter up by its key (kd_params_int/f64/str/bool): rows land in typed
 #       structs (kd_params_fill), shared rows are found by role;
+#   (g) the configuration tree's API (kd_config_*, kd_section_key) is called only by io/, task/,
+#       sweep/, job/ and the section readers beside the objects (src/<layer>/<object>_config.c);
 #   (c) the include graph between the folders of src/ follows the layer order
 #         core <- comm <- la, io <- pointset <- kernel <- embed <- algo <- task <- sweep <- job <- cli
 #       (an arrow X -> Y, "a file of X includes a header of Y", must point to a lower layer or stay
@@ -40,6 +42,19 @@ echo "--- (b2) parameters looked up by name in src/algo/"
 if grep -rnE '\bkd_params_(int|f64|str|bool)\s*\(' src/algo; then
   echo "    src/algo looks a parameter up by its key (declare the row with KD_PARAM_AT and read" \
     "the typed struct kd_params_fill fills; shared rows by their role: kd_params_role_i64)"
+  fail=1
+fi
+
+echo "--- (g) the configuration tree's API outside io/, the task layers and the section readers"
+# kd_config_* and kd_section_key are called by io/ (which owns the tree), by task/ and the layers
+# that handle whole configurations above it (sweep/, job/), and by the section readers beside the
+# objects (src/*/*_config.c: kernel/kernel_config.c, pointset/measure_config.c); nowhere else
+offenders=$(grep -rlE '\b(kd_config_[a-z_0-9]+|kd_section_key)\s*\(' src |
+  grep -vE '^src/(io|task|sweep|job)/|^src/[a-z]+/[a-z_]+_config\.c$' || true)
+if [ -n "$offenders" ]; then
+  echo "$offenders"
+  echo "    these files read the configuration: put the reading in the object's section reader" \
+    "(src/<layer>/<object>_config.c, on a kd_section) or in task/"
   fail=1
 fi
 

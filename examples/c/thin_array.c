@@ -5,9 +5,11 @@
  * the coreset is the same at every rank count.
  *
  *   cmake -S examples/c -B build-example -DCMAKE_PREFIX_PATH=PREFIX && cmake --build build-example
- *   mpirun -n 2 build-example/thin_array
+ *   mpirun -n 2 build-example/thin_array [ROWS.csv]
  *
- * It prints the coreset's size, its MMD to the rows (exact), and the first rows it kept. */
+ * It prints the coreset's size, its MMD to the rows (exact), and the first rows it kept. With a
+ * file name, rank 0 also writes the rows there (17 significant digits, so they read back as the
+ * same doubles): `kdistill run` on that file with the same settings gives the same coreset. */
 #include <kdistill/kdistill.h>
 #include <math.h>
 #include <mpi.h>
@@ -39,11 +41,24 @@ static kd_err settings(kd_spec *s) {
   return err;
 }
 
+/* All N rows as CSV, for the command line to thin the same rows. */
+static int write_rows(const char *path) {
+  FILE *f = fopen(path, "w");
+  double x[D];
+  if (!f) return 0;
+  for (int64_t i = 0; i < N; i++) {
+    row(i, x);
+    fprintf(f, "%.17g,%.17g,%.17g\n", x[0], x[1], x[2]);
+  }
+  return fclose(f) == 0;
+}
+
 int main(int argc, char **argv) {
   int rank = 0, size = 1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 1 && rank == 0 && !write_rows(argv[1])) fprintf(stderr, "cannot write %s\n", argv[1]);
   /* this rank's block of the N rows: rows [lo, hi) */
   const int64_t lo = (int64_t)N * rank / size, hi = (int64_t)N * (rank + 1) / size;
   double *x = malloc((size_t)((hi - lo) > 0 ? hi - lo : 1) * D * sizeof *x);

@@ -3,7 +3,8 @@
 # project (tests/install/app) finds it with find_package(kdistill 0.1) and builds a C program
 # against kdistill::kdistill and kdistill::static and a C++ one; the two C programs compute the
 # same thinning bit for bit at 1 and 2 ranks. The C example (examples/c) builds the same way and
-# gives one coreset at 1, 2 and 3 ranks. A version the install cannot satisfy is refused.
+# gives one coreset at 1, 2 and 3 ranks, the command line's on the same rows. A version the
+# install cannot satisfy is refused.
 set -euo pipefail
 build=$1
 mpiexec=$2
@@ -58,6 +59,24 @@ for np in 1 2 3; do
   [ -z "$want" ] || [ "$out" = "$want" ] || fail "thin_array at $np ranks: '$out' differs from '$want'"
   want=$out
 done
+# ... and the command line's coreset of the same rows (written by the example) with the same
+# settings: the same MMD and the same first rows, bit for bit
+"$mpiexec" -n 1 "$work/ex/thin_array" "$work/rows.csv" >/dev/null 2>&1 || fail "thin_array rows.csv"
+printf 'task: thin\ndata: {type: csv, path: %s}\nkernel: {name: gaussian, ls: 0.5}\nalgorithm: {name: kt_compress, n_out: 64}\nrun: {seed: 7}\n' \
+  "$work/rows.csv" >"$work/rows.yaml"
+"$mpiexec" -n 2 --oversubscribe "$work/moved/bin/kdistill" run "$work/rows.yaml" --quiet \
+  --output "$work/rows.h5" >"$work/rows.log" 2>&1 || { cat "$work/rows.log"; fail "kdistill run on the example's rows"; }
+cli=$(/usr/bin/python3 -c '
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    idx = f["coreset/indices"][:]
+    m = f["metrics"].attrs
+    how = "exact" if int(m["mmd_method"]) == 0 else "not exact"
+    print("n %d mmd %.17g (%s) rows %s" % (len(idx), float(m["mmd"]), how,
+                                         " ".join(str(int(i)) for i in idx[:4])))
+' "$work/rows.h5") || fail "reading the command line's output"
+echo "kdistill run on the example's rows: $cli"
+[ "$cli" = "$want" ] || fail "the command line gives '$cli', the example '$want'"
 # a version the install does not provide is refused at configure time
 sed -i 's/find_package(kdistill 0.1 REQUIRED)/find_package(kdistill 0.2 REQUIRED)/' "$work/src/CMakeLists.txt"
 if cmake -S "$work/src" -B "$work/b2" -DCMAKE_PREFIX_PATH="$work/moved" >"$work/v.log" 2>&1; then
